@@ -226,14 +226,20 @@ pub fn simulate<T: Clone + Debug>(
                     Op::Send { to, region } => {
                         let q = queues.entry((r, *to)).or_default();
                         q.0.push_back((
-                            Posted { rank: r, region: *region },
+                            Posted {
+                                rank: r,
+                                region: *region,
+                            },
                             bufs[r].heard_from.clone(),
                         ));
                         n += 1;
                     }
                     Op::Recv { from, region } => {
                         let q = queues.entry((*from, r)).or_default();
-                        q.1.push_back(Posted { rank: r, region: *region });
+                        q.1.push_back(Posted {
+                            rank: r,
+                            region: *region,
+                        });
                         n += 1;
                     }
                     _ => {}
@@ -260,8 +266,7 @@ pub fn simulate<T: Clone + Debug>(
                     });
                 }
                 let src = buf_ref(&bufs[s.rank], s.region.buf);
-                let data: Vec<Option<T>> =
-                    src[s.region.offset..s.region.end()].to_vec();
+                let data: Vec<Option<T>> = src[s.region.offset..s.region.end()].to_vec();
                 if data.iter().any(|x| x.is_none()) {
                     return Err(SimError::Uninitialized {
                         rank: s.rank,
@@ -415,7 +420,11 @@ fn compare(
 ) -> Result<(), String> {
     for (r, (g, w)) in got.iter().zip(want).enumerate() {
         if g.output.len() != w.len() {
-            return Err(format!("{what}: rank {r}: output length {} != {}", g.output.len(), w.len()));
+            return Err(format!(
+                "{what}: rank {r}: output length {} != {}",
+                g.output.len(),
+                w.len()
+            ));
         }
         for (i, (x, y)) in g.output.iter().zip(w).enumerate() {
             if !same(order, x, y) {
@@ -449,7 +458,9 @@ pub fn check_barrier(p: usize, gen: &dyn Fn(usize) -> Schedule) -> Result<(), St
     let out = run("barrier", p, gen, init)?;
     for (r, b) in out.iter().enumerate() {
         if let Some(q) = b.heard_from.iter().position(|h| !h) {
-            return Err(format!("barrier: rank {r} finished without hearing from {q}"));
+            return Err(format!(
+                "barrier: rank {r} finished without hearing from {q}"
+            ));
         }
     }
     Ok(())
@@ -471,13 +482,16 @@ pub fn check_bcast(
         })
         .collect();
     let out = run("bcast", p, gen, init)?;
-    let want: Vec<Vec<Option<Sym>>> =
-        (0..p).map(|_| (0..count).map(|i| sym(root, i)).collect()).collect();
+    let want: Vec<Vec<Option<Sym>>> = (0..p)
+        .map(|_| (0..count).map(|i| sym(root, i)).collect())
+        .collect();
     compare("bcast", Order::Exact, &out, &want)
 }
 
 fn reduce_inputs(p: usize, count: usize) -> Vec<Vec<Option<Sym>>> {
-    (0..p).map(|r| (0..count).map(|i| sym(r, i)).collect()).collect()
+    (0..p)
+        .map(|r| (0..count).map(|i| sym(r, i)).collect())
+        .collect()
 }
 
 /// Reduce to `root`: root's Output = x0 ⊕ x1 ⊕ … ⊕ x(p-1) elementwise.
@@ -699,8 +713,14 @@ mod tests {
 
     #[test]
     fn send_before_recv_on_both_sides_deadlocks_under_rendezvous() {
-        let a = sched(vec![vec![send(1, output(0, 1))], vec![recv(1, output(1, 1))]]);
-        let b = sched(vec![vec![send(0, output(0, 1))], vec![recv(0, output(1, 1))]]);
+        let a = sched(vec![
+            vec![send(1, output(0, 1))],
+            vec![recv(1, output(1, 1))],
+        ]);
+        let b = sched(vec![
+            vec![send(0, output(0, 1))],
+            vec![recv(0, output(1, 1))],
+        ]);
         let e = simulate(&[a, b], init(2, 2), &concat).unwrap_err();
         assert!(matches!(e, SimError::Deadlock(_)), "{e:?}");
     }
@@ -752,4 +772,27 @@ mod tests {
             Err(SimError::Uninitialized { .. })
         ));
     }
+}
+
+/// The standard test matrix `(p, root, count)`: p in 1..=33 with every root
+/// and counts 0, 1, 7; counts 64 for roots 0 and p-1; count 4099 for a few p.
+/// With `rooted == false` only root 0 appears.
+pub fn standard_cases(rooted: bool) -> Vec<(usize, usize, usize)> {
+    let mut v = Vec::new();
+    for p in 1..=33 {
+        let roots: Vec<usize> = if rooted { (0..p).collect() } else { vec![0] };
+        for &root in &roots {
+            for count in [0, 1, 7] {
+                v.push((p, root, count));
+            }
+        }
+        v.push((p, 0, 64));
+        if rooted && p > 1 {
+            v.push((p, p - 1, 64));
+        }
+    }
+    for p in [1, 2, 5, 8, 13] {
+        v.push((p, p / 2, 4099));
+    }
+    v
 }

@@ -115,7 +115,10 @@ mod tests {
             assert_eq!(gray(gray_inverse(i)), i);
             assert_eq!((gray(i) ^ gray(i + 1)).count_ones(), 1);
         }
-        assert_eq!((0..8).map(gray).collect::<Vec<_>>(), [0, 1, 3, 2, 6, 7, 5, 4]);
+        assert_eq!(
+            (0..8).map(gray).collect::<Vec<_>>(),
+            [0, 1, 3, 2, 6, 7, 5, 4]
+        );
     }
 
     #[test]
@@ -125,7 +128,11 @@ mod tests {
         for i in 0..16 {
             for j in 0..16 {
                 for k in 0..16 {
-                    assert_eq!(between(i, j, k), d(i, j) + d(j, k) == d(i, k), "{i} {j} {k}");
+                    assert_eq!(
+                        between(i, j, k),
+                        d(i, j) + d(j, k) == d(i, k),
+                        "{i} {j} {k}"
+                    );
                 }
             }
         }
@@ -139,7 +146,8 @@ mod tests {
         // Exhaustive over small lists: child minimal, descendants first.
         for me in 0..8usize {
             for mask in 1u32..256 {
-                let targets: Vec<usize> = (0..8).filter(|&t| t != me && mask >> t & 1 == 1).collect();
+                let targets: Vec<usize> =
+                    (0..8).filter(|&t| t != me && mask >> t & 1 == 1).collect();
                 if targets.is_empty() {
                     continue;
                 }

@@ -60,7 +60,11 @@ impl RingOrder {
         if p.is_power_of_two() {
             return gray(idx);
         }
-        (0..).map(gray).filter(|&g| g < p).nth(idx).expect("index < p")
+        (0..)
+            .map(gray)
+            .filter(|&g| g < p)
+            .nth(idx)
+            .expect("index < p")
     }
 
     /// Position of `rank` on the ring of `p` (position 0 is rank 0).
@@ -123,7 +127,10 @@ mod tests {
     #[test]
     fn picl_examples() {
         let g = RingOrder::GRAY;
-        assert_eq!((0..4).map(|i| g.rank_at(i, 4)).collect::<Vec<_>>(), [0, 1, 3, 2]);
+        assert_eq!(
+            (0..4).map(|i| g.rank_at(i, 4)).collect::<Vec<_>>(),
+            [0, 1, 3, 2]
+        );
         let b = RingOrder {
             gray: false,
             forward: false,

@@ -62,7 +62,11 @@ pub fn path(rank: usize, p: usize, root: usize) -> Vec<Level> {
     let mut out = Vec::new();
     while hi - lo >= 2 {
         let mid = canonical_split(lo, hi);
-        let (l_rep, r_rep) = if rep < mid { (rep, mid) } else { (mid - 1, rep) };
+        let (l_rep, r_rep) = if rep < mid {
+            (rep, mid)
+        } else {
+            (mid - 1, rep)
+        };
         let lv = if rank < mid {
             Level {
                 lo,
@@ -106,7 +110,10 @@ pub fn canonical_fold<T: Clone>(xs: &[T], op: &dyn Fn(&T, &T) -> T) -> T {
         return xs[0].clone();
     }
     let mid = canonical_split(0, xs.len());
-    op(&canonical_fold(&xs[..mid], op), &canonical_fold(&xs[mid..], op))
+    op(
+        &canonical_fold(&xs[..mid], op),
+        &canonical_fold(&xs[mid..], op),
+    )
 }
 
 #[cfg(test)]
@@ -118,7 +125,10 @@ mod tests {
         for p in 1..=40 {
             for r in 1..p {
                 let lv = path(r, p, 0);
-                let l = lv.iter().find(|l| l.my_rep == r && l.rep != r).expect("parent level");
+                let l = lv
+                    .iter()
+                    .find(|l| l.my_rep == r && l.rep != r)
+                    .expect("parent level");
                 // GOP's rule: the parent clears the lowest set bit.
                 assert_eq!(l.rep, r & (r - 1));
             }
