@@ -26,6 +26,9 @@ use crate::Direction;
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Debug;
 
+/// Initial `(input, output)` buffers of every rank; `None` = unwritten.
+pub type Init<T> = Vec<(Vec<Option<T>>, Vec<Option<T>>)>;
+
 /// Final (or initial) buffers of one rank. `None` marks an element that was
 /// never written.
 #[derive(Clone, Debug, PartialEq)]
@@ -185,7 +188,7 @@ fn validate_round<T>(
 /// b)` is the operator `a ⊕ b`.
 pub fn simulate<T: Clone + Debug>(
     schedules: &[Schedule],
-    init: Vec<(Vec<Option<T>>, Vec<Option<T>>)>,
+    init: Init<T>,
     combine: &dyn Fn(&T, &T) -> T,
 ) -> Result<Vec<Buffers<T>>, SimError> {
     let p = schedules.len();
@@ -441,7 +444,7 @@ fn run(
     what: &str,
     p: usize,
     gen: &dyn Fn(usize) -> Schedule,
-    init: Vec<(Vec<Option<Sym>>, Vec<Option<Sym>>)>,
+    init: Init<Sym>,
 ) -> Result<Vec<Buffers<Sym>>, String> {
     let schedules: Vec<Schedule> = (0..p).map(gen).collect();
     simulate(&schedules, init, &concat).map_err(|e| format!("{what}: {e}"))
@@ -705,7 +708,7 @@ mod tests {
         }
         s
     }
-    fn init(p: usize, n: usize) -> Vec<(Vec<Option<Sym>>, Vec<Option<Sym>>)> {
+    fn init(p: usize, n: usize) -> Init<Sym> {
         (0..p)
             .map(|r| (vec![], (0..n).map(|i| sym(r, i)).collect()))
             .collect()
