@@ -696,6 +696,29 @@ pub fn check_scan(
     compare("scan", Order::Exact, &out, &want)
 }
 
+/// The standard test matrix `(p, root, count)`: p in 1..=33 with every root
+/// and counts 0, 1, 7; counts 64 for roots 0 and p-1; count 4099 for a few p.
+/// With `rooted == false` only root 0 appears.
+pub fn standard_cases(rooted: bool) -> Vec<(usize, usize, usize)> {
+    let mut v = Vec::new();
+    for p in 1..=33 {
+        let roots: Vec<usize> = if rooted { (0..p).collect() } else { vec![0] };
+        for &root in &roots {
+            for count in [0, 1, 7] {
+                v.push((p, root, count));
+            }
+        }
+        v.push((p, 0, 64));
+        if rooted && p > 1 {
+            v.push((p, p - 1, 64));
+        }
+    }
+    for p in [1, 2, 5, 8, 13] {
+        v.push((p, p / 2, 4099));
+    }
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -775,27 +798,4 @@ mod tests {
             Err(SimError::Uninitialized { .. })
         ));
     }
-}
-
-/// The standard test matrix `(p, root, count)`: p in 1..=33 with every root
-/// and counts 0, 1, 7; counts 64 for roots 0 and p-1; count 4099 for a few p.
-/// With `rooted == false` only root 0 appears.
-pub fn standard_cases(rooted: bool) -> Vec<(usize, usize, usize)> {
-    let mut v = Vec::new();
-    for p in 1..=33 {
-        let roots: Vec<usize> = if rooted { (0..p).collect() } else { vec![0] };
-        for &root in &roots {
-            for count in [0, 1, 7] {
-                v.push((p, root, count));
-            }
-        }
-        v.push((p, 0, 64));
-        if rooted && p > 1 {
-            v.push((p, p - 1, 64));
-        }
-    }
-    for p in [1, 2, 5, 8, 13] {
-        v.push((p, p / 2, 4099));
-    }
-    v
 }
