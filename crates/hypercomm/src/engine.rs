@@ -1,0 +1,1013 @@
+//! The point-to-point engine of one endpoint: matching, requests, progress.
+//!
+//! Design:
+//! * Incoming data frames are matched against posted receives (`irecv`) in
+//!   post order, else queued as *unexpected* in arrival order. Blocking
+//!   receives and probes look only at the unexpected queue (after draining the
+//!   transport), so nothing is posted for them. Per-pair FIFO of the transport
+//!   plus in-order queues give MPI's non-overtaking rule.
+//! * Sends up to [`EAGER_LIMIT`] bytes are copied into the frame and complete
+//!   at once. Larger sends lend the sender's buffer (single copy, the receiver
+//!   copies from it) on transports that keep borrows; the sender waits for the
+//!   copy. Synchronous sends wait for an acknowledgement frame.
+//! * Every wait runs the same loop: drain the transport, test the condition,
+//!   check abort, peer failure and the deadline, then spin briefly, yield, and
+//!   finally block in the transport. Nothing busy-loops forever.
+//! * Each send, receive and wait event goes through one recorder hook
+//!   ([`crate::recorder`]).
+//!
+//! Not done yet: cancellation of a matched receive; message-size based
+//! pipelining for byte-stream transports (they will chunk below this layer).
+
+use crate::error::{Error, Result};
+use crate::rank::{Rank, Status};
+use crate::recorder::{self, Event};
+use crate::transport::{AnyTransport, Borrowed, Completion, Frame, Payload, PeerState, Transport};
+use crate::wire::{Header, Kind};
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Sends up to this many bytes are copied (eager); larger ones lend the buffer.
+pub const EAGER_LIMIT: usize = 16 * 1024;
+
+/// How a communicator maps endpoints to its ranks (shared by the engine and
+/// `Comm`).
+#[derive(Debug)]
+pub(crate) struct Group {
+    /// Endpoint of each node rank.
+    pub(crate) eps: Vec<u32>,
+    /// Endpoint of the host, if the communicator has one.
+    pub(crate) host: Option<u32>,
+    /// Rank of every endpoint of the job (`None`: not a member).
+    pub(crate) rank_of: Vec<Option<Rank>>,
+}
+
+impl Group {
+    pub(crate) fn new(eps: Vec<u32>, host: Option<u32>, endpoints: usize) -> Group {
+        let mut rank_of = vec![None; endpoints];
+        for (r, &e) in eps.iter().enumerate() {
+            rank_of[e as usize] = Some(Rank::Node(r));
+        }
+        if let Some(h) = host {
+            rank_of[h as usize] = Some(Rank::Host);
+        }
+        Group { eps, host, rank_of }
+    }
+    pub(crate) fn rank(&self, ep: u32) -> Rank {
+        self.rank_of
+            .get(ep as usize)
+            .copied()
+            .flatten()
+            .unwrap_or(Rank::Node(ep as usize))
+    }
+    pub(crate) fn members(&self) -> impl Iterator<Item = u32> + '_ {
+        self.eps.iter().copied().chain(self.host)
+    }
+}
+
+/// Match criteria of a receive.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Match {
+    pub(crate) ctx: u64,
+    pub(crate) src: Option<u32>,
+    pub(crate) tag: Option<u32>,
+}
+
+impl Match {
+    #[inline]
+    fn hits(&self, m: &Msg) -> bool {
+        m.ctx == self.ctx
+            && self.src.is_none_or(|s| s == m.src)
+            && self.tag.is_none_or(|t| t == m.tag)
+    }
+}
+
+/// A message that arrived.
+pub(crate) struct Msg {
+    pub(crate) ctx: u64,
+    pub(crate) src: u32,
+    pub(crate) tag: u32,
+    pub(crate) sync: Option<u64>,
+    pub(crate) payload: Payload,
+}
+
+/// An arrived message as the engine reports it (endpoint numbering).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RawStatus {
+    pub(crate) src: u32,
+    pub(crate) tag: u32,
+    pub(crate) len: usize,
+}
+
+impl RawStatus {
+    pub(crate) fn to_status(self, g: &Group) -> Status {
+        Status {
+            source: g.rank(self.src),
+            tag: self.tag,
+            len: self.len,
+        }
+    }
+}
+
+/// How received bytes are laid into the destination.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Layout {
+    /// Contiguous; the message must fit (`Truncated` otherwise).
+    Contiguous,
+    /// Contiguous; copy `min(len, cap)` (CMMD negotiation).
+    Partial,
+    /// CMMD vector receive: `count` elements of `elem_len` bytes, `stride`
+    /// apart; the message must fill them exactly or be shorter.
+    Strided {
+        elem_len: usize,
+        stride: usize,
+        count: usize,
+    },
+}
+
+impl Layout {
+    /// Bytes this layout can take.
+    fn capacity(&self, buf_len: usize) -> usize {
+        match *self {
+            Layout::Contiguous | Layout::Partial => buf_len,
+            Layout::Strided {
+                elem_len, count, ..
+            } => elem_len * count,
+        }
+    }
+}
+
+/// Scatter a packed byte stream into a strided destination (CMMD receive_v).
+pub(crate) fn unpack_strided(src: &[u8], dst: &mut [u8], elem_len: usize, stride: usize) -> usize {
+    if elem_len == 0 {
+        return 0;
+    }
+    for (i, chunk) in src.chunks(elem_len).enumerate() {
+        let at = i * stride;
+        dst[at..at + chunk.len()].copy_from_slice(chunk);
+    }
+    src.len()
+}
+
+/// Run `f` on the bytes of a payload, completing a borrow. `None` when the
+/// sender revoked a borrowed payload.
+fn with_payload(p: Payload, f: impl FnOnce(&[u8]) -> usize) -> Option<usize> {
+    match p {
+        Payload::Bytes(b) => Some(f(&b)),
+        Payload::Vec(v) => Some(f(v.bytes())),
+        Payload::Borrowed(b) => b.with_bytes(f),
+    }
+}
+
+/// Raw destination of a posted receive.
+struct RawBuf {
+    ptr: *mut u8,
+    len: usize,
+}
+
+struct Posted {
+    req: u64,
+    m: Match,
+    buf: RawBuf,
+    layout: Layout,
+}
+
+enum ReqState {
+    /// A receive waiting in `posted`.
+    Recv,
+    /// A send whose borrowed buffer is still lent.
+    Lent { done: Arc<Completion> },
+    /// A synchronous send waiting for its acknowledgement (and possibly
+    /// lending its buffer until then).
+    AwaitAck {
+        id: u64,
+        lent: Option<Arc<Completion>>,
+    },
+    /// Finished with this result.
+    Done(Result<RawStatus>),
+}
+
+struct Req {
+    state: ReqState,
+    /// The endpoint this request depends on (`None`: any member of the group).
+    peer: Option<u32>,
+    group: Arc<Group>,
+    send: bool,
+    tag: u32,
+    len: usize,
+}
+
+#[derive(Default)]
+struct State {
+    unexpected: VecDeque<Msg>,
+    posted: Vec<Posted>,
+    reqs: HashMap<u64, Req>,
+    next_req: u64,
+    next_sync: u64,
+    acks: Vec<(u64, usize)>,
+    global_or: Vec<bool>,
+    abort: Option<(u32, String)>,
+}
+
+/// A request handle inside the engine; never reused within a run.
+pub(crate) type ReqId = u64;
+
+/// The engine of one endpoint.
+pub(crate) struct Engine {
+    pub(crate) t: AnyTransport,
+    st: RefCell<State>,
+    pub(crate) default_timeout: Option<Duration>,
+    /// Job-wide default timeout from `HYPERCOMM_TIMEOUT`, read once.
+    me: u32,
+}
+
+/// How long a wait spins before yielding, and yields before blocking.
+const SPINS: u32 = 200;
+const YIELDS: u32 = 50;
+
+/// Parse `HYPERCOMM_TIMEOUT` (seconds, may be fractional).
+pub(crate) fn env_timeout() -> Result<Option<Duration>> {
+    match std::env::var("HYPERCOMM_TIMEOUT") {
+        Err(_) => Ok(None),
+        Ok(s) if s.trim().is_empty() => Ok(None),
+        Ok(s) => match s.trim().parse::<f64>() {
+            Ok(v) if v > 0.0 && v.is_finite() => Ok(Some(Duration::from_secs_f64(v))),
+            _ => Err(Error::InvalidArgument {
+                op: "HYPERCOMM_TIMEOUT",
+                what: format!("{s:?} is not a positive number of seconds"),
+            }),
+        },
+    }
+}
+
+impl Engine {
+    pub(crate) fn new(t: AnyTransport, default_timeout: Option<Duration>) -> Engine {
+        let n = t.endpoints();
+        let me = t.endpoint() as u32;
+        Engine {
+            t,
+            st: RefCell::new(State {
+                global_or: vec![false; n],
+                ..Default::default()
+            }),
+            default_timeout,
+            me,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn me(&self) -> u32 {
+        self.me
+    }
+
+    // ---------------------------------------------------------------- progress
+
+    /// Drain every arrived frame into the matching structures.
+    pub(crate) fn progress(&self) {
+        while let Some(f) = self.t.try_recv() {
+            self.handle(f);
+        }
+    }
+
+    fn handle(&self, f: Frame) {
+        let h = f.header;
+        match h.kind {
+            Kind::Data => {
+                let msg = Msg {
+                    ctx: h.context,
+                    src: h.src,
+                    tag: h.tag,
+                    sync: (h.flags & Header::FLAG_SYNC != 0).then_some(h.id),
+                    payload: f.payload,
+                };
+                self.arrive(msg);
+            }
+            Kind::SyncAck => self.st.borrow_mut().acks.push((h.id, h.len as usize)),
+            Kind::GlobalOr => {
+                let mut st = self.st.borrow_mut();
+                if let Some(b) = st.global_or.get_mut(h.src as usize) {
+                    *b = h.id != 0;
+                }
+            }
+            Kind::Abort => {
+                let text = match &f.payload {
+                    Payload::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+                    _ => String::new(),
+                };
+                let mut st = self.st.borrow_mut();
+                if st.abort.is_none() {
+                    st.abort = Some((h.src, text));
+                }
+            }
+            Kind::Goodbye => {}
+        }
+    }
+
+    fn arrive(&self, msg: Msg) {
+        let mut st = self.st.borrow_mut();
+        let Some(i) = st.posted.iter().position(|p| p.m.hits(&msg)) else {
+            st.unexpected.push_back(msg);
+            return;
+        };
+        let p = st.posted.remove(i);
+        // SAFETY: the posted buffer was a live `&mut [u8]` of the request's
+        // scope, which cannot end before the request is completed or removed.
+        let dst = unsafe { std::slice::from_raw_parts_mut(p.buf.ptr, p.buf.len) };
+        let (result, leftover) = self.deliver(msg, dst, p.layout);
+        if let Some(m) = leftover {
+            st.unexpected.push_back(m);
+        }
+        if let Some(r) = st.reqs.get_mut(&p.req) {
+            r.state = ReqState::Done(result);
+        }
+    }
+
+    /// Copy a matched message into `dst`. Returns the outcome and, when the
+    /// message did not fit, the untouched message to keep.
+    fn deliver(
+        &self,
+        msg: Msg,
+        dst: &mut [u8],
+        layout: Layout,
+    ) -> (Result<RawStatus>, Option<Msg>) {
+        let len = msg.payload.len();
+        let cap = layout.capacity(dst.len());
+        let status = RawStatus {
+            src: msg.src,
+            tag: msg.tag,
+            len,
+        };
+        if len > cap && !matches!(layout, Layout::Partial) {
+            return (
+                Err(Error::Truncated {
+                    from: Rank::Node(msg.src as usize), // mapped by the caller
+                    tag: msg.tag,
+                    len,
+                    capacity: cap,
+                }),
+                Some(msg),
+            );
+        }
+        let (src, sync) = (msg.src, msg.sync);
+        let taken = with_payload(msg.payload, |b| match layout {
+            Layout::Contiguous | Layout::Partial => {
+                let n = b.len().min(dst.len());
+                dst[..n].copy_from_slice(&b[..n]);
+                n
+            }
+            Layout::Strided {
+                elem_len, stride, ..
+            } => unpack_strided(b, dst, elem_len, stride),
+        });
+        let Some(taken) = taken else {
+            return (
+                Err(Error::PeerFailed {
+                    rank: Rank::Node(src as usize),
+                }),
+                None,
+            );
+        };
+        if let Some(id) = sync {
+            self.ack(src, id, taken);
+        }
+        recorder::hook(Event::Recv {
+            src,
+            tag: status.tag,
+            len,
+        });
+        (Ok(status), None)
+    }
+
+    fn ack(&self, to: u32, id: u64, taken: usize) {
+        let _ = self.t.send(Frame {
+            header: Header {
+                kind: Kind::SyncAck,
+                flags: 0,
+                src: self.me,
+                dst: to,
+                context: 0,
+                tag: 0,
+                id,
+                len: taken as u64,
+            },
+            payload: Payload::Bytes(Vec::new()),
+        });
+    }
+
+    /// Send a control frame (no payload semantics for matching).
+    pub(crate) fn control(&self, to: u32, kind: Kind, id: u64, payload: Vec<u8>) {
+        let _ = self.t.send(Frame {
+            header: Header {
+                kind,
+                flags: 0,
+                src: self.me,
+                dst: to,
+                context: 0,
+                tag: 0,
+                id,
+                len: payload.len() as u64,
+            },
+            payload: Payload::Bytes(payload),
+        });
+    }
+
+    // ------------------------------------------------------------- failures
+
+    /// Fail if the job was aborted.
+    fn check_abort(&self, g: &Group) -> Result<()> {
+        if let Some((ep, msg)) = self.t.aborted() {
+            return Err(Error::Aborted {
+                rank: g.rank(ep as u32),
+                message: msg,
+            });
+        }
+        if let Some((ep, msg)) = self.st.borrow().abort.clone() {
+            return Err(Error::Aborted {
+                rank: g.rank(ep),
+                message: msg,
+            });
+        }
+        Ok(())
+    }
+
+    /// Is the endpoint (or, for `None`, any member needed by a wildcard) gone?
+    fn dead_peer(&self, g: &Group, peer: Option<u32>) -> Option<Rank> {
+        match peer {
+            Some(p) if p == self.me => None,
+            Some(p) => match self.t.peer_state(p as usize) {
+                PeerState::Alive => None,
+                _ => Some(g.rank(p)),
+            },
+            None => {
+                let mut finished = None;
+                let mut others = 0;
+                for m in g.members().filter(|&m| m != self.me) {
+                    others += 1;
+                    match self.t.peer_state(m as usize) {
+                        PeerState::Failed(_) => return Some(g.rank(m)),
+                        PeerState::Finished => {
+                            finished.get_or_insert(m);
+                        }
+                        PeerState::Alive => others += 1000,
+                    }
+                }
+                // A wildcard fails only when no other member can still send.
+                if others > 0 && others < 1000 {
+                    finished.map(|m| g.rank(m))
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    /// The shared wait loop. `poll` is tried after each drain of the
+    /// transport; `peer` is what the wait depends on.
+    pub(crate) fn wait_loop<R>(
+        &self,
+        g: &Group,
+        peer: Option<u32>,
+        timeout: Option<Duration>,
+        op: &str,
+        what: &dyn Fn() -> String,
+        mut poll: impl FnMut(&Self) -> Option<Result<R>>,
+    ) -> Result<R> {
+        let start = Instant::now();
+        let deadline = timeout.map(|d| start + d);
+        let mut spins = 0u32;
+        let mut published = false;
+        let out = loop {
+            self.progress();
+            if let Some(r) = poll(self) {
+                break r;
+            }
+            if let Err(e) = self.check_abort(g) {
+                break Err(e);
+            }
+            if let Some(rank) = self.dead_peer(g, peer) {
+                // Frames may have arrived before the peer finished: look once more.
+                self.progress();
+                if let Some(r) = poll(self) {
+                    break r;
+                }
+                break Err(Error::PeerFailed { rank });
+            }
+            if let Some(dl) = deadline {
+                if Instant::now() >= dl {
+                    break Err(Error::Timeout {
+                        rank: g.rank(self.me),
+                        op: op.to_string(),
+                        waiting_for: what(),
+                        after: start.elapsed(),
+                        others: self.t.describe_waits(),
+                    });
+                }
+            }
+            spins += 1;
+            if spins < SPINS {
+                std::hint::spin_loop();
+            } else if spins < SPINS + YIELDS {
+                std::thread::yield_now();
+            } else {
+                if !published {
+                    self.t
+                        .set_waiting(Some(format!("{} in {op}: {}", g.rank(self.me), what())));
+                    published = true;
+                }
+                self.t.wait(deadline);
+            }
+        };
+        if published {
+            self.t.set_waiting(None);
+        }
+        out
+    }
+
+    // --------------------------------------------------------------- sends
+
+    fn frame(&self, dst: u32, ctx: u64, tag: u32, sync: Option<u64>, payload: Payload) -> Frame {
+        Frame {
+            header: Header {
+                kind: Kind::Data,
+                flags: if sync.is_some() { Header::FLAG_SYNC } else { 0 },
+                src: self.me,
+                dst,
+                context: ctx,
+                tag,
+                id: sync.unwrap_or(0),
+                len: payload.len() as u64,
+            },
+            payload,
+        }
+    }
+
+    fn check_dst(&self, g: &Group, dst: u32) -> Result<()> {
+        self.check_abort(g)?;
+        if let Some(rank) = self.dead_peer(g, Some(dst)) {
+            return Err(Error::PeerFailed { rank });
+        }
+        Ok(())
+    }
+
+    /// Start a send of `data`. Returns a request id when the send is not yet
+    /// complete (borrowed or synchronous), `None` when it is.
+    ///
+    /// # Safety
+    /// When the result is `Some(id)`, `data` must stay alive and unmodified
+    /// until the request completes (`finish`/`wait_req` returned).
+    pub(crate) unsafe fn start_send(
+        &self,
+        g: &Arc<Group>,
+        dst: u32,
+        ctx: u64,
+        tag: u32,
+        data: &[u8],
+        synchronous: bool,
+    ) -> Result<Option<ReqId>> {
+        self.check_dst(g, dst)?;
+        recorder::hook(Event::Send {
+            dst,
+            tag,
+            len: data.len(),
+        });
+        let sync = synchronous.then(|| {
+            let mut st = self.st.borrow_mut();
+            st.next_sync += 1;
+            st.next_sync
+        });
+        let lent = if data.len() > EAGER_LIMIT && self.t.keeps_borrows() {
+            let done = Completion::new();
+            // SAFETY: forwarded to our caller's contract.
+            let b = unsafe { Borrowed::new(data, done.clone()) };
+            self.t
+                .send(self.frame(dst, ctx, tag, sync, Payload::Borrowed(b)))?;
+            Some(done)
+        } else {
+            let p = Payload::Bytes(data.to_vec());
+            self.t.send(self.frame(dst, ctx, tag, sync, p))?;
+            None
+        };
+        let state = match (sync, lent) {
+            (Some(id), lent) => ReqState::AwaitAck { id, lent },
+            (None, Some(done)) => ReqState::Lent { done },
+            (None, None) => return Ok(None),
+        };
+        Ok(Some(self.push_req(Req {
+            state,
+            peer: Some(dst),
+            group: g.clone(),
+            send: true,
+            tag,
+            len: data.len(),
+        })))
+    }
+
+    /// Send an owned payload (vector hand-off); completes at once.
+    pub(crate) fn send_owned(
+        &self,
+        g: &Group,
+        dst: u32,
+        ctx: u64,
+        tag: u32,
+        p: Payload,
+    ) -> Result<()> {
+        self.check_dst(g, dst)?;
+        recorder::hook(Event::Send {
+            dst,
+            tag,
+            len: p.len(),
+        });
+        self.t.send(self.frame(dst, ctx, tag, None, p))
+    }
+
+    fn push_req(&self, r: Req) -> ReqId {
+        let mut st = self.st.borrow_mut();
+        st.next_req += 1;
+        let id = st.next_req;
+        st.reqs.insert(id, r);
+        id
+    }
+
+    // ------------------------------------------------------------ receives
+
+    /// Take the first unexpected message matching `m` if `pred` accepts it.
+    fn find(&self, m: &Match) -> Option<usize> {
+        self.st.borrow().unexpected.iter().position(|x| m.hits(x))
+    }
+
+    /// Non-blocking probe.
+    pub(crate) fn iprobe(&self, m: &Match) -> Option<RawStatus> {
+        self.progress();
+        let st = self.st.borrow();
+        st.unexpected.iter().find(|x| m.hits(x)).map(|x| RawStatus {
+            src: x.src,
+            tag: x.tag,
+            len: x.payload.len(),
+        })
+    }
+
+    /// Blocking receive into `dst` with `layout`.
+    pub(crate) fn recv(
+        &self,
+        g: &Group,
+        m: Match,
+        dst: &mut [u8],
+        layout: Layout,
+        timeout: Option<Duration>,
+        op: &str,
+    ) -> Result<RawStatus> {
+        let what = || describe_match(g, &m);
+        let i = self.wait_loop(g, m.src, timeout, op, &what, |e| e.find(&m).map(Ok))?;
+        let msg = self
+            .st
+            .borrow_mut()
+            .unexpected
+            .remove(i)
+            .expect("index just found");
+        let (r, leftover) = self.deliver(msg, dst, layout);
+        if let Some(msg) = leftover {
+            // Put it back where it was: nothing else was taken meanwhile.
+            self.st.borrow_mut().unexpected.insert(i, msg);
+        }
+        r.map_err(|e| map_err(e, g))
+    }
+
+    /// Blocking receive of a whole message as an owned payload (zero copy for
+    /// handed-off vectors).
+    pub(crate) fn recv_payload(
+        &self,
+        g: &Group,
+        m: Match,
+        timeout: Option<Duration>,
+        op: &str,
+    ) -> Result<(RawStatus, Payload)> {
+        let what = || describe_match(g, &m);
+        let i = self.wait_loop(g, m.src, timeout, op, &what, |e| e.find(&m).map(Ok))?;
+        let msg = self
+            .st
+            .borrow_mut()
+            .unexpected
+            .remove(i)
+            .expect("index just found");
+        let status = RawStatus {
+            src: msg.src,
+            tag: msg.tag,
+            len: msg.payload.len(),
+        };
+        let payload = match msg.payload {
+            Payload::Borrowed(b) => {
+                let mut v = vec![0u8; b.len()];
+                if b.copy_into(&mut v).is_none() {
+                    return Err(Error::PeerFailed {
+                        rank: g.rank(msg.src),
+                    });
+                }
+                Payload::Bytes(v)
+            }
+            p => p,
+        };
+        if let Some(id) = msg.sync {
+            self.ack(msg.src, id, status.len);
+        }
+        recorder::hook(Event::Recv {
+            src: status.src,
+            tag: status.tag,
+            len: status.len,
+        });
+        Ok((status, payload))
+    }
+
+    /// Blocking probe.
+    pub(crate) fn probe(
+        &self,
+        g: &Group,
+        m: Match,
+        timeout: Option<Duration>,
+    ) -> Result<RawStatus> {
+        let what = || describe_match(g, &m);
+        self.wait_loop(g, m.src, timeout, "probe", &what, |e| {
+            let st = e.st.borrow();
+            st.unexpected.iter().find(|x| m.hits(x)).map(|x| {
+                Ok(RawStatus {
+                    src: x.src,
+                    tag: x.tag,
+                    len: x.payload.len(),
+                })
+            })
+        })
+    }
+
+    /// Post a non-blocking receive.
+    ///
+    /// # Safety
+    /// `dst` must stay alive, and not be accessed otherwise, until the request
+    /// completes or is cancelled.
+    pub(crate) unsafe fn post_recv(
+        &self,
+        g: &Arc<Group>,
+        m: Match,
+        dst: &mut [u8],
+        layout: Layout,
+    ) -> Result<ReqId> {
+        self.check_abort(g)?;
+        self.progress();
+        let req = self.push_req(Req {
+            state: ReqState::Recv,
+            peer: m.src,
+            group: g.clone(),
+            send: false,
+            tag: m.tag.unwrap_or(u32::MAX),
+            len: dst.len(),
+        });
+        if let Some(i) = self.find(&m) {
+            let msg = self
+                .st
+                .borrow_mut()
+                .unexpected
+                .remove(i)
+                .expect("index just found");
+            let (r, leftover) = self.deliver(msg, dst, layout);
+            if let Some(msg) = leftover {
+                self.st.borrow_mut().unexpected.insert(i, msg);
+            }
+            if let Some(q) = self.st.borrow_mut().reqs.get_mut(&req) {
+                q.state = ReqState::Done(r);
+            }
+        } else {
+            self.st.borrow_mut().posted.push(Posted {
+                req,
+                m,
+                buf: RawBuf {
+                    ptr: dst.as_mut_ptr(),
+                    len: dst.len(),
+                },
+                layout,
+            });
+        }
+        Ok(req)
+    }
+
+    // ------------------------------------------------------------ requests
+
+    /// Test a request: `Some(result)` when complete (and then released).
+    pub(crate) fn test(&self, id: ReqId) -> Option<Result<RawStatus>> {
+        self.progress();
+        self.poll_req(id)
+    }
+
+    fn poll_req(&self, id: ReqId) -> Option<Result<RawStatus>> {
+        let mut st = self.st.borrow_mut();
+        let st = &mut *st;
+        let r = st.reqs.get_mut(&id)?;
+        let finished = match &r.state {
+            ReqState::Done(_) => true,
+            ReqState::Recv => false,
+            ReqState::Lent { done } => match done.finished() {
+                None => false,
+                Some(Ok(_)) => {
+                    r.state = ReqState::Done(Ok(RawStatus {
+                        src: self.me,
+                        tag: r.tag,
+                        len: r.len,
+                    }));
+                    true
+                }
+                Some(Err(())) => {
+                    // Endpoint numbering; `map_err` turns it into a rank.
+                    let rank = Rank::Node(r.peer.unwrap_or(self.me) as usize);
+                    r.state = ReqState::Done(Err(Error::PeerFailed { rank }));
+                    true
+                }
+            },
+            ReqState::AwaitAck { id, .. } => match st.acks.iter().position(|a| a.0 == *id) {
+                None => false,
+                Some(i) => {
+                    let (_, taken) = st.acks.swap_remove(i);
+                    r.state = ReqState::Done(Ok(RawStatus {
+                        src: self.me,
+                        tag: r.tag,
+                        len: taken,
+                    }));
+                    true
+                }
+            },
+        };
+        if !finished {
+            return None;
+        }
+        let r = st.reqs.remove(&id).expect("present");
+        match r.state {
+            ReqState::Done(res) => Some(res.map_err(|e| map_err(e, &r.group))),
+            _ => unreachable!("finished requests are Done"),
+        }
+    }
+
+    /// Wait for a request to complete. On failure or timeout the request is
+    /// withdrawn (its buffer is no longer used by anyone).
+    pub(crate) fn wait_req(
+        &self,
+        id: ReqId,
+        timeout: Option<Duration>,
+        op: &str,
+    ) -> Result<RawStatus> {
+        let (group, peer, what) = match self.st.borrow().reqs.get(&id) {
+            Some(r) => (
+                r.group.clone(),
+                r.peer,
+                if r.send {
+                    format!(
+                        "a send of {} bytes with tag {} to {} to complete",
+                        r.len,
+                        r.tag,
+                        r.group.rank(r.peer.unwrap_or(self.me))
+                    )
+                } else {
+                    let src = match r.peer {
+                        Some(p) => r.group.rank(p).to_string(),
+                        None => "any source".into(),
+                    };
+                    let tag = if r.tag == u32::MAX {
+                        "any tag".to_string()
+                    } else {
+                        format!("tag {}", r.tag)
+                    };
+                    format!("a message from {src} with {tag}")
+                },
+            ),
+            None => {
+                return Err(Error::InvalidArgument {
+                    op: "wait",
+                    what: format!("request {id} is not active"),
+                })
+            }
+        };
+        recorder::hook(Event::Wait);
+        let what = move || what.clone();
+        let r = self.wait_loop(&group, peer, timeout, op, &what, |e| e.poll_req(id));
+        if r.is_err() {
+            self.withdraw(id);
+        }
+        r
+    }
+
+    /// Wait until one of `ids` completes: its index and result. On timeout
+    /// or failure the first request is reported with the error (and withdrawn).
+    pub(crate) fn wait_any(
+        &self,
+        g: &Group,
+        ids: &[ReqId],
+        timeout: Option<Duration>,
+    ) -> (usize, Result<RawStatus>) {
+        let what = || format!("any of {} requests", ids.len());
+        let r = self.wait_loop(g, None, timeout, "wait_any", &what, |e| {
+            ids.iter()
+                .enumerate()
+                .find_map(|(i, &id)| e.poll_req(id).map(|r| Ok((i, r))))
+        });
+        match r {
+            Ok((i, r)) => (i, r),
+            Err(err) => {
+                self.withdraw(ids[0]);
+                (0, Err(err))
+            }
+        }
+    }
+
+    /// Withdraw an unfinished request: remove a posted receive, revoke a lent
+    /// buffer. Afterwards no one touches the request's buffer.
+    pub(crate) fn withdraw(&self, id: ReqId) {
+        let mut st = self.st.borrow_mut();
+        let Some(r) = st.reqs.remove(&id) else {
+            return;
+        };
+        match &r.state {
+            ReqState::Lent { done }
+            | ReqState::AwaitAck {
+                lent: Some(done), ..
+            } => {
+                done.revoke();
+            }
+            _ => {}
+        }
+        st.posted.retain(|p| p.req != id);
+    }
+
+    /// Is the request still active?
+    pub(crate) fn active(&self, id: ReqId) -> bool {
+        self.st.borrow().reqs.contains_key(&id)
+    }
+
+    // ------------------------------------------------------------ global OR
+
+    /// Set this endpoint's global-OR bit and tell the members of `g`.
+    pub(crate) fn set_global_or(&self, g: &Group, v: bool) {
+        let changed = {
+            let mut st = self.st.borrow_mut();
+            let me = self.me as usize;
+            let old = st.global_or[me];
+            st.global_or[me] = v;
+            old != v
+        };
+        if changed {
+            for m in g.members().filter(|&m| m != self.me) {
+                self.control(m, Kind::GlobalOr, v as u64, Vec::new());
+            }
+        }
+    }
+
+    /// The OR of the latest bits known from the members of `g`.
+    pub(crate) fn get_global_or(&self, g: &Group) -> bool {
+        self.progress();
+        let st = self.st.borrow();
+        g.members().any(|m| st.global_or[m as usize])
+    }
+
+    /// Abort: tell the transport (which tells everyone).
+    pub(crate) fn abort(&self, message: &str) {
+        self.t.abort(message);
+    }
+}
+
+/// Translate endpoint numbers in an engine error into ranks of `g`.
+pub(crate) fn map_err(e: Error, g: &Group) -> Error {
+    match e {
+        Error::Truncated {
+            from: Rank::Node(ep),
+            tag,
+            len,
+            capacity,
+        } => Error::Truncated {
+            from: g.rank(ep as u32),
+            tag,
+            len,
+            capacity,
+        },
+        Error::PeerFailed {
+            rank: Rank::Node(ep),
+        } if g.rank_of.get(ep).is_some() => Error::PeerFailed {
+            rank: g.rank(ep as u32),
+        },
+        e => e,
+    }
+}
+
+fn describe_match(g: &Group, m: &Match) -> String {
+    let src = match m.src {
+        Some(s) => g.rank(s).to_string(),
+        None => "any source".into(),
+    };
+    let tag = match m.tag {
+        Some(t) => format!("tag {t}"),
+        None => "any tag".into(),
+    };
+    format!("a message from {src} with {tag} (context {:#x})", m.ctx)
+}
+
+impl Engine {
+    /// Number of endpoints of the job.
+    pub(crate) fn t_endpoints(&self) -> usize {
+        self.t.endpoints()
+    }
+}

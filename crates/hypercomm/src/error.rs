@@ -1,0 +1,126 @@
+//! The one error type of the library.
+//!
+//! Every fallible operation returns [`Result<T>`]. Messages name the ranks,
+//! tags, sizes and operations involved so that a failed run can be understood
+//! from the error alone.
+
+use crate::rank::Rank;
+use std::time::Duration;
+
+/// Result alias used throughout hypercomm.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in hypercomm.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A peer this operation depends on has failed (panicked, returned an
+    /// error, crashed) or has already finished, so the operation can never
+    /// complete.
+    #[error("peer {rank} failed or exited, so this operation cannot complete")]
+    PeerFailed {
+        /// The rank (in the communicator of the operation) that is gone.
+        rank: Rank,
+    },
+    /// Some rank called `abort(message)`; every rank's operations end with this.
+    #[error("job aborted by {rank}: {message}")]
+    Aborted {
+        /// Who aborted.
+        rank: Rank,
+        /// The message it gave.
+        message: String,
+    },
+    /// A rank of [`run`](crate::run) panicked or returned an error.
+    #[error("{rank} failed: {message}")]
+    RankFailed {
+        /// The failing rank (in the world communicator).
+        rank: Rank,
+        /// Its panic message or error text.
+        message: String,
+    },
+    /// A receive buffer was too small. The message was **not** consumed: probe
+    /// it and receive again with a larger buffer, or use `recv_partial`.
+    #[error("message from {from} with tag {tag} has {len} bytes but the receive buffer holds only {capacity} bytes (the message is still available)")]
+    Truncated {
+        /// The sender.
+        from: Rank,
+        /// The message tag.
+        tag: u32,
+        /// Length of the message in bytes.
+        len: usize,
+        /// Capacity of the receive buffer in bytes.
+        capacity: usize,
+    },
+    /// A message length is not a whole number of elements of the requested type.
+    #[error("message from {from} with tag {tag} has {len} bytes, not a multiple of the element size {elem_size}")]
+    BadLength {
+        /// The sender.
+        from: Rank,
+        /// The message tag.
+        tag: u32,
+        /// Length of the message in bytes.
+        len: usize,
+        /// Size of one element in bytes.
+        elem_size: usize,
+    },
+    /// A blocking operation waited longer than its timeout.
+    #[error("{rank} timed out after {after:?} in {op}, waiting for {waiting_for}{others}")]
+    Timeout {
+        /// The rank that timed out.
+        rank: Rank,
+        /// The operation (`recv`, `wait`, …).
+        op: String,
+        /// What it was waiting for.
+        waiting_for: String,
+        /// How long it waited.
+        after: Duration,
+        /// What the other ranks were waiting for at that moment, when known.
+        others: String,
+    },
+    /// A rank number is outside the communicator.
+    #[error("invalid rank {rank} in {op}: the communicator has {size} nodes{host}")]
+    InvalidRank {
+        /// The offending rank.
+        rank: Rank,
+        /// The operation.
+        op: &'static str,
+        /// Number of nodes in the communicator.
+        size: usize,
+        /// `" and a host"` when the communicator has one.
+        host: &'static str,
+    },
+    /// An argument is invalid (named in the message).
+    #[error("invalid argument to {op}: {what}")]
+    InvalidArgument {
+        /// The operation.
+        op: &'static str,
+        /// What was wrong.
+        what: String,
+    },
+    /// A peer sent bytes that do not decode as a frame of our protocol.
+    #[error("protocol error: {0}")]
+    Protocol(String),
+    /// Encoding or decoding a serde object failed.
+    #[error(
+        "object (de)serialisation failed for the message from {from} with tag {tag}: {message}"
+    )]
+    Serde {
+        /// The peer.
+        from: Rank,
+        /// The tag.
+        tag: u32,
+        /// The codec's message.
+        message: String,
+    },
+    /// Collective calls did not agree across ranks (check mode).
+    #[error("collective mismatch: {0}")]
+    CollectiveMismatch(String),
+    /// An operating-system level failure.
+    #[error("I/O error in {op}: {message}")]
+    Io {
+        /// The operation.
+        op: String,
+        /// The OS message.
+        message: String,
+    },
+}

@@ -1,0 +1,433 @@
+//! Point-to-point operations on a [`Comm`] (SPEC section 2).
+//!
+//! * Typed slices of [`bytemuck::Pod`] data, and `serde` objects through
+//!   [`Comm::send_obj`] / [`Comm::recv_obj`] (encoded with postcard).
+//! * Matching on (communicator, source or [`ANY_SOURCE`](crate::ANY_SOURCE),
+//!   tag or [`ANY_TAG`](crate::ANY_TAG)); FIFO per sender and communicator.
+//! * A receive whose buffer is too small fails with
+//!   [`Error::Truncated`] and leaves the message in place;
+//!   [`Comm::recv_partial`] takes what fits (CMMD's negotiated length).
+//! * CMMD vector messages: [`Comm::send_strided`] gathers `count` elements of
+//!   `elem_len` bytes every `stride` bytes into a packed stream;
+//!   [`Comm::recv_strided`] scatters a packed stream into its own geometry.
+//!   The geometries need not match; a send stride of 0 repeats one element;
+//!   a receive stride smaller than the element overwrites.
+//! * The asynchronous global OR flag of CMMD.
+//!
+//! Not done yet: CMMD's short messages (`send_short`) as a separate path —
+//! ordinary sends of a few bytes are already eager.
+
+use crate::comm::Comm;
+use crate::engine::{Layout, Match};
+use crate::error::{Error, Result};
+use crate::rank::{Partial, Rank, Source, Status, Tag};
+use crate::transport::Payload;
+use bytemuck::Pod;
+
+/// The bytes of a received payload as an owned vector.
+pub(crate) fn payload_bytes(p: Payload) -> Vec<u8> {
+    match p {
+        Payload::Bytes(b) => b,
+        Payload::Vec(v) => v.bytes().to_vec(),
+        Payload::Borrowed(b) => {
+            let mut v = vec![0u8; b.len()];
+            b.copy_into(&mut v);
+            v
+        }
+    }
+}
+
+/// Gather `count` elements of `elem_len` bytes, `stride` bytes apart, into a
+/// packed vector (CMMD send_v). Checks that `buf` is long enough.
+pub fn pack_strided(buf: &[u8], elem_len: usize, stride: usize, count: usize) -> Result<Vec<u8>> {
+    let need = strided_extent(elem_len, stride, count)?;
+    if buf.len() < need {
+        return Err(Error::InvalidArgument {
+            op: "send_strided",
+            what: format!(
+                "{count} elements of {elem_len} bytes every {stride} bytes need a buffer of {need} bytes, but it has {}",
+                buf.len()
+            ),
+        });
+    }
+    let mut out = Vec::with_capacity(elem_len * count);
+    for i in 0..count {
+        out.extend_from_slice(&buf[i * stride..i * stride + elem_len]);
+    }
+    Ok(out)
+}
+
+/// Bytes of buffer a strided geometry spans.
+fn strided_extent(elem_len: usize, stride: usize, count: usize) -> Result<usize> {
+    if count == 0 || elem_len == 0 {
+        return Ok(0);
+    }
+    (count - 1)
+        .checked_mul(stride)
+        .and_then(|x| x.checked_add(elem_len))
+        .ok_or_else(|| Error::InvalidArgument {
+            op: "strided message",
+            what: format!("{count} elements every {stride} bytes overflow the address space"),
+        })
+}
+
+impl Comm {
+    fn matcher(&self, src: Source, tag: Tag, op: &'static str) -> Result<Match> {
+        Ok(Match {
+            ctx: self.inner.ctx,
+            src: match src {
+                Source::Any => None,
+                Source::Rank(r) => Some(self.ep(r, op)?),
+            },
+            tag: match tag {
+                Tag::Any => None,
+                Tag::Is(t) => Some(t),
+            },
+        })
+    }
+
+    fn send_bytes(
+        &self,
+        data: &[u8],
+        dest: Rank,
+        tag: u32,
+        sync: bool,
+        op: &'static str,
+    ) -> Result<usize> {
+        let ep = self.ep(dest, op)?;
+        let e = self.engine();
+        // SAFETY: `data` stays borrowed until the request is waited below.
+        let id = unsafe { e.start_send(self.group(), ep, self.inner.ctx, tag, data, sync)? };
+        match id {
+            Some(id) => Ok(e.wait_req(id, self.timeout, op)?.len),
+            None => Ok(data.len()),
+        }
+    }
+
+    /// Send a slice to `dest` with `tag`. Returns when the buffer may be
+    /// reused: at once for short messages, after the receiver has copied the
+    /// data for long ones.
+    pub fn send<T: Pod>(&self, buf: &[T], dest: impl Into<Rank>, tag: u32) -> Result<()> {
+        self.send_bytes(bytemuck::cast_slice(buf), dest.into(), tag, false, "send")
+            .map(|_| ())
+    }
+
+    /// Synchronous send (CMMD's rendezvous, MPI `Ssend`): returns when the
+    /// receiver has matched the message. Returns how many bytes the receiver
+    /// took (less than sent after a [`Comm::recv_partial`] with a smaller
+    /// buffer).
+    pub fn ssend<T: Pod>(&self, buf: &[T], dest: impl Into<Rank>, tag: u32) -> Result<usize> {
+        self.send_bytes(bytemuck::cast_slice(buf), dest.into(), tag, true, "ssend")
+    }
+
+    /// Send a vector by handing it over: no copy at all between threads.
+    pub fn send_vec<T: Pod + Send>(
+        &self,
+        v: Vec<T>,
+        dest: impl Into<Rank>,
+        tag: u32,
+    ) -> Result<()> {
+        let ep = self.ep(dest.into(), "send_vec")?;
+        self.engine().send_owned(
+            self.group(),
+            ep,
+            self.inner.ctx,
+            tag,
+            Payload::Vec(Box::new(v)),
+        )
+    }
+
+    /// Receive into `buf`. The message may be shorter than `buf`
+    /// (`Status::len` says how long it was); if it is longer the call fails
+    /// with [`Error::Truncated`] and the message stays available.
+    pub fn recv_into<T: Pod>(
+        &self,
+        buf: &mut [T],
+        src: impl Into<Source>,
+        tag: impl Into<Tag>,
+    ) -> Result<Status> {
+        let m = self.matcher(src.into(), tag.into(), "recv")?;
+        let g = self.group();
+        let st = self.engine().recv(
+            g,
+            m,
+            bytemuck::cast_slice_mut(buf),
+            Layout::Contiguous,
+            self.timeout,
+            "recv",
+        )?;
+        let st = st.to_status(g);
+        check_elems::<T>(&st)?;
+        Ok(st)
+    }
+
+    /// Receive one value.
+    pub fn recv<T: Pod>(&self, src: impl Into<Source>, tag: impl Into<Tag>) -> Result<(T, Status)> {
+        let mut v = T::zeroed();
+        let st = self.recv_into(std::slice::from_mut(&mut v), src, tag)?;
+        if st.len != std::mem::size_of::<T>() {
+            return Err(Error::BadLength {
+                from: st.source,
+                tag: st.tag,
+                len: st.len,
+                elem_size: std::mem::size_of::<T>(),
+            });
+        }
+        Ok((v, st))
+    }
+
+    /// Receive a whole message of any length as a vector. A vector sent with
+    /// [`Comm::send_vec`] between threads arrives without any copy.
+    pub fn recv_vec<T: Pod>(
+        &self,
+        src: impl Into<Source>,
+        tag: impl Into<Tag>,
+    ) -> Result<(Vec<T>, Status)> {
+        let m = self.matcher(src.into(), tag.into(), "recv_vec")?;
+        let g = self.group();
+        let (raw, p) = self.engine().recv_payload(g, m, self.timeout, "recv_vec")?;
+        let st = raw.to_status(g);
+        check_elems::<T>(&st)?;
+        let v = match p {
+            Payload::Vec(b) if b.vec_type() == std::any::TypeId::of::<Vec<T>>() => {
+                *b.into_any().downcast::<Vec<T>>().expect("type checked")
+            }
+            p => {
+                let bytes = payload_bytes(p);
+                let mut v = vec![T::zeroed(); st.count::<T>()];
+                bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(&bytes);
+                v
+            }
+        };
+        Ok((v, st))
+    }
+
+    /// CMMD's negotiated receive: copy `min(len, capacity)` bytes, consume
+    /// the message, and report both the full length and the count taken. A
+    /// sender using [`Comm::ssend`] learns the count too.
+    pub fn recv_partial<T: Pod>(
+        &self,
+        buf: &mut [T],
+        src: impl Into<Source>,
+        tag: impl Into<Tag>,
+    ) -> Result<Partial> {
+        let m = self.matcher(src.into(), tag.into(), "recv_partial")?;
+        let g = self.group();
+        let dst: &mut [u8] = bytemuck::cast_slice_mut(buf);
+        let cap = dst.len();
+        let st = self
+            .engine()
+            .recv(g, m, dst, Layout::Partial, self.timeout, "recv_partial")?
+            .to_status(g);
+        Ok(Partial {
+            received: st.len.min(cap),
+            status: st,
+        })
+    }
+
+    /// Wait for a matching message and describe it without receiving it.
+    pub fn probe(&self, src: impl Into<Source>, tag: impl Into<Tag>) -> Result<Status> {
+        let m = self.matcher(src.into(), tag.into(), "probe")?;
+        let g = self.group();
+        Ok(self.engine().probe(g, m, self.timeout)?.to_status(g))
+    }
+
+    /// Describe a matching message if one has arrived (PICL probe0, CMMD
+    /// msg_pending, SUPRENUM TESTTAG). Never blocks.
+    pub fn iprobe(&self, src: impl Into<Source>, tag: impl Into<Tag>) -> Result<Option<Status>> {
+        let m = self.matcher(src.into(), tag.into(), "iprobe")?;
+        Ok(self.engine().iprobe(&m).map(|s| s.to_status(self.group())))
+    }
+
+    /// Send any `serde` value (encoded with postcard).
+    pub fn send_obj<T: serde::Serialize + ?Sized>(
+        &self,
+        value: &T,
+        dest: impl Into<Rank>,
+        tag: u32,
+    ) -> Result<()> {
+        let dest = dest.into();
+        let bytes = postcard::to_stdvec(value).map_err(|e| Error::Serde {
+            from: self.me(),
+            tag,
+            message: e.to_string(),
+        })?;
+        let ep = self.ep(dest, "send_obj")?;
+        self.engine()
+            .send_owned(self.group(), ep, self.inner.ctx, tag, Payload::Bytes(bytes))
+    }
+
+    /// Receive a `serde` value sent with [`Comm::send_obj`].
+    pub fn recv_obj<T: serde::de::DeserializeOwned>(
+        &self,
+        src: impl Into<Source>,
+        tag: impl Into<Tag>,
+    ) -> Result<(T, Status)> {
+        let (bytes, st) = self.recv_vec::<u8>(src, tag)?;
+        let v = postcard::from_bytes(&bytes).map_err(|e| Error::Serde {
+            from: st.source,
+            tag: st.tag,
+            message: e.to_string(),
+        })?;
+        Ok((v, st))
+    }
+
+    /// Send `sendbuf` to `dest` and receive into `recvbuf` from `src` at the
+    /// same time (CMMD send_and_receive, MPI Sendrecv): safe for shifts and
+    /// rings where every rank sends and receives.
+    #[allow(clippy::too_many_arguments)]
+    pub fn send_recv<T: Pod, U: Pod>(
+        &self,
+        sendbuf: &[T],
+        dest: impl Into<Rank>,
+        sendtag: u32,
+        recvbuf: &mut [U],
+        src: impl Into<Source>,
+        recvtag: impl Into<Tag>,
+    ) -> Result<Status> {
+        let m = self.matcher(src.into(), recvtag.into(), "send_recv")?;
+        let dst = self.ep(dest.into(), "send_recv")?;
+        self.exchange_raw(
+            bytemuck::cast_slice(sendbuf),
+            dst,
+            sendtag,
+            bytemuck::cast_slice_mut(recvbuf),
+            Layout::Contiguous,
+            m,
+        )
+    }
+
+    fn exchange_raw(
+        &self,
+        out: &[u8],
+        dst: u32,
+        tag: u32,
+        inb: &mut [u8],
+        layout: Layout,
+        m: Match,
+    ) -> Result<Status> {
+        let e = self.engine();
+        let g = self.group();
+        // SAFETY: `inb` is borrowed for this whole function and the request is
+        // waited for (or withdrawn) before it returns.
+        let r = unsafe { e.post_recv(g, m, inb, layout)? };
+        // SAFETY: `out` outlives the send, which is waited for below.
+        let s = match unsafe { e.start_send(g, dst, self.inner.ctx, tag, out, false) } {
+            Ok(s) => s,
+            Err(err) => {
+                e.withdraw(r);
+                return Err(err);
+            }
+        };
+        let sent = match s {
+            Some(s) => e.wait_req(s, self.timeout, "send_recv"),
+            None => Ok(crate::engine::RawStatus {
+                src: 0,
+                tag,
+                len: out.len(),
+            }),
+        };
+        let got = e.wait_req(r, self.timeout, "send_recv");
+        sent?;
+        Ok(got?.to_status(g))
+    }
+
+    /// Exchange with `peer` in place (CMMD swap): `buf` is sent and then
+    /// overwritten with the peer's message.
+    pub fn swap<T: Pod>(&self, buf: &mut [T], peer: impl Into<Rank>, tag: u32) -> Result<Status> {
+        let peer = peer.into();
+        let out: Vec<u8> = bytemuck::cast_slice(buf).to_vec();
+        let m = self.matcher(Source::Rank(peer), Tag::Is(tag), "swap")?;
+        let dst = self.ep(peer, "swap")?;
+        self.exchange_raw(
+            &out,
+            dst,
+            tag,
+            bytemuck::cast_slice_mut(buf),
+            Layout::Contiguous,
+            m,
+        )
+    }
+
+    /// CMMD send_v: send `count` elements of `elem_len` bytes taken every
+    /// `stride` bytes of `buf` as one packed message.
+    pub fn send_strided(
+        &self,
+        buf: &[u8],
+        elem_len: usize,
+        stride: usize,
+        count: usize,
+        dest: impl Into<Rank>,
+        tag: u32,
+    ) -> Result<()> {
+        let packed = pack_strided(buf, elem_len, stride, count)?;
+        let ep = self.ep(dest.into(), "send_strided")?;
+        self.engine().send_owned(
+            self.group(),
+            ep,
+            self.inner.ctx,
+            tag,
+            Payload::Bytes(packed),
+        )
+    }
+
+    /// CMMD receive_v: lay the packed message into `count` elements of
+    /// `elem_len` bytes every `stride` bytes of `buf`. A longer message fails
+    /// with [`Error::Truncated`] (kept); a shorter one fills what it covers.
+    pub fn recv_strided(
+        &self,
+        buf: &mut [u8],
+        elem_len: usize,
+        stride: usize,
+        count: usize,
+        src: impl Into<Source>,
+        tag: impl Into<Tag>,
+    ) -> Result<Status> {
+        let need = strided_extent(elem_len, stride, count)?;
+        if buf.len() < need {
+            return Err(Error::InvalidArgument {
+                op: "recv_strided",
+                what: format!(
+                    "{count} elements of {elem_len} bytes every {stride} bytes need a buffer of {need} bytes, but it has {}",
+                    buf.len()
+                ),
+            });
+        }
+        let m = self.matcher(src.into(), tag.into(), "recv_strided")?;
+        let g = self.group();
+        let layout = Layout::Strided {
+            elem_len,
+            stride,
+            count,
+        };
+        Ok(self
+            .engine()
+            .recv(g, m, buf, layout, self.timeout, "recv_strided")?
+            .to_status(g))
+    }
+
+    /// Set this rank's bit of the global OR flag (CMMD set_global_or).
+    /// Non-blocking; other ranks see it eventually.
+    pub fn set_global_or(&self, value: bool) {
+        self.engine().set_global_or(self.group(), value);
+    }
+
+    /// The OR of the latest global-OR bits known from all members (CMMD
+    /// get_global_or). Non-blocking and eventually consistent.
+    pub fn get_global_or(&self) -> bool {
+        self.engine().get_global_or(self.group())
+    }
+}
+
+fn check_elems<T>(st: &Status) -> Result<()> {
+    let sz = std::mem::size_of::<T>();
+    if sz > 1 && !st.len.is_multiple_of(sz) {
+        return Err(Error::BadLength {
+            from: st.source,
+            tag: st.tag,
+            len: st.len,
+            elem_size: sz,
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,274 @@
+//! Non-blocking operations: scopes and requests.
+//!
+//! A non-blocking send or receive borrows its buffer until it completes. The
+//! borrow checker enforces this through a [`Scope`] (the same shape as
+//! `std::thread::scope`): requests cannot outlive the scope, buffers must
+//! outlive it, and when the scope ends every request that is still active —
+//! even one that was leaked with `mem::forget` — is waited for. Dropping an
+//! unfinished [`Request`] waits for it as well.
+//!
+//! ```
+//! hypercomm::run(2, |comm| {
+//!     let peer = 1 - comm.rank();
+//!     let out = [comm.rank() as u64; 4];
+//!     let mut inb = [0u64; 4];
+//!     hypercomm::scope(|s| -> hypercomm::Result<()> {
+//!         let r = comm.irecv(s, &mut inb, peer, 0)?;
+//!         let w = comm.isend(s, &out, peer, 0)?;
+//!         hypercomm::wait_all(vec![r, w])?;
+//!         Ok(())
+//!     })?;
+//!     assert_eq!(inb, [peer as u64; 4]);
+//!     Ok::<_, hypercomm::Error>(())
+//! }).unwrap();
+//! ```
+
+use crate::comm::Comm;
+use crate::engine::{Engine, Group, Layout, ReqId};
+use crate::error::{Error, Result};
+use crate::rank::{Rank, Source, Status, Tag};
+use bytemuck::Pod;
+use std::cell::RefCell;
+use std::marker::PhantomData;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The region within which non-blocking requests live. See [`scope`].
+pub struct Scope<'scope, 'env: 'scope> {
+    started: RefCell<Vec<(Rc<Engine>, ReqId)>>,
+    scope: PhantomData<&'scope mut &'scope ()>,
+    env: PhantomData<&'env mut &'env ()>,
+}
+
+/// Run `f` with a [`Scope`] for non-blocking operations; every request
+/// started in it is complete when `scope` returns.
+pub fn scope<'env, R>(f: impl for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R) -> R {
+    let s = Scope {
+        started: RefCell::new(Vec::new()),
+        scope: PhantomData,
+        env: PhantomData,
+    };
+    let r = f(&s);
+    for (e, id) in s.started.borrow_mut().drain(..) {
+        if e.active(id) {
+            let _ = e.wait_req(id, e.default_timeout, "end of scope");
+            e.withdraw(id);
+        }
+    }
+    r
+}
+
+/// A non-blocking operation in flight. Wait for it with [`Request::wait`],
+/// poll it with [`Request::test`]; dropping it waits.
+#[must_use = "a request must be waited for"]
+pub struct Request<'scope> {
+    engine: Rc<Engine>,
+    group: Arc<Group>,
+    id: ReqId,
+    timeout: Option<Duration>,
+    done: Option<Result<Status>>,
+    _scope: PhantomData<&'scope ()>,
+}
+
+impl<'scope> Request<'scope> {
+    fn new(
+        comm: &Comm,
+        s: &'scope Scope<'scope, '_>,
+        id: Option<ReqId>,
+        ready: Status,
+    ) -> Request<'scope> {
+        let e = comm.inner.engine.clone();
+        if let Some(id) = id {
+            s.started.borrow_mut().push((e.clone(), id));
+        }
+        Request {
+            engine: e,
+            group: comm.group().clone(),
+            id: id.unwrap_or(0),
+            timeout: comm.timeout(),
+            done: if id.is_none() { Some(Ok(ready)) } else { None },
+            _scope: PhantomData,
+        }
+    }
+
+    /// Wait for completion. For a receive the status describes the message;
+    /// for a send, `source` is the sender itself and `len` the bytes sent
+    /// (or taken, for a synchronous send).
+    pub fn wait(mut self) -> Result<Status> {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Result<Status> {
+        if let Some(d) = self.done.take() {
+            return d;
+        }
+        let r = self
+            .engine
+            .wait_req(self.id, self.timeout, "wait")
+            .map(|s| s.to_status(&self.group));
+        self.done = Some(Err(Error::InvalidArgument {
+            op: "wait",
+            what: "request already waited for".into(),
+        }));
+        r
+    }
+
+    /// Complete the request if it can be without blocking.
+    pub fn test(&mut self) -> Option<Result<Status>> {
+        if let Some(d) = &self.done {
+            return Some(d.clone());
+        }
+        let r = self.engine.test(self.id)?;
+        let r = r.map(|s| s.to_status(&self.group));
+        self.done = Some(r.clone());
+        Some(r)
+    }
+}
+
+impl Drop for Request<'_> {
+    fn drop(&mut self) {
+        if self.done.is_none() {
+            let _ = self.finish();
+        }
+    }
+}
+
+/// Wait for all requests; returns their statuses in order, or the first
+/// error (every request is still completed or withdrawn).
+pub fn wait_all(reqs: Vec<Request<'_>>) -> Result<Vec<Status>> {
+    let mut out = Vec::with_capacity(reqs.len());
+    let mut first_err = None;
+    for r in reqs {
+        match r.wait() {
+            Ok(s) => out.push(s),
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+/// Wait until one of `reqs` completes; removes it from the vector and returns
+/// its former index and result. `None` when `reqs` is empty.
+pub fn wait_any(reqs: &mut Vec<Request<'_>>) -> Option<(usize, Result<Status>)> {
+    if reqs.is_empty() {
+        return None;
+    }
+    // Requests already finished (by `test`) are reported first.
+    if let Some(i) = reqs.iter().position(|r| r.done.is_some()) {
+        let mut req = reqs.remove(i);
+        let r = req.finish();
+        return Some((i, r));
+    }
+    let ids: Vec<ReqId> = reqs.iter().map(|r| r.id).collect();
+    let (engine, group, timeout) = (
+        reqs[0].engine.clone(),
+        reqs[0].group.clone(),
+        reqs[0].timeout,
+    );
+    let (i, r) = engine.wait_any(&group, &ids, timeout);
+    let mut req = reqs.remove(i);
+    req.done = Some(Err(Error::InvalidArgument {
+        op: "wait",
+        what: "request already waited for".into(),
+    }));
+    Some((i, r.map(|s| s.to_status(&req.group))))
+}
+
+impl Comm {
+    /// Start a non-blocking send of `buf` (borrowed until complete).
+    pub fn isend<'scope, 'env, T: Pod>(
+        &self,
+        s: &'scope Scope<'scope, 'env>,
+        buf: &'env [T],
+        dest: impl Into<Rank>,
+        tag: u32,
+    ) -> Result<Request<'scope>> {
+        self.isend_impl(s, buf, dest.into(), tag, false)
+    }
+
+    /// Start a non-blocking synchronous send: completes when matched.
+    pub fn issend<'scope, 'env, T: Pod>(
+        &self,
+        s: &'scope Scope<'scope, 'env>,
+        buf: &'env [T],
+        dest: impl Into<Rank>,
+        tag: u32,
+    ) -> Result<Request<'scope>> {
+        self.isend_impl(s, buf, dest.into(), tag, true)
+    }
+
+    fn isend_impl<'scope, 'env, T: Pod>(
+        &self,
+        s: &'scope Scope<'scope, 'env>,
+        buf: &'env [T],
+        dest: Rank,
+        tag: u32,
+        sync: bool,
+    ) -> Result<Request<'scope>> {
+        let ep = self.ep(dest, "isend")?;
+        let bytes: &'env [u8] = bytemuck::cast_slice(buf);
+        // SAFETY: `bytes` lives for 'env, which outlives the scope; the scope
+        // waits for every request it started before it returns.
+        let id = unsafe {
+            self.engine()
+                .start_send(self.group(), ep, self.inner.ctx, tag, bytes, sync)?
+        };
+        let me = self.me();
+        Ok(Request::new(
+            self,
+            s,
+            id,
+            Status {
+                source: me,
+                tag,
+                len: bytes.len(),
+            },
+        ))
+    }
+
+    /// Post a non-blocking receive into `buf` (borrowed until complete).
+    pub fn irecv<'scope, 'env, T: Pod>(
+        &self,
+        s: &'scope Scope<'scope, 'env>,
+        buf: &'env mut [T],
+        src: impl Into<Source>,
+        tag: impl Into<Tag>,
+    ) -> Result<Request<'scope>> {
+        let src = src.into();
+        let tag = tag.into();
+        let m = crate::engine::Match {
+            ctx: self.inner.ctx,
+            src: match src {
+                Source::Any => None,
+                Source::Rank(r) => Some(self.ep(r, "irecv")?),
+            },
+            tag: match tag {
+                Tag::Any => None,
+                Tag::Is(t) => Some(t),
+            },
+        };
+        let bytes: &'env mut [u8] = bytemuck::cast_slice_mut(buf);
+        // SAFETY: as for isend: the buffer outlives the scope, which waits for
+        // (or withdraws) the request before it ends.
+        let id = unsafe {
+            self.engine()
+                .post_recv(self.group(), m, bytes, Layout::Contiguous)?
+        };
+        Ok(Request::new(
+            self,
+            s,
+            Some(id),
+            Status {
+                source: Rank::Node(0),
+                tag: 0,
+                len: 0,
+            },
+        ))
+    }
+}

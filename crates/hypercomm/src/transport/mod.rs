@@ -1,0 +1,326 @@
+//! Transports: the one small trait that moves frames between endpoints.
+//!
+//! Endpoints are numbered `0..endpoints()`: the nodes `0..n` first, then the
+//! host (when the job has one) as endpoint `n`. A transport knows nothing of
+//! communicators, tags or matching; the p2p engine above it does all that.
+//!
+//! The trait has eight methods: [`Transport::endpoint`],
+//! [`Transport::endpoints`], [`Transport::send`], [`Transport::try_recv`],
+//! [`Transport::wait`], [`Transport::peer_state`], [`Transport::abort`] and
+//! [`Transport::close`]. The engine dispatches through one enum of the known
+//! transports ([`AnyTransport`]) so that there is no dynamic dispatch on the
+//! fast path.
+//!
+//! A [`Frame`] is a [`Header`] plus a [`Payload`]. A payload may be owned
+//! bytes, a handed-off typed vector (zero copy between threads), or a borrow
+//! of the sender's buffer that the receiver copies from directly (single
+//! copy); a byte-stream transport turns the latter two into bytes while
+//! sending.
+//!
+//! Not done yet: the shared-memory, TCP, MPI and simulated transports.
+
+pub(crate) mod thread;
+
+use crate::error::Result;
+use crate::wire::Header;
+use std::any::Any;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+pub(crate) use thread::{ThreadEndpoint, ThreadJob};
+
+/// A frame in flight: header and payload.
+pub struct Frame {
+    /// The header (its `len` equals the payload's length).
+    pub header: Header,
+    /// The bytes.
+    pub payload: Payload,
+}
+
+/// A typed vector handed over whole (threads: no copy at all).
+pub trait OwnedBytes: Send {
+    /// The bytes of the vector.
+    fn bytes(&self) -> &[u8];
+    /// For downcasting back to the concrete `Vec<T>`.
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+    /// `TypeId` of the concrete `Vec<T>`.
+    fn vec_type(&self) -> std::any::TypeId;
+}
+
+impl<T: bytemuck::Pod + Send> OwnedBytes for Vec<T> {
+    fn bytes(&self) -> &[u8] {
+        bytemuck::cast_slice(self)
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+    fn vec_type(&self) -> std::any::TypeId {
+        std::any::TypeId::of::<Vec<T>>()
+    }
+}
+
+/// A frame's payload.
+pub enum Payload {
+    /// Owned bytes.
+    Bytes(Vec<u8>),
+    /// A vector handed over without copying.
+    Vec(Box<dyn OwnedBytes>),
+    /// The sender's own buffer, to be copied by the receiver.
+    Borrowed(Borrowed),
+}
+
+impl Payload {
+    /// Payload length in bytes.
+    pub fn len(&self) -> usize {
+        match self {
+            Payload::Bytes(b) => b.len(),
+            Payload::Vec(v) => v.bytes().len(),
+            Payload::Borrowed(b) => b.len,
+        }
+    }
+    /// True when the payload has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+const PENDING: u8 = 0;
+const COPYING: u8 = 1;
+const DONE: u8 = 2;
+const DROPPED: u8 = 3;
+const REVOKED: u8 = 4;
+
+/// Shared completion state of a borrowed payload.
+///
+/// The sender keeps its buffer alive and unmodified until [`Completion::finished`]
+/// says so, and may only give up through [`Completion::revoke`], which waits
+/// out a copy that is already under way.
+pub struct Completion {
+    state: AtomicU8,
+    taken: AtomicUsize,
+    owner: std::thread::Thread,
+}
+
+impl Completion {
+    /// A new completion that wakes the calling thread when it changes.
+    pub fn new() -> Arc<Completion> {
+        Arc::new(Completion {
+            state: AtomicU8::new(PENDING),
+            taken: AtomicUsize::new(0),
+            owner: std::thread::current(),
+        })
+    }
+    /// `Some(Ok(bytes taken))` when the receiver copied the data,
+    /// `Some(Err(()))` when the payload was dropped unread, `None` while pending.
+    pub fn finished(&self) -> Option<std::result::Result<usize, ()>> {
+        match self.state.load(Ordering::Acquire) {
+            DONE => Some(Ok(self.taken.load(Ordering::Relaxed))),
+            DROPPED | REVOKED => Some(Err(())),
+            _ => None,
+        }
+    }
+    /// The sender gives up: afterwards no receiver will touch the buffer.
+    /// Waits (briefly) for a copy already in progress. Returns true when the
+    /// receiver had already taken the data.
+    pub fn revoke(&self) -> bool {
+        loop {
+            match self
+                .state
+                .compare_exchange(PENDING, REVOKED, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return false,
+                Err(COPYING) => std::thread::yield_now(),
+                Err(DONE) => return true,
+                Err(_) => return false,
+            }
+        }
+    }
+    fn set(&self, s: u8) {
+        self.state.store(s, Ordering::Release);
+        self.owner.unpark();
+    }
+}
+
+/// A borrow of the sender's buffer (threads in one process only).
+pub struct Borrowed {
+    ptr: *const u8,
+    len: usize,
+    done: Arc<Completion>,
+}
+
+// SAFETY: the pointer refers to memory the sender keeps alive and unmodified
+// until the completion says DONE, DROPPED or REVOKED; reading it from another
+// thread is then sound, and the state machine serialises access.
+unsafe impl Send for Borrowed {}
+
+impl Borrowed {
+    /// Borrow `data` until `done` completes.
+    ///
+    /// # Safety
+    /// The caller must keep `data` alive and unmodified until
+    /// `done.finished()` is `Some` or `done.revoke()` has returned.
+    pub unsafe fn new(data: &[u8], done: Arc<Completion>) -> Borrowed {
+        Borrowed {
+            ptr: data.as_ptr(),
+            len: data.len(),
+            done,
+        }
+    }
+    /// Copy the first `dst.len()` bytes (at most `len`) into `dst`, completing
+    /// the borrow. Returns `None` when the sender revoked it.
+    pub fn copy_into(self, dst: &mut [u8]) -> Option<usize> {
+        self.with_bytes(|b| {
+            let n = b.len().min(dst.len());
+            dst[..n].copy_from_slice(&b[..n]);
+            n
+        })
+    }
+    /// Run `f` on the borrowed bytes and complete the borrow with the count
+    /// `f` returns. Returns `None` when the sender revoked it.
+    pub fn with_bytes(self, f: impl FnOnce(&[u8]) -> usize) -> Option<usize> {
+        if self
+            .done
+            .state
+            .compare_exchange(PENDING, COPYING, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return None;
+        }
+        // SAFETY: state is COPYING, so the sender keeps the buffer alive and
+        // unmodified (revoke waits for us); ptr/len came from a live slice.
+        let bytes = unsafe { std::slice::from_raw_parts(self.ptr, self.len) };
+        let n = f(bytes);
+        self.done.taken.store(n, Ordering::Relaxed);
+        self.done.set(DONE);
+        // Drop will see DONE and do nothing more.
+        n.into()
+    }
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Drop for Borrowed {
+    fn drop(&mut self) {
+        if self
+            .done
+            .state
+            .compare_exchange(PENDING, DROPPED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            self.done.owner.unpark();
+        }
+    }
+}
+
+/// What a transport knows about a peer endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PeerState {
+    /// Running.
+    Alive,
+    /// Finished normally: it will send nothing more.
+    Finished,
+    /// Failed (panic, error, crash), with what is known.
+    Failed(String),
+}
+
+/// The transport interface. See the module docs.
+pub trait Transport {
+    /// This endpoint's index.
+    fn endpoint(&self) -> usize;
+    /// Number of endpoints (nodes plus host).
+    fn endpoints(&self) -> usize;
+    /// Send a frame to `frame.header.dst`. FIFO per ordered endpoint pair.
+    fn send(&self, frame: Frame) -> Result<()>;
+    /// Take the next arrived frame, if any. Never blocks.
+    fn try_recv(&self) -> Option<Frame>;
+    /// Block until a frame may have arrived, a peer's state changed, or the
+    /// deadline passed. May return early (spuriously).
+    fn wait(&self, deadline: Option<Instant>);
+    /// What is known about a peer.
+    fn peer_state(&self, endpoint: usize) -> PeerState;
+    /// Abort the whole job: every endpoint's next operation fails with
+    /// `Aborted` naming this endpoint and `message`.
+    fn abort(&self, message: &str);
+    /// Leave the job: `Ok` for a normal finish, `Err(msg)` for a failure.
+    fn close(&self, outcome: std::result::Result<(), String>);
+}
+
+/// The known transports (enum dispatch).
+pub(crate) enum AnyTransport {
+    Thread(ThreadEndpoint),
+}
+
+impl AnyTransport {
+    /// If some endpoint aborted the job: who and why.
+    pub(crate) fn aborted(&self) -> Option<(usize, String)> {
+        match self {
+            AnyTransport::Thread(t) => t.aborted(),
+        }
+    }
+    /// What every endpoint is waiting for (diagnostics), when known.
+    pub(crate) fn describe_waits(&self) -> String {
+        match self {
+            AnyTransport::Thread(t) => t.describe_waits(),
+        }
+    }
+    /// Publish what this endpoint is waiting for (`None`: not waiting).
+    pub(crate) fn set_waiting(&self, what: Option<String>) {
+        match self {
+            AnyTransport::Thread(t) => t.set_waiting(what),
+        }
+    }
+    /// Whether borrowed payloads stay borrowed after `send` returns.
+    pub(crate) fn keeps_borrows(&self) -> bool {
+        match self {
+            AnyTransport::Thread(_) => true,
+        }
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $t:ident => $e:expr) => {
+        match $self {
+            AnyTransport::Thread($t) => $e,
+        }
+    };
+}
+
+impl Transport for AnyTransport {
+    #[inline]
+    fn endpoint(&self) -> usize {
+        dispatch!(self, t => t.endpoint())
+    }
+    #[inline]
+    fn endpoints(&self) -> usize {
+        dispatch!(self, t => t.endpoints())
+    }
+    #[inline]
+    fn send(&self, frame: Frame) -> Result<()> {
+        dispatch!(self, t => t.send(frame))
+    }
+    #[inline]
+    fn try_recv(&self) -> Option<Frame> {
+        dispatch!(self, t => t.try_recv())
+    }
+    #[inline]
+    fn wait(&self, deadline: Option<Instant>) {
+        dispatch!(self, t => t.wait(deadline))
+    }
+    #[inline]
+    fn peer_state(&self, endpoint: usize) -> PeerState {
+        dispatch!(self, t => t.peer_state(endpoint))
+    }
+    fn abort(&self, message: &str) {
+        dispatch!(self, t => t.abort(message))
+    }
+    fn close(&self, outcome: std::result::Result<(), String>) {
+        dispatch!(self, t => t.close(outcome))
+    }
+}
