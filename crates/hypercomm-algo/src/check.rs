@@ -719,6 +719,14 @@ pub fn standard_cases(rooted: bool) -> Vec<(usize, usize, usize)> {
     v
 }
 
+/// Per-rank counts with zeros and unequal sizes around `count`: rank r gets
+/// 0 when r % 3 == 1, else `count + r % 4`.
+pub fn varied_counts(p: usize, count: usize) -> Vec<usize> {
+    (0..p)
+        .map(|r| if r % 3 == 1 { 0 } else { count + r % 4 })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

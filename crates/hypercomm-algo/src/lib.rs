@@ -33,3 +33,23 @@ pub use bcast_binomial::bcast_binomial;
 pub use bcast_chain::bcast_chain;
 pub use bcast_ring::bcast_ring_bidirectional;
 pub use bcast_star::bcast_star;
+
+pub mod allreduce_rabenseifner;
+pub mod allreduce_recursive_doubling;
+pub mod allreduce_reduce_bcast;
+pub mod allreduce_ring;
+pub mod reduce_binomial;
+pub mod reduce_scatter_recursive_halving;
+pub mod reduce_scatter_ring;
+pub mod reduce_star;
+mod ring_reduce_scatter;
+
+pub use allreduce_rabenseifner::allreduce_rabenseifner;
+pub use allreduce_recursive_doubling::allreduce_recursive_doubling;
+pub use allreduce_reduce_bcast::allreduce_reduce_bcast;
+pub use allreduce_ring::allreduce_ring;
+pub use reduce_binomial::reduce_binomial;
+pub use reduce_scatter_recursive_halving::reduce_scatter_recursive_halving;
+pub use reduce_scatter_ring::reduce_scatter_ring;
+pub use reduce_star::reduce_star;
+pub mod reproducible;
