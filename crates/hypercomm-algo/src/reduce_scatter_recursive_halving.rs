@@ -62,9 +62,9 @@ pub fn reduce_scatter_recursive_halving(rank: usize, counts: &[usize]) -> Schedu
     if fold {
         ops.push(recv(rank - 1, temp(t, 0, total)));
     }
-    for q in 0..pof2 {
+    for (q, &pq) in poff.iter().take(pof2).enumerate() {
         let (off, len) = nat(bitrev(q, bits));
-        let dst = temp(acc, poff[q], len);
+        let dst = temp(acc, pq, len);
         ops.push(copy(input(off, len), dst));
         if fold {
             ops.push(reduce(temp(t, off, len), dst, true));
