@@ -1,1 +1,66 @@
-fn main() {}
+//! The `hypercomm` command: launcher, benchmarks, trace tools and simulator.
+//!
+//! Available now: `hypercomm bench` on the thread transport (`latency`,
+//! `bw`). Planned, and saying so when called: `run` (the launcher), `trace`
+//! (convert, stats, report) and `sim` (predict on a simulated machine).
+
+mod bench;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// hypercomm: portable, instrumented message passing.
+#[derive(Parser)]
+#[command(name = "hypercomm", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Start N ranks of a program as processes (like mpirun). Not yet available.
+    Run {
+        /// Everything after `run`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// OSU-style micro-benchmarks (available: latency, bw on threads).
+    Bench(bench::BenchArgs),
+    /// Convert, summarise and report traces (PICL, Chrome, HTML). Not yet available.
+    Trace {
+        /// Everything after `trace`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Predict a program or collective on a simulated machine. Not yet available.
+    Sim {
+        /// Everything after `sim`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+}
+
+fn not_yet(what: &str) -> ExitCode {
+    eprintln!(
+        "hypercomm {what}: not yet available in this version. \
+         Run programs as threads with hypercomm::run(n, |comm| ...) meanwhile."
+    );
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run { .. } => not_yet("run"),
+        Command::Trace { .. } => not_yet("trace"),
+        Command::Sim { .. } => not_yet("sim"),
+        Command::Bench(a) => match bench::main(a) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("hypercomm bench: {e}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}

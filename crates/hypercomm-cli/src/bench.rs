@@ -1,0 +1,195 @@
+//! `hypercomm bench`: OSU-style micro-benchmarks.
+//!
+//! Method (OSU micro-benchmarks): warm-up iterations, then timed iterations
+//! whose count falls with the message size; `latency` is half the round trip
+//! of a ping-pong between ranks 0 and 1; `bw` sends a window of 64
+//! non-blocking messages and waits for a one-byte acknowledgement. Each
+//! figure is the median of `--repeat` runs.
+//!
+//! Not done yet: `bibw` and the collective benchmarks, the shm/tcp
+//! transports, a progress bar.
+
+use clap::{Args, ValueEnum};
+use hypercomm::{Comm, Error};
+use std::time::Instant;
+
+/// Options of `hypercomm bench`.
+#[derive(Args)]
+pub(crate) struct BenchArgs {
+    /// Which benchmark.
+    #[arg(value_enum)]
+    op: Op,
+    /// Transport (only `thread` is available now).
+    #[arg(long, default_value = "thread")]
+    transport: String,
+    /// Number of ranks.
+    #[arg(short = 'n', long, default_value_t = 2)]
+    n: usize,
+    /// Message sizes in bytes, comma separated (default: powers of two 0 B … 4 MiB).
+    #[arg(long, value_delimiter = ',')]
+    sizes: Option<Vec<usize>>,
+    /// Timed iterations for small messages (scaled down for large ones).
+    #[arg(long, default_value_t = 10_000)]
+    iters: usize,
+    /// Repeat each measurement this many times and report the median.
+    #[arg(long, default_value_t = 5)]
+    repeat: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Op {
+    /// Ping-pong half round trip (µs).
+    Latency,
+    /// Unidirectional bandwidth with a window of 64 (MB/s).
+    Bw,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum Format {
+    /// Aligned table.
+    Table,
+    /// op<TAB>n<TAB>bytes<TAB>value<TAB>unit
+    Tsv,
+}
+
+fn default_sizes() -> Vec<usize> {
+    let mut v = vec![0];
+    let mut s = 1;
+    while s <= 4 << 20 {
+        v.push(s);
+        s *= 2;
+    }
+    v
+}
+
+fn iters_for(size: usize, base: usize) -> (usize, usize) {
+    let it = if size <= 8192 {
+        base
+    } else {
+        (base * 8192 / size).max(20)
+    };
+    (it, (it / 10).max(5))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// One ping-pong measurement: seconds per half round trip on rank 0.
+fn latency(comm: &Comm, size: usize, iters: usize, warm: usize) -> Result<f64, Error> {
+    let mut buf = vec![0u8; size];
+    let me = comm.rank();
+    let mut t0 = Instant::now();
+    for i in 0..iters + warm {
+        if i == warm {
+            t0 = Instant::now();
+        }
+        if me == 0 {
+            comm.send(&buf, 1, 1)?;
+            comm.recv_into(&mut buf, 1, 1)?;
+        } else if me == 1 {
+            comm.recv_into(&mut buf, 0, 1)?;
+            comm.send(&buf, 0, 1)?;
+        }
+    }
+    Ok(t0.elapsed().as_secs_f64() / (2.0 * iters as f64))
+}
+
+/// One bandwidth measurement: bytes per second on rank 0.
+fn bandwidth(comm: &Comm, size: usize, iters: usize, warm: usize) -> Result<f64, Error> {
+    const WINDOW: usize = 64;
+    let me = comm.rank();
+    let sbuf = vec![7u8; size];
+    let mut rbufs = vec![vec![0u8; size]; WINDOW];
+    let mut t0 = Instant::now();
+    for i in 0..iters + warm {
+        if i == warm {
+            t0 = Instant::now();
+        }
+        if me == 0 {
+            hypercomm::scope(|s| -> Result<(), Error> {
+                let mut reqs = Vec::with_capacity(WINDOW);
+                for _ in 0..WINDOW {
+                    reqs.push(comm.isend(s, &sbuf, 1, 2)?);
+                }
+                hypercomm::wait_all(reqs)?;
+                Ok(())
+            })?;
+            comm.recv::<u8>(1, 3)?;
+        } else if me == 1 {
+            hypercomm::scope(|s| -> Result<(), Error> {
+                let mut reqs = Vec::with_capacity(WINDOW);
+                for b in rbufs.iter_mut() {
+                    reqs.push(comm.irecv(s, b, 0, 2)?);
+                }
+                hypercomm::wait_all(reqs)?;
+                Ok(())
+            })?;
+            comm.send(&[1u8], 0, 3)?;
+        }
+    }
+    Ok((size * WINDOW * iters) as f64 / t0.elapsed().as_secs_f64())
+}
+
+pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
+    if a.transport != "thread" {
+        return Err(format!(
+            "transport {:?} is not available yet (only \"thread\")",
+            a.transport
+        ));
+    }
+    if a.n < 2 {
+        return Err(format!(
+            "-n {} : point-to-point benchmarks need at least 2 ranks",
+            a.n
+        ));
+    }
+    if a.repeat == 0 || a.iters == 0 {
+        return Err("--iters and --repeat must be at least 1".into());
+    }
+    let sizes = a.sizes.clone().unwrap_or_else(default_sizes);
+    let (name, unit) = match a.op {
+        Op::Latency => ("latency", "us"),
+        Op::Bw => ("bw", "MB/s"),
+    };
+    if a.format == Format::Table {
+        println!(
+            "# hypercomm bench {name}, transport {}, n = {}",
+            a.transport, a.n
+        );
+        println!("{:>10}  {:>12}", "bytes", unit);
+    }
+    for &size in &sizes {
+        let (iters, warm) = match a.op {
+            Op::Latency => iters_for(size, a.iters),
+            Op::Bw => {
+                let (i, w) = iters_for(size, a.iters / 50 + 1);
+                (i.max(5), w)
+            }
+        };
+        let mut samples = Vec::new();
+        for _ in 0..a.repeat {
+            let op = a.op;
+            let r = hypercomm::run(a.n, move |comm| match op {
+                Op::Latency => latency(comm, size, iters, warm),
+                Op::Bw => bandwidth(comm, size, iters, warm),
+            })
+            .map_err(|e| e.to_string())?;
+            samples.push(r[0]);
+        }
+        let v = median(samples);
+        let value = match a.op {
+            Op::Latency => v * 1e6,
+            Op::Bw => v / 1e6,
+        };
+        match a.format {
+            Format::Table => println!("{size:>10}  {value:>12.3}"),
+            Format::Tsv => println!("{name}\t{}\t{size}\t{value:.3}\t{unit}", a.n),
+        }
+    }
+    Ok(())
+}
