@@ -53,3 +53,25 @@ pub use reduce_scatter_recursive_halving::reduce_scatter_recursive_halving;
 pub use reduce_scatter_ring::reduce_scatter_ring;
 pub use reduce_star::reduce_star;
 pub mod reproducible;
+
+pub mod allgather_bruck;
+pub mod allgather_recursive_doubling;
+pub mod allgather_ring;
+pub mod alltoall_bruck;
+pub mod alltoall_pairwise;
+pub mod gather_binomial;
+pub mod gather_ring;
+pub mod gather_star;
+pub mod scatter_binomial;
+pub mod scatter_star;
+
+pub use allgather_bruck::allgather_bruck;
+pub use allgather_recursive_doubling::allgather_recursive_doubling;
+pub use allgather_ring::allgather_ring;
+pub use alltoall_bruck::alltoall_bruck;
+pub use alltoall_pairwise::{alltoall_pairwise, alltoallv_pairwise};
+pub use gather_binomial::gather_binomial;
+pub use gather_ring::gather_ring;
+pub use gather_star::gather_star;
+pub use scatter_binomial::scatter_binomial;
+pub use scatter_star::scatter_star;

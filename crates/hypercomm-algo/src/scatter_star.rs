@@ -1,0 +1,52 @@
+//! Star scatter(v) (linear): the root sends every participant its block
+//! directly, all sends posted at once.
+//!
+//! Source: CMMD `distrib_to_nodes` (seed 004); PICL "full connectivity"
+//! (seed 003); MPI linear scatter.
+//!
+//! cost: (p-1)·(ts + tw·m) for m bytes per rank
+
+use crate::schedule::{copy, displs, input, output, recv, send, Schedule};
+
+/// Schedule for `rank` of `counts.len()` (buffers as in
+/// [`crate::scatter_binomial()`]).
+pub fn scatter_star(rank: usize, root: usize, counts: &[usize]) -> Schedule {
+    let p = counts.len();
+    let d = displs(counts);
+    let mut s = Schedule::new();
+    if rank != root {
+        // 1. Non-root: one receive.
+        s.push(vec![recv(root, output(0, counts[rank]))]);
+        return s;
+    }
+    // 2. Root: send every block, copy own.
+    let mut ops: Vec<_> = (0..p)
+        .filter(|&q| q != root)
+        .map(|q| send(q, input(d[q], counts[q])))
+        .collect();
+    ops.push(copy(input(d[root], counts[root]), output(0, counts[root])));
+    s.push(ops);
+    s
+}
+
+/// Cost in the seed-001 model, m bytes per rank.
+pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
+    p.saturating_sub(1) as f64 * (ts + tw * m_bytes as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::{check_scatter, standard_cases, varied_counts};
+
+    #[test]
+    fn all_cases() {
+        for (p, root, count) in standard_cases(true) {
+            for counts in [vec![count; p], varied_counts(p, count)] {
+                check_scatter(&counts, root, &|r| scatter_star(r, root, &counts))
+                    .unwrap_or_else(|e| panic!("root={root} counts={counts:?}: {e}"));
+            }
+        }
+        assert_eq!(cost(3, 10, 1.0, 1.0), 22.0);
+    }
+}
