@@ -22,7 +22,7 @@
 //! library's simulator transport, which runs the same schedules.
 
 use crate::schedule::{displs, Buf, Op, Region, Schedule};
-use crate::Direction;
+use crate::{Direction, Inclusion};
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Debug;
 
@@ -659,16 +659,17 @@ pub fn check_alltoall(m: &[Vec<usize>], gen: &dyn Fn(usize) -> Schedule) -> Resu
     compare("alltoall", Order::Exact, &out, &want)
 }
 
-/// Scan: inclusive (`exclusive == false`) or exclusive, upward or downward.
+/// Scan: inclusive or exclusive, upward or downward.
 /// The fold is in traversal order (for downward: x(p-1) ⊕ … ⊕ x(n)); the
 /// exclusive scan leaves the first participant's Output unwritten.
 pub fn check_scan(
     p: usize,
     count: usize,
     dir: Direction,
-    exclusive: bool,
+    inclusion: Inclusion,
     gen: &dyn Fn(usize) -> Schedule,
 ) -> Result<(), String> {
+    let exclusive = inclusion == Inclusion::Exclusive;
     let init = reduce_inputs(p, count)
         .into_iter()
         .map(|x| (x, vec![None; count]))

@@ -11,6 +11,17 @@ pub mod tree;
 pub use ring::RingOrder;
 pub use schedule::{Buf, Op, Region, Round, Schedule};
 
+/// Whether a scan includes each participant's own value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Inclusion {
+    /// Result at n combines the values up to and including n.
+    Inclusive,
+    /// Result at n combines the values strictly before n; the first
+    /// participant's Output is left untouched (the executor fills in the
+    /// operator's identity).
+    Exclusive,
+}
+
 /// Direction of a scan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Direction {
@@ -75,3 +86,10 @@ pub use gather_ring::gather_ring;
 pub use gather_star::gather_star;
 pub use scatter_binomial::scatter_binomial;
 pub use scatter_star::scatter_star;
+
+pub mod scan_chain;
+pub mod scan_recursive_doubling;
+pub mod segmented;
+
+pub use scan_chain::scan_chain;
+pub use scan_recursive_doubling::scan_recursive_doubling;
