@@ -1,0 +1,1085 @@
+//! The transport conformance suite: point-to-point semantics that every
+//! transport must provide, written once as functions generic over a
+//! [`Launcher`] and instantiated per transport with [`conformance_suite!`]
+//! under the same test names:
+//!
+//! ```ignore
+//! mod thread {
+//!     crate::common::conformance::conformance_suite!(crate::common::Threads);
+//! }
+//! ```
+//!
+//! Every expectation is computed independently of the library (by hand or
+//! by a serial computation), never copied from an earlier run.
+
+use super::{barrier, launch, launch_with_host, pattern, poll_until, Launcher};
+use hypercomm::{
+    scope, wait_all, wait_any, Error, Partial, Rank, Status, ANY_SOURCE, ANY_TAG, EAGER_LIMIT,
+};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Instantiate the whole conformance suite for a launcher type, one
+/// `#[test]` per case, each under the watchdog.
+macro_rules! conformance_suite {
+    ($launcher:ty) => {
+        $crate::common::conformance::conformance_suite!(@tests $launcher;
+            ordering,
+            wildcards,
+            probe,
+            truncation_keeps_message,
+            zero_length,
+            large_message_64mib,
+            ten_thousand_isends,
+            self_send,
+            send_recv_ring,
+            ring_16_ranks_1000_laps,
+            typed_and_objects,
+            swap_and_shifts,
+            ssend_completes_after_match,
+            nonblocking_wait_any_test,
+            strided_vectors,
+            host_messages,
+            global_or
+        );
+    };
+    (@tests $launcher:ty; $($name:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                $crate::common::watchdog(
+                    stringify!($name),
+                    $crate::common::conformance::$name::<$launcher>,
+                );
+            }
+        )*
+    };
+}
+pub(crate) use conformance_suite;
+
+fn node(r: usize) -> Rank {
+    Rank::Node(r)
+}
+
+fn st(source: Rank, tag: u32, len: usize) -> Status {
+    Status { source, tag, len }
+}
+
+// ------------------------------------------------------------------ ordering
+
+/// Non-overtaking: between one pair on one communicator, messages are
+/// received in send order, whatever the tags and sizes, and a receive that
+/// selects one tag takes that tag's messages in their send order.
+pub(crate) fn ordering<L: Launcher>() {
+    // Part 1: ranks 1 and 2 each send M messages with tags i % 3 to rank 0,
+    // which takes them selectively (tag 2 first, then the rest with ANY_TAG)
+    // and then by tag with ANY_SOURCE.
+    const M: u64 = 300;
+    launch::<L, _, _>(3, |comm| {
+        let me = comm.rank() as u64;
+        if me != 0 {
+            for i in 0..M {
+                comm.send(&[me, i], 0, (i % 3) as u32)?;
+            }
+            for i in 0..M {
+                comm.send(&[me, i], 0, 7 + (i % 2) as u32)?;
+            }
+            return Ok(());
+        }
+        for s in [2u64, 1] {
+            for want in (0..M).filter(|i| i % 3 == 2) {
+                let mut b = [0u64; 2];
+                let got = comm.recv_into(&mut b, s as usize, 2)?;
+                assert_eq!(b, [s, want], "tag-2 messages of rank {s} out of order");
+                assert_eq!(got, st(node(s as usize), 2, 16));
+            }
+            for want in (0..M).filter(|i| i % 3 != 2) {
+                let mut b = [0u64; 2];
+                let got = comm.recv_into(&mut b, s as usize, ANY_TAG)?;
+                assert_eq!(b, [s, want], "ANY_TAG messages of rank {s} out of order");
+                assert_eq!(got.tag as u64, want % 3);
+            }
+        }
+        // Tag 8 (odd i) from both senders with ANY_SOURCE: per-sender order.
+        let mut next = [1u64, 1, 1];
+        for _ in 0..M {
+            let mut b = [0u64; 2];
+            let got = comm.recv_into(&mut b, ANY_SOURCE, 8)?;
+            let s = got.source.node().expect("a node") as u64;
+            assert_eq!(b, [s, next[s as usize]], "tag 8 from rank {s}");
+            next[s as usize] += 2;
+        }
+        // The rest (tag 7, even i) with ANY_SOURCE and ANY_TAG.
+        let mut next = [0u64, 0, 0];
+        for _ in 0..M {
+            let mut b = [0u64; 2];
+            let got = comm.recv_into(&mut b, ANY_SOURCE, ANY_TAG)?;
+            let s = got.source.node().expect("a node") as u64;
+            assert_eq!(got.tag, 7);
+            assert_eq!(b, [s, next[s as usize]], "tag 7 from rank {s}");
+            next[s as usize] += 2;
+        }
+        assert_eq!(next, [0, M, M], "every tag-7 message was received");
+        assert_eq!(comm.iprobe(ANY_SOURCE, ANY_TAG)?, None);
+        Ok(())
+    })
+    .unwrap();
+
+    // Part 2 (property): random tags and sizes (some above EAGER_LIMIT, so
+    // borrowed sends are in flight together with eager ones), all started
+    // as isends; received either all with ANY_TAG (full send order) or tag
+    // by tag in a random tag order (send order within each tag).
+    let sizes = prop_oneof![0usize..64, 0usize..(3 * EAGER_LIMIT)];
+    let strategy = (
+        proptest::collection::vec((0u32..4, sizes), 1..30),
+        Just(vec![0u32, 1, 2, 3]).prop_shuffle(),
+        any::<bool>(),
+    );
+    let mut runner = TestRunner::new(Config {
+        cases: 24,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(&strategy, |(msgs, tag_order, any_tag)| {
+            let bufs: Vec<Vec<u8>> = msgs
+                .iter()
+                .enumerate()
+                .map(|(k, &(_, len))| pattern(k, len))
+                .collect();
+            launch::<L, _, _>(2, |comm| {
+                if comm.rank() == 0 {
+                    scope(|s| {
+                        let mut reqs = Vec::new();
+                        for (k, &(tag, _)) in msgs.iter().enumerate() {
+                            reqs.push(comm.isend(s, &bufs[k], 1, tag)?);
+                        }
+                        wait_all(reqs).map(|_| ())
+                    })
+                } else if any_tag {
+                    for (k, &(tag, len)) in msgs.iter().enumerate() {
+                        let (v, got) = comm.recv_vec::<u8>(0, ANY_TAG)?;
+                        assert_eq!(got, st(node(0), tag, len), "message {k}");
+                        assert!(v == bufs[k], "content of message {k}");
+                    }
+                    Ok(())
+                } else {
+                    for &t in &tag_order {
+                        for (k, _) in msgs.iter().enumerate().filter(|m| m.1 .0 == t) {
+                            let (v, got) = comm.recv_vec::<u8>(0, t)?;
+                            assert_eq!(got.len, bufs[k].len(), "message {k} (tag {t})");
+                            assert!(v == bufs[k], "content of message {k} (tag {t})");
+                        }
+                    }
+                    Ok(())
+                }
+            })
+            .unwrap();
+            Ok(())
+        })
+        .unwrap();
+}
+
+// ----------------------------------------------------------------- wildcards
+
+/// ANY_SOURCE and ANY_TAG in every combination; the status reports the
+/// true source, tag and length.
+pub(crate) fn wildcards<L: Launcher>() {
+    launch::<L, _, _>(4, |comm| {
+        let me = comm.rank();
+        if me != 0 {
+            // Rank r: 3r bytes of value r with tag 10 + r, then r u16 of
+            // value 1000 r with tag 99.
+            comm.send(&vec![me as u8; 3 * me], 0, 10 + me as u32)?;
+            comm.send(&vec![me as u16 * 1000; me], 0, 99)?;
+            if me == 3 {
+                comm.recv_into::<u8>(&mut [], 0, 1)?;
+                comm.send(&[7u32; 5], 0, 42)?;
+            }
+            return Ok(());
+        }
+        let mut buf = [0u8; 64];
+        // Specific source, any tag: rank 2's first message.
+        let got = comm.recv_into(&mut buf, 2, ANY_TAG)?;
+        assert_eq!(got, st(node(2), 12, 6));
+        assert_eq!(&buf[..6], &[2u8; 6]);
+        // Any source, specific tag: the three tag-99 messages.
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            let mut b = [0u16; 8];
+            let got = comm.recv_into(&mut b, ANY_SOURCE, 99)?;
+            let s = got.source.node().expect("a node");
+            assert_eq!(got, st(node(s), 99, 2 * s));
+            assert!(b[..s].iter().all(|&x| x == s as u16 * 1000));
+            seen.push(s);
+        }
+        seen.sort_unstable();
+        assert_eq!(seen, [1, 2, 3]);
+        // Any source, any tag: what is left, the first messages of 1 and 3.
+        let mut seen = Vec::new();
+        for _ in 0..2 {
+            let got = comm.recv_into(&mut buf, ANY_SOURCE, ANY_TAG)?;
+            let s = got.source.node().expect("a node");
+            assert_eq!(got, st(node(s), 10 + s as u32, 3 * s));
+            assert!(buf[..3 * s].iter().all(|&x| x == s as u8));
+            seen.push(s);
+        }
+        seen.sort_unstable();
+        assert_eq!(seen, [1, 3]);
+        assert_eq!(comm.iprobe(ANY_SOURCE, ANY_TAG)?, None);
+        // A posted wildcard receive (irecv before the message exists).
+        let mut b = [0u32; 8];
+        let got = scope(|s| {
+            let r = comm.irecv(s, &mut b, ANY_SOURCE, ANY_TAG)?;
+            comm.send::<u8>(&[], 3, 1)?;
+            r.wait()
+        })?;
+        assert_eq!(got, st(node(3), 42, 20));
+        assert_eq!(b, [7, 7, 7, 7, 7, 0, 0, 0]);
+        Ok(())
+    })
+    .unwrap();
+}
+
+// --------------------------------------------------------------------- probe
+
+/// probe/iprobe describe a message before it is received, do not consume
+/// it, and iprobe returns None when nothing matches.
+pub(crate) fn probe<L: Launcher>() {
+    const BIG: usize = 100_000;
+    launch::<L, _, _>(2, |comm| {
+        if comm.rank() == 1 {
+            comm.recv_into::<u8>(&mut [], 0, 1)?; // go
+            comm.send(&[3u32; 10], 0, 7)?;
+            comm.send(&pattern(8, BIG), 0, 8)?; // borrowed: returns once received
+            comm.recv_into::<u8>(&mut [], 0, 1)?; // go again
+            comm.send::<u8>(&[], 0, 9)?;
+            return Ok(());
+        }
+        // Nothing has been sent yet (rank 1 waits for "go").
+        assert_eq!(comm.iprobe(ANY_SOURCE, ANY_TAG)?, None);
+        assert_eq!(comm.iprobe(1, ANY_TAG)?, None);
+        assert_eq!(comm.iprobe(1, 7)?, None);
+        comm.send::<u8>(&[], 1, 1)?;
+        assert_eq!(comm.probe(1, 7)?, st(node(1), 7, 40));
+        assert_eq!(comm.probe(ANY_SOURCE, 8)?, st(node(1), 8, BIG));
+        // Probing consumes nothing: the oldest message is still first.
+        assert_eq!(comm.probe(ANY_SOURCE, ANY_TAG)?, st(node(1), 7, 40));
+        assert_eq!(comm.iprobe(1, 7)?, Some(st(node(1), 7, 40)));
+        assert_eq!(comm.iprobe(ANY_SOURCE, 8)?, Some(st(node(1), 8, BIG)));
+        assert_eq!(comm.iprobe(1, 6)?, None);
+        // Receive with exactly the probed length.
+        let len = comm.probe(1, 8)?.len;
+        let mut big = vec![0u8; len];
+        comm.recv_into(&mut big, 1, 8)?;
+        assert!(big == pattern(8, BIG));
+        let n = comm.probe(1, ANY_TAG)?.count::<u32>();
+        let mut v = vec![0u32; n];
+        assert_eq!(comm.recv_into(&mut v, 1, 7)?, st(node(1), 7, 40));
+        assert_eq!(v, [3u32; 10]);
+        assert_eq!(comm.iprobe(ANY_SOURCE, ANY_TAG)?, None);
+        // iprobe polling sees a message once it arrives.
+        comm.send::<u8>(&[], 1, 1)?;
+        let end = Instant::now() + Duration::from_secs(20);
+        let got = loop {
+            if let Some(s) = comm.iprobe(ANY_SOURCE, ANY_TAG)? {
+                break s;
+            }
+            assert!(Instant::now() < end, "iprobe never saw the message");
+            std::thread::yield_now();
+        };
+        assert_eq!(got, st(node(1), 9, 0));
+        assert_eq!(comm.recv_into::<u8>(&mut [], 1, 9)?, got);
+        assert_eq!(comm.iprobe(ANY_SOURCE, ANY_TAG)?, None);
+        Ok(())
+    })
+    .unwrap();
+}
+
+// --------------------------------------------------------------- truncation
+
+/// A too-small receive buffer gives Truncated and leaves the message in
+/// place (blocking and posted receives, eager and borrowed messages);
+/// recv_partial takes what fits and an ssend learns how much was taken.
+pub(crate) fn truncation_keeps_message<L: Launcher>() {
+    const BIG: usize = 50_000;
+    const BIG2: usize = 40_000;
+    launch::<L, _, _>(2, |comm| {
+        let small: Vec<u32> = (0..100).map(|i| i * 3).collect();
+        let p64 = pattern(64, 64);
+        let big2 = pattern(2, BIG2);
+        if comm.rank() == 1 {
+            let big = pattern(1, BIG);
+            return scope(|s| {
+                comm.send(&small, 0, 3)?;
+                let big_req = comm.isend(s, &big, 0, 4)?;
+                comm.recv_into::<u8>(&mut [], 0, 1)?; // go
+                comm.send(&[5u64; 4], 0, 5)?;
+                big_req.wait()?;
+                assert_eq!(comm.ssend(&p64, 0, 6)?, 16, "ssend learns the taken count");
+                assert_eq!(comm.ssend(&p64, 0, 7)?, 64);
+                assert_eq!(comm.ssend(&big2, 0, 8)?, 1000, "large ssend, taken count");
+                Ok(())
+            });
+        }
+        // Eager message, blocking receive.
+        let mut tiny = [0u32; 10];
+        let e = comm.recv_into(&mut tiny, 1, 3).unwrap_err();
+        assert_eq!(
+            e,
+            Error::Truncated {
+                from: node(1),
+                tag: 3,
+                len: 400,
+                capacity: 40
+            }
+        );
+        assert_eq!(comm.probe(1, 3)?, st(node(1), 3, 400));
+        let mut full = [0u32; 100];
+        assert_eq!(comm.recv_into(&mut full, 1, 3)?, st(node(1), 3, 400));
+        assert_eq!(full.as_slice(), small.as_slice());
+        // Borrowed (large) message, blocking receive, also via wildcards.
+        let mut b = vec![0u8; 1000];
+        let trunc = Error::Truncated {
+            from: node(1),
+            tag: 4,
+            len: BIG,
+            capacity: 1000,
+        };
+        assert_eq!(comm.recv_into(&mut b, 1, 4).unwrap_err(), trunc);
+        assert_eq!(
+            comm.recv_into(&mut b, ANY_SOURCE, ANY_TAG).unwrap_err(),
+            trunc
+        );
+        let (v, got) = comm.recv_vec::<u8>(1, 4)?;
+        assert_eq!(got, st(node(1), 4, BIG));
+        assert!(v == pattern(1, BIG));
+        // A posted receive that is too small.
+        let mut two = [0u64; 2];
+        let e = scope(|s| {
+            let r = comm.irecv(s, &mut two, 1, 5)?;
+            comm.send::<u8>(&[], 1, 1)?;
+            Ok::<_, Error>(r.wait().unwrap_err())
+        })?;
+        assert_eq!(
+            e,
+            Error::Truncated {
+                from: node(1),
+                tag: 5,
+                len: 32,
+                capacity: 16
+            }
+        );
+        let (v, _) = comm.recv_vec::<u64>(1, 5)?;
+        assert_eq!(v, [5u64; 4]);
+        // recv_partial: takes what fits and consumes the message.
+        let mut b16 = [0u8; 16];
+        let p = comm.recv_partial(&mut b16, 1, 6)?;
+        assert_eq!(
+            p,
+            Partial {
+                status: st(node(1), 6, 64),
+                received: 16
+            }
+        );
+        assert_eq!(&b16[..], &p64[..16]);
+        assert_eq!(
+            comm.iprobe(1, 6)?,
+            None,
+            "recv_partial consumes the message"
+        );
+        let mut b128 = [0u8; 128];
+        let p = comm.recv_partial(&mut b128, 1, 7)?;
+        assert_eq!(p.received, 64);
+        assert_eq!(p.status, st(node(1), 7, 64));
+        assert_eq!(&b128[..64], &p64[..]);
+        let mut b1000 = vec![0u8; 1000];
+        let p = comm.recv_partial(&mut b1000, 1, 8)?;
+        assert_eq!(p.received, 1000);
+        assert_eq!(p.status, st(node(1), 8, BIG2));
+        assert_eq!(b1000, big2[..1000]);
+        Ok(())
+    })
+    .unwrap();
+}
+
+// --------------------------------------------------------------- zero length
+
+/// Empty messages of every kind are delivered with len 0.
+pub(crate) fn zero_length<L: Launcher>() {
+    launch::<L, _, _>(2, |comm| {
+        if comm.rank() == 0 {
+            comm.send::<u8>(&[], 1, 1)?;
+            comm.send::<u64>(&[], 1, 2)?;
+            comm.send_vec(Vec::<u32>::new(), 1, 3)?;
+            assert_eq!(comm.ssend::<u8>(&[], 1, 4)?, 0);
+            comm.send_obj(&(), 1, 5)?;
+            let empty: [u16; 0] = [];
+            let got = scope(|s| comm.isend(s, &empty, 1, 6)?.wait())?;
+            assert_eq!(got.len, 0);
+            comm.send::<u8>(&[], 1, 8)?;
+            comm.send_strided(&[], 4, 8, 0, 1, 9)?;
+            // To itself.
+            comm.send::<u8>(&[], 0, 7)?;
+            assert_eq!(comm.recv_into::<u8>(&mut [], 0, 7)?, st(node(0), 7, 0));
+            return Ok(());
+        }
+        assert_eq!(comm.probe(0, 1)?, st(node(0), 1, 0));
+        let mut four = [9u8; 4];
+        assert_eq!(comm.recv_into(&mut four, 0, 1)?, st(node(0), 1, 0));
+        assert_eq!(four, [9; 4], "an empty message writes nothing");
+        assert_eq!(comm.recv_into::<u64>(&mut [], 0, 2)?, st(node(0), 2, 0));
+        let (v, got) = comm.recv_vec::<u32>(0, 3)?;
+        assert!(v.is_empty());
+        assert_eq!(got, st(node(0), 3, 0));
+        let p = comm.recv_partial::<u8>(&mut [], 0, 4)?;
+        assert_eq!(p.received, 0);
+        assert_eq!(p.status, st(node(0), 4, 0));
+        let ((), got) = comm.recv_obj::<()>(0, 5)?;
+        assert_eq!(got.tag, 5);
+        let mut b = [0u16; 3];
+        let got = scope(|s| comm.irecv(s, &mut b, 0, 6)?.wait())?;
+        assert_eq!(got, st(node(0), 6, 0));
+        // A single value cannot come from an empty message.
+        assert_eq!(
+            comm.recv::<u32>(0, 8).unwrap_err(),
+            Error::BadLength {
+                from: node(0),
+                tag: 8,
+                len: 0,
+                elem_size: 4
+            }
+        );
+        let mut sb = [1u8; 8];
+        assert_eq!(
+            comm.recv_strided(&mut sb, 2, 4, 2, 0, 9)?,
+            st(node(0), 9, 0)
+        );
+        assert_eq!(sb, [1; 8]);
+        Ok(())
+    })
+    .unwrap();
+}
+
+// ------------------------------------------------------------- large message
+
+/// One 64 MiB message, content checked word by word.
+pub(crate) fn large_message_64mib<L: Launcher>() {
+    const WORDS: usize = 64 * 1024 * 1024 / 8;
+    fn word(i: usize) -> u64 {
+        (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i as u64 >> 7)
+    }
+    launch::<L, _, _>(2, |comm| {
+        if comm.rank() == 0 {
+            let data: Vec<u64> = (0..WORDS).map(word).collect();
+            comm.send(&data, 1, 64)?;
+        } else {
+            assert_eq!(comm.probe(0, 64)?, st(node(0), 64, 64 << 20));
+            let (v, got) = comm.recv_vec::<u64>(0, 64)?;
+            assert_eq!(got, st(node(0), 64, 64 << 20));
+            assert_eq!(v.len(), WORDS);
+            if let Some(i) = (0..WORDS).find(|&i| v[i] != word(i)) {
+                panic!("word {i} is {:#x}, expected {:#x}", v[i], word(i));
+            }
+        }
+        Ok(())
+    })
+    .unwrap();
+}
+
+// -------------------------------------------------------------------- isends
+
+/// 10 000 outstanding isends in one scope, received and checked in order.
+pub(crate) fn ten_thousand_isends<L: Launcher>() {
+    const N: u32 = 10_000;
+    launch::<L, _, _>(2, |comm| {
+        if comm.rank() == 0 {
+            let data: Vec<[u32; 2]> = (0..N).map(|i| [i, i ^ 0xdead_beef]).collect();
+            let statuses = scope(|s| {
+                let mut reqs = Vec::with_capacity(N as usize);
+                for (i, d) in data.chunks(1).enumerate() {
+                    reqs.push(comm.isend(s, d, 1, i as u32 % 7)?);
+                }
+                wait_all(reqs)
+            })?;
+            assert_eq!(statuses.len(), N as usize);
+            for (i, s) in statuses.iter().enumerate() {
+                assert_eq!(s.tag, i as u32 % 7);
+                assert_eq!(s.len, 8);
+            }
+        } else {
+            for i in 0..N {
+                let mut b = [0u32; 2];
+                let got = comm.recv_into(&mut b, 0, ANY_TAG)?;
+                assert_eq!(b, [i, i ^ 0xdead_beef], "message {i} out of order");
+                assert_eq!(got, st(node(0), i % 7, 8));
+            }
+        }
+        Ok(())
+    })
+    .unwrap();
+}
+
+// ----------------------------------------------------------------- self send
+
+/// A rank sends to itself: small blocking, large and synchronous through
+/// isend/irecv in both orders, and vector hand-off.
+pub(crate) fn self_send<L: Launcher>() {
+    for n in [1, 3] {
+        launch::<L, _, _>(n, |comm| {
+            let me = comm.rank();
+            comm.send(&[me as u64, 42], me, 1)?;
+            let mut b = [0u64; 2];
+            assert_eq!(comm.recv_into(&mut b, me, 1)?, st(node(me), 1, 16));
+            assert_eq!(b, [me as u64, 42]);
+
+            let big = pattern(me, 3 * EAGER_LIMIT + 5);
+            let mut got = vec![0u8; big.len()];
+            scope(|s| {
+                let w = comm.isend(s, &big, me, 2)?;
+                let r = comm.irecv(s, &mut got, me, 2)?;
+                wait_all(vec![w, r])
+            })?;
+            assert!(got == big, "large self message, send posted first");
+
+            let mut got = vec![0u8; big.len()];
+            let (rs, ws) = scope(|s| {
+                let r = comm.irecv(s, &mut got, me, 3)?;
+                let w = comm.issend(s, &big, me, 3)?;
+                let rs = r.wait()?;
+                Ok::<_, Error>((rs, w.wait()?))
+            })?;
+            assert!(got == big, "large self message, receive posted first");
+            assert_eq!(rs, st(node(me), 3, big.len()));
+            assert_eq!(ws.len, big.len());
+
+            comm.send_vec(vec![me as u32; 5000], me, 4)?;
+            let (v, got) = comm.recv_vec::<u32>(ANY_SOURCE, 4)?;
+            assert_eq!(v, vec![me as u32; 5000]);
+            assert_eq!(got.source, node(me));
+            Ok(())
+        })
+        .unwrap();
+    }
+}
+
+// ---------------------------------------------------------------------- rings
+
+/// send_recv around rings of 1, 2, 3, 5 and 8 ranks, small and large.
+pub(crate) fn send_recv_ring<L: Launcher>() {
+    for n in [1usize, 2, 3, 5, 8] {
+        let got = launch::<L, _, _>(n, |comm| {
+            let me = comm.rank();
+            let (right, left) = ((me + 1) % n, (me + n - 1) % n);
+            let mut b = [0u64; 2];
+            let s = comm.send_recv(&[me as u64 * 100, 7], right, 3, &mut b, left, 3)?;
+            assert_eq!(s, st(node(left), 3, 16));
+            assert_eq!(b, [left as u64 * 100, 7]);
+            // Large (borrowed) messages in both directions at once.
+            let out: Vec<u64> = (0..6000).map(|i| (me * 1_000_000 + i) as u64).collect();
+            let mut inb = vec![0u64; 6000];
+            let s = comm.send_recv(&out, left, 4, &mut inb, ANY_SOURCE, ANY_TAG)?;
+            assert_eq!(s, st(node(right), 4, 48_000));
+            assert!(inb
+                .iter()
+                .enumerate()
+                .all(|(i, &x)| x == (right * 1_000_000 + i) as u64));
+            Ok(b[0])
+        })
+        .unwrap();
+        let want: Vec<u64> = (0..n).map(|r| ((r + n - 1) % n) as u64 * 100).collect();
+        assert_eq!(got, want, "ring of {n}");
+    }
+}
+
+/// 16 ranks (on a machine with few cores) pass a token 1000 times around.
+pub(crate) fn ring_16_ranks_1000_laps<L: Launcher>() {
+    const N: usize = 16;
+    const LAPS: u64 = 1000;
+    let start = Instant::now();
+    let got = launch::<L, _, _>(N, |comm| {
+        let me = comm.rank();
+        let (right, left) = ((me + 1) % N, (me + N - 1) % N);
+        let mut last = 0;
+        for lap in 0..LAPS {
+            // Each hop adds one; rank 0 starts lap L with 16 L.
+            if me == 0 {
+                comm.send(&[lap * N as u64], right, 0)?;
+                let (t, _) = comm.recv::<u64>(left, 0)?;
+                assert_eq!(t, lap * N as u64 + N as u64 - 1);
+                last = t;
+            } else {
+                let (t, _) = comm.recv::<u64>(left, 0)?;
+                assert_eq!(t, lap * N as u64 + me as u64 - 1);
+                comm.send(&[t + 1], right, 0)?;
+                last = t;
+            }
+        }
+        Ok(last)
+    })
+    .unwrap();
+    let elapsed = start.elapsed();
+    eprintln!(
+        "ring_16_ranks_1000_laps: {} hops in {elapsed:?} ({:?} per hop)",
+        N as u64 * LAPS,
+        elapsed / (N as u32 * LAPS as u32)
+    );
+    let want: Vec<u64> = (0..N as u64)
+        .map(|r| if r == 0 { 16_000 - 1 } else { 999 * 16 + r - 1 })
+        .collect();
+    assert_eq!(got, want);
+}
+
+// --------------------------------------------------------- typed and objects
+
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct Particle {
+    pos: [f32; 3],
+    id: u32,
+}
+
+#[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Job {
+    name: String,
+    weights: Vec<f64>,
+    limits: Option<(i32, u64)>,
+    children: Vec<Job>,
+    table: std::collections::BTreeMap<String, i8>,
+}
+
+fn sample_job() -> Job {
+    Job {
+        name: "normalize".into(),
+        weights: vec![0.5, -1.25, 1e300],
+        limits: Some((-7, u64::MAX)),
+        children: vec![Job {
+            name: "leaf ✓".into(),
+            weights: vec![],
+            limits: None,
+            children: vec![],
+            table: Default::default(),
+        }],
+        table: [("a".to_string(), -1i8), ("b".to_string(), 127)]
+            .into_iter()
+            .collect(),
+    }
+}
+
+/// Pod slices of several types, recv_vec, vector hand-off, and serde
+/// objects.
+pub(crate) fn typed_and_objects<L: Launcher>() {
+    launch::<L, _, _>(2, |comm| {
+        let particles: Vec<Particle> = (0..1000)
+            .map(|i| Particle {
+                pos: [i as f32, -(i as f32), 0.5],
+                id: i,
+            })
+            .collect();
+        if comm.rank() == 0 {
+            comm.send(&[1.5f64, -0.0, f64::MAX], 1, 1)?;
+            comm.send(&[-3i32, 0, i32::MIN], 1, 2)?;
+            comm.send(&[65535u16], 1, 3)?;
+            comm.send(&[[1u8, 2, 3], [4, 5, 6]], 1, 4)?;
+            comm.send_vec(particles.clone(), 1, 5)?;
+            comm.send(&particles[..10], 1, 6)?;
+            comm.send_vec(vec![0x0102_0304u32, 0x0506_0708], 1, 7)?;
+            comm.send_obj(&sample_job(), 1, 8)?;
+            comm.send_obj("a str slice", 1, 9)?;
+            comm.send_obj(&vec![Some(1u8), None], 1, 10)?;
+            return Ok(());
+        }
+        let mut f = [0f64; 3];
+        comm.recv_into(&mut f, 0, 1)?;
+        assert_eq!(f[0], 1.5);
+        assert!(f[1] == 0.0 && f[1].is_sign_negative());
+        assert_eq!(f[2], f64::MAX);
+        let (v, got) = comm.recv_vec::<i32>(0, 2)?;
+        assert_eq!(v, [-3, 0, i32::MIN]);
+        assert_eq!(got.count::<i32>(), 3);
+        let (x, got) = comm.recv::<u16>(0, 3)?;
+        assert_eq!((x, got.len), (65535, 2));
+        let (a, _) = comm.recv_vec::<[u8; 3]>(0, 4)?;
+        assert_eq!(a, [[1, 2, 3], [4, 5, 6]]);
+        let (p, got) = comm.recv_vec::<Particle>(0, 5)?;
+        assert_eq!(got.len, 1000 * 16);
+        assert_eq!(p, particles);
+        let mut ten = [Particle {
+            pos: [0.0; 3],
+            id: 0,
+        }; 10];
+        comm.recv_into(&mut ten, 0, 6)?;
+        assert_eq!(ten.as_slice(), &particles[..10]);
+        // A handed-off Vec<u32> received as another type is reinterpreted
+        // byte for byte.
+        let (b, got) = comm.recv_vec::<u16>(0, 7)?;
+        assert_eq!(got.len, 8);
+        let want: Vec<u16> =
+            bytemuck::cast_slice::<u32, u16>(&[0x0102_0304u32, 0x0506_0708]).to_vec();
+        assert_eq!(b, want);
+        let (job, _) = comm.recv_obj::<Job>(0, 8)?;
+        assert_eq!(job, sample_job());
+        let (s, _) = comm.recv_obj::<String>(0, 9)?;
+        assert_eq!(s, "a str slice");
+        let (o, _) = comm.recv_obj::<Vec<Option<u8>>>(0, 10)?;
+        assert_eq!(o, [Some(1), None]);
+        Ok(())
+    })
+    .unwrap();
+}
+
+// -------------------------------------------------------- swap and shifts
+
+/// swap (pairwise exchange in place) and shifts with send_recv.
+pub(crate) fn swap_and_shifts<L: Launcher>() {
+    // Hypercube all-reduce by swaps: every rank ends with the sum of ranks.
+    let got = launch::<L, _, _>(8, |comm| {
+        let me = comm.rank();
+        let mut acc = [me as u64, 1];
+        for d in 0..3 {
+            let mut b = acc;
+            let s = comm.swap(&mut b, me ^ (1 << d), d)?;
+            assert_eq!(s, st(node(me ^ (1 << d)), d, 16));
+            acc = [acc[0] + b[0], acc[1] + b[1]];
+        }
+        Ok(acc)
+    })
+    .unwrap();
+    assert_eq!(got, vec![[28u64, 8]; 8]);
+
+    for n in [2usize, 5] {
+        launch::<L, _, _>(n, |comm| {
+            let me = comm.rank();
+            // Large swap with a partner (or with itself for the odd one out).
+            let partner = if me ^ 1 < n { me ^ 1 } else { me };
+            let mut b = vec![me as u32; 9000];
+            comm.swap(&mut b, partner, 100)?;
+            assert!(
+                b.iter().all(|&x| x == partner as u32),
+                "swap with {partner}"
+            );
+            // Shifts by every distance.
+            for k in 0..n {
+                let mut inb = [0u32; 3];
+                let s = comm.send_recv(
+                    &[me as u32, k as u32, 9],
+                    (me + k) % n,
+                    k as u32,
+                    &mut inb,
+                    (me + n - k) % n,
+                    k as u32,
+                )?;
+                let from = (me + n - k) % n;
+                assert_eq!(inb, [from as u32, k as u32, 9]);
+                assert_eq!(s, st(node(from), k as u32, 12));
+            }
+            Ok(())
+        })
+        .unwrap();
+    }
+}
+
+// --------------------------------------------------------------------- ssend
+
+/// A synchronous send returns only after the receiver matched it (a probe
+/// is not a match); issend's request stays incomplete until then.
+pub(crate) fn ssend_completes_after_match<L: Launcher>() {
+    let receiving = AtomicBool::new(false);
+    launch::<L, _, _>(2, |comm| {
+        if comm.rank() == 0 {
+            // Blocking ssend of a short message (an eager send would return
+            // at once): rank 1 probes, sleeps, and only then receives.
+            assert_eq!(comm.ssend(&[1u8, 2, 3], 1, 1)?, 3);
+            assert!(
+                receiving.load(Ordering::SeqCst),
+                "ssend returned before the receiver started to receive"
+            );
+            // issend: not complete while rank 1 has not been told to receive.
+            let data = [7u64; 4];
+            scope(|s| {
+                let mut r = comm.issend(s, &data, 1, 2)?;
+                let end = Instant::now() + Duration::from_millis(100);
+                while Instant::now() < end {
+                    assert!(r.test().is_none(), "issend completed before any receive");
+                    std::thread::yield_now();
+                }
+                comm.send::<u8>(&[], 1, 3)?; // now receive it
+                let got = r.wait()?;
+                assert_eq!(got.len, 32);
+                Ok::<_, Error>(())
+            })?;
+        } else {
+            assert_eq!(comm.probe(0, 1)?, st(node(0), 1, 3));
+            std::thread::sleep(Duration::from_millis(100));
+            receiving.store(true, Ordering::SeqCst);
+            let mut b = [0u8; 3];
+            comm.recv_into(&mut b, 0, 1)?;
+            assert_eq!(b, [1, 2, 3]);
+            comm.recv_into::<u8>(&mut [], 0, 3)?;
+            let (v, _) = comm.recv_vec::<u64>(0, 2)?;
+            assert_eq!(v, [7; 4]);
+        }
+        Ok(())
+    })
+    .unwrap();
+}
+
+// --------------------------------------------------------------- nonblocking
+
+/// Request::test, wait_any and wait_all.
+pub(crate) fn nonblocking_wait_any_test<L: Launcher>() {
+    launch::<L, _, _>(3, |comm| {
+        match comm.rank() {
+            1 => {
+                comm.recv_into::<u8>(&mut [], 0, 9)?; // go
+                comm.send(&[11u32; 3], 0, 1)?;
+            }
+            2 => comm.send(&[22u32; 2], 0, 2)?,
+            _ => {
+                let (mut a, mut b) = ([0u32; 3], [0u32; 2]);
+                scope(|s| {
+                    let mut reqs = vec![comm.irecv(s, &mut a, 1, 1)?, comm.irecv(s, &mut b, 2, 2)?];
+                    // Only rank 2 can send now.
+                    let (i, r) = wait_any(&mut reqs).expect("two requests");
+                    assert_eq!(i, 1);
+                    assert_eq!(r?, st(node(2), 2, 8));
+                    assert_eq!(reqs.len(), 1);
+                    assert!(reqs[0].test().is_none(), "rank 1 has not sent yet");
+                    comm.send::<u8>(&[], 1, 9)?;
+                    let end = Instant::now() + Duration::from_secs(20);
+                    let got = loop {
+                        if let Some(r) = reqs[0].test() {
+                            break r?;
+                        }
+                        assert!(Instant::now() < end, "test never completed");
+                        std::thread::yield_now();
+                    };
+                    assert_eq!(got, st(node(1), 1, 12));
+                    // test again after completion, then wait: same status.
+                    assert_eq!(reqs[0].test(), Some(Ok(got)));
+                    let r = reqs.pop().expect("one left");
+                    assert_eq!(r.wait()?, got);
+                    assert!(wait_any(&mut reqs).is_none());
+                    Ok::<_, Error>(())
+                })?;
+                assert_eq!(a, [11; 3]);
+                assert_eq!(b, [22; 2]);
+            }
+        }
+        // wait_all over an exchange among all three ranks (sends and
+        // receives, small and large).
+        let me = comm.rank();
+        let outs: Vec<Vec<u64>> = (0..3)
+            .map(|k| vec![(me * 10 + k) as u64; 3000 * k + 1])
+            .collect();
+        let mut ins: Vec<Vec<u64>> = (0..3).map(|_| vec![0; 3000 * me + 1]).collect();
+        let statuses = scope(|s| {
+            let mut reqs = Vec::new();
+            for (k, inb) in ins.iter_mut().enumerate() {
+                reqs.push(comm.irecv(s, inb, k, 5)?);
+            }
+            for (k, out) in outs.iter().enumerate() {
+                reqs.push(comm.isend(s, out, k, 5)?);
+            }
+            wait_all(reqs)
+        })?;
+        assert_eq!(statuses.len(), 6);
+        for (k, inb) in ins.iter().enumerate() {
+            assert_eq!(statuses[k], st(node(k), 5, 8 * (3000 * me + 1)));
+            assert!(inb.iter().all(|&x| x == (k * 10 + me) as u64));
+        }
+        // A completed eager isend tests complete at once.
+        let one = [1u8];
+        scope(|s| {
+            let mut r = comm.isend(s, &one, me, 6)?;
+            assert!(matches!(r.test(), Some(Ok(_))));
+            Ok::<_, Error>(())
+        })?;
+        comm.recv_into(&mut [0u8], me, 6)?;
+        Ok(())
+    })
+    .unwrap();
+}
+
+// ------------------------------------------------------------------ strided
+
+fn u32_bytes(v: &[u32]) -> Vec<u8> {
+    bytemuck::cast_slice(v).to_vec()
+}
+
+/// CMMD vector messages against hand-computed byte layouts.
+pub(crate) fn strided_vectors<L: Launcher>() {
+    launch::<L, _, _>(2, |comm| {
+        // A 4 x 5 row-major matrix of u32, m[i][j] = 10 i + j.
+        let m: Vec<u32> = (0..4)
+            .flat_map(|i| (0..5).map(move |j| 10 * i + j))
+            .collect();
+        let mb = u32_bytes(&m);
+        let seq: Vec<u8> = (0..32).collect();
+        if comm.rank() == 0 {
+            // (a) column 2.
+            comm.send_strided(&mb[8..], 4, 20, 4, 1, 1)?;
+            // (b) rows, to be received as columns (transpose).
+            for i in 0..4 {
+                comm.send_strided(&mb[i * 20..], 4, 4, 5, 1, 2)?;
+            }
+            // (c) re-chunking: 4 elements of 6 bytes every 8.
+            comm.send_strided(&seq, 6, 8, 4, 1, 3)?;
+            // (d) stride 0 repeats one element.
+            comm.send_strided(b"abcdef", 3, 0, 5, 1, 4)?;
+            // (e) a shorter message than the receive geometry.
+            comm.send(&[1u8, 2, 3, 4, 5, 6, 7, 8], 1, 5)?;
+            // (f) a longer one.
+            comm.send(&[9u8; 10], 1, 6)?;
+            // (g) receive stride smaller than the element.
+            comm.send_strided(&seq[1..13], 12, 12, 1, 1, 7)?;
+            return Ok(());
+        }
+        // (a)
+        let mut col = [0u8; 16];
+        assert_eq!(
+            comm.recv_strided(&mut col, 4, 4, 4, 0, 1)?,
+            st(node(0), 1, 16)
+        );
+        assert_eq!(col.to_vec(), u32_bytes(&[2, 12, 22, 32]));
+        // (b) 5 x 4 result: row j of the transpose is column j of m.
+        let mut t = vec![0u8; 80];
+        for i in 0..4 {
+            comm.recv_strided(&mut t[i * 4..], 4, 16, 5, 0, 2)?;
+        }
+        #[rustfmt::skip]
+        let want = u32_bytes(&[
+            0, 10, 20, 30,
+            1, 11, 21, 31,
+            2, 12, 22, 32,
+            3, 13, 23, 33,
+            4, 14, 24, 34,
+        ]);
+        assert_eq!(t, want);
+        // (c) into 6 elements of 4 bytes every 10 bytes.
+        let mut c = vec![0xEEu8; 54];
+        assert_eq!(comm.recv_strided(&mut c, 4, 10, 6, 0, 3)?.len, 24);
+        let mut want = vec![0xEEu8; 54];
+        want[0..4].copy_from_slice(&[0, 1, 2, 3]);
+        want[10..14].copy_from_slice(&[4, 5, 8, 9]);
+        want[20..24].copy_from_slice(&[10, 11, 12, 13]);
+        want[30..34].copy_from_slice(&[16, 17, 18, 19]);
+        want[40..44].copy_from_slice(&[20, 21, 24, 25]);
+        want[50..54].copy_from_slice(&[26, 27, 28, 29]);
+        assert_eq!(c, want);
+        // (d)
+        let (d, _) = comm.recv_vec::<u8>(0, 4)?;
+        assert_eq!(d, b"abcabcabcabcabc");
+        // (e) 6 elements of 2 bytes every 3; only 4 are covered.
+        let mut e = [0u8; 17];
+        assert_eq!(comm.recv_strided(&mut e, 2, 3, 6, 0, 5)?.len, 8);
+        assert_eq!(e, [1, 2, 0, 3, 4, 0, 5, 6, 0, 7, 8, 0, 0, 0, 0, 0, 0]);
+        // (f) capacity 8 < 10: Truncated, kept; then a geometry that fits.
+        let mut f = [0u8; 10];
+        assert_eq!(
+            comm.recv_strided(&mut f, 2, 2, 4, 0, 6).unwrap_err(),
+            Error::Truncated {
+                from: node(0),
+                tag: 6,
+                len: 10,
+                capacity: 8
+            }
+        );
+        assert_eq!(comm.recv_strided(&mut f, 2, 2, 5, 0, 6)?.len, 10);
+        assert_eq!(f, [9; 10]);
+        // (g) elements of 4 every 2 bytes: later elements overwrite.
+        let mut g = [0u8; 8];
+        comm.recv_strided(&mut g, 4, 2, 3, 0, 7)?;
+        assert_eq!(g, [1, 2, 5, 6, 9, 10, 11, 12]);
+        Ok(())
+    })
+    .unwrap();
+}
+
+// ---------------------------------------------------------------------- host
+
+/// Nodes talk to the host and the host replies.
+pub(crate) fn host_messages<L: Launcher>() {
+    const N: usize = 3;
+    let (host, nodes) = launch_with_host::<L, _, _, _, _>(
+        N,
+        |comm| {
+            assert!(comm.is_host() && comm.has_host());
+            assert_eq!(comm.me(), Rank::Host);
+            assert_eq!(comm.size(), N);
+            let mut seen = Vec::new();
+            for _ in 0..N {
+                let (v, got) = comm.recv::<u32>(ANY_SOURCE, 1)?;
+                let r = got.source.node().expect("only nodes send to the host");
+                assert_eq!(v, r as u32 * 10);
+                seen.push(r);
+                comm.send(&[v + 1], r, 2)?;
+            }
+            seen.sort_unstable();
+            assert_eq!(seen, [0, 1, 2]);
+            for r in 0..N {
+                comm.send_obj(&format!("hello node {r}"), r, 3)?;
+            }
+            // A large message from the host.
+            comm.send(&pattern(99, 2 * EAGER_LIMIT), 0, 4)?;
+            Ok(seen.len())
+        },
+        |comm| {
+            assert!(comm.has_host() && !comm.is_host());
+            let me = comm.rank();
+            assert_eq!(comm.me(), node(me));
+            comm.send(&[me as u32 * 10], Rank::Host, 1)?;
+            let (v, got) = comm.recv::<u32>(Rank::Host, 2)?;
+            assert_eq!(v, me as u32 * 10 + 1);
+            assert_eq!(got.source, Rank::Host);
+            let (s, got) = comm.recv_obj::<String>(ANY_SOURCE, ANY_TAG)?;
+            assert_eq!(s, format!("hello node {me}"));
+            assert_eq!(got.source, Rank::Host);
+            if me == 0 {
+                let (v, _) = comm.recv_vec::<u8>(Rank::Host, 4)?;
+                assert!(v == pattern(99, 2 * EAGER_LIMIT));
+            }
+            Ok(me)
+        },
+    )
+    .unwrap();
+    assert_eq!(host, N);
+    assert_eq!(nodes, [0, 1, 2]);
+}
+
+// ----------------------------------------------------------------- global OR
+
+/// The asynchronous global OR: one rank's bit becomes visible to all; it
+/// stays true while any bit is set; clearing all bits makes it false.
+pub(crate) fn global_or<L: Launcher>() {
+    let limit = Duration::from_secs(20);
+    launch::<L, _, _>(4, |comm| {
+        let sync = comm.dup();
+        let me = comm.rank();
+        assert!(!comm.get_global_or(), "nobody has set the flag yet");
+        barrier(&sync)?;
+        if me == 2 {
+            comm.set_global_or(true);
+        }
+        poll_until(limit, "rank 2's bit", || comm.get_global_or());
+        barrier(&sync)?;
+        comm.set_global_or(true);
+        barrier(&sync)?;
+        if me == 2 {
+            comm.set_global_or(false);
+            // The others' bits are still set (eventually visible here).
+            poll_until(limit, "the other ranks' bits", || comm.get_global_or());
+        } else {
+            // Its own bit is set, so it sees true whatever else happens.
+            assert!(comm.get_global_or());
+        }
+        barrier(&sync)?;
+        comm.set_global_or(false);
+        poll_until(limit, "all bits cleared", || !comm.get_global_or());
+        barrier(&sync)?;
+        Ok(())
+    })
+    .unwrap();
+}
