@@ -93,3 +93,6 @@ pub mod segmented;
 
 pub use scan_chain::scan_chain;
 pub use scan_recursive_doubling::scan_recursive_doubling;
+
+pub mod multicast_spgsnw;
+pub use multicast_spgsnw::{spgsnw_plan, spgsnw_receiver, spgsnw_sender};
