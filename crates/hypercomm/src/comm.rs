@@ -38,6 +38,9 @@ pub(crate) struct CommInner {
     derived: Cell<u64>,
     counted: RefCell<HashMap<(u8, u64), u64>>,
     coll_seq: Cell<u32>,
+    coll_seq_host: Cell<u32>,
+    pub(crate) topology: Cell<crate::collective::Topology>,
+    pub(crate) check: Cell<bool>,
 }
 
 /// splitmix64: a fixed, portable mixing function for context derivation.
@@ -84,6 +87,9 @@ impl Comm {
                 derived: Cell::new(0),
                 counted: RefCell::new(HashMap::new()),
                 coll_seq: Cell::new(0),
+                coll_seq_host: Cell::new(0),
+                topology: Cell::new(crate::collective::Topology::Auto),
+                check: Cell::new(true),
             }),
             timeout,
         }
@@ -169,11 +175,15 @@ impl Comm {
         }
     }
 
-    /// Next tag on the collective context (every member calls collectives in
-    /// the same order, so the sequence agrees).
-    pub(crate) fn next_coll_tag(&self) -> u32 {
-        let t = self.inner.coll_seq.get();
-        self.inner.coll_seq.set(t.wrapping_add(1));
+    /// Next tag of the node-only or the host-involving collective sequence.
+    pub(crate) fn next_coll_tag_for(&self, with_host: bool) -> u32 {
+        let c = if with_host {
+            &self.inner.coll_seq_host
+        } else {
+            &self.inner.coll_seq
+        };
+        let t = c.get();
+        c.set(t.wrapping_add(1));
         t
     }
 
@@ -221,7 +231,8 @@ impl Comm {
     /// (a simple linear exchange used to build communicators).
     pub(crate) fn exchange_all(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
         let members = self.members();
-        let tag = self.next_coll_tag();
+        // Every member (the host too, if any) takes part.
+        let tag = self.next_tag(self.has_host());
         let root = members[0];
         if self.me() == root {
             let mut all = vec![mine.to_vec()];

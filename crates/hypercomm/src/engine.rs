@@ -19,6 +19,7 @@
 //! Not done yet: cancellation of a matched receive; message-size based
 //! pipelining for byte-stream transports (they will chunk below this layer).
 
+use crate::collective::executor::Task;
 use crate::error::{Error, Result};
 use crate::rank::{Rank, Status};
 use crate::recorder::{self, Event};
@@ -26,6 +27,7 @@ use crate::transport::{AnyTransport, Borrowed, Completion, Frame, Payload, PeerS
 use crate::wire::{Header, Kind};
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
+use std::rc::{Rc, Weak};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -219,8 +221,9 @@ pub(crate) struct Engine {
     pub(crate) t: AnyTransport,
     st: RefCell<State>,
     pub(crate) default_timeout: Option<Duration>,
-    /// Job-wide default timeout from `HYPERCOMM_TIMEOUT`, read once.
     me: u32,
+    /// Non-blocking collectives in flight: advanced by every wait.
+    tasks: RefCell<Vec<Weak<RefCell<dyn Task>>>>,
 }
 
 /// How long a wait spins before yielding, and yields before blocking.
@@ -254,7 +257,56 @@ impl Engine {
             }),
             default_timeout,
             me,
+            tasks: RefCell::new(Vec::new()),
         }
+    }
+
+    /// Register a non-blocking collective so that every wait advances it.
+    pub(crate) fn register(&self, t: &Rc<RefCell<dyn Task>>) {
+        let mut v = self.tasks.borrow_mut();
+        v.retain(|w| w.strong_count() > 0);
+        v.push(Rc::downgrade(t));
+    }
+
+    /// Advance every registered task that is not already being advanced.
+    fn advance_tasks(&self) {
+        if self.tasks.borrow().is_empty() {
+            return;
+        }
+        let live: Vec<Rc<RefCell<dyn Task>>> = {
+            let mut v = self.tasks.borrow_mut();
+            v.retain(|w| w.strong_count() > 0);
+            v.iter().filter_map(|w| w.upgrade()).collect()
+        };
+        for t in live {
+            if let Ok(mut t) = t.try_borrow_mut() {
+                t.advance(self);
+            }
+        }
+    }
+
+    /// Run a task to completion (blocking collectives, and waits on
+    /// non-blocking ones). On error or timeout the task is withdrawn.
+    pub(crate) fn run_task(
+        &self,
+        task: &RefCell<dyn Task>,
+        timeout: Option<Duration>,
+        op: &str,
+    ) -> Result<()> {
+        let group = task.borrow().group().clone();
+        let what = || task.try_borrow().map(|t| t.describe()).unwrap_or_default();
+        let r = self.wait_loop(&group, None, timeout, op, &what, |e| {
+            let mut t = task.borrow_mut();
+            if t.advance(e) {
+                Some(t.take_result().unwrap_or(Ok(())))
+            } else {
+                None
+            }
+        });
+        if r.is_err() {
+            task.borrow_mut().withdraw(self);
+        }
+        r
     }
 
     #[inline]
@@ -415,8 +467,9 @@ impl Engine {
 
     // ------------------------------------------------------------- failures
 
-    /// Fail if the job was aborted.
-    fn check_abort(&self, g: &Group) -> Result<()> {
+    /// Fail if the job was aborted. Also used by the non-blocking calls
+    /// (`iprobe`, `Request::test`) so that a polling loop ends after an abort.
+    pub(crate) fn check_abort(&self, g: &Group) -> Result<()> {
         if let Some((ep, msg)) = self.t.aborted() {
             return Err(Error::Aborted {
                 rank: g.rank(ep as u32),
@@ -480,6 +533,7 @@ impl Engine {
         let mut published = false;
         let out = loop {
             self.progress();
+            self.advance_tasks();
             if let Some(r) = poll(self) {
                 break r;
             }

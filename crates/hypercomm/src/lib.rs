@@ -37,6 +37,7 @@
 //! tracing beyond the recorder hook, the simulator, grids and the C API are
 //! later work; each module's docs say what it lacks.
 
+pub mod collective;
 pub mod comm;
 mod engine;
 pub mod error;
@@ -48,6 +49,7 @@ mod run;
 pub mod transport;
 pub mod wire;
 
+pub use collective::{Algorithm, CollOpts, Topology};
 pub use comm::Comm;
 pub use engine::EAGER_LIMIT;
 pub use error::{Error, Result};

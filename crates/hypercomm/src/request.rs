@@ -119,8 +119,16 @@ impl<'scope> Request<'scope> {
         if let Some(d) = &self.done {
             return Some(d.clone());
         }
-        let r = self.engine.test(self.id)?;
-        let r = r.map(|s| s.to_status(&self.group));
+        let r = match self.engine.test(self.id) {
+            Some(r) => r.map(|s| s.to_status(&self.group)),
+            None => {
+                // Still pending. After an abort it never completes, so fail
+                // it (and withdraw it) rather than let a `test` loop spin.
+                let aborted = self.engine.check_abort(&self.group).err()?;
+                self.engine.withdraw(self.id);
+                Err(aborted)
+            }
+        };
         self.done = Some(r.clone());
         Some(r)
     }

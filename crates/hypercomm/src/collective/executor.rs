@@ -1,0 +1,348 @@
+//! The executor: runs a [`Schedule`] over the p2p engine, blocking or
+//! non-blocking.
+//!
+//! A schedule is a list of rounds. For each round the executor posts every
+//! receive and send (non-blocking, on the communicator's collective context
+//! with the call's own tag), waits for all of them, then applies the round's
+//! local reduce and copy operations. [`Exec`] is a state machine:
+//! [`Exec::advance`] does as much as it can without blocking, so the same
+//! code serves blocking calls (advance inside the engine's wait loop) and
+//! non-blocking ones (advanced by every wait of the rank, so several
+//! outstanding collectives all progress).
+//!
+//! Buffers: the caller's input (read only), output (read and write), and
+//! scratch buffers owned by the executor. Regions are checked against the
+//! buffers when the executor is built; the schedule generators guarantee
+//! that a round's received regions overlap nothing else in the round
+//! (checked by the algorithm crate's lock-step simulator).
+
+use super::ops::{combine_slices, Element, Operator};
+use crate::engine::{Engine, Group, Layout, Match, ReqId};
+use crate::error::{Error, Result};
+use hypercomm_algo::{Buf, Op, Region, Schedule};
+use std::sync::Arc;
+
+/// One schedule in execution.
+pub(crate) struct Exec<T: Element, O: Operator<T>> {
+    sched: Schedule,
+    /// Endpoint of each participant.
+    eps: Vec<u32>,
+    ctx: u64,
+    tag: u32,
+    group: Arc<Group>,
+    input: *const T,
+    input_len: usize,
+    output: *mut T,
+    output_len: usize,
+    temps: Vec<Vec<T>>,
+    op: Option<O>,
+    round: usize,
+    posted: bool,
+    /// Requests of the current round, with the byte length a receive must have.
+    pending: Vec<(ReqId, Option<usize>)>,
+    result: Option<Result<()>>,
+    what: &'static str,
+}
+
+/// Something the engine can advance while any wait of the rank spins.
+pub(crate) trait Task {
+    /// Make progress without blocking; true when finished.
+    fn advance(&mut self, e: &Engine) -> bool;
+    /// The result once finished (taken once).
+    fn take_result(&mut self) -> Option<Result<()>>;
+    /// The group it runs on (for failure detection and messages).
+    fn group(&self) -> &Arc<Group>;
+    /// What it is, for timeout messages.
+    fn describe(&self) -> String;
+    /// Withdraw every outstanding request (after an error or timeout).
+    fn withdraw(&mut self, e: &Engine);
+}
+
+impl<T: Element, O: Operator<T>> Exec<T, O> {
+    /// Build an executor.
+    ///
+    /// # Safety
+    /// `input` (`input_len` elements) and `output` (`output_len` elements)
+    /// must stay valid, and `output` unaliased, until the executor is finished
+    /// or withdrawn.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn new(
+        sched: Schedule,
+        eps: Vec<u32>,
+        ctx: u64,
+        tag: u32,
+        group: Arc<Group>,
+        input: *const T,
+        input_len: usize,
+        output: *mut T,
+        output_len: usize,
+        op: Option<O>,
+        what: &'static str,
+    ) -> Result<Self> {
+        let temps: Vec<Vec<T>> = sched.temps.iter().map(|&n| vec![T::zeroed(); n]).collect();
+        let e = Exec {
+            sched,
+            eps,
+            ctx,
+            tag,
+            group,
+            input,
+            input_len,
+            output,
+            output_len,
+            temps,
+            op,
+            round: 0,
+            posted: false,
+            pending: Vec::new(),
+            result: None,
+            what,
+        };
+        e.validate()?;
+        Ok(e)
+    }
+
+    fn len_of(&self, b: Buf) -> usize {
+        match b {
+            Buf::Input => self.input_len,
+            Buf::Output => self.output_len,
+            Buf::Temp(i) => self.temps.get(i as usize).map_or(0, |t| t.len()),
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        let bad = |msg: String| Error::Protocol(format!("internal: {} schedule: {msg}", self.what));
+        for (ri, r) in self.sched.rounds.iter().enumerate() {
+            for op in &r.ops {
+                let regions: &[(Region, bool)] = &match *op {
+                    Op::Send { to, region } => {
+                        if to >= self.eps.len() {
+                            return Err(bad(format!(
+                                "round {ri} sends to participant {to} of {}",
+                                self.eps.len()
+                            )));
+                        }
+                        [(region, false), (region, false)]
+                    }
+                    Op::Recv { from, region } => {
+                        if from >= self.eps.len() {
+                            return Err(bad(format!(
+                                "round {ri} receives from participant {from} of {}",
+                                self.eps.len()
+                            )));
+                        }
+                        [(region, true), (region, true)]
+                    }
+                    Op::Reduce { src, dst, .. } | Op::Copy { src, dst } => {
+                        if src.len != dst.len {
+                            return Err(bad(format!(
+                                "round {ri}: local op lengths {} and {}",
+                                src.len, dst.len
+                            )));
+                        }
+                        [(src, false), (dst, true)]
+                    }
+                };
+                for &(reg, writes) in regions {
+                    if writes && reg.buf == Buf::Input && reg.len > 0 {
+                        return Err(bad(format!("round {ri} writes the input buffer")));
+                    }
+                    if reg
+                        .offset
+                        .checked_add(reg.len)
+                        .is_none_or(|end| end > self.len_of(reg.buf))
+                    {
+                        return Err(bad(format!(
+                            "round {ri}: region {:?}[{}..+{}] exceeds its buffer of {}",
+                            reg.buf,
+                            reg.offset,
+                            reg.len,
+                            self.len_of(reg.buf)
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn ptr(&mut self, r: Region) -> *mut T {
+        match r.buf {
+            Buf::Input => self.input as *mut T,
+            Buf::Output => self.output,
+            Buf::Temp(i) => self.temps[i as usize].as_mut_ptr(),
+        }
+        .wrapping_add(r.offset)
+    }
+
+    fn post_round(&mut self, e: &Engine) -> Result<()> {
+        let ops = std::mem::take(&mut self.sched.rounds[self.round].ops);
+        let mut result = Ok(());
+        for op in &ops {
+            match *op {
+                Op::Recv { from, region } => {
+                    let p = self.ptr(region) as *mut u8;
+                    let bytes = region.len * std::mem::size_of::<T>();
+                    // SAFETY: the region was bounds-checked in `validate`; the
+                    // buffer outlives the executor (contract of `new`), and
+                    // no other op of this round touches a received region.
+                    let dst = unsafe { std::slice::from_raw_parts_mut(p, bytes) };
+                    let m = Match {
+                        ctx: self.ctx,
+                        src: Some(self.eps[from]),
+                        tag: Some(self.tag),
+                    };
+                    // SAFETY: as above; the request is completed or withdrawn
+                    // before the executor is dropped.
+                    match unsafe { e.post_recv(&self.group, m, dst, Layout::Contiguous) } {
+                        Ok(id) => self.pending.push((id, Some(bytes))),
+                        Err(err) => {
+                            result = Err(err);
+                            break;
+                        }
+                    }
+                }
+                Op::Send { to, region } => {
+                    let p = self.ptr(region) as *const u8;
+                    let bytes = region.len * std::mem::size_of::<T>();
+                    // SAFETY: bounds-checked region of a live buffer, not
+                    // written during this round.
+                    let src = unsafe { std::slice::from_raw_parts(p, bytes) };
+                    // SAFETY: the send request is completed or withdrawn before
+                    // the buffer can change or go away.
+                    match unsafe {
+                        e.start_send(&self.group, self.eps[to], self.ctx, self.tag, src, false)
+                    } {
+                        Ok(Some(id)) => self.pending.push((id, None)),
+                        Ok(None) => {}
+                        Err(err) => {
+                            result = Err(err);
+                            break;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.sched.rounds[self.round].ops = ops;
+        result
+    }
+
+    fn local_ops(&mut self) {
+        let ops = std::mem::take(&mut self.sched.rounds[self.round].ops);
+        for op in &ops {
+            match *op {
+                Op::Reduce {
+                    src,
+                    dst,
+                    src_first,
+                } => {
+                    if src.len == 0 {
+                        continue;
+                    }
+                    let s = self.ptr(src) as *const T;
+                    let d = self.ptr(dst);
+                    // SAFETY: bounds-checked regions; src and dst are distinct
+                    // regions (generators never reduce a region into itself),
+                    // and all communication of the round has completed.
+                    let (s, d) = unsafe {
+                        (
+                            std::slice::from_raw_parts(s, src.len),
+                            std::slice::from_raw_parts_mut(d, dst.len),
+                        )
+                    };
+                    if let Some(op) = &self.op {
+                        combine_slices(op, s, d, src_first);
+                    }
+                }
+                Op::Copy { src, dst } => {
+                    if src.len == 0 {
+                        continue;
+                    }
+                    let s = self.ptr(src) as *const T;
+                    let d = self.ptr(dst);
+                    // SAFETY: bounds-checked, non-overlapping regions
+                    // (`copy` semantics), communication complete.
+                    unsafe { std::ptr::copy(s, d, src.len) };
+                }
+                _ => {}
+            }
+        }
+        self.sched.rounds[self.round].ops = ops;
+    }
+
+    fn step(&mut self, e: &Engine) -> Option<Result<()>> {
+        loop {
+            if !self.posted {
+                if self.round >= self.sched.rounds.len() {
+                    return Some(Ok(()));
+                }
+                if let Err(err) = self.post_round(e) {
+                    return Some(Err(err));
+                }
+                self.posted = true;
+            }
+            while let Some(&(id, want)) = self.pending.last() {
+                match e.test(id) {
+                    None => return None,
+                    Some(Err(err)) => return Some(Err(err)),
+                    Some(Ok(st)) => {
+                        self.pending.pop();
+                        if let Some(w) = want {
+                            if st.len != w {
+                                return Some(Err(Error::CollectiveMismatch(format!(
+                                    "{}: {} sent {} bytes where {} were expected (counts differ between ranks)",
+                                    self.what,
+                                    self.group.rank(st.src),
+                                    st.len,
+                                    w
+                                ))));
+                            }
+                        }
+                    }
+                }
+            }
+            self.local_ops();
+            self.round += 1;
+            self.posted = false;
+        }
+    }
+}
+
+impl<T: Element, O: Operator<T>> Task for Exec<T, O> {
+    fn advance(&mut self, e: &Engine) -> bool {
+        if self.result.is_some() {
+            return true;
+        }
+        match self.step(e) {
+            None => false,
+            Some(r) => {
+                if r.is_err() {
+                    self.withdraw(e);
+                }
+                self.result = Some(r);
+                true
+            }
+        }
+    }
+    fn take_result(&mut self) -> Option<Result<()>> {
+        self.result.take()
+    }
+    fn group(&self) -> &Arc<Group> {
+        &self.group
+    }
+    fn describe(&self) -> String {
+        format!(
+            "{} (collective tag {}) at round {} of {}",
+            self.what,
+            self.tag,
+            self.round + 1,
+            self.sched.rounds.len()
+        )
+    }
+    fn withdraw(&mut self, e: &Engine) {
+        for (id, _) in self.pending.drain(..) {
+            e.withdraw(id);
+        }
+    }
+}

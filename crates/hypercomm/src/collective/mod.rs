@@ -1,0 +1,551 @@
+//! Collective operations (SPEC section 4): algorithms are schedules, run by
+//! one executor.
+//!
+//! ## Layout
+//!
+//! * `hypercomm-algo` (its own crate): pure schedule generators, one file per
+//!   algorithm, tested with no transport.
+//! * [`ops`]: element types and operators.
+//! * `executor.rs`: runs a schedule over the p2p engine, round by round, as a
+//!   non-blocking state machine.
+//! * `task.rs`: check mode (a signature exchange before the schedule) and
+//!   the task that blocking and non-blocking calls share.
+//! * [`select`]: PICL `setarc0` topology setting, per-call algorithm choice,
+//!   and the cost model used by `Auto`.
+//!
+//! Every collective runs on the communicator's reserved collective context
+//! with a tag drawn from a per-communicator sequence, so user receives never
+//! see collective traffic and concurrent non-blocking collectives never mix.
+//! Node-only collectives and those that involve the host draw from separate
+//! sequences, so the host need not call node-only collectives.
+//!
+//! Host-rooted variants are compositions: a broadcast from the host is a
+//! send to node 0 followed by a node broadcast from 0; a reduce or gather to
+//! the host is the node operation to node 0 followed by a send to the host;
+//! the host+nodes barrier is a dissemination barrier over n + 1
+//! participants. The host never contributes to a node reduction.
+//!
+//! Not done yet: see the list at the end of [`select`].
+
+pub(crate) mod executor;
+pub mod ops;
+pub mod select;
+mod task;
+
+pub use ops::{
+    BitAnd, BitOr, BitXor, Element, Integer, Loc, LogicalAnd, LogicalOr, Max, MaxLoc, Min, MinLoc,
+    Number, Operator, Prod, Sum, UserOp,
+};
+pub use select::{Algorithm, CollOpts, Topology};
+
+use crate::comm::Comm;
+use crate::error::{Error, Result};
+use crate::rank::Rank;
+use executor::{Exec, Task};
+use hypercomm_algo::Schedule;
+use std::cell::RefCell;
+use task::{CollTask, NoOp, Signature};
+
+/// Collective operation codes (check signatures, trace block records).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Kind {
+    Barrier = 1,
+    Bcast = 2,
+    Reduce = 3,
+    Allreduce = 4,
+}
+
+/// Who takes part in one collective call.
+pub(crate) struct Parts {
+    /// Endpoint of each participant.
+    pub(crate) eps: Vec<u32>,
+    /// Rank (in the communicator) of each participant.
+    pub(crate) ranks: Vec<Rank>,
+    /// My participant index.
+    pub(crate) me: usize,
+    /// Whether the host takes part (selects the tag sequence).
+    pub(crate) with_host: bool,
+}
+
+impl Comm {
+    /// The nodes as participants (the host is not one).
+    pub(crate) fn node_parts(&self, op: &'static str) -> Result<Parts> {
+        let Rank::Node(me) = self.me() else {
+            return Err(Error::InvalidArgument {
+                op,
+                what:
+                    "the host does not take part in this node collective (use the host-rooted form)"
+                        .into(),
+            });
+        };
+        Ok(Parts {
+            eps: self.group().eps.clone(),
+            ranks: (0..self.size()).map(Rank::Node).collect(),
+            me,
+            with_host: false,
+        })
+    }
+
+    /// Nodes and the host as participants (host last).
+    pub(crate) fn host_parts(&self, op: &'static str) -> Result<Parts> {
+        let Some(h) = self.group().host else {
+            return Err(Error::InvalidArgument {
+                op,
+                what: "this communicator has no host".into(),
+            });
+        };
+        let mut eps = self.group().eps.clone();
+        eps.push(h);
+        let mut ranks: Vec<Rank> = (0..self.size()).map(Rank::Node).collect();
+        ranks.push(Rank::Host);
+        Ok(Parts {
+            me: match self.me() {
+                Rank::Node(r) => r,
+                Rank::Host => self.size(),
+            },
+            eps,
+            ranks,
+            with_host: true,
+        })
+    }
+
+    /// Build the task of one collective call.
+    ///
+    /// # Safety
+    /// `input`/`output` must stay valid (and `output` unaliased) until the
+    /// task is finished or withdrawn.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn coll_task<T: Element, O: Operator<T> + 'static>(
+        &self,
+        parts: &Parts,
+        sched: Schedule,
+        input: *const T,
+        input_len: usize,
+        output: *mut T,
+        output_len: usize,
+        op: Option<O>,
+        sig: Signature,
+        what: &'static str,
+    ) -> Result<CollTask<T, O>> {
+        let ctx = self.coll_ctx();
+        let check_tag = if self.check_mode() {
+            Some(self.next_tag(parts.with_host))
+        } else {
+            None
+        };
+        let tag = self.next_tag(parts.with_host);
+        // SAFETY: forwarded to our caller.
+        let main = unsafe {
+            Exec::new(
+                sched,
+                parts.eps.clone(),
+                ctx,
+                tag,
+                self.group().clone(),
+                input,
+                input_len,
+                output,
+                output_len,
+                op,
+                what,
+            )?
+        };
+        let check = check_tag.map(|tag| task::CheckSpec {
+            sig,
+            eps: parts.eps.clone(),
+            ranks: parts.ranks.clone(),
+            ctx,
+            tag,
+            group: self.group().clone(),
+        });
+        CollTask::new(main, check, parts.me)
+    }
+
+    /// Run a task to completion.
+    pub(crate) fn run_coll(&self, task: impl Task + 'static, what: &str) -> Result<()> {
+        let cell = RefCell::new(task);
+        self.engine().run_task(&cell, self.timeout, what)
+    }
+
+    pub(crate) fn next_tag(&self, with_host: bool) -> u32 {
+        let t = self.next_coll_tag_for(with_host);
+        if with_host {
+            t | 0x8000_0000
+        } else {
+            t & 0x7fff_ffff
+        }
+    }
+
+    // ---------------------------------------------------------------- API
+
+    /// Barrier over the nodes (PICL barrier0, CMMD sync_with_nodes).
+    pub fn barrier(&self) -> Result<()> {
+        self.barrier_with(&CollOpts::default())
+    }
+
+    /// Barrier with options (algorithm: `Dissemination` or `Tree`).
+    pub fn barrier_with(&self, opts: &CollOpts) -> Result<()> {
+        let parts = self.node_parts("barrier")?;
+        self.barrier_parts(&parts, opts)
+    }
+
+    /// Barrier of the host and all nodes (CMMD sync_host_with_nodes): every
+    /// node and the host call it.
+    pub fn barrier_with_host(&self) -> Result<()> {
+        let parts = self.host_parts("barrier_with_host")?;
+        self.barrier_parts(&parts, &CollOpts::default())
+    }
+
+    fn barrier_parts(&self, parts: &Parts, opts: &CollOpts) -> Result<()> {
+        let p = parts.eps.len();
+        let alg = self.choose(select::Coll::Barrier, p, 0, opts, true)?;
+        let sched = match alg {
+            Algorithm::Tree | Algorithm::Binomial => hypercomm_algo::barrier_tree(parts.me, p),
+            _ => hypercomm_algo::barrier_dissemination(parts.me, p),
+        };
+        let sig = Signature {
+            op: Kind::Barrier as u8,
+            root: -1,
+            count: 0,
+            elem: 0,
+            operator: 0,
+        };
+        let mut none: [u8; 0] = [];
+        // SAFETY: zero-length buffers; nothing is read or written.
+        let task = unsafe {
+            self.coll_task::<u8, NoOp>(
+                parts,
+                sched,
+                none.as_ptr(),
+                0,
+                none.as_mut_ptr(),
+                0,
+                None,
+                sig,
+                "barrier",
+            )?
+        };
+        self.run_coll(task, "barrier")
+    }
+
+    /// Broadcast `buf` from `root` (a node, or [`Rank::Host`]) to every node
+    /// (GSENDW/GRECVW, PICL bcast0, CMMD bc_from_host). Every node calls it
+    /// with the same root and length; with a host root the host calls it too.
+    pub fn bcast<T: Element>(&self, buf: &mut [T], root: impl Into<Rank>) -> Result<()> {
+        self.bcast_with(buf, root, &CollOpts::default())
+    }
+
+    /// [`Comm::bcast`] with options.
+    pub fn bcast_with<T: Element>(
+        &self,
+        buf: &mut [T],
+        root: impl Into<Rank>,
+        opts: &CollOpts,
+    ) -> Result<()> {
+        let root = root.into();
+        let count = buf.len();
+        if root == Rank::Host {
+            // 1. The host hands the data to node 0; 2. node 0 broadcasts.
+            let parts = self.host_parts("bcast from host")?;
+            let tag = self.next_tag(true);
+            let hsig = Signature {
+                op: Kind::Bcast as u8,
+                root: -2,
+                count: count as u64,
+                elem: T::CODE,
+                operator: 0,
+            };
+            let _ = (parts, hsig);
+            if self.is_host() {
+                self.coll_send_tagged(Rank::Node(0), tag, bytemuck::cast_slice(buf))?;
+                return Ok(());
+            }
+            if self.rank() == 0 {
+                self.coll_recv_into(Rank::Host, tag, bytemuck::cast_slice_mut(buf))?;
+            }
+            return self.bcast_with(buf, 0usize, opts);
+        }
+        let parts = self.node_parts("bcast")?;
+        let p = parts.eps.len();
+        let r = self.root_index(root, p, "bcast")?;
+        let alg = self.choose(
+            select::Coll::Bcast,
+            p,
+            std::mem::size_of_val(buf),
+            opts,
+            true,
+        )?;
+        let seg = select::segment_elems::<T>(opts, count, p);
+        let order = self.ring_order();
+        let sched = match alg {
+            Algorithm::Binomial => hypercomm_algo::bcast_binomial(parts.me, p, r, count),
+            Algorithm::Star => hypercomm_algo::bcast_star(parts.me, p, r, count, order),
+            Algorithm::Chain => hypercomm_algo::bcast_chain(parts.me, p, r, count, seg, order),
+            Algorithm::BiRing => {
+                hypercomm_algo::bcast_ring_bidirectional(parts.me, p, r, count, seg, order)
+            }
+            a => return Err(select::unsupported("bcast", a)),
+        };
+        let sig = Signature {
+            op: Kind::Bcast as u8,
+            root: r as i64,
+            count: count as u64,
+            elem: T::CODE,
+            operator: 0,
+        };
+        let (ptr, len) = (buf.as_mut_ptr(), buf.len());
+        // SAFETY: `buf` is borrowed for the whole call, which runs the task to
+        // completion (or withdraws it) before returning.
+        let task = unsafe {
+            self.coll_task::<T, NoOp>(&parts, sched, ptr, len, ptr, len, None, sig, "bcast")?
+        };
+        self.run_coll(task, "bcast")
+    }
+
+    /// Reduce `input` over the nodes with `op` into `output` at `root` (a
+    /// node, or [`Rank::Host`]: the nodes' result is then delivered to the
+    /// host, which does not contribute). `output` must have `input.len()`
+    /// elements at the root and is not touched elsewhere (pass `&mut []`).
+    pub fn reduce_into<T: Element, O: Operator<T> + 'static>(
+        &self,
+        input: &[T],
+        output: &mut [T],
+        op: O,
+        root: impl Into<Rank>,
+    ) -> Result<()> {
+        self.reduce_into_with(input, output, op, root, &CollOpts::default())
+    }
+
+    /// [`Comm::reduce_into`] with options.
+    pub fn reduce_into_with<T: Element, O: Operator<T> + 'static>(
+        &self,
+        input: &[T],
+        output: &mut [T],
+        op: O,
+        root: impl Into<Rank>,
+        opts: &CollOpts,
+    ) -> Result<()> {
+        let root = root.into();
+        if root == Rank::Host {
+            let tag = self.next_tag(true);
+            if self.is_host() {
+                self.coll_recv_into(Rank::Node(0), tag, bytemuck::cast_slice_mut(output))?;
+                return Ok(());
+            }
+            let mut tmp = vec![T::zeroed(); input.len()];
+            self.reduce_into_with(input, &mut tmp, op, 0usize, opts)?;
+            if self.rank() == 0 {
+                self.coll_send_tagged(Rank::Host, tag, bytemuck::cast_slice(&tmp))?;
+            }
+            return Ok(());
+        }
+        let parts = self.node_parts("reduce")?;
+        let p = parts.eps.len();
+        let r = self.root_index(root, p, "reduce")?;
+        let count = input.len();
+        let mut scratch;
+        let out: &mut [T] = if parts.me == r {
+            if output.len() != count {
+                return Err(Error::InvalidArgument {
+                    op: "reduce",
+                    what: format!(
+                        "the root's output has {} elements but the input has {count}",
+                        output.len()
+                    ),
+                });
+            }
+            output
+        } else {
+            scratch = vec![T::zeroed(); count];
+            &mut scratch
+        };
+        let alg = if opts.reproducible {
+            Algorithm::Binomial
+        } else {
+            self.choose(
+                select::Coll::Reduce,
+                p,
+                std::mem::size_of_val(input),
+                opts,
+                op.commutative(),
+            )?
+        };
+        let sched = match alg {
+            Algorithm::Binomial => hypercomm_algo::reduce_binomial(parts.me, p, r, count),
+            Algorithm::Star => hypercomm_algo::reduce_star(parts.me, p, r, count),
+            a => return Err(select::unsupported("reduce", a)),
+        };
+        let sig = Signature {
+            op: Kind::Reduce as u8,
+            root: r as i64,
+            count: count as u64,
+            elem: T::CODE,
+            operator: op.code(),
+        };
+        // SAFETY: buffers borrowed for the whole blocking call.
+        let task = unsafe {
+            self.coll_task(
+                &parts,
+                sched,
+                input.as_ptr(),
+                count,
+                out.as_mut_ptr(),
+                count,
+                Some(op),
+                sig,
+                "reduce",
+            )?
+        };
+        self.run_coll(task, "reduce")
+    }
+
+    /// Reduce and return the result at the root (`None` elsewhere).
+    pub fn reduce<T: Element, O: Operator<T> + 'static>(
+        &self,
+        input: &[T],
+        op: O,
+        root: impl Into<Rank>,
+    ) -> Result<Option<Vec<T>>> {
+        let root = root.into();
+        let at_root = self.me() == root;
+        let mut out = vec![T::zeroed(); if at_root { input.len() } else { 0 }];
+        if self.is_host() {
+            // The host receives a vector whose length it learns from the message.
+            let tag = self.next_tag(true);
+            let bytes = self.coll_recv_vec(Rank::Node(0), tag)?;
+            let mut v = vec![T::zeroed(); bytes.len() / std::mem::size_of::<T>().max(1)];
+            let n = std::mem::size_of_val(v.as_slice());
+            bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(&bytes[..n]);
+            return Ok(Some(v));
+        }
+        self.reduce_into(input, &mut out, op, root)?;
+        Ok(at_root.then_some(out))
+    }
+
+    /// Reduce over the nodes and give every node the result (GOP, PICL
+    /// gsum0 … gxor0 and gcomb0, CMMD reduce_to_nodes).
+    pub fn allreduce_into<T: Element, O: Operator<T> + 'static>(
+        &self,
+        input: &[T],
+        output: &mut [T],
+        op: O,
+    ) -> Result<()> {
+        self.allreduce_into_with(input, output, op, &CollOpts::default())
+    }
+
+    /// [`Comm::allreduce_into`] with options.
+    pub fn allreduce_into_with<T: Element, O: Operator<T> + 'static>(
+        &self,
+        input: &[T],
+        output: &mut [T],
+        op: O,
+        opts: &CollOpts,
+    ) -> Result<()> {
+        let parts = self.node_parts("allreduce")?;
+        let p = parts.eps.len();
+        let count = input.len();
+        if output.len() != count {
+            return Err(Error::InvalidArgument {
+                op: "allreduce",
+                what: format!(
+                    "output has {} elements but the input has {count}",
+                    output.len()
+                ),
+            });
+        }
+        let alg = if opts.reproducible {
+            Algorithm::ReduceBcast
+        } else {
+            self.choose(
+                select::Coll::Allreduce,
+                p,
+                std::mem::size_of_val(input),
+                opts,
+                op.commutative(),
+            )?
+        };
+        let order = self.ring_order();
+        let sched = match alg {
+            Algorithm::RecursiveDoubling => {
+                hypercomm_algo::allreduce_recursive_doubling(parts.me, p, count)
+            }
+            Algorithm::Ring => hypercomm_algo::allreduce_ring(parts.me, p, count, order),
+            Algorithm::Rabenseifner => hypercomm_algo::allreduce_rabenseifner(parts.me, p, count),
+            Algorithm::ReduceBcast => hypercomm_algo::allreduce_reduce_bcast(parts.me, p, count),
+            a => return Err(select::unsupported("allreduce", a)),
+        };
+        let sig = Signature {
+            op: Kind::Allreduce as u8,
+            root: -1,
+            count: count as u64,
+            elem: T::CODE,
+            operator: op.code(),
+        };
+        // SAFETY: buffers borrowed for the whole blocking call.
+        let task = unsafe {
+            self.coll_task(
+                &parts,
+                sched,
+                input.as_ptr(),
+                count,
+                output.as_mut_ptr(),
+                count,
+                Some(op),
+                sig,
+                "allreduce",
+            )?
+        };
+        self.run_coll(task, "allreduce")
+    }
+
+    /// Allreduce returning a new vector.
+    pub fn allreduce<T: Element, O: Operator<T> + 'static>(
+        &self,
+        input: &[T],
+        op: O,
+    ) -> Result<Vec<T>> {
+        let mut out = vec![T::zeroed(); input.len()];
+        self.allreduce_into(input, &mut out, op)?;
+        Ok(out)
+    }
+
+    // ----------------------------------------------------------- helpers
+
+    pub(crate) fn root_index(&self, root: Rank, p: usize, op: &'static str) -> Result<usize> {
+        match root {
+            Rank::Node(r) if r < p => Ok(r),
+            r => Err(Error::InvalidRank {
+                rank: r,
+                op,
+                size: p,
+                host: if self.has_host() {
+                    " and a host"
+                } else {
+                    " and no host"
+                },
+            }),
+        }
+    }
+
+    pub(crate) fn coll_send_tagged(&self, to: Rank, tag: u32, data: &[u8]) -> Result<()> {
+        self.coll_send(to, tag, data)
+    }
+
+    pub(crate) fn coll_recv_into(&self, from: Rank, tag: u32, out: &mut [u8]) -> Result<()> {
+        let v = self.coll_recv(from, tag)?;
+        if v.len() != out.len() {
+            return Err(Error::CollectiveMismatch(format!(
+                "{from} sent {} bytes where {} were expected",
+                v.len(),
+                out.len()
+            )));
+        }
+        out.copy_from_slice(&v);
+        Ok(())
+    }
+
+    pub(crate) fn coll_recv_vec(&self, from: Rank, tag: u32) -> Result<Vec<u8>> {
+        self.coll_recv(from, tag)
+    }
+}

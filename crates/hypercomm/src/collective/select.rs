@@ -1,0 +1,280 @@
+//! Algorithm selection: PICL's `setarc0` topology setting per communicator,
+//! a per-call override, and a cost model for `Auto`.
+//!
+//! The cost model is seed 001's: a message of m bytes costs ts + tw·m; each
+//! algorithm module of `hypercomm-algo` gives its cost in these terms, and
+//! `Auto` picks the cheapest candidate for the message size and the number
+//! of participants, with ts and tw of the transport in use
+//! ([`TransportCost`]).
+//!
+//! | topology (setarc0) | barrier | bcast | reduce | allreduce |
+//! |---|---|---|---|---|
+//! | `Hypercube` | dissemination | binomial (seed 000 rule) | binomial | recursive doubling |
+//! | `Full` | dissemination | star | star | reduce + bcast (star) |
+//! | `Ring(order)` | dissemination | chain | binomial | ring |
+//! | `BiRing(order)` | dissemination | bidirectional ring | binomial | ring |
+//! | `Auto` | cost model | cost model | cost model | cost model |
+//!
+//! Crossovers for the thread transport (ts = 0.5 µs, tw = 0.1 ns/B, from
+//! `hypercomm bench`): with 8 ranks, `Auto` broadcasts with the binomial tree
+//! up to about 64 KiB and with the pipelined chain above; allreduce uses
+//! recursive doubling up to about 16 KiB and Rabenseifner or the ring above.
+//! These follow from the formulas; the table in BENCHMARKS.md checks them.
+//!
+//! Not done yet: calibration of ts/tw at run time (the constants are
+//! per transport); selection for operations other than the four above
+//! uses the topology table only.
+
+use super::ops::Element;
+use crate::comm::Comm;
+use crate::error::{Error, Result};
+use hypercomm_algo::RingOrder;
+
+/// The virtual topology collectives follow (PICL setarc0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Topology {
+    /// Pick per call by the cost model.
+    #[default]
+    Auto,
+    /// Hypercube spanning trees and dimension exchange.
+    Hypercube,
+    /// Full connectivity: the root talks to everyone directly (star).
+    Full,
+    /// A unidirectional ring in the given order.
+    Ring(RingOrder),
+    /// A bidirectional ring in the given order.
+    BiRing(RingOrder),
+}
+
+/// A specific algorithm, to force one per call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Algorithm {
+    /// Use the communicator's topology setting (and the cost model).
+    #[default]
+    Auto,
+    /// Binomial / hypercube spanning tree.
+    Binomial,
+    /// Star (PICL full connectivity).
+    Star,
+    /// Pipelined chain along the ring order.
+    Chain,
+    /// Bidirectional pipelined ring.
+    BiRing,
+    /// Ring (reduce-scatter + allgather for allreduce).
+    Ring,
+    /// Recursive doubling / dimension exchange.
+    RecursiveDoubling,
+    /// Recursive halving (reduce-scatter).
+    RecursiveHalving,
+    /// Reduce-scatter + allgather by halving and doubling.
+    Rabenseifner,
+    /// Reduce to one rank, then broadcast.
+    ReduceBcast,
+    /// Bruck's algorithm.
+    Bruck,
+    /// Pairwise exchange.
+    Pairwise,
+    /// Dissemination barrier.
+    Dissemination,
+    /// Tree barrier.
+    Tree,
+}
+
+/// Options of a collective call.
+#[derive(Debug, Clone, Default)]
+pub struct CollOpts {
+    /// Force an algorithm (default: `Auto`).
+    pub algorithm: Algorithm,
+    /// Bitwise-reproducible reductions: the bracketing depends only on the
+    /// inputs and the number of nodes.
+    pub reproducible: bool,
+    /// Segment size in bytes for pipelined algorithms (default: chosen).
+    pub segment_bytes: Option<usize>,
+}
+
+/// Start-up and per-byte costs of a transport (seconds, seconds per byte).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TransportCost {
+    /// Start-up cost of one message.
+    pub ts: f64,
+    /// Cost per byte.
+    pub tw: f64,
+}
+
+/// The thread transport's costs (measured with `hypercomm bench`).
+pub const THREAD_COST: TransportCost = TransportCost {
+    ts: 0.5e-6,
+    tw: 0.1e-9,
+};
+
+/// The collectives selection knows about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Coll {
+    Barrier,
+    Bcast,
+    Reduce,
+    Allreduce,
+}
+
+fn candidates(c: Coll) -> &'static [Algorithm] {
+    use Algorithm::*;
+    match c {
+        Coll::Barrier => &[Dissemination, Tree],
+        Coll::Bcast => &[Binomial, Star, Chain, BiRing],
+        Coll::Reduce => &[Binomial, Star],
+        Coll::Allreduce => &[RecursiveDoubling, Ring, Rabenseifner, ReduceBcast],
+    }
+}
+
+fn cost(c: Coll, a: Algorithm, p: usize, m: usize, t: TransportCost) -> f64 {
+    use hypercomm_algo as h;
+    use Algorithm::*;
+    let (ts, tw) = (t.ts, t.tw);
+    match (c, a) {
+        (Coll::Barrier, Dissemination) => h::barrier_dissemination::cost(p, 0, ts, tw),
+        (Coll::Barrier, Tree) => h::barrier_tree::cost(p, 0, ts, tw),
+        (Coll::Bcast, Binomial) => h::bcast_binomial::cost(p, m, ts, tw),
+        (Coll::Bcast, Star) => h::bcast_star::cost(p, m, ts, tw),
+        (Coll::Bcast, Chain) => h::bcast_chain::cost(p, m, ts, tw),
+        (Coll::Bcast, BiRing) => h::bcast_ring::cost(p, m, ts, tw),
+        (Coll::Reduce, Binomial) => h::reduce_binomial::cost(p, m, ts, tw),
+        (Coll::Reduce, Star) => h::reduce_star::cost(p, m, ts, tw),
+        (Coll::Allreduce, RecursiveDoubling) => h::allreduce_recursive_doubling::cost(p, m, ts, tw),
+        (Coll::Allreduce, Ring) => h::allreduce_ring::cost(p, m, ts, tw),
+        (Coll::Allreduce, Rabenseifner) => h::allreduce_rabenseifner::cost(p, m, ts, tw),
+        (Coll::Allreduce, ReduceBcast) => h::allreduce_reduce_bcast::cost(p, m, ts, tw),
+        _ => f64::INFINITY,
+    }
+}
+
+/// Algorithms that combine contributions out of rank order.
+fn needs_commutative(c: Coll, a: Algorithm) -> bool {
+    matches!((c, a), (Coll::Allreduce, Algorithm::Ring))
+}
+
+/// The algorithm `Auto` picks for `c` with `p` participants and `m` bytes.
+pub(crate) fn by_cost(c: Coll, p: usize, m: usize, t: TransportCost) -> Algorithm {
+    candidates(c)
+        .iter()
+        .copied()
+        .min_by(|&a, &b| cost(c, a, p, m, t).total_cmp(&cost(c, b, p, m, t)))
+        .expect("every collective has candidates")
+}
+
+fn by_topology(c: Coll, t: Topology) -> Option<Algorithm> {
+    use Algorithm::*;
+    Some(match (t, c) {
+        (Topology::Auto, _) => return None,
+        (_, Coll::Barrier) => Dissemination,
+        (Topology::Hypercube, Coll::Bcast) => Binomial,
+        (Topology::Hypercube, Coll::Reduce) => Binomial,
+        (Topology::Hypercube, Coll::Allreduce) => RecursiveDoubling,
+        (Topology::Full, Coll::Bcast) => Star,
+        (Topology::Full, Coll::Reduce) => Star,
+        (Topology::Full, Coll::Allreduce) => ReduceBcast,
+        (Topology::Ring(_), Coll::Bcast) => Chain,
+        (Topology::BiRing(_), Coll::Bcast) => BiRing,
+        (Topology::Ring(_) | Topology::BiRing(_), Coll::Reduce) => Binomial,
+        (Topology::Ring(_) | Topology::BiRing(_), Coll::Allreduce) => Ring,
+    })
+}
+
+/// The error for an algorithm a collective does not have.
+pub(crate) fn unsupported(op: &'static str, a: Algorithm) -> Error {
+    Error::InvalidArgument {
+        op,
+        what: format!("algorithm {a:?} is not available for {op}"),
+    }
+}
+
+/// Segment length in elements for pipelined algorithms.
+pub(crate) fn segment_elems<T: Element>(opts: &CollOpts, count: usize, p: usize) -> usize {
+    let sz = std::mem::size_of::<T>().max(1);
+    let bytes = opts.segment_bytes.unwrap_or_else(|| {
+        // About √(m·ts/((p-2)·tw)) bytes per segment minimises the chain's
+        // cost; keep it between 8 KiB and 1 MiB.
+        let m = (count * sz) as f64;
+        let t = THREAD_COST;
+        let best = (m * t.ts / ((p.saturating_sub(2).max(1)) as f64 * t.tw)).sqrt();
+        (best as usize).clamp(8 << 10, 1 << 20)
+    });
+    (bytes / sz).max(1)
+}
+
+impl Comm {
+    /// Set the virtual topology collectives follow (PICL setarc0). Every
+    /// member should set the same.
+    pub fn set_topology(&self, t: Topology) {
+        self.inner.topology.set(t);
+    }
+
+    /// The topology in force (PICL getarc0).
+    pub fn topology(&self) -> Topology {
+        self.inner.topology.get()
+    }
+
+    /// Switch check mode (PICL check0): on by default; every collective then
+    /// first compares a small signature across ranks.
+    pub fn set_check(&self, on: bool) {
+        self.inner.check.set(on);
+    }
+
+    /// Whether check mode is on.
+    pub fn check_mode(&self) -> bool {
+        self.inner.check.get()
+    }
+
+    pub(crate) fn ring_order(&self) -> RingOrder {
+        match self.topology() {
+            Topology::Ring(o) | Topology::BiRing(o) => o,
+            _ => RingOrder::NATURAL,
+        }
+    }
+
+    /// Choose an algorithm for one call.
+    pub(crate) fn choose(
+        &self,
+        c: Coll,
+        p: usize,
+        bytes: usize,
+        opts: &CollOpts,
+        commutative: bool,
+    ) -> Result<Algorithm> {
+        let name = match c {
+            Coll::Barrier => "barrier",
+            Coll::Bcast => "bcast",
+            Coll::Reduce => "reduce",
+            Coll::Allreduce => "allreduce",
+        };
+        if !commutative && needs_commutative(c, opts.algorithm) {
+            return Err(Error::InvalidArgument {
+                op: name,
+                what: format!(
+                    "algorithm {:?} combines out of rank order and needs a commutative operator",
+                    opts.algorithm
+                ),
+            });
+        }
+        if opts.algorithm != Algorithm::Auto {
+            if !candidates(c).contains(&opts.algorithm) {
+                return Err(unsupported(
+                    match c {
+                        Coll::Barrier => "barrier",
+                        Coll::Bcast => "bcast",
+                        Coll::Reduce => "reduce",
+                        Coll::Allreduce => "allreduce",
+                    },
+                    opts.algorithm,
+                ));
+            }
+            return Ok(opts.algorithm);
+        }
+        let a =
+            by_topology(c, self.topology()).unwrap_or_else(|| by_cost(c, p, bytes, THREAD_COST));
+        if !commutative && needs_commutative(c, a) {
+            // Order-keeping alternative with the same bandwidth profile.
+            return Ok(Algorithm::Rabenseifner);
+        }
+        Ok(a)
+    }
+}

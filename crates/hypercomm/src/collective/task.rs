@@ -1,0 +1,289 @@
+//! A collective in flight: the optional check-mode signature exchange, then
+//! the collective's own schedule. Blocking calls and non-blocking requests
+//! both run one of these.
+
+use super::executor::{Exec, Task};
+use super::ops::{Element, Operator};
+use crate::engine::{Engine, Group};
+use crate::error::{Error, Result};
+use crate::rank::Rank;
+use std::sync::Arc;
+
+/// What every participant declares about a collective call (PICL check0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Signature {
+    pub(crate) op: u8,
+    pub(crate) root: i64,
+    pub(crate) count: u64,
+    pub(crate) elem: u8,
+    pub(crate) operator: u8,
+}
+
+pub(crate) const SIG_BYTES: usize = 24;
+
+/// Names of collective operations by code (for mismatch messages).
+pub(crate) fn op_name(code: u8) -> &'static str {
+    match code {
+        1 => "barrier",
+        2 => "bcast",
+        3 => "reduce",
+        4 => "allreduce",
+        5 => "gather",
+        6 => "allgather",
+        7 => "scatter",
+        8 => "alltoall",
+        9 => "reduce_scatter",
+        10 => "scan",
+        11 => "exscan",
+        12 => "gatherv",
+        13 => "allgatherv",
+        14 => "scatterv",
+        15 => "alltoallv",
+        16 => "multicast",
+        17 => "segmented scan",
+        _ => "collective",
+    }
+}
+
+impl Signature {
+    fn encode(&self) -> [u8; SIG_BYTES] {
+        let mut b = [0u8; SIG_BYTES];
+        b[0] = self.op;
+        b[1] = self.elem;
+        b[2] = self.operator;
+        b[8..16].copy_from_slice(&self.root.to_le_bytes());
+        b[16..24].copy_from_slice(&self.count.to_le_bytes());
+        b
+    }
+    fn decode(b: &[u8]) -> Signature {
+        Signature {
+            op: b[0],
+            elem: b[1],
+            operator: b[2],
+            root: i64::from_le_bytes(b[8..16].try_into().expect("8 bytes")),
+            count: u64::from_le_bytes(b[16..24].try_into().expect("8 bytes")),
+        }
+    }
+}
+
+fn root_name(r: i64) -> String {
+    match r {
+        -1 => "none".into(),
+        -2 => "the host".into(),
+        r => format!("rank {r}"),
+    }
+}
+
+/// Compare every participant's signature with participant 0's; describe the
+/// differences, naming ranks and fields.
+fn compare(sigs: &[Signature], ranks: &[Rank]) -> Option<String> {
+    let base = sigs[0];
+    let mut diffs = Vec::new();
+    for (i, s) in sigs.iter().enumerate().skip(1) {
+        let mut f = Vec::new();
+        if s.op != base.op {
+            f.push(format!(
+                "operation {} vs {}",
+                op_name(s.op),
+                op_name(base.op)
+            ));
+        }
+        if s.root != base.root {
+            f.push(format!(
+                "root {} vs {}",
+                root_name(s.root),
+                root_name(base.root)
+            ));
+        }
+        if s.count != base.count {
+            f.push(format!("count {} vs {}", s.count, base.count));
+        }
+        if s.elem != base.elem {
+            f.push(format!("element type code {} vs {}", s.elem, base.elem));
+        }
+        if s.operator != base.operator {
+            f.push(format!("operator code {} vs {}", s.operator, base.operator));
+        }
+        if !f.is_empty() {
+            diffs.push(format!(
+                "{} differs from {}: {}",
+                ranks[i],
+                ranks[0],
+                f.join(", ")
+            ));
+        }
+    }
+    (!diffs.is_empty()).then(|| diffs.join("; "))
+}
+
+/// An operator for schedules that never reduce.
+#[derive(Clone, Copy)]
+pub(crate) struct NoOp;
+impl<T: Element> Operator<T> for NoOp {
+    fn combine(&self, a: T, _b: T) -> T {
+        a
+    }
+    fn identity(&self) -> Option<T> {
+        None
+    }
+    fn code(&self) -> u8 {
+        0
+    }
+    fn name(&self) -> &'static str {
+        "none"
+    }
+}
+
+/// The check stage: the signature exchange and the buffers it owns.
+struct CheckStage {
+    exec: Exec<u8, NoOp>,
+    _input: Box<[u8]>,
+    output: Box<[u8]>,
+    ranks: Vec<Rank>,
+}
+
+/// What the check stage needs to know about a call.
+pub(crate) struct CheckSpec {
+    pub(crate) sig: Signature,
+    pub(crate) eps: Vec<u32>,
+    pub(crate) ranks: Vec<Rank>,
+    pub(crate) ctx: u64,
+    pub(crate) tag: u32,
+    pub(crate) group: Arc<Group>,
+}
+
+/// A collective: check stage (optional) then the main schedule.
+pub(crate) struct CollTask<T: Element, O: Operator<T>> {
+    check: Option<CheckStage>,
+    main: Exec<T, O>,
+    /// Runs after the main schedule (e.g. exclusive-scan identity fill).
+    finish: Option<Box<dyn FnOnce() + 'static>>,
+    result: Option<Result<()>>,
+}
+
+impl<T: Element, O: Operator<T> + 'static> CollTask<T, O> {
+    /// A task around `main`; with `check`, a signature exchange among the
+    /// participants (`eps`, `ranks`) runs first.
+    pub(crate) fn new(
+        main: Exec<T, O>,
+        check: Option<CheckSpec>,
+        me: usize,
+    ) -> Result<Self> {
+        let check = match check {
+            None => None,
+            Some(CheckSpec {
+                sig,
+                eps,
+                ranks,
+                ctx,
+                tag,
+                group,
+            }) => {
+                let p = eps.len();
+                let input: Box<[u8]> = Box::new(sig.encode());
+                let mut output: Box<[u8]> = vec![0u8; SIG_BYTES * p].into_boxed_slice();
+                let sched = hypercomm_algo::allgather_bruck(me, &vec![SIG_BYTES; p]);
+                // SAFETY: both buffers are boxed and owned by this task next to
+                // the executor, so they outlive it and never move.
+                let ex = unsafe {
+                    Exec::new(
+                        sched,
+                        eps,
+                        ctx,
+                        tag,
+                        group,
+                        input.as_ptr(),
+                        input.len(),
+                        output.as_mut_ptr(),
+                        output.len(),
+                        None,
+                        "check-mode signature exchange",
+                    )?
+                };
+                Some(CheckStage {
+                    exec: ex,
+                    _input: input,
+                    output,
+                    ranks,
+                })
+            }
+        };
+        Ok(CollTask {
+            check,
+            main,
+            finish: None,
+            result: None,
+        })
+    }
+
+    /// Run `f` after the main schedule succeeded.
+    pub(crate) fn then(mut self, f: impl FnOnce() + 'static) -> Self {
+        self.finish = Some(Box::new(f));
+        self
+    }
+}
+
+impl<T: Element, O: Operator<T>> Task for CollTask<T, O> {
+    fn advance(&mut self, e: &Engine) -> bool {
+        if self.result.is_some() {
+            return true;
+        }
+        if let Some(CheckStage {
+            exec: ex,
+            output: out,
+            ranks,
+            ..
+        }) = &mut self.check
+        {
+            if !ex.advance(e) {
+                return false;
+            }
+            match ex.take_result().unwrap_or(Ok(())) {
+                Err(err) => {
+                    self.result = Some(Err(err));
+                    return true;
+                }
+                Ok(()) => {
+                    let sigs: Vec<Signature> =
+                        out.chunks(SIG_BYTES).map(Signature::decode).collect();
+                    if let Some(msg) = compare(&sigs, ranks) {
+                        let what = op_name(sigs.iter().map(|s| s.op).min().unwrap_or(0));
+                        self.result =
+                            Some(Err(Error::CollectiveMismatch(format!("{what}: {msg}"))));
+                        return true;
+                    }
+                }
+            }
+            self.check = None;
+        }
+        if !self.main.advance(e) {
+            return false;
+        }
+        let r = self.main.take_result().unwrap_or(Ok(()));
+        if r.is_ok() {
+            if let Some(f) = self.finish.take() {
+                f();
+            }
+        }
+        self.result = Some(r);
+        true
+    }
+    fn take_result(&mut self) -> Option<Result<()>> {
+        self.result.take()
+    }
+    fn group(&self) -> &Arc<Group> {
+        self.main.group()
+    }
+    fn describe(&self) -> String {
+        match &self.check {
+            Some(c) => c.exec.describe(),
+            None => self.main.describe(),
+        }
+    }
+    fn withdraw(&mut self, e: &Engine) {
+        if let Some(c) = &mut self.check {
+            c.exec.withdraw(e);
+        }
+        self.main.withdraw(e);
+    }
+}
