@@ -22,7 +22,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Instantiate the whole conformance suite for a launcher type, one
-/// `#[test]` per case, each under the watchdog.
+/// `#[test]` per case, each under the watchdog. (Unused in the suites that
+/// include `common` for its other helpers.)
+#[allow(unused_macros)]
 macro_rules! conformance_suite {
     ($launcher:ty) => {
         $crate::common::conformance::conformance_suite!(@tests $launcher;
@@ -57,6 +59,7 @@ macro_rules! conformance_suite {
         )*
     };
 }
+#[allow(unused_imports)]
 pub(crate) use conformance_suite;
 
 fn node(r: usize) -> Rank {
