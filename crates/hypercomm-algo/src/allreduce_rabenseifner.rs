@@ -1,7 +1,7 @@
 //! Rabenseifner's allreduce: recursive-halving reduce-scatter followed by
 //! recursive-doubling allgather, with MPICH's fold for p not a power of two.
 //!
-//! After the fold of [`crate::allreduce_recursive_doubling`] the p' new
+//! After the fold of [`crate::allreduce_recursive_doubling()`] the p' new
 //! ranks cut the vector into p' blocks. In step k (k = 0, 1, …) partners
 //! `new ^ 2^k` split their current block range in two, each sends the half
 //! it gives up and combines the half it keeps; exchanging over the *lowest*

@@ -2,7 +2,7 @@
 //!
 //! The root sends every segment both ways round the ring; the participants
 //! at distance 1..=⌈(p-1)/2⌉ forward it along the ring direction, the others
-//! against it, each as a pipelined chain (see [`crate::bcast_chain`]). Source:
+//! against it, each as a pipelined chain (see [`crate::bcast_chain()`]). Source:
 //! PICL `setarc0` bidirectional ring topology (seed 003); Kumar (seed 001),
 //! ring broadcast. The unidirectional ring is [`crate::bcast_chain()`].
 //!

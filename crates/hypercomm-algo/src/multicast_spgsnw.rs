@@ -101,8 +101,8 @@ mod tests {
                 assert!(between(*parent, *child, d), "{parent} {child} {d}");
             }
         }
-        for t in 0..p {
-            assert_eq!(seen[t], usize::from(targets.contains(&t)), "target {t}");
+        for (t, n) in seen.iter().enumerate() {
+            assert_eq!(*n, usize::from(targets.contains(&t)), "target {t}");
         }
         let scheds: Vec<Schedule> = (0..p)
             .map(|r| {
