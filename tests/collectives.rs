@@ -234,3 +234,50 @@ fn mismatch_is_an_error_on_every_rank() {
         assert!(r.iter().all(|m| m.contains("operator")), "{r:?}");
     }
 }
+
+#[test]
+fn four_nonblocking_collectives_outstanding() {
+    for n in NS {
+        let out = run(n, |comm| {
+            let me = comm.rank();
+            let mut b = vec![if me == 0 { 42u64 } else { 0 }; 100];
+            let input = vec![me as u64 + 1; 50];
+            let mut sum = vec![0u64; 50];
+            let mut red = vec![0u64; if me == n - 1 { 50 } else { 0 }];
+            let mut mx = vec![0u64; 50];
+            hypercomm::scope(|s| -> Result<(), Error> {
+                let r1 = comm.ibcast(s, &mut b, 0)?;
+                let r2 = comm.iallreduce(s, &input, &mut sum, Sum)?;
+                let r3 = comm.ireduce(s, &input, &mut red, Sum, n - 1)?;
+                let r4 = comm.iallreduce(s, &input, &mut mx, Max)?;
+                let r5 = comm.ibarrier(s)?;
+                // Wait in a rank-dependent order: progress must not depend on it.
+                if me % 2 == 0 {
+                    r5.wait()?;
+                    r4.wait()?;
+                    r3.wait()?;
+                    r2.wait()?;
+                    r1.wait()?;
+                } else {
+                    r1.wait()?;
+                    r2.wait()?;
+                    r3.wait()?;
+                    r4.wait()?;
+                    r5.wait()?;
+                }
+                Ok(())
+            })?;
+            Ok::<_, Error>((b, sum, red, mx))
+        })
+        .unwrap();
+        let total = (n * (n + 1) / 2) as u64;
+        for (r, (b, sum, red, mx)) in out.iter().enumerate() {
+            assert!(b.iter().all(|&x| x == 42), "n={n}");
+            assert!(sum.iter().all(|&x| x == total), "n={n}");
+            assert!(mx.iter().all(|&x| x == n as u64), "n={n}");
+            if r == n - 1 {
+                assert!(red.iter().all(|&x| x == total), "n={n}");
+            }
+        }
+    }
+}

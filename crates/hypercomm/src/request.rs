@@ -23,6 +23,7 @@
 //! }).unwrap();
 //! ```
 
+use crate::collective::executor::Task;
 use crate::comm::Comm;
 use crate::engine::{Engine, Group, Layout, ReqId};
 use crate::error::{Error, Result};
@@ -37,6 +38,7 @@ use std::time::Duration;
 /// The region within which non-blocking requests live. See [`scope`].
 pub struct Scope<'scope, 'env: 'scope> {
     started: RefCell<Vec<(Rc<Engine>, ReqId)>>,
+    tasks: RefCell<Vec<(Rc<Engine>, Rc<RefCell<dyn Task>>, &'static str)>>,
     scope: PhantomData<&'scope mut &'scope ()>,
     env: PhantomData<&'env mut &'env ()>,
 }
@@ -46,10 +48,15 @@ pub struct Scope<'scope, 'env: 'scope> {
 pub fn scope<'env, R>(f: impl for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R) -> R {
     let s = Scope {
         started: RefCell::new(Vec::new()),
+        tasks: RefCell::new(Vec::new()),
         scope: PhantomData,
         env: PhantomData,
     };
     let r = f(&s);
+    // Collectives first: they may be what the point-to-point requests wait for.
+    for (e, t, what) in s.tasks.borrow_mut().drain(..) {
+        let _ = e.run_task(&t, e.default_timeout, what);
+    }
     for (e, id) in s.started.borrow_mut().drain(..) {
         if e.active(id) {
             let _ = e.wait_req(id, e.default_timeout, "end of scope");
@@ -57,6 +64,13 @@ pub fn scope<'env, R>(f: impl for<'scope> FnOnce(&'scope Scope<'scope, 'env>) ->
         }
     }
     r
+}
+
+impl Scope<'_, '_> {
+    /// Remember a collective so the scope's end waits for it.
+    pub(crate) fn keep_task(&self, e: Rc<Engine>, t: Rc<RefCell<dyn Task>>, what: &'static str) {
+        self.tasks.borrow_mut().push((e, t, what));
+    }
 }
 
 /// A non-blocking operation in flight. Wait for it with [`Request::wait`],

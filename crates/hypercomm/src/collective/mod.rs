@@ -28,10 +28,12 @@
 //! Not done yet: see the list at the end of [`select`].
 
 pub(crate) mod executor;
+mod nonblocking;
 pub mod ops;
 pub mod select;
 mod task;
 
+pub use nonblocking::CollRequest;
 pub use ops::{
     BitAnd, BitOr, BitXor, Element, Integer, Loc, LogicalAnd, LogicalOr, Max, MaxLoc, Min, MinLoc,
     Number, Operator, Prod, Sum, UserOp,
@@ -44,7 +46,7 @@ use crate::rank::Rank;
 use executor::{Exec, Task};
 use hypercomm_algo::Schedule;
 use std::cell::RefCell;
-use task::{CollTask, NoOp, Signature};
+pub(crate) use task::{CollTask, NoOp, Signature};
 
 /// Collective operation codes (check signatures, trace block records).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,6 +200,16 @@ impl Comm {
     }
 
     fn barrier_parts(&self, parts: &Parts, opts: &CollOpts) -> Result<()> {
+        let task = self.barrier_start(parts, opts)?;
+        self.run_coll(task, "barrier")
+    }
+
+    /// Build a barrier over `parts`.
+    pub(crate) fn barrier_start(
+        &self,
+        parts: &Parts,
+        opts: &CollOpts,
+    ) -> Result<CollTask<u8, NoOp>> {
         let p = parts.eps.len();
         let alg = self.choose(select::Coll::Barrier, p, 0, opts, true)?;
         let sched = match alg {
@@ -211,22 +223,9 @@ impl Comm {
             elem: 0,
             operator: 0,
         };
-        let mut none: [u8; 0] = [];
-        // SAFETY: zero-length buffers; nothing is read or written.
-        let task = unsafe {
-            self.coll_task::<u8, NoOp>(
-                parts,
-                sched,
-                none.as_ptr(),
-                0,
-                none.as_mut_ptr(),
-                0,
-                None,
-                sig,
-                "barrier",
-            )?
-        };
-        self.run_coll(task, "barrier")
+        let none = std::ptr::NonNull::<u8>::dangling().as_ptr();
+        // SAFETY: zero-length buffers; nothing is ever read or written.
+        unsafe { self.coll_task::<u8, NoOp>(parts, sched, none, 0, none, 0, None, sig, "barrier") }
     }
 
     /// Broadcast `buf` from `root` (a node, or [`Rank::Host`]) to every node
@@ -244,19 +243,11 @@ impl Comm {
         opts: &CollOpts,
     ) -> Result<()> {
         let root = root.into();
-        let count = buf.len();
         if root == Rank::Host {
             // 1. The host hands the data to node 0; 2. node 0 broadcasts.
             let parts = self.host_parts("bcast from host")?;
             let tag = self.next_tag(true);
-            let hsig = Signature {
-                op: Kind::Bcast as u8,
-                root: -2,
-                count: count as u64,
-                elem: T::CODE,
-                operator: 0,
-            };
-            let _ = (parts, hsig);
+            let _ = parts;
             if self.is_host() {
                 self.coll_send_tagged(Rank::Node(0), tag, bytemuck::cast_slice(buf))?;
                 return Ok(());
@@ -266,13 +257,31 @@ impl Comm {
             }
             return self.bcast_with(buf, 0usize, opts);
         }
+        let (ptr, len) = (buf.as_mut_ptr(), buf.len());
+        // SAFETY: `buf` is borrowed for the whole call, which runs the task to
+        // completion (or withdraws it) before returning.
+        let task = unsafe { self.bcast_start(ptr, len, root, opts)? };
+        self.run_coll(task, "bcast")
+    }
+
+    /// Build a node-rooted broadcast.
+    ///
+    /// # Safety
+    /// `ptr`/`count` must stay valid and unaliased until the task ends.
+    pub(crate) unsafe fn bcast_start<T: Element>(
+        &self,
+        ptr: *mut T,
+        count: usize,
+        root: Rank,
+        opts: &CollOpts,
+    ) -> Result<CollTask<T, NoOp>> {
         let parts = self.node_parts("bcast")?;
         let p = parts.eps.len();
         let r = self.root_index(root, p, "bcast")?;
         let alg = self.choose(
             select::Coll::Bcast,
             p,
-            std::mem::size_of_val(buf),
+            count * std::mem::size_of::<T>(),
             opts,
             true,
         )?;
@@ -294,13 +303,10 @@ impl Comm {
             elem: T::CODE,
             operator: 0,
         };
-        let (ptr, len) = (buf.as_mut_ptr(), buf.len());
-        // SAFETY: `buf` is borrowed for the whole call, which runs the task to
-        // completion (or withdraws it) before returning.
-        let task = unsafe {
-            self.coll_task::<T, NoOp>(&parts, sched, ptr, len, ptr, len, None, sig, "bcast")?
-        };
-        self.run_coll(task, "bcast")
+        // SAFETY: forwarded to our caller.
+        unsafe {
+            self.coll_task::<T, NoOp>(&parts, sched, ptr, count, ptr, count, None, sig, "bcast")
+        }
     }
 
     /// Reduce `input` over the nodes with `op` into `output` at `root` (a
@@ -340,25 +346,55 @@ impl Comm {
             }
             return Ok(());
         }
+        // SAFETY: the buffers are borrowed for the whole blocking call.
+        let task = unsafe {
+            self.reduce_start(
+                input.as_ptr(),
+                input.len(),
+                output.as_mut_ptr(),
+                output.len(),
+                op,
+                root,
+                opts,
+            )?
+        };
+        self.run_coll(task, "reduce")
+    }
+
+    /// Build a node-rooted reduce. Non-roots reduce through a scratch buffer
+    /// the task owns.
+    ///
+    /// # Safety
+    /// The buffers must stay valid (and `output` unaliased) until the task ends.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn reduce_start<T: Element, O: Operator<T> + 'static>(
+        &self,
+        input: *const T,
+        count: usize,
+        output: *mut T,
+        output_len: usize,
+        op: O,
+        root: Rank,
+        opts: &CollOpts,
+    ) -> Result<CollTask<T, O>> {
         let parts = self.node_parts("reduce")?;
         let p = parts.eps.len();
         let r = self.root_index(root, p, "reduce")?;
-        let count = input.len();
-        let mut scratch;
-        let out: &mut [T] = if parts.me == r {
-            if output.len() != count {
+        let mut scratch: Option<Box<[T]>> = None;
+        let out = if parts.me == r {
+            if output_len != count {
                 return Err(Error::InvalidArgument {
                     op: "reduce",
                     what: format!(
-                        "the root's output has {} elements but the input has {count}",
-                        output.len()
+                        "the root's output has {output_len} elements but the input has {count}"
                     ),
                 });
             }
             output
         } else {
-            scratch = vec![T::zeroed(); count];
-            &mut scratch
+            scratch
+                .insert(vec![T::zeroed(); count].into_boxed_slice())
+                .as_mut_ptr()
         };
         let alg = if opts.reproducible {
             Algorithm::Binomial
@@ -366,7 +402,7 @@ impl Comm {
             self.choose(
                 select::Coll::Reduce,
                 p,
-                std::mem::size_of_val(input),
+                count * std::mem::size_of::<T>(),
                 opts,
                 op.commutative(),
             )?
@@ -383,21 +419,22 @@ impl Comm {
             elem: T::CODE,
             operator: op.code(),
         };
-        // SAFETY: buffers borrowed for the whole blocking call.
+        // SAFETY: forwarded to our caller; the scratch buffer is boxed and
+        // kept by the task.
         let task = unsafe {
             self.coll_task(
                 &parts,
                 sched,
-                input.as_ptr(),
+                input,
                 count,
-                out.as_mut_ptr(),
+                out,
                 count,
                 Some(op),
                 sig,
                 "reduce",
             )?
         };
-        self.run_coll(task, "reduce")
+        Ok(task.keep(scratch))
     }
 
     /// Reduce and return the result at the root (`None` elsewhere).
@@ -442,16 +479,39 @@ impl Comm {
         op: O,
         opts: &CollOpts,
     ) -> Result<()> {
+        // SAFETY: the buffers are borrowed for the whole blocking call.
+        let task = unsafe {
+            self.allreduce_start(
+                input.as_ptr(),
+                input.len(),
+                output.as_mut_ptr(),
+                output.len(),
+                op,
+                opts,
+            )?
+        };
+        self.run_coll(task, "allreduce")
+    }
+
+    /// Build an allreduce.
+    ///
+    /// # Safety
+    /// The buffers must stay valid (and `output` unaliased) until the task ends.
+    pub(crate) unsafe fn allreduce_start<T: Element, O: Operator<T> + 'static>(
+        &self,
+        input: *const T,
+        count: usize,
+        output: *mut T,
+        output_len: usize,
+        op: O,
+        opts: &CollOpts,
+    ) -> Result<CollTask<T, O>> {
         let parts = self.node_parts("allreduce")?;
         let p = parts.eps.len();
-        let count = input.len();
-        if output.len() != count {
+        if output_len != count {
             return Err(Error::InvalidArgument {
                 op: "allreduce",
-                what: format!(
-                    "output has {} elements but the input has {count}",
-                    output.len()
-                ),
+                what: format!("output has {output_len} elements but the input has {count}"),
             });
         }
         let alg = if opts.reproducible {
@@ -460,7 +520,7 @@ impl Comm {
             self.choose(
                 select::Coll::Allreduce,
                 p,
-                std::mem::size_of_val(input),
+                count * std::mem::size_of::<T>(),
                 opts,
                 op.commutative(),
             )?
@@ -482,21 +542,20 @@ impl Comm {
             elem: T::CODE,
             operator: op.code(),
         };
-        // SAFETY: buffers borrowed for the whole blocking call.
-        let task = unsafe {
+        // SAFETY: forwarded to our caller.
+        unsafe {
             self.coll_task(
                 &parts,
                 sched,
-                input.as_ptr(),
+                input,
                 count,
-                output.as_mut_ptr(),
+                output,
                 count,
                 Some(op),
                 sig,
                 "allreduce",
-            )?
-        };
-        self.run_coll(task, "allreduce")
+            )
+        }
     }
 
     /// Allreduce returning a new vector.

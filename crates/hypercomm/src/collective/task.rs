@@ -158,17 +158,15 @@ pub(crate) struct CollTask<T: Element, O: Operator<T>> {
     main: Exec<T, O>,
     /// Runs after the main schedule (e.g. exclusive-scan identity fill).
     finish: Option<Box<dyn FnOnce() + 'static>>,
+    /// Buffers the schedule points into that the task owns.
+    kept: Vec<Box<[T]>>,
     result: Option<Result<()>>,
 }
 
 impl<T: Element, O: Operator<T> + 'static> CollTask<T, O> {
     /// A task around `main`; with `check`, a signature exchange among the
     /// participants (`eps`, `ranks`) runs first.
-    pub(crate) fn new(
-        main: Exec<T, O>,
-        check: Option<CheckSpec>,
-        me: usize,
-    ) -> Result<Self> {
+    pub(crate) fn new(main: Exec<T, O>, check: Option<CheckSpec>, me: usize) -> Result<Self> {
         let check = match check {
             None => None,
             Some(CheckSpec {
@@ -212,8 +210,15 @@ impl<T: Element, O: Operator<T> + 'static> CollTask<T, O> {
             check,
             main,
             finish: None,
+            kept: Vec::new(),
             result: None,
         })
+    }
+
+    /// Keep `buf` alive as long as the task (a buffer its schedule uses).
+    pub(crate) fn keep(mut self, buf: Option<Box<[T]>>) -> Self {
+        self.kept.extend(buf);
+        self
     }
 
     /// Run `f` after the main schedule succeeded.

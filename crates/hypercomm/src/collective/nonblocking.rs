@@ -1,0 +1,170 @@
+//! Non-blocking collectives: `ibarrier`, `ibcast`, `ireduce`, `iallreduce`
+//! and the rest, returning a [`CollRequest`] that lives in a
+//! [`Scope`](crate::Scope) like point-to-point requests.
+//!
+//! A started collective is registered with the rank's engine, and every wait
+//! of the rank (any receive, any request, any other collective) advances all
+//! registered collectives. So several may be outstanding on one communicator
+//! and be waited for in any order on different ranks.
+//!
+//! Not done yet: non-blocking forms of the host-rooted variants.
+
+use super::executor::Task;
+use super::ops::{Element, Operator};
+use super::select::CollOpts;
+use crate::comm::Comm;
+use crate::engine::Engine;
+use crate::error::Result;
+use crate::rank::Rank;
+use crate::request::Scope;
+use std::cell::RefCell;
+use std::marker::PhantomData;
+use std::rc::Rc;
+use std::time::Duration;
+
+/// A collective in flight. Wait for it with [`CollRequest::wait`]; dropping
+/// it waits too.
+#[must_use = "a collective request must be waited for"]
+pub struct CollRequest<'scope> {
+    task: Rc<RefCell<dyn Task>>,
+    engine: Rc<Engine>,
+    timeout: Option<Duration>,
+    what: &'static str,
+    done: Option<Result<()>>,
+    _scope: PhantomData<&'scope ()>,
+}
+
+impl CollRequest<'_> {
+    /// Wait until the collective has completed on this rank.
+    pub fn wait(mut self) -> Result<()> {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        if let Some(d) = self.done.take() {
+            return d;
+        }
+        let r = self.engine.run_task(&self.task, self.timeout, self.what);
+        self.done = Some(Ok(()));
+        r
+    }
+
+    /// Complete the collective if it can be without blocking.
+    pub fn test(&mut self) -> Option<Result<()>> {
+        if let Some(d) = &self.done {
+            return Some(d.clone());
+        }
+        self.engine.progress();
+        let mut t = self.task.borrow_mut();
+        if t.advance(&self.engine) {
+            let r = t.take_result().unwrap_or(Ok(()));
+            self.done = Some(r.clone());
+            Some(r)
+        } else {
+            None
+        }
+    }
+}
+
+impl Drop for CollRequest<'_> {
+    fn drop(&mut self) {
+        if self.done.is_none() {
+            let _ = self.finish();
+        }
+    }
+}
+
+impl Comm {
+    fn start<'scope>(
+        &self,
+        s: &'scope Scope<'scope, '_>,
+        task: impl Task + 'static,
+        what: &'static str,
+    ) -> CollRequest<'scope> {
+        let task: Rc<RefCell<dyn Task>> = Rc::new(RefCell::new(task));
+        let engine = self.inner.engine.clone();
+        engine.register(&task);
+        s.keep_task(engine.clone(), task.clone(), what);
+        CollRequest {
+            task,
+            engine,
+            timeout: self.timeout,
+            what,
+            done: None,
+            _scope: PhantomData,
+        }
+    }
+
+    /// Non-blocking barrier over the nodes.
+    pub fn ibarrier<'scope>(&self, s: &'scope Scope<'scope, '_>) -> Result<CollRequest<'scope>> {
+        let parts = self.node_parts("ibarrier")?;
+        let task = self.barrier_start(&parts, &CollOpts::default())?;
+        Ok(self.start(s, task, "ibarrier"))
+    }
+
+    /// Non-blocking broadcast from a node.
+    pub fn ibcast<'scope, 'env, T: Element>(
+        &self,
+        s: &'scope Scope<'scope, 'env>,
+        buf: &'env mut [T],
+        root: usize,
+    ) -> Result<CollRequest<'scope>> {
+        // SAFETY: `buf` is borrowed for 'env, which outlives the scope; the
+        // scope (or the request's drop) waits for the task.
+        let task = unsafe {
+            self.bcast_start(
+                buf.as_mut_ptr(),
+                buf.len(),
+                Rank::Node(root),
+                &CollOpts::default(),
+            )?
+        };
+        Ok(self.start(s, task, "ibcast"))
+    }
+
+    /// Non-blocking reduce to a node (`output` is used at the root only).
+    pub fn ireduce<'scope, 'env, T: Element, O: Operator<T> + 'static>(
+        &self,
+        s: &'scope Scope<'scope, 'env>,
+        input: &'env [T],
+        output: &'env mut [T],
+        op: O,
+        root: usize,
+    ) -> Result<CollRequest<'scope>> {
+        // SAFETY: as for ibcast.
+        let task = unsafe {
+            self.reduce_start(
+                input.as_ptr(),
+                input.len(),
+                output.as_mut_ptr(),
+                output.len(),
+                op,
+                Rank::Node(root),
+                &CollOpts::default(),
+            )?
+        };
+        Ok(self.start(s, task, "ireduce"))
+    }
+
+    /// Non-blocking allreduce.
+    pub fn iallreduce<'scope, 'env, T: Element, O: Operator<T> + 'static>(
+        &self,
+        s: &'scope Scope<'scope, 'env>,
+        input: &'env [T],
+        output: &'env mut [T],
+        op: O,
+    ) -> Result<CollRequest<'scope>> {
+        // SAFETY: as for ibcast.
+        let task = unsafe {
+            self.allreduce_start(
+                input.as_ptr(),
+                input.len(),
+                output.as_mut_ptr(),
+                output.len(),
+                op,
+                &CollOpts::default(),
+            )?
+        };
+        Ok(self.start(s, task, "iallreduce"))
+    }
+}
