@@ -157,6 +157,7 @@ pub(crate) fn unpack_strided(src: &[u8], dst: &mut [u8], elem_len: usize, stride
 /// sender revoked a borrowed payload.
 fn with_payload(p: Payload, f: impl FnOnce(&[u8]) -> usize) -> Option<usize> {
     match p {
+        Payload::Inline(i) => Some(f(i.bytes())),
         Payload::Bytes(b) => Some(f(&b)),
         Payload::Vec(v) => Some(f(v.bytes())),
         Payload::Borrowed(b) => b.with_bytes(f),
@@ -639,7 +640,7 @@ impl Engine {
                 .send(self.frame(dst, ctx, tag, sync, Payload::Borrowed(b)))?;
             Some(done)
         } else {
-            let p = Payload::Bytes(data.to_vec());
+            let p = Payload::copy_of(data);
             self.t.send(self.frame(dst, ctx, tag, sync, p))?;
             None
         };

@@ -27,6 +27,7 @@ use bytemuck::Pod;
 /// The bytes of a received payload as an owned vector.
 pub(crate) fn payload_bytes(p: Payload) -> Vec<u8> {
     match p {
+        Payload::Inline(i) => i.bytes().to_vec(),
         Payload::Bytes(b) => b,
         Payload::Vec(v) => v.bytes().to_vec(),
         Payload::Borrowed(b) => {

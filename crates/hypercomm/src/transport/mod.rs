@@ -19,6 +19,7 @@
 //!
 //! Not done yet: the shared-memory, TCP, MPI and simulated transports.
 
+mod spsc;
 pub(crate) mod thread;
 
 use crate::error::Result;
@@ -60,8 +61,41 @@ impl<T: bytemuck::Pod + Send> OwnedBytes for Vec<T> {
     }
 }
 
+/// Longest payload carried inline in a frame (no allocation).
+pub const INLINE_MAX: usize = 32;
+
+/// A short payload stored in the frame itself.
+#[derive(Clone, Copy)]
+pub struct Inline {
+    len: u8,
+    data: [u8; INLINE_MAX],
+}
+
+impl Inline {
+    /// Copy `b` (at most [`INLINE_MAX`] bytes) into an inline payload.
+    #[inline]
+    pub fn new(b: &[u8]) -> Option<Inline> {
+        if b.len() > INLINE_MAX {
+            return None;
+        }
+        let mut data = [0u8; INLINE_MAX];
+        data[..b.len()].copy_from_slice(b);
+        Some(Inline {
+            len: b.len() as u8,
+            data,
+        })
+    }
+    /// The bytes.
+    #[inline]
+    pub fn bytes(&self) -> &[u8] {
+        &self.data[..self.len as usize]
+    }
+}
+
 /// A frame's payload.
 pub enum Payload {
+    /// A short payload inside the frame.
+    Inline(Inline),
     /// Owned bytes.
     Bytes(Vec<u8>),
     /// A vector handed over without copying.
@@ -71,9 +105,19 @@ pub enum Payload {
 }
 
 impl Payload {
+    /// Short data inline, longer data as owned bytes.
+    #[inline]
+    pub fn copy_of(b: &[u8]) -> Payload {
+        match Inline::new(b) {
+            Some(i) => Payload::Inline(i),
+            None => Payload::Bytes(b.to_vec()),
+        }
+    }
+
     /// Payload length in bytes.
     pub fn len(&self) -> usize {
         match self {
+            Payload::Inline(i) => i.len as usize,
             Payload::Bytes(b) => b.len(),
             Payload::Vec(v) => v.bytes().len(),
             Payload::Borrowed(b) => b.len,

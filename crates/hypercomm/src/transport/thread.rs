@@ -1,21 +1,23 @@
 //! The thread transport: every endpoint is a thread of this process.
 //!
-//! Each endpoint has a mailbox (a mutex-protected queue plus an atomic count
-//! so an empty poll costs one load). Senders push frames and unpark the
-//! receiver only if it is asleep; a receiver drains the whole mailbox under
-//! one lock. Large messages travel as borrowed payloads (the receiver copies
+//! Every ordered pair of endpoints that has exchanged a message has its own
+//! lock-free single-producer single-consumer queue (`spsc.rs`); a receiver
+//! polls the queues of the senders that have written to it. Short payloads
+//! travel inline in the frame, so a small message costs no allocation, no
+//! lock and no shared counter. Senders unpark a receiver only if it is
+//! asleep. Large messages travel as borrowed payloads (the receiver copies
 //! straight out of the sender's buffer) or handed-off vectors (no copy).
 //!
 //! Failure: when an endpoint's closure panics or returns an error, `close`
 //! marks it failed and wakes everyone; the engine turns that into
 //! `PeerFailed` for operations that need it.
 
+use super::spsc::Spsc;
 use super::{Frame, PeerState, Transport};
 use crate::error::Result;
 use crossbeam_utils::CachePadded;
-use std::cell::RefCell;
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{fence, AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -27,8 +29,10 @@ const FAILED: u8 = 2;
 const MAX_SLEEP: Duration = Duration::from_millis(20);
 
 struct Slot {
-    queue: Mutex<VecDeque<Frame>>,
-    pending: AtomicUsize,
+    /// Queues from each sender that has ever sent here (sender endpoint, queue).
+    incoming: Mutex<Vec<(usize, Arc<Spsc>)>>,
+    /// Bumped whenever `incoming` grows, so the receiver re-reads it.
+    generation: AtomicUsize,
     state: AtomicU8,
     failure: Mutex<Option<String>>,
     sleeping: AtomicBool,
@@ -38,7 +42,7 @@ struct Slot {
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding one of these short locks cannot leave the data
-    // inconsistent (every critical section is a single push/pop/assign).
+    // inconsistent (every critical section is a single push/assign).
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -56,8 +60,8 @@ impl ThreadJob {
             slots: (0..endpoints)
                 .map(|_| {
                     CachePadded::new(Slot {
-                        queue: Mutex::new(VecDeque::new()),
-                        pending: AtomicUsize::new(0),
+                        incoming: Mutex::new(Vec::new()),
+                        generation: AtomicUsize::new(0),
                         state: AtomicU8::new(ALIVE),
                         failure: Mutex::new(None),
                         sleeping: AtomicBool::new(false),
@@ -77,7 +81,10 @@ impl ThreadJob {
         ThreadEndpoint {
             job: self.clone(),
             me,
-            local: RefCell::new(VecDeque::new()),
+            out: RefCell::new(vec![None; self.slots.len()]),
+            polled: RefCell::new(Vec::new()),
+            seen_generation: Cell::new(usize::MAX),
+            next_poll: Cell::new(0),
         }
     }
 
@@ -87,7 +94,6 @@ impl ThreadJob {
         if slot.state.load(Ordering::Acquire) == ALIVE {
             *lock(&slot.failure) = Some(message);
             slot.state.store(FAILED, Ordering::Release);
-            lock(&slot.queue).clear();
             self.wake_all();
         }
     }
@@ -110,7 +116,58 @@ impl ThreadJob {
 pub(crate) struct ThreadEndpoint {
     job: Arc<ThreadJob>,
     me: usize,
-    local: RefCell<VecDeque<Frame>>,
+    /// Queue to each destination, once used (this endpoint is its producer).
+    out: RefCell<Vec<Option<Arc<Spsc>>>>,
+    /// The incoming queues (this endpoint is their consumer).
+    polled: RefCell<Vec<Arc<Spsc>>>,
+    seen_generation: Cell<usize>,
+    next_poll: Cell<usize>,
+}
+
+impl ThreadEndpoint {
+    /// The queue from this endpoint to `dst`, created on first use.
+    fn queue_to(&self, dst: usize) -> Arc<Spsc> {
+        if let Some(q) = &self.out.borrow()[dst] {
+            return q.clone();
+        }
+        let q = Arc::new(Spsc::new());
+        let slot = &self.job.slots[dst];
+        lock(&slot.incoming).push((self.me, q.clone()));
+        slot.generation.fetch_add(1, Ordering::SeqCst);
+        self.out.borrow_mut()[dst] = Some(q.clone());
+        q
+    }
+
+    /// Refresh the list of incoming queues if a sender added one.
+    #[inline]
+    fn refresh(&self) {
+        let slot = &self.job.slots[self.me];
+        let g = slot.generation.load(Ordering::Acquire);
+        if g != self.seen_generation.get() {
+            let list = lock(&slot.incoming);
+            *self.polled.borrow_mut() = list.iter().map(|(_, q)| q.clone()).collect();
+            self.seen_generation.set(g);
+        }
+    }
+
+    fn anything_waiting(&self) -> bool {
+        self.refresh();
+        // SAFETY: this endpoint is the only consumer of its incoming queues.
+        self.polled
+            .borrow()
+            .iter()
+            .any(|q| !unsafe { q.is_empty() })
+    }
+
+    fn drain_incoming(&self) {
+        self.refresh();
+        for q in self.polled.borrow().iter() {
+            // SAFETY: this endpoint is the only consumer of its queues.
+            while let Some(f) = unsafe { q.pop() } {
+                drop(f);
+            }
+        }
+    }
 }
 
 impl ThreadEndpoint {
@@ -156,15 +213,29 @@ impl Transport for ThreadEndpoint {
         self.job.slots.len()
     }
 
+    #[inline]
     fn send(&self, frame: Frame) -> Result<()> {
-        let slot = &self.job.slots[frame.header.dst as usize];
+        let dst = frame.header.dst as usize;
+        let slot = &self.job.slots[dst];
         if slot.state.load(Ordering::Acquire) != ALIVE {
             // Dropped: a borrowed payload reports DROPPED to its sender.
             return Ok(());
         }
-        lock(&slot.queue).push_back(frame);
-        slot.pending.fetch_add(1, Ordering::SeqCst);
-        if slot.sleeping.load(Ordering::SeqCst) {
+        let q = match &self.out.borrow()[dst] {
+            Some(q) => q.clone(),
+            None => Arc::new(Spsc::new()),
+        };
+        let q = if Arc::strong_count(&q) == 1 {
+            self.queue_to(dst)
+        } else {
+            q
+        };
+        // SAFETY: this endpoint is the only producer of its queue to `dst`.
+        unsafe { q.push(frame) };
+        // Pairs with the fence in `wait`: either the receiver sees the frame
+        // before it sleeps, or we see that it sleeps and wake it.
+        fence(Ordering::SeqCst);
+        if slot.sleeping.load(Ordering::Relaxed) {
             if let Some(t) = lock(&slot.thread).as_ref() {
                 t.unpark();
             }
@@ -174,29 +245,26 @@ impl Transport for ThreadEndpoint {
 
     #[inline]
     fn try_recv(&self) -> Option<Frame> {
-        let mut local = self.local.borrow_mut();
-        if let Some(f) = local.pop_front() {
-            return Some(f);
+        self.refresh();
+        let polled = self.polled.borrow();
+        let n = polled.len();
+        let start = self.next_poll.get();
+        for k in 0..n {
+            let i = (start + k) % n;
+            // SAFETY: this endpoint is the only consumer of its queues.
+            if let Some(f) = unsafe { polled[i].pop() } {
+                self.next_poll.set(i);
+                return Some(f);
+            }
         }
-        let slot = &self.job.slots[self.me];
-        if slot.pending.load(Ordering::Acquire) == 0 {
-            return None;
-        }
-        let mut q = lock(&slot.queue);
-        let n = q.len();
-        slot.pending.fetch_sub(n, Ordering::AcqRel);
-        if n == 1 {
-            return q.pop_front();
-        }
-        std::mem::swap(&mut *q, &mut *local);
-        drop(q);
-        local.pop_front()
+        None
     }
 
     fn wait(&self, deadline: Option<Instant>) {
         let slot = &self.job.slots[self.me];
-        slot.sleeping.store(true, Ordering::SeqCst);
-        if slot.pending.load(Ordering::SeqCst) == 0 && !self.job.abort_flag.load(Ordering::SeqCst) {
+        slot.sleeping.store(true, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        if !self.anything_waiting() && !self.job.abort_flag.load(Ordering::SeqCst) {
             let mut d = MAX_SLEEP;
             if let Some(dl) = deadline {
                 d = d.min(dl.saturating_duration_since(Instant::now()));
@@ -205,7 +273,7 @@ impl Transport for ThreadEndpoint {
                 std::thread::park_timeout(d);
             }
         }
-        slot.sleeping.store(false, Ordering::SeqCst);
+        slot.sleeping.store(false, Ordering::Relaxed);
     }
 
     fn peer_state(&self, endpoint: usize) -> PeerState {
@@ -239,8 +307,7 @@ impl Transport for ThreadEndpoint {
             Err(m) => self.job.mark_failed(self.me, m),
         }
         // Drop undelivered frames so that senders of borrowed data wake up.
-        lock(&slot.queue).clear();
-        self.local.borrow_mut().clear();
+        self.drain_incoming();
         *lock(&slot.thread) = None;
         self.job.wake_all();
     }
