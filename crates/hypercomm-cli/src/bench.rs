@@ -45,6 +45,11 @@ enum Op {
     Latency,
     /// Unidirectional bandwidth with a window of 64 (MB/s).
     Bw,
+    /// Ownership hand-off: a `Vec` ping-ponged with send_vec/recv_vec (MB/s,
+    /// bytes moved one way per half round trip; no copy between threads).
+    Handoff,
+    /// Baseline: one thread copying the same sizes with memcpy (MB/s).
+    Memcpy,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
@@ -135,6 +140,38 @@ fn bandwidth(comm: &Comm, size: usize, iters: usize, warm: usize) -> Result<f64,
     Ok((size * WINDOW * iters) as f64 / t0.elapsed().as_secs_f64())
 }
 
+/// Hand-off rate: bytes per second one way, ping-ponging one owned vector.
+fn handoff(comm: &Comm, size: usize, iters: usize, warm: usize) -> Result<f64, Error> {
+    let me = comm.rank();
+    let mut v = vec![3u8; size];
+    let mut t0 = Instant::now();
+    for i in 0..iters + warm {
+        if i == warm {
+            t0 = Instant::now();
+        }
+        if me == 0 {
+            comm.send_vec(std::mem::take(&mut v), 1, 4)?;
+            v = comm.recv_vec::<u8>(1, 4)?.0;
+        } else if me == 1 {
+            let (w, _) = comm.recv_vec::<u8>(0, 4)?;
+            comm.send_vec(w, 0, 4)?;
+        }
+    }
+    Ok((size * 2 * iters) as f64 / t0.elapsed().as_secs_f64())
+}
+
+/// memcpy rate on one thread between two buffers of `size` bytes.
+fn memcpy_rate(size: usize, iters: usize) -> f64 {
+    let src = vec![5u8; size];
+    let mut dst = vec![0u8; size];
+    let t0 = Instant::now();
+    for _ in 0..iters {
+        dst.copy_from_slice(std::hint::black_box(&src));
+        std::hint::black_box(&mut dst);
+    }
+    (size * iters) as f64 / t0.elapsed().as_secs_f64()
+}
+
 pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
     if a.transport != "thread" {
         return Err(format!(
@@ -155,6 +192,8 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
     let (name, unit) = match a.op {
         Op::Latency => ("latency", "us"),
         Op::Bw => ("bw", "MB/s"),
+        Op::Handoff => ("handoff", "MB/s"),
+        Op::Memcpy => ("memcpy", "MB/s"),
     };
     if a.format == Format::Table {
         println!(
@@ -165,7 +204,7 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
     }
     for &size in &sizes {
         let (iters, warm) = match a.op {
-            Op::Latency => iters_for(size, a.iters),
+            Op::Latency | Op::Handoff | Op::Memcpy => iters_for(size, a.iters),
             Op::Bw => {
                 let (i, w) = iters_for(size, a.iters / 50 + 1);
                 (i.max(5), w)
@@ -174,9 +213,15 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
         let mut samples = Vec::new();
         for _ in 0..a.repeat {
             let op = a.op;
+            if let Op::Memcpy = op {
+                samples.push(memcpy_rate(size, iters));
+                continue;
+            }
             let r = hypercomm::run(a.n, move |comm| match op {
                 Op::Latency => latency(comm, size, iters, warm),
                 Op::Bw => bandwidth(comm, size, iters, warm),
+                Op::Handoff => handoff(comm, size, iters, warm),
+                Op::Memcpy => unreachable!("handled above"),
             })
             .map_err(|e| e.to_string())?;
             samples.push(r[0]);
@@ -184,7 +229,7 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
         let v = median(samples);
         let value = match a.op {
             Op::Latency => v * 1e6,
-            Op::Bw => v / 1e6,
+            _ => v / 1e6,
         };
         match a.format {
             Format::Table => println!("{size:>10}  {value:>12.3}"),
