@@ -296,6 +296,7 @@ impl Engine {
     ) -> Result<()> {
         let group = task.borrow().group().clone();
         let what = || task.try_borrow().map(|t| t.describe()).unwrap_or_default();
+        recorder::hook(Event::Wait);
         let r = self.wait_loop(&group, None, timeout, op, &what, |e| {
             let mut t = task.borrow_mut();
             if t.advance(e) {
@@ -304,6 +305,7 @@ impl Engine {
                 None
             }
         });
+        recorder::hook(Event::Done);
         if r.is_err() {
             task.borrow_mut().withdraw(self);
         }
@@ -403,7 +405,7 @@ impl Engine {
                 Some(msg),
             );
         }
-        let (src, sync) = (msg.src, msg.sync);
+        let (src, sync, ctx) = (msg.src, msg.sync, msg.ctx);
         let taken = with_payload(msg.payload, |b| match layout {
             Layout::Contiguous | Layout::Partial => {
                 let n = b.len().min(dst.len());
@@ -429,6 +431,7 @@ impl Engine {
             src,
             tag: status.tag,
             len,
+            coll: ctx & 1 == 1,
         });
         (Ok(status), None)
     }
@@ -560,6 +563,9 @@ impl Engine {
                     });
                 }
             }
+            if spins == 0 {
+                recorder::hook(Event::Blocked);
+            }
             spins += 1;
             if spins < SPINS {
                 std::hint::spin_loop();
@@ -626,6 +632,7 @@ impl Engine {
             dst,
             tag,
             len: data.len(),
+            coll: ctx & 1 == 1,
         });
         let sync = synchronous.then(|| {
             let mut st = self.st.borrow_mut();
@@ -637,13 +644,14 @@ impl Engine {
             // SAFETY: forwarded to our caller's contract.
             let b = unsafe { Borrowed::new(data, done.clone()) };
             self.t
-                .send(self.frame(dst, ctx, tag, sync, Payload::Borrowed(b)))?;
-            Some(done)
+                .send(self.frame(dst, ctx, tag, sync, Payload::Borrowed(b)))
+                .map(|()| Some(done))
         } else {
             let p = Payload::copy_of(data);
-            self.t.send(self.frame(dst, ctx, tag, sync, p))?;
-            None
+            self.t.send(self.frame(dst, ctx, tag, sync, p)).map(|()| None)
         };
+        recorder::hook(Event::Done);
+        let lent = lent?;
         let state = match (sync, lent) {
             (Some(id), lent) => ReqState::AwaitAck { id, lent },
             (None, Some(done)) => ReqState::Lent { done },
@@ -673,8 +681,11 @@ impl Engine {
             dst,
             tag,
             len: p.len(),
+            coll: ctx & 1 == 1,
         });
-        self.t.send(self.frame(dst, ctx, tag, None, p))
+        let r = self.t.send(self.frame(dst, ctx, tag, None, p));
+        recorder::hook(Event::Done);
+        r
     }
 
     fn push_req(&self, r: Req) -> ReqId {
@@ -694,6 +705,7 @@ impl Engine {
 
     /// Non-blocking probe.
     pub(crate) fn iprobe(&self, m: &Match) -> Option<RawStatus> {
+        recorder::hook(Event::Probe);
         self.progress();
         let st = self.st.borrow();
         st.unexpected.iter().find(|x| m.hits(x)).map(|x| RawStatus {
@@ -714,7 +726,18 @@ impl Engine {
         op: &str,
     ) -> Result<RawStatus> {
         let what = || describe_match(g, &m);
-        let i = self.wait_loop(g, m.src, timeout, op, &what, |e| e.find(&m).map(Ok))?;
+        recorder::hook(Event::RecvBegin {
+            tag: m.tag,
+            coll: m.ctx & 1 == 1,
+        });
+        let i = self.wait_loop(g, m.src, timeout, op, &what, |e| e.find(&m).map(Ok));
+        let i = match i {
+            Ok(i) => i,
+            Err(e) => {
+                recorder::hook(Event::Done);
+                return Err(e);
+            }
+        };
         let msg = self
             .st
             .borrow_mut()
@@ -722,6 +745,7 @@ impl Engine {
             .remove(i)
             .expect("index just found");
         let (r, leftover) = self.deliver(msg, dst, layout);
+        recorder::hook(Event::Done);
         if let Some(msg) = leftover {
             // Put it back where it was: nothing else was taken meanwhile.
             self.st.borrow_mut().unexpected.insert(i, msg);
@@ -739,13 +763,25 @@ impl Engine {
         op: &str,
     ) -> Result<(RawStatus, Payload)> {
         let what = || describe_match(g, &m);
-        let i = self.wait_loop(g, m.src, timeout, op, &what, |e| e.find(&m).map(Ok))?;
+        recorder::hook(Event::RecvBegin {
+            tag: m.tag,
+            coll: m.ctx & 1 == 1,
+        });
+        let i = self.wait_loop(g, m.src, timeout, op, &what, |e| e.find(&m).map(Ok));
+        let i = match i {
+            Ok(i) => i,
+            Err(e) => {
+                recorder::hook(Event::Done);
+                return Err(e);
+            }
+        };
         let msg = self
             .st
             .borrow_mut()
             .unexpected
             .remove(i)
             .expect("index just found");
+        let ctx = msg.ctx;
         let status = RawStatus {
             src: msg.src,
             tag: msg.tag,
@@ -770,7 +806,9 @@ impl Engine {
             src: status.src,
             tag: status.tag,
             len: status.len,
+            coll: ctx & 1 == 1,
         });
+        recorder::hook(Event::Done);
         Ok((status, payload))
     }
 
@@ -782,6 +820,7 @@ impl Engine {
         timeout: Option<Duration>,
     ) -> Result<RawStatus> {
         let what = || describe_match(g, &m);
+        recorder::hook(Event::Probe);
         self.wait_loop(g, m.src, timeout, "probe", &what, |e| {
             let st = e.st.borrow();
             st.unexpected.iter().find(|x| m.hits(x)).map(|x| {
@@ -941,6 +980,7 @@ impl Engine {
         recorder::hook(Event::Wait);
         let what = move || what.clone();
         let r = self.wait_loop(&group, peer, timeout, op, &what, |e| e.poll_req(id));
+        recorder::hook(Event::Done);
         if r.is_err() {
             self.withdraw(id);
         }

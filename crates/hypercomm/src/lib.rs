@@ -33,8 +33,7 @@
 //!
 //! ## Not done yet
 //!
-//! Collectives, the launcher and process transports (shared memory, TCP),
-//! tracing beyond the recorder hook, the simulator, grids and the C API are
+//! The launcher and process transports (shared memory, TCP), the simulator, grids and the C API are
 //! later work; each module's docs say what it lacks.
 
 pub mod collective;
@@ -46,6 +45,7 @@ pub mod rank;
 pub mod recorder;
 pub mod request;
 mod run;
+pub mod trace;
 pub mod transport;
 pub mod wire;
 
