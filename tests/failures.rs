@@ -5,7 +5,9 @@
 mod common;
 
 use common::{watchdog, OP_TIMEOUT};
-use hypercomm::{scope, wait_all, BoxError, Comm, Error, Rank, ANY_SOURCE, ANY_TAG, EAGER_LIMIT};
+use hypercomm::{
+    scope, wait_all, wait_any, BoxError, Comm, Error, Rank, ANY_SOURCE, ANY_TAG, EAGER_LIMIT,
+};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -267,6 +269,89 @@ fn large_send_to_rank_that_finishes_without_receiving() {
             Ok::<_, Error>(())
         })
         .unwrap();
+    });
+}
+
+/// wait_any fails only for a request whose own peer is gone, reports that
+/// request's index, and is not disturbed by the failure of an unrelated
+/// rank; Request::test reports the failure of its peer too.
+#[test]
+fn wait_any_and_test_attribute_peer_failures() {
+    watchdog("wait_any_and_test_failures", || {
+        // Rank 0's checks must all pass: its own panic would be masked in
+        // run's verdict by rank 3's earlier one.
+        let checked = AtomicUsize::new(0);
+        let res = hypercomm::run(4, |comm| -> Result<(), Error> {
+            let comm = timed(comm);
+            let r = comm.rank();
+            match r {
+                3 => panic!("rank 3 fails early"),
+                1 | 2 => {
+                    // Long after rank 3 is gone.
+                    std::thread::sleep(Duration::from_millis(300));
+                    comm.send(&[r as u32 * 10 + 1], 0, 1)?;
+                    if r == 1 {
+                        comm.recv::<u8>(0, 9)?; // go
+                    }
+                    comm.send(&[r as u32 * 10 + 2], 0, 2)?;
+                }
+                _ => {
+                    let failed = Error::PeerFailed { rank: node(3) };
+                    let (mut a, mut b, mut c, mut d, mut e) =
+                        ([0u32], [0u32], [0u32], [0u32], [0u32]);
+                    scope(|s| {
+                        // Requests on live peers only: rank 3's failure is
+                        // none of their business.
+                        let mut reqs =
+                            vec![comm.irecv(s, &mut a, 1, 1)?, comm.irecv(s, &mut b, 2, 1)?];
+                        let (_, first) = wait_any(&mut reqs).expect("two requests");
+                        assert!(first.is_ok(), "wait_any failed for rank 3: {first:?}");
+                        let (_, second) = wait_any(&mut reqs).expect("one request");
+                        assert!(second.is_ok(), "{second:?}");
+                        // One request on the failed rank: that one is reported.
+                        let mut reqs =
+                            vec![comm.irecv(s, &mut c, 1, 2)?, comm.irecv(s, &mut d, 3, 2)?];
+                        let (i, res) = wait_any(&mut reqs).expect("two requests");
+                        assert_eq!((i, res), (1, Err(failed.clone())));
+                        comm.send(&[0u8], 1, 9)?; // now rank 1 sends tag 2
+                        let (i, res) = wait_any(&mut reqs).expect("one request");
+                        assert_eq!(i, 0);
+                        assert_eq!(res?.source, node(1));
+                        // test() on a request from the failed rank.
+                        let mut req = comm.irecv(s, &mut e, 3, 3)?;
+                        let end = Instant::now() + OP_TIMEOUT;
+                        let res = loop {
+                            if let Some(res) = req.test() {
+                                break res;
+                            }
+                            assert!(Instant::now() < end, "test() never saw rank 3 fail");
+                            std::thread::yield_now();
+                        };
+                        assert_eq!(res, Err(failed));
+                        Ok::<_, Error>(())
+                    })?;
+                    assert_eq!((a, b, c), ([11], [21], [12]));
+                    comm.recv::<u32>(2, 2)?;
+                    checked.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            Ok(())
+        });
+        assert!(
+            matches!(
+                res,
+                Err(Error::RankFailed {
+                    rank: Rank::Node(3),
+                    ..
+                })
+            ),
+            "{res:?}"
+        );
+        assert_eq!(
+            checked.load(Ordering::SeqCst),
+            1,
+            "rank 0 finished its checks"
+        );
     });
 }
 
