@@ -125,6 +125,7 @@ fn rank_returning_error_fails_peers_and_run() {
 #[test]
 fn failing_host_is_named() {
     watchdog("failing_host", || {
+        let checked = AtomicUsize::new(0);
         let res = hypercomm::run_with_host(
             2,
             |comm| -> Result<(), String> {
@@ -137,6 +138,7 @@ fn failing_host_is_named() {
                     comm.recv::<u8>(Rank::Host, 1).unwrap_err(),
                     Error::PeerFailed { rank: Rank::Host }
                 );
+                checked.fetch_add(1, Ordering::SeqCst);
                 Ok::<_, Error>(())
             },
         );
@@ -146,6 +148,11 @@ fn failing_host_is_named() {
                 rank: Rank::Host,
                 message: "host cannot read its input".into()
             }
+        );
+        assert_eq!(
+            checked.load(Ordering::SeqCst),
+            2,
+            "both nodes saw PeerFailed"
         );
     });
 }
@@ -186,6 +193,8 @@ fn finished_rank_fails_receives_after_its_messages() {
 #[test]
 fn large_send_to_rank_that_panics_before_receiving() {
     watchdog("large_send_to_panicking_rank", || {
+        // Rank 0's checks would be masked in run's verdict by rank 1's panic.
+        let checked = AtomicUsize::new(0);
         let res = hypercomm::run(2, |comm| {
             let comm = timed(comm);
             if comm.rank() == 1 {
@@ -199,6 +208,7 @@ fn large_send_to_rank_that_panics_before_receiving() {
                 comm.send(&big, 1, 1).unwrap_err(),
                 Error::PeerFailed { rank: node(1) }
             );
+            checked.fetch_add(1, Ordering::SeqCst);
             Ok::<_, Error>(())
         });
         assert!(
@@ -211,12 +221,18 @@ fn large_send_to_rank_that_panics_before_receiving() {
             ),
             "{res:?}"
         );
+        assert_eq!(
+            checked.load(Ordering::SeqCst),
+            1,
+            "rank 0 finished its checks"
+        );
     });
 }
 
 #[test]
 fn nonblocking_sends_to_rank_that_panics() {
     watchdog("nonblocking_sends_to_panicking_rank", || {
+        let checked = AtomicUsize::new(0);
         let res = hypercomm::run(2, |comm| {
             let comm = timed(comm);
             if comm.rank() == 1 {
@@ -237,6 +253,7 @@ fn nonblocking_sends_to_rank_that_panics() {
             })?;
             // Blocking ssend to the dead rank.
             assert_eq!(comm.ssend(&small, 1, 4).unwrap_err(), failed);
+            checked.fetch_add(1, Ordering::SeqCst);
             Ok::<_, Error>(())
         });
         assert!(
@@ -248,6 +265,11 @@ fn nonblocking_sends_to_rank_that_panics() {
                 })
             ),
             "{res:?}"
+        );
+        assert_eq!(
+            checked.load(Ordering::SeqCst),
+            1,
+            "rank 0 finished its checks"
         );
     });
 }
