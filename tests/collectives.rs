@@ -1,8 +1,11 @@
 //! Collectives on the thread transport against serial computations:
 //! every operation × algorithm × n ∈ {1,2,3,4,5,7,8,13,16} × count ∈ {0,1,64,4099}.
 
-use hypercomm::collective::{BitXor, Max, Min, Prod, Sum, UserOp};
+use hypercomm::collective::{
+    BitXor, Direction, Inclusion, Max, Min, Prod, Scan, Segmentation, Sum, UserOp,
+};
 use hypercomm::{run, Algorithm, CollOpts, Error, Rank};
+use hypercomm_algo::segmented::segmented_scan_serial;
 
 const NS: [usize; 9] = [1, 2, 3, 4, 5, 7, 8, 13, 16];
 const COUNTS: [usize; 4] = [0, 1, 64, 4099];
@@ -278,6 +281,339 @@ fn four_nonblocking_collectives_outstanding() {
             if r == n - 1 {
                 assert!(red.iter().all(|&x| x == total), "n={n}");
             }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Gather, allgather, scatter, all-to-all, reduce-scatter, scans (issue 3)
+// ---------------------------------------------------------------------------
+
+/// Variable count of rank r for a test of nominal `count`: 0..=count, zeros
+/// included.
+fn vc(r: usize, count: usize) -> usize {
+    (count + r * 7) % (count + 1)
+}
+
+/// Rank r's block for a variable-count test.
+fn vblock(r: usize, count: usize) -> Vec<i64> {
+    (0..vc(r, count)).map(|i| val(r, i)).collect()
+}
+
+fn concat(blocks: impl Iterator<Item = Vec<i64>>) -> Vec<i64> {
+    blocks.flatten().collect()
+}
+
+#[test]
+fn gather_and_gatherv_all_algorithms() {
+    for a in [
+        Algorithm::Auto,
+        Algorithm::Binomial,
+        Algorithm::Star,
+        Algorithm::Ring,
+    ] {
+        for n in NS {
+            for count in COUNTS {
+                let root = n / 2;
+                let vcounts: Vec<usize> = (0..n).map(|r| vc(r, count)).collect();
+                let out = run(n, |comm| {
+                    let me = comm.rank();
+                    let input: Vec<i64> = (0..count).map(|i| val(me, i)).collect();
+                    let mut g = vec![0i64; if me == root { n * count } else { 0 }];
+                    comm.gather_into_with(&input, &mut g, root, &opts(a))?;
+                    let mine = vblock(me, count);
+                    let total = vcounts.iter().sum();
+                    let mut gv = vec![0i64; if me == root { total } else { 0 }];
+                    comm.gatherv_into_with(&mine, &mut gv, &vcounts, root, &opts(a))?;
+                    let learnt = comm.gatherv(&mine, n - 1)?;
+                    Ok::<_, Error>((g, gv, learnt))
+                })
+                .unwrap();
+                let want = concat((0..n).map(|r| (0..count).map(|i| val(r, i)).collect()));
+                let want_v = concat((0..n).map(|r| vblock(r, count)));
+                let (g, gv, _) = &out[root];
+                assert_eq!(g, &want, "gather {a:?} n={n} count={count}");
+                assert_eq!(gv, &want_v, "gatherv {a:?} n={n} count={count}");
+                let (data, counts) = out[n - 1].2.clone().expect("root has the result");
+                assert_eq!((data, counts), (want_v.clone(), vcounts.clone()));
+                for (r, (_, _, l)) in out.iter().enumerate() {
+                    assert_eq!(l.is_some(), r == n - 1);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn allgather_and_allgatherv_all_algorithms() {
+    for a in [
+        Algorithm::Auto,
+        Algorithm::RecursiveDoubling,
+        Algorithm::Ring,
+        Algorithm::BiRing,
+        Algorithm::Bruck,
+    ] {
+        for n in NS {
+            for count in COUNTS {
+                let vcounts: Vec<usize> = (0..n).map(|r| vc(r, count)).collect();
+                let out = run(n, |comm| {
+                    let me = comm.rank();
+                    let input: Vec<i64> = (0..count).map(|i| val(me, i)).collect();
+                    let mut g = vec![0i64; n * count];
+                    comm.allgather_into_with(&input, &mut g, &opts(a))?;
+                    let mine = vblock(me, count);
+                    let mut gv = vec![0i64; vcounts.iter().sum()];
+                    comm.allgatherv_into_with(&mine, &mut gv, &vcounts, &opts(a))?;
+                    let learnt = comm.allgatherv(&mine)?;
+                    Ok::<_, Error>((g, gv, learnt))
+                })
+                .unwrap();
+                let want = concat((0..n).map(|r| (0..count).map(|i| val(r, i)).collect()));
+                let want_v = concat((0..n).map(|r| vblock(r, count)));
+                for (r, (g, gv, (l, lc))) in out.iter().enumerate() {
+                    assert_eq!(g, &want, "allgather {a:?} n={n} count={count} rank {r}");
+                    assert_eq!(gv, &want_v, "allgatherv {a:?} n={n} count={count} rank {r}");
+                    assert_eq!((l, lc), (&want_v, &vcounts), "allgatherv learnt, rank {r}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn scatter_and_scatterv_all_algorithms() {
+    for a in [Algorithm::Auto, Algorithm::Binomial, Algorithm::Star] {
+        for n in NS {
+            for count in COUNTS {
+                let root = (n * 2) / 3;
+                let vcounts: Vec<usize> = (0..n).map(|r| vc(r, count)).collect();
+                let out = run(n, |comm| {
+                    let me = comm.rank();
+                    let all: Vec<i64> = if me == root {
+                        concat((0..n).map(|r| (0..count).map(|i| val(r, i)).collect()))
+                    } else {
+                        Vec::new()
+                    };
+                    let mut s = vec![0i64; count];
+                    comm.scatter_into_with(&all, &mut s, root, &opts(a))?;
+                    let allv: Vec<i64> = if me == root {
+                        concat((0..n).map(|r| vblock(r, count)))
+                    } else {
+                        Vec::new()
+                    };
+                    let mut sv = vec![0i64; vcounts[me]];
+                    comm.scatterv_into_with(&allv, &vcounts, &mut sv, root, &opts(a))?;
+                    let c: &[usize] = if me == 0 { &vcounts } else { &[] };
+                    let allv0: Vec<i64> = if me == 0 {
+                        concat((0..n).map(|r| vblock(r, count)))
+                    } else {
+                        Vec::new()
+                    };
+                    let learnt = comm.scatterv(&allv0, c, 0usize)?;
+                    Ok::<_, Error>((s, sv, learnt))
+                })
+                .unwrap();
+                for (r, (s, sv, l)) in out.iter().enumerate() {
+                    let want: Vec<i64> = (0..count).map(|i| val(r, i)).collect();
+                    assert_eq!(s, &want, "scatter {a:?} n={n} count={count} rank {r}");
+                    assert_eq!(sv, &vblock(r, count), "scatterv {a:?} n={n} rank {r}");
+                    assert_eq!(l, &vblock(r, count), "scatterv learnt n={n} rank {r}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn alltoall_and_alltoallv_all_algorithms() {
+    // Block sent from r to q: element i = val(r * 100 + q, i).
+    let block = |r: usize, q: usize, len: usize| -> Vec<i64> {
+        (0..len).map(|i| val(r * 100 + q, i)).collect()
+    };
+    let sc = |r: usize, q: usize, count: usize| (count + r * 5 + q * 3) % (count + 1);
+    for a in [Algorithm::Auto, Algorithm::Pairwise, Algorithm::Bruck] {
+        for n in NS {
+            for count in COUNTS {
+                let out = run(n, |comm| {
+                    let me = comm.rank();
+                    let input = concat((0..n).map(|q| block(me, q, count)));
+                    let mut o = vec![0i64; n * count];
+                    comm.alltoall_into_with(&input, &mut o, &opts(a))?;
+                    let mut v = None;
+                    if a != Algorithm::Bruck {
+                        let send: Vec<usize> = (0..n).map(|q| sc(me, q, count)).collect();
+                        let recv: Vec<usize> = (0..n).map(|q| sc(q, me, count)).collect();
+                        let input = concat((0..n).map(|q| block(me, q, send[q])));
+                        let mut ov = vec![0i64; recv.iter().sum()];
+                        comm.alltoallv_into_with(&input, &send, &mut ov, &recv, &opts(a))?;
+                        let learnt = comm.alltoallv(&input, &send)?;
+                        v = Some((ov, learnt));
+                    }
+                    Ok::<_, Error>((o, v))
+                })
+                .unwrap();
+                for (r, (o, v)) in out.iter().enumerate() {
+                    let want = concat((0..n).map(|q| block(q, r, count)));
+                    assert_eq!(o, &want, "alltoall {a:?} n={n} count={count} rank {r}");
+                    if let Some((ov, (l, lc))) = v {
+                        let recv: Vec<usize> = (0..n).map(|q| sc(q, r, count)).collect();
+                        let want = concat((0..n).map(|q| block(q, r, recv[q])));
+                        assert_eq!(ov, &want, "alltoallv n={n} count={count} rank {r}");
+                        assert_eq!((l, lc), (&want, &recv), "alltoallv learnt rank {r}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn reduce_scatter_all_algorithms() {
+    for (a, repro) in [
+        (Algorithm::Auto, false),
+        (Algorithm::RecursiveHalving, false),
+        (Algorithm::Ring, false),
+        (Algorithm::Auto, true),
+    ] {
+        for n in NS {
+            for count in COUNTS {
+                let o = CollOpts {
+                    algorithm: a,
+                    reproducible: repro,
+                    ..Default::default()
+                };
+                let vcounts: Vec<usize> = (0..n).map(|r| vc(r, count)).collect();
+                let vtotal: usize = vcounts.iter().sum();
+                let out = run(n, |comm| {
+                    let me = comm.rank();
+                    let input: Vec<f64> = (0..n * count).map(|i| val(me, i) as f64).collect();
+                    let mut b = vec![0f64; count];
+                    comm.reduce_scatter_into_with(&input, &mut b, Sum, &o)?;
+                    let input: Vec<i64> = (0..vtotal).map(|i| val(me, i)).collect();
+                    let mut v = vec![0i64; vcounts[me]];
+                    comm.reduce_scatterv_into_with(&input, &vcounts, &mut v, Max, &o)?;
+                    Ok::<_, Error>((b, v))
+                })
+                .unwrap();
+                let mut off = 0;
+                for (r, (b, v)) in out.iter().enumerate() {
+                    let want: Vec<f64> = (r * count..(r + 1) * count)
+                        .map(|i| (0..n).map(|q| val(q, i) as f64).sum())
+                        .collect();
+                    assert_eq!(
+                        b, &want,
+                        "reduce_scatter {a:?} repro={repro} n={n} rank {r}"
+                    );
+                    let want: Vec<i64> = (off..off + vcounts[r])
+                        .map(|i| (0..n).map(|q| val(q, i)).max().unwrap())
+                        .collect();
+                    off += vcounts[r];
+                    assert_eq!(
+                        v, &want,
+                        "reduce_scatterv {a:?} n={n} count={count} rank {r}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Every scan variant: (direction, inclusion, segmentation).
+fn scan_variants() -> Vec<(Direction, Inclusion, Segmentation)> {
+    let mut v = Vec::new();
+    for d in [Direction::Upward, Direction::Downward] {
+        for i in [Inclusion::Inclusive, Inclusion::Exclusive] {
+            for s in [
+                Segmentation::None,
+                Segmentation::SegmentBit,
+                Segmentation::StartBit,
+            ] {
+                v.push((d, i, s));
+            }
+        }
+    }
+    v
+}
+
+/// Segment bit of rank r in the scan tests.
+fn sbit(r: usize) -> bool {
+    r % 3 == 1 || r == 4
+}
+
+#[test]
+fn scans_all_variants_and_algorithms() {
+    let variants = scan_variants();
+    let add = |a: &i64, b: &i64| a.wrapping_add(*b);
+    for n in NS {
+        for count in COUNTS {
+            let bits: Vec<bool> = (0..n).map(sbit).collect();
+            // Serial reference per variant, element by element.
+            let want: Vec<Vec<Vec<i64>>> = variants
+                .iter()
+                .map(|&(d, i, s)| {
+                    let mut per_rank = vec![vec![0i64; count]; n];
+                    for e in 0..count {
+                        let vals: Vec<i64> = (0..n).map(|r| val(r, e)).collect();
+                        let res = segmented_scan_serial(&vals, &bits, &add, &0, d, i, s);
+                        for r in 0..n {
+                            per_rank[r][e] = res[r];
+                        }
+                    }
+                    per_rank
+                })
+                .collect();
+            for a in [
+                Algorithm::Auto,
+                Algorithm::RecursiveDoubling,
+                Algorithm::Chain,
+            ] {
+                let out = run(n, |comm| {
+                    let me = comm.rank();
+                    let input: Vec<i64> = (0..count).map(|i| val(me, i)).collect();
+                    let mut res = Vec::new();
+                    for &(direction, inclusion, segmentation) in &variants {
+                        let sc = Scan {
+                            direction,
+                            inclusion,
+                            segmentation,
+                            bit: sbit(me),
+                        };
+                        let mut o = vec![-1i64; count];
+                        comm.scan_into_with(&input, &mut o, Sum, &sc, &opts(a))?;
+                        res.push(o);
+                    }
+                    Ok::<_, Error>(res)
+                })
+                .unwrap();
+                for (k, v) in variants.iter().enumerate() {
+                    for r in 0..n {
+                        assert_eq!(
+                            out[r][k], want[k][r],
+                            "scan {v:?} {a:?} n={n} count={count} rank {r}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn scan_and_exscan_shorthands() {
+    for n in NS {
+        let out = run(n, |comm| {
+            let me = comm.rank() as u32;
+            let s = comm.scan(&[me + 1, 2 * me], Sum)?;
+            let e = comm.exscan(&[me + 1], Max)?;
+            let f = comm.scan(&[me as f32 + 0.5], Sum)?;
+            Ok::<_, Error>((s, e, f))
+        })
+        .unwrap();
+        for (r, (s, e, f)) in out.iter().enumerate() {
+            let r32 = r as u32;
+            assert_eq!(s, &vec![(r32 + 1) * (r32 + 2) / 2, r32 * (r32 + 1)]);
+            assert_eq!(e, &vec![r32]); // max of 1..=r, identity 0 at rank 0
+            assert_eq!(f, &vec![(0..=r).map(|q| q as f32 + 0.5).sum::<f32>()]);
         }
     }
 }

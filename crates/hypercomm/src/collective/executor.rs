@@ -346,3 +346,23 @@ impl<T: Element, O: Operator<T>> Task for Exec<T, O> {
         }
     }
 }
+
+/// A boxed task is a task (lets one `_start` function return differently
+/// typed tasks, e.g. plain and segmented scans).
+impl<X: Task + ?Sized> Task for Box<X> {
+    fn advance(&mut self, e: &Engine) -> bool {
+        (**self).advance(e)
+    }
+    fn take_result(&mut self) -> Option<Result<()>> {
+        (**self).take_result()
+    }
+    fn group(&self) -> &Arc<Group> {
+        (**self).group()
+    }
+    fn describe(&self) -> String {
+        (**self).describe()
+    }
+    fn withdraw(&mut self, e: &Engine) {
+        (**self).withdraw(e)
+    }
+}

@@ -114,6 +114,33 @@ pub(crate) enum Coll {
     Bcast,
     Reduce,
     Allreduce,
+    Gather,
+    Scatter,
+    Allgather,
+    Alltoall,
+    /// Variable-count all-to-all (pairwise only: per-rank counts differ, so
+    /// the choice must not depend on them).
+    Alltoallv,
+    ReduceScatter,
+    Scan,
+}
+
+impl Coll {
+    fn name(self) -> &'static str {
+        match self {
+            Coll::Barrier => "barrier",
+            Coll::Bcast => "bcast",
+            Coll::Reduce => "reduce",
+            Coll::Allreduce => "allreduce",
+            Coll::Gather => "gather",
+            Coll::Scatter => "scatter",
+            Coll::Allgather => "allgather",
+            Coll::Alltoall => "alltoall",
+            Coll::Alltoallv => "alltoallv",
+            Coll::ReduceScatter => "reduce_scatter",
+            Coll::Scan => "scan",
+        }
+    }
 }
 
 fn candidates(c: Coll) -> &'static [Algorithm] {
@@ -123,6 +150,13 @@ fn candidates(c: Coll) -> &'static [Algorithm] {
         Coll::Bcast => &[Binomial, Star, Chain, BiRing],
         Coll::Reduce => &[Binomial, Star],
         Coll::Allreduce => &[RecursiveDoubling, Ring, Rabenseifner, ReduceBcast],
+        Coll::Gather => &[Binomial, Star, Ring],
+        Coll::Scatter => &[Binomial, Star],
+        Coll::Allgather => &[RecursiveDoubling, Ring, BiRing, Bruck],
+        Coll::Alltoall => &[Pairwise, Bruck],
+        Coll::Alltoallv => &[Pairwise],
+        Coll::ReduceScatter => &[RecursiveHalving, Ring],
+        Coll::Scan => &[RecursiveDoubling, Chain],
     }
 }
 
@@ -143,13 +177,42 @@ fn cost(c: Coll, a: Algorithm, p: usize, m: usize, t: TransportCost) -> f64 {
         (Coll::Allreduce, Ring) => h::allreduce_ring::cost(p, m, ts, tw),
         (Coll::Allreduce, Rabenseifner) => h::allreduce_rabenseifner::cost(p, m, ts, tw),
         (Coll::Allreduce, ReduceBcast) => h::allreduce_reduce_bcast::cost(p, m, ts, tw),
+        (Coll::Gather, Binomial) => h::gather_binomial::cost(p, m, ts, tw),
+        (Coll::Gather, Star) => h::gather_star::cost(p, m, ts, tw),
+        (Coll::Gather, Ring) => h::gather_ring::cost(p, m, ts, tw),
+        (Coll::Scatter, Binomial) => h::scatter_binomial::cost(p, m, ts, tw),
+        (Coll::Scatter, Star) => h::scatter_star::cost(p, m, ts, tw),
+        (Coll::Allgather, RecursiveDoubling) => h::allgather_recursive_doubling::cost(p, m, ts, tw),
+        (Coll::Allgather, Ring) => h::allgather_ring::cost(p, m, ts, tw),
+        (Coll::Allgather, BiRing) => h::allgather_ring::cost_bidirectional(p, m, ts, tw),
+        (Coll::Allgather, Bruck) => h::allgather_bruck::cost(p, m, ts, tw),
+        (Coll::Alltoall | Coll::Alltoallv, Pairwise) => h::alltoall_pairwise::cost(p, m, ts, tw),
+        (Coll::Alltoall, Bruck) => h::alltoall_bruck::cost(p, m, ts, tw),
+        (Coll::ReduceScatter, RecursiveHalving) => {
+            h::reduce_scatter_recursive_halving::cost(p, m, ts, tw)
+        }
+        (Coll::ReduceScatter, Ring) => h::reduce_scatter_ring::cost(p, m, ts, tw),
+        (Coll::Scan, RecursiveDoubling) => h::scan_recursive_doubling::cost(p, m, ts, tw),
+        (Coll::Scan, Chain) => h::scan_chain::cost(p, m, ts, tw),
         _ => f64::INFINITY,
     }
 }
 
 /// Algorithms that combine contributions out of rank order.
 fn needs_commutative(c: Coll, a: Algorithm) -> bool {
-    matches!((c, a), (Coll::Allreduce, Algorithm::Ring))
+    matches!(
+        (c, a),
+        (Coll::Allreduce | Coll::ReduceScatter, Algorithm::Ring)
+    )
+}
+
+/// The order-keeping algorithm used instead of one that needs a
+/// commutative operator.
+fn order_keeping(c: Coll) -> Algorithm {
+    match c {
+        Coll::ReduceScatter => Algorithm::RecursiveHalving,
+        _ => Algorithm::Rabenseifner,
+    }
 }
 
 /// The algorithm `Auto` picks for `c` with `p` participants and `m` bytes.
@@ -176,6 +239,21 @@ fn by_topology(c: Coll, t: Topology) -> Option<Algorithm> {
         (Topology::BiRing(_), Coll::Bcast) => BiRing,
         (Topology::Ring(_) | Topology::BiRing(_), Coll::Reduce) => Binomial,
         (Topology::Ring(_) | Topology::BiRing(_), Coll::Allreduce) => Ring,
+        (Topology::Hypercube, Coll::Gather | Coll::Scatter) => Binomial,
+        (Topology::Full, Coll::Gather | Coll::Scatter) => Star,
+        (Topology::Ring(_) | Topology::BiRing(_), Coll::Gather) => Ring,
+        (Topology::Ring(_) | Topology::BiRing(_), Coll::Scatter) => Binomial,
+        (Topology::Hypercube, Coll::Allgather) => RecursiveDoubling,
+        (Topology::Full, Coll::Allgather) => Bruck,
+        (Topology::Ring(_), Coll::Allgather) => Ring,
+        (Topology::BiRing(_), Coll::Allgather) => BiRing,
+        (Topology::Hypercube | Topology::Full, Coll::Alltoall) => Bruck,
+        (Topology::Ring(_) | Topology::BiRing(_), Coll::Alltoall) => Pairwise,
+        (_, Coll::Alltoallv) => Pairwise,
+        (Topology::Hypercube | Topology::Full, Coll::ReduceScatter) => RecursiveHalving,
+        (Topology::Ring(_) | Topology::BiRing(_), Coll::ReduceScatter) => Ring,
+        (Topology::Hypercube | Topology::Full, Coll::Scan) => RecursiveDoubling,
+        (Topology::Ring(_) | Topology::BiRing(_), Coll::Scan) => Chain,
     })
 }
 
@@ -240,12 +318,7 @@ impl Comm {
         opts: &CollOpts,
         commutative: bool,
     ) -> Result<Algorithm> {
-        let name = match c {
-            Coll::Barrier => "barrier",
-            Coll::Bcast => "bcast",
-            Coll::Reduce => "reduce",
-            Coll::Allreduce => "allreduce",
-        };
+        let name = c.name();
         if !commutative && needs_commutative(c, opts.algorithm) {
             return Err(Error::InvalidArgument {
                 op: name,
@@ -257,15 +330,7 @@ impl Comm {
         }
         if opts.algorithm != Algorithm::Auto {
             if !candidates(c).contains(&opts.algorithm) {
-                return Err(unsupported(
-                    match c {
-                        Coll::Barrier => "barrier",
-                        Coll::Bcast => "bcast",
-                        Coll::Reduce => "reduce",
-                        Coll::Allreduce => "allreduce",
-                    },
-                    opts.algorithm,
-                ));
+                return Err(unsupported(name, opts.algorithm));
             }
             return Ok(opts.algorithm);
         }
@@ -273,7 +338,7 @@ impl Comm {
             by_topology(c, self.topology()).unwrap_or_else(|| by_cost(c, p, bytes, THREAD_COST));
         if !commutative && needs_commutative(c, a) {
             // Order-keeping alternative with the same bandwidth profile.
-            return Ok(Algorithm::Rabenseifner);
+            return Ok(order_keeping(c));
         }
         Ok(a)
     }
