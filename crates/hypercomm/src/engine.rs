@@ -547,6 +547,11 @@ impl Engine {
                 if let Some(r) = poll(self) {
                     break r;
                 }
+                // The peer may have failed *because* of an abort that came
+                // after our check above: then report the abort.
+                if let Err(e) = self.check_abort(g) {
+                    break Err(e);
+                }
                 break Err(Error::PeerFailed { rank });
             }
             if let Some(dl) = deadline {
@@ -864,7 +869,10 @@ impl Engine {
                 if let Some(r) = self.poll_req(id) {
                     return Some(r);
                 }
-                Error::PeerFailed { rank }
+                // As in `wait_loop`: the peer may have failed after an abort.
+                self.check_abort(&group)
+                    .err()
+                    .unwrap_or(Error::PeerFailed { rank })
             }
         };
         self.withdraw(id);
@@ -1011,6 +1019,9 @@ impl Engine {
             e.progress(); // frames may have arrived before the peer left
             if let Some(x) = done(e) {
                 return Some(Ok(x));
+            }
+            if e.check_abort(g).is_err() {
+                return None; // the peer failed after an abort: report that
             }
             e.withdraw(ids[i]);
             Some(Ok((i, Err(Error::PeerFailed { rank }))))
