@@ -697,6 +697,22 @@ impl Engine {
         self.st.borrow().unexpected.iter().position(|x| m.hits(x))
     }
 
+    /// Deliver unexpected message `i` into `dst`; a message that does not
+    /// fit goes back where it was (nothing else was taken meanwhile).
+    fn take_unexpected(&self, i: usize, dst: &mut [u8], layout: Layout) -> Result<RawStatus> {
+        let msg = self
+            .st
+            .borrow_mut()
+            .unexpected
+            .remove(i)
+            .expect("index just found");
+        let (r, leftover) = self.deliver(msg, dst, layout);
+        if let Some(msg) = leftover {
+            self.st.borrow_mut().unexpected.insert(i, msg);
+        }
+        r
+    }
+
     /// Non-blocking probe.
     pub(crate) fn iprobe(&self, m: &Match) -> Option<RawStatus> {
         self.progress();
@@ -720,18 +736,7 @@ impl Engine {
     ) -> Result<RawStatus> {
         let what = || describe_match(g, &m);
         let i = self.wait_loop(g, m.src, timeout, op, &what, |e| e.find(&m).map(Ok))?;
-        let msg = self
-            .st
-            .borrow_mut()
-            .unexpected
-            .remove(i)
-            .expect("index just found");
-        let (r, leftover) = self.deliver(msg, dst, layout);
-        if let Some(msg) = leftover {
-            // Put it back where it was: nothing else was taken meanwhile.
-            self.st.borrow_mut().unexpected.insert(i, msg);
-        }
-        r.map_err(|e| map_err(e, g))
+        self.take_unexpected(i, dst, layout).map_err(|e| map_err(e, g))
     }
 
     /// Blocking receive of a whole message as an owned payload (zero copy for
@@ -822,16 +827,7 @@ impl Engine {
             len: dst.len(),
         });
         if let Some(i) = self.find(&m) {
-            let msg = self
-                .st
-                .borrow_mut()
-                .unexpected
-                .remove(i)
-                .expect("index just found");
-            let (r, leftover) = self.deliver(msg, dst, layout);
-            if let Some(msg) = leftover {
-                self.st.borrow_mut().unexpected.insert(i, msg);
-            }
+            let r = self.take_unexpected(i, dst, layout);
             if let Some(q) = self.st.borrow_mut().reqs.get_mut(&req) {
                 q.state = ReqState::Done(r);
             }
