@@ -38,7 +38,7 @@ pub mod select;
 mod task;
 
 pub use hypercomm_algo::segmented::Segmentation;
-pub use hypercomm_algo::{Direction, Inclusion};
+pub use hypercomm_algo::{Direction, Inclusion, RingOrder};
 pub use multicast::MULTICAST_TAG;
 pub use nonblocking::CollRequest;
 pub use ops::{
