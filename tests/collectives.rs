@@ -9,6 +9,9 @@
 //! counts, roots and operators (one of them non-commutative). Expected
 //! values are computed serially here (segmented scans with the CMMD
 //! reference `hypercomm_algo::segmented::segmented_scan_serial`).
+
+// Serial references index by rank and element on purpose.
+#![allow(clippy::needless_range_loop)]
 use hypercomm::collective::{
     BitXor, Direction, Inclusion, Max, Min, Prod, Scan, Segmentation, Sum, UserOp,
 };
@@ -886,6 +889,9 @@ fn nonblocking_gather_scatter_allgather_alltoall_reduce_scatter_scan() {
     }
 }
 
+/// The bits of a rank's allreduce, reduce, scan and reduce-scatter results.
+type Bits4 = (Vec<u64>, Vec<u64>, Vec<u64>, Vec<u64>);
+
 /// Random non-integer data of rank r (a fixed LCG, reproducible).
 fn noisy(r: usize, count: usize) -> Vec<f64> {
     let mut x = (r as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -932,7 +938,7 @@ fn reproducible_mode_is_bitwise_identical_across_algorithms_and_topologies() {
     ];
     for n in [3usize, 5, 8, 13] {
         let count = 257;
-        let mut seen: Option<Vec<(Vec<u64>, Vec<u64>, Vec<u64>, Vec<u64>)>> = None;
+        let mut seen: Option<Vec<Bits4>> = None;
         for t in tops {
             for k in 0..5 {
                 let out = run(n, |comm| {
