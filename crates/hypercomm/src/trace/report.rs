@@ -10,11 +10,14 @@
 //!   right after it (PICL writes statistics before and after the call), or
 //!   an instant without statistics;
 //! * immediate receive: from the statistics written right before the `recv`
-//!   record to the record;
+//!   record to the record (when statistics follow it at the same time, as
+//!   they do for a blocking receive; otherwise an instant);
 //! * collective: `block_begin` → `block_end`.
 //!
 //! Utilisation (ParaGraph): idle = blocked in a receive; overhead = inside a
-//! send, receive or collective but not blocked; busy = the rest.
+//! send, receive or collective but not blocked; busy = the rest. Waiting
+//! inside a collective counts as overhead: the records do not say which
+//! part of a collective was spent waiting.
 //!
 //! Not done yet: ParaGraph's animated and critical-path views; zooming is
 //! only horizontal.
@@ -168,8 +171,14 @@ pub fn analyse(t: &Trace) -> Analysis {
                     });
                 }
                 Kind::Recv { from, tag, len } => {
+                    // A blocking receive's statistics follow it at the same
+                    // time; then the ones just before it mark its entry. A
+                    // message delivered to a posted receive has none.
+                    let timed = recs
+                        .get(j + 1)
+                        .is_some_and(|(_, n)| is_stats(&n.kind) && n.time == r.time);
                     let start = match j.checked_sub(1).map(|k| recs[k].1) {
-                        Some(p) if is_stats(&p.kind) => p.time,
+                        Some(p) if timed && is_stats(&p.kind) => p.time,
                         _ => r.time,
                     };
                     spans.push(Span {
