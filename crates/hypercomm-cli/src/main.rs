@@ -1,10 +1,12 @@
 //! The `hypercomm` command: launcher, benchmarks, trace tools and simulator.
 //!
 //! Available now: `hypercomm bench` on the thread transport (`latency`,
-//! `bw`). Planned, and saying so when called: `run` (the launcher), `trace`
-//! (convert, stats, report) and `sim` (predict on a simulated machine).
+//! `bw`) and `hypercomm trace` (convert, stats, report). Planned, and saying
+//! so when called: `run` (the launcher) and `sim` (predict on a simulated
+//! machine).
 
 mod bench;
+mod trace;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -27,12 +29,8 @@ enum Command {
     },
     /// OSU-style micro-benchmarks (available: latency, bw on threads).
     Bench(bench::BenchArgs),
-    /// Convert, summarise and report traces (PICL, Chrome, HTML). Not yet available.
-    Trace {
-        /// Everything after `trace`.
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<String>,
-    },
+    /// Convert, summarise and report traces (PICL, Chrome/Perfetto, HTML).
+    Trace(trace::TraceArgs),
     /// Predict a program or collective on a simulated machine. Not yet available.
     Sim {
         /// Everything after `sim`.
@@ -53,7 +51,13 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Run { .. } => not_yet("run"),
-        Command::Trace { .. } => not_yet("trace"),
+        Command::Trace(a) => match trace::main(a) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("hypercomm trace: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Sim { .. } => not_yet("sim"),
         Command::Bench(a) => match bench::main(a) {
             Ok(()) => ExitCode::SUCCESS,
