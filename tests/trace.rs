@@ -146,7 +146,9 @@ fn normalise(t: &Trace) -> String {
 }
 
 fn golden_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/golden")
+        .join(name)
 }
 
 fn check_golden(name: &str, got: &str) {
@@ -220,13 +222,20 @@ fn check_manual_shape(text: &str) -> usize {
             .map(|m| m.split(' ').collect::<Vec<_>>())
             .filter(|m| m[0] == w[0] && m.len() == w.len())
             .collect();
-        assert!(!candidates.is_empty(), "no manual example with the shape of {line:?}");
+        assert!(
+            !candidates.is_empty(),
+            "no manual example with the shape of {line:?}"
+        );
         let ok = candidates.iter().any(|m| {
             m.iter()
                 .zip(&w)
                 .all(|(a, b)| if is_num(a) { is_num(b) } else { a == b })
         });
-        assert!(ok, "{line:?} does not match the manual's {:?}", candidates[0].join(" "));
+        assert!(
+            ok,
+            "{line:?} does not match the manual's {:?}",
+            candidates[0].join(" ")
+        );
         checked += 1;
     }
     checked
@@ -238,7 +247,10 @@ fn check_compact_codes(text: &str) {
         let code: u32 = w[0].parse().unwrap();
         assert!((1..=21).contains(&code) && code != 5, "{line}");
         if code != 16 {
-            assert!(w.iter().all(|x| is_num(x)), "compact lines are numbers: {line}");
+            assert!(
+                w.iter().all(|x| is_num(x)),
+                "compact lines are numbers: {line}"
+            );
         }
     }
 }
@@ -251,18 +263,37 @@ fn golden_verbose_and_compact_files_at_levels_3_3_3() {
     assert!(check_manual_shape(&text) > 50);
     // Every record kind the program can produce is there.
     for k in [
-        "trace_start", "open", "load", "send", "recv", "recv_blocking", "recv_waking",
-        "compstats", "commstats", "close", "trace_level", "trace_mark", "trace_message",
-        "trace_exit", "block_begin", "block_end",
+        "trace_start",
+        "open",
+        "load",
+        "send",
+        "recv",
+        "recv_blocking",
+        "recv_waking",
+        "compstats",
+        "commstats",
+        "close",
+        "trace_level",
+        "trace_mark",
+        "trace_message",
+        "trace_exit",
+        "block_begin",
+        "block_end",
     ] {
         assert!(
             text.lines().any(|l| l.split(' ').next() == Some(k)),
             "no {k} record"
         );
     }
-    assert!(text.contains("open clock 0 0 node -32768 allocating 4 processors")
-        || text.lines().any(|l| l.starts_with("open") && l.ends_with("node -32768 allocating 4 processors")));
-    assert!(text.lines().any(|l| l.starts_with("recv_blocking") && l.ends_with("node -32768 type -1")));
+    assert!(
+        text.contains("open clock 0 0 node -32768 allocating 4 processors")
+            || text.lines().any(
+                |l| l.starts_with("open") && l.ends_with("node -32768 allocating 4 processors")
+            )
+    );
+    assert!(text
+        .lines()
+        .any(|l| l.starts_with("recv_blocking") && l.ends_with("node -32768 type -1")));
     clock::check_causal(&t).unwrap();
     check_golden("trace_3_3_3.verbose.normalised", &normalise(&t));
 
@@ -295,7 +326,9 @@ fn chrome_json_follows_the_trace_event_format() {
     let text = std::fs::read_to_string(&p).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     let evs = v["traceEvents"].as_array().expect("traceEvents array");
-    let phases = ["X", "B", "E", "i", "I", "C", "M", "s", "t", "f", "b", "e", "n"];
+    let phases = [
+        "X", "B", "E", "i", "I", "C", "M", "s", "t", "f", "b", "e", "n",
+    ];
     let mut flows = std::collections::HashMap::<(String, u64), (usize, usize)>::new();
     let mut thread_names = 0;
     for e in evs {
@@ -313,7 +346,10 @@ fn chrome_json_follows_the_trace_event_format() {
                 }
             }
             "s" | "f" => {
-                let key = (e["cat"].as_str().unwrap().to_string(), e["id"].as_u64().unwrap());
+                let key = (
+                    e["cat"].as_str().unwrap().to_string(),
+                    e["id"].as_u64().unwrap(),
+                );
                 let c = flows.entry(key).or_default();
                 if ph == "s" {
                     c.0 += 1
@@ -330,8 +366,14 @@ fn chrome_json_follows_the_trace_event_format() {
     assert_eq!(thread_names, 5, "a track per rank (4 nodes and the host)");
     let a = report::analyse(&t);
     assert_eq!(flows.len(), a.messages.len());
-    assert!(flows.values().all(|&(s, f)| s == 1 && f == 1), "each flow starts once and ends once");
-    assert!(a.messages.len() >= 4 + 1 + 2, "ring, blocking pair, host pair at least");
+    assert!(
+        flows.values().all(|&(s, f)| s == 1 && f == 1),
+        "each flow starts once and ends once"
+    );
+    assert!(
+        a.messages.len() >= 4 + 1 + 2,
+        "ring, blocking pair, host pair at least"
+    );
 }
 
 /// A clock that runs `skew` ns ahead on rank threads whose number is odd,
@@ -377,16 +419,20 @@ fn measured_offsets_keep_every_receive_after_its_send() {
     trace::enable(cfg);
     hypercomm::run(4, ping_pongs).unwrap();
     trace::disable();
-    let t = trace::read_files(&[p.clone()]).unwrap();
+    let t = trace::read_files(std::slice::from_ref(&p)).unwrap();
     clock::check_causal(&t).unwrap();
     assert!(report::analyse(&t).messages.len() >= 80);
     // The raw file holds the offsets: odd ranks are ~1 ms ahead of rank 0.
-    let raw: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    let raw: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
     for s in raw["streams"].as_array().unwrap() {
         let node = s["node"].as_i64().unwrap();
         let off = s["start"][1].as_i64().unwrap();
         let want = if node % 2 == 1 { -1_000_000 } else { 0 };
-        assert!((off - want).abs() < 200_000, "node {node}: offset {off}, want {want}");
+        assert!(
+            (off - want).abs() < 200_000,
+            "node {node}: offset {off}, want {want}"
+        );
         assert!(s["end"].is_array(), "measured again at exit");
     }
 }
@@ -428,10 +474,18 @@ fn stop_policy_writes_trace_stop_and_the_program_carries_on() {
     assert_eq!(v[1], 199 * 200 / 2);
     let t = trace::read_files(&[p]).unwrap();
     for n in [0, 1] {
-        let recs: Vec<&Kind> = t.records.iter().filter(|r| r.node == n).map(|r| &r.kind).collect();
+        let recs: Vec<&Kind> = t
+            .records
+            .iter()
+            .filter(|r| r.node == n)
+            .map(|r| &r.kind)
+            .collect();
         assert_eq!(recs.iter().filter(|k| ***k == Kind::TraceStop).count(), 1);
         assert!(recs.len() <= 64, "bounded: {}", recs.len());
-        assert!(matches!(recs.last(), Some(Kind::TraceExit { .. })), "final records fit");
+        assert!(
+            matches!(recs.last(), Some(Kind::TraceExit { .. })),
+            "final records fit"
+        );
         assert!(recs.contains(&&Kind::Close));
         // statistics went on: the last commstats counts all 200 messages
         let last = recs.iter().rev().find_map(|k| match k {
@@ -487,10 +541,27 @@ fn info_level_and_exit() {
     .unwrap();
     trace::disable();
     let t = trace::read_files(&[p]).unwrap();
-    assert!(!t.records.iter().any(|r| matches!(r.kind, Kind::TraceMark { .. })));
-    assert!(!t.records.iter().any(|r| matches!(r.kind, Kind::BlockBegin { .. })), "level 1: no blocks");
-    assert_eq!(t.records.iter().filter(|r| matches!(r.kind, Kind::TraceExit { .. })).count(), 2);
-    assert!(!t.records.iter().any(|r| r.kind == Kind::Close), "exit before close: no close record");
+    assert!(!t
+        .records
+        .iter()
+        .any(|r| matches!(r.kind, Kind::TraceMark { .. })));
+    assert!(
+        !t.records
+            .iter()
+            .any(|r| matches!(r.kind, Kind::BlockBegin { .. })),
+        "level 1: no blocks"
+    );
+    assert_eq!(
+        t.records
+            .iter()
+            .filter(|r| matches!(r.kind, Kind::TraceExit { .. }))
+            .count(),
+        2
+    );
+    assert!(
+        !t.records.iter().any(|r| r.kind == Kind::Close),
+        "exit before close: no close record"
+    );
 }
 
 /// `HYPERCOMM_TRACE` traces an unchanged program (run in a child process so
@@ -503,7 +574,11 @@ fn environment_traces_an_unchanged_program() {
     }
     let p = tmp("env.json");
     let st = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "environment_traces_an_unchanged_program", "--test-threads=1"])
+        .args([
+            "--exact",
+            "environment_traces_an_unchanged_program",
+            "--test-threads=1",
+        ])
         .env("HYPERCOMM_TRACE_CHILD", "1")
         .env("HYPERCOMM_TRACE", format!("{}:chrome", p.display()))
         .env("HYPERCOMM_TRACE_LEVEL", "2,0,1")
@@ -513,7 +588,10 @@ fn environment_traces_an_unchanged_program() {
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
     let evs = v["traceEvents"].as_array().unwrap();
     assert!(evs.iter().any(|e| e["ph"] == "s"), "message arrows");
-    assert!(evs.iter().any(|e| e["ph"] == "C"), "commstats counters at level 1");
+    assert!(
+        evs.iter().any(|e| e["ph"] == "C"),
+        "commstats counters at level 1"
+    );
 }
 
 // ---------------------------------------------------------------- HTML
@@ -560,7 +638,10 @@ fn html_report_opens_in_headless_chromium() {
     let p = tmp("report.html");
     let t = run_golden(Config::new(&p, Output::Html));
     let html = std::fs::read_to_string(&p).unwrap();
-    assert!(!html.contains("src=\"http") && !html.contains("href=\"http"), "nothing fetched");
+    assert!(
+        !html.contains("src=\"http") && !html.contains("href=\"http"),
+        "nothing fetched"
+    );
     let Some(chrome) = chromium() else {
         if std::env::var_os("HYPERCOMM_REQUIRE_CHROMIUM").is_some() {
             panic!("chromium not found (apt-get install chromium)");
@@ -579,8 +660,8 @@ fn html_report_opens_in_headless_chromium() {
     );
     let page = tmp("report-checked.html");
     std::fs::write(&page, checked).unwrap();
-    let shot = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../target/trace-report-screenshot.png");
+    let shot =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/trace-report-screenshot.png");
     let run = |extra: &[String]| {
         let profile = tmp(&format!("chromium-profile-{}", extra.len()));
         let _ = std::fs::remove_dir_all(&profile);
@@ -610,7 +691,10 @@ fn html_report_opens_in_headless_chromium() {
     assert!(
         dom.contains("RESULT: OK"),
         "chromium check failed:\n{}\nstderr: {}",
-        dom.lines().filter(|l| l.contains("RESULT")).collect::<Vec<_>>().join("\n"),
+        dom.lines()
+            .filter(|l| l.contains("RESULT"))
+            .collect::<Vec<_>>()
+            .join("\n"),
         err.lines().take(20).collect::<Vec<_>>().join("\n")
     );
     let _ = std::fs::remove_file(&shot);
@@ -620,8 +704,62 @@ fn html_report_opens_in_headless_chromium() {
         "--hide-scrollbars".to_string(),
     ]);
     assert!(
-        std::fs::metadata(&shot).map(|m| m.len() > 10_000).unwrap_or(false),
+        std::fs::metadata(&shot)
+            .map(|m| m.len() > 10_000)
+            .unwrap_or(false),
         "screenshot {} written",
         shot.display()
+    );
+}
+
+/// Cost of recording, without scheduling noise: one rank issues the hook
+/// events of a send (`Send`, `Done`) and of a receive (`RecvBegin`, `Recv`,
+/// `Done`) at levels 3,3,3 — five records each — and of the same with
+/// tracing off. Prints ns per message event. Run with
+/// `cargo test --release --test trace -- --ignored --nocapture event_cost`.
+#[test]
+#[ignore]
+fn event_cost() {
+    use hypercomm::recorder::{hook, Event};
+    const N: u32 = 200_000;
+    let body = |_: &Comm| {
+        let t0 = std::time::Instant::now();
+        for i in 0..N {
+            hook(Event::Send {
+                dst: 1,
+                tag: i,
+                len: 8,
+                coll: false,
+            });
+            hook(Event::Done);
+            hook(Event::RecvBegin {
+                tag: Some(i),
+                coll: false,
+            });
+            hook(Event::Recv {
+                src: 1,
+                tag: i,
+                len: 8,
+                coll: false,
+            });
+            hook(Event::Done);
+        }
+        Ok::<_, Error>(t0.elapsed().as_nanos() as f64 / (2.0 * N as f64))
+    };
+    let mut off = Vec::new();
+    let mut on = Vec::new();
+    for _ in 0..7 {
+        off.push(hypercomm::run(1, body).unwrap()[0]);
+        let mut cfg = Config::new(tmp("cost.raw"), Output::Raw);
+        cfg.buffer = 4 << 20;
+        trace::enable(cfg);
+        on.push(hypercomm::run(1, body).unwrap()[0]);
+        trace::disable();
+    }
+    off.sort_by(f64::total_cmp);
+    on.sort_by(f64::total_cmp);
+    println!(
+        "ns per message event: tracing off {:.2} (min {:.2}), levels 3,3,3 {:.1} (min {:.1})",
+        off[3], off[0], on[3], on[0]
     );
 }

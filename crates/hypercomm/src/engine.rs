@@ -653,7 +653,9 @@ impl Engine {
                 .map(|()| Some(done))
         } else {
             let p = Payload::copy_of(data);
-            self.t.send(self.frame(dst, ctx, tag, sync, p)).map(|()| None)
+            self.t
+                .send(self.frame(dst, ctx, tag, sync, p))
+                .map(|()| None)
         };
         recorder::hook(Event::Done);
         let lent = lent?;

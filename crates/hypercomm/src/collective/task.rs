@@ -269,7 +269,6 @@ impl<T: Element, O: Operator<T> + 'static> CollTask<T, O> {
         self
     }
 
-
     /// Keep `buf` alive as long as the task (a buffer its schedule uses).
     pub(crate) fn keep(mut self, buf: Option<Box<[T]>>) -> Self {
         self.kept.extend(buf);

@@ -42,14 +42,20 @@ pub fn to_value(t: &Trace) -> Value {
     let a = analyse(t);
     let nodes = a.nodes.clone();
     let mut ev: Vec<Value> = Vec::new();
-    ev.push(json!({"name": "process_name", "ph": "M", "pid": 1, "tid": 0, "ts": 0,
-        "args": {"name": "hypercomm"}}));
+    ev.push(
+        json!({"name": "process_name", "ph": "M", "pid": 1, "tid": 0, "ts": 0,
+        "args": {"name": "hypercomm"}}),
+    );
     for &n in &nodes {
         let id = tid(n, &nodes);
-        ev.push(json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": id, "ts": 0,
-            "args": {"name": node_name(n)}}));
-        ev.push(json!({"name": "thread_sort_index", "ph": "M", "pid": 1, "tid": id, "ts": 0,
-            "args": {"sort_index": id}}));
+        ev.push(
+            json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": id, "ts": 0,
+            "args": {"name": node_name(n)}}),
+        );
+        ev.push(
+            json!({"name": "thread_sort_index", "ph": "M", "pid": 1, "tid": id, "ts": 0,
+            "args": {"sort_index": id}}),
+        );
     }
     for s in &a.spans {
         let (cat, mut args) = match s.kind {
@@ -73,8 +79,10 @@ pub fn to_value(t: &Trace) -> Value {
         ev.push(json!({"name": name, "cat": "message", "ph": "s", "id": i,
             "ts": us(m.sent), "pid": 1, "tid": tid(m.from, &nodes),
             "args": {"tag": m.tag}}));
-        ev.push(json!({"name": name, "cat": "message", "ph": "f", "bp": "e", "id": i,
-            "ts": us(m.received), "pid": 1, "tid": tid(m.to, &nodes)}));
+        ev.push(
+            json!({"name": name, "cat": "message", "ph": "f", "bp": "e", "id": i,
+            "ts": us(m.received), "pid": 1, "tid": tid(m.to, &nodes)}),
+        );
     }
     for r in &t.records {
         let id = tid(r.node, &nodes);
@@ -83,7 +91,9 @@ pub fn to_value(t: &Trace) -> Value {
                 "ts": us(r.time), "pid": 1, "tid": id, "args": args})
         };
         match &r.kind {
-            Kind::TraceMark { mark } => ev.push(instant(format!("mark {mark}"), json!({"type": mark}))),
+            Kind::TraceMark { mark } => {
+                ev.push(instant(format!("mark {mark}"), json!({"type": mark})))
+            }
             Kind::TraceMessage { text } => ev.push(instant(text.clone(), json!({}))),
             Kind::TraceStop => ev.push(instant("trace_stop".into(), json!({}))),
             Kind::TraceFlush { finished } => ev.push(json!({

@@ -230,16 +230,16 @@ pub fn merge_from(mut streams: Vec<RankStream>, origin: Option<i64>) -> Trace {
     }
     let origin = origin.unwrap_or_else(|| {
         streams
-        .iter()
-        .flat_map(|s| {
-            s.records
-                .iter()
-                .find(|r| matches!(r.kind, Kind::TraceStart(_)))
-                .or(s.records.first())
-        })
-        .map(|r| r.time)
-        .min()
-        .unwrap_or(0)
+            .iter()
+            .flat_map(|s| {
+                s.records
+                    .iter()
+                    .find(|r| matches!(r.kind, Kind::TraceStart(_)))
+                    .or(s.records.first())
+            })
+            .map(|r| r.time)
+            .min()
+            .unwrap_or(0)
     });
     let mut recs: Vec<Vec<Record>> = streams
         .into_iter()
@@ -394,7 +394,10 @@ mod tests {
         let t = merge(vec![s0, s1]);
         check_causal(&t).unwrap();
         let close = t.records.iter().find(|r| r.kind == Kind::Close).unwrap();
-        assert_eq!(close.time, 11_000, "the rest of rank 1 moved with the receive");
+        assert_eq!(
+            close.time, 11_000,
+            "the rest of rank 1 moved with the receive"
+        );
     }
 
     #[test]

@@ -394,7 +394,12 @@ pub fn parse(text: &str) -> Result<Trace, ParseError> {
         match parse_line(line) {
             Ok(Some(r)) => records.push(r),
             Ok(None) => {}
-            Err(message) => return Err(ParseError { line: i + 1, message }),
+            Err(message) => {
+                return Err(ParseError {
+                    line: i + 1,
+                    message,
+                })
+            }
         }
     }
     Ok(Trace { records })
@@ -457,7 +462,10 @@ mod tests {
         let c = write(&t, Format::Compact);
         let t2 = parse(&c).unwrap();
         assert_eq!(t, t2);
-        assert_eq!(write(&t2, Format::Verbose), MANUAL_VERBOSE.join("\n") + "\n");
+        assert_eq!(
+            write(&t2, Format::Verbose),
+            MANUAL_VERBOSE.join("\n") + "\n"
+        );
         assert_eq!(write(&parse(&c).unwrap(), Format::Compact), c);
     }
 

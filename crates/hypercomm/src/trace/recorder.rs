@@ -14,6 +14,9 @@
 //! which is recorded as a block), and `message` records (PICL message0 is
 //! not part of the Rust API yet; [`Kind::Message`] is read and written).
 
+// Without the `trace` feature the hook never calls in here.
+#![cfg_attr(not(feature = "trace"), allow(dead_code))]
+
 use super::clock::{Correction, Offset, RankStream, TimeSource};
 use super::event::{block, Kind, Levels, Record, HOST_ID};
 use super::{Config, Info, Policy};
@@ -126,6 +129,23 @@ fn nominal(k: &Kind) -> i64 {
     4 * (4 + fields)
 }
 
+/// An empty buffer for `cap` records whose memory is already touched, so
+/// that recording never takes a page fault (PICL allocates its trace array
+/// up front too).
+fn buffer(cap: usize) -> Vec<Record> {
+    let mut v = Vec::with_capacity(cap);
+    v.resize(
+        cap,
+        Record {
+            time: 0,
+            node: 0,
+            kind: Kind::Close,
+        },
+    );
+    v.clear();
+    v
+}
+
 impl RankRec {
     pub(crate) fn new(cfg: &Config, node: i32, nodes: u32, collector: Arc<Collector>) -> RankRec {
         let cap = cfg.buffer.max(MIN_BUFFER);
@@ -134,7 +154,7 @@ impl RankRec {
             nodes,
             levels: cfg.levels,
             clock: cfg.clock.clone(),
-            buf: Vec::with_capacity(cap.min(1 << 20)),
+            buf: buffer(cap),
             cap,
             policy: cfg.policy,
             stopped: false,
@@ -234,7 +254,7 @@ impl RankRec {
         let t0 = self.now();
         let recs = std::mem::take(&mut self.buf);
         self.collector.append(self.node, recs, None);
-        self.buf = Vec::with_capacity(self.cap.min(1 << 20));
+        self.buf = buffer(self.cap);
         self.stopped = false;
         let t1 = self.now();
         self.push_final(t0, Kind::TraceFlush { finished: t1 });
@@ -305,11 +325,20 @@ impl RankRec {
                 self.received += 1;
                 self.recv_volume += len as i64;
                 let from = self.picl(src);
-                let t = self.now();
+                let in_recv = matches!(self.ops.last(), Some(op) if op.kind == OpKind::Recv);
+                // Inside a blocking receive the record takes the time of its
+                // return (read once, in `Done`).
+                let t = if in_recv { 0 } else { self.now() };
                 let msg = (from, tag as i64, len as i64, t);
                 let prev = match self.ops.last_mut() {
                     Some(op) if op.kind == OpKind::Recv => op.got.replace(msg),
                     _ => Some(msg),
+                };
+                let prev = match prev {
+                    // A posted receive's message was delivered during this
+                    // blocking receive's wait: it is older than now.
+                    Some((f, g, l, 0)) if in_recv => Some((f, g, l, self.now())),
+                    p => p,
                 };
                 // A message delivered to a posted (non-blocking) receive.
                 if let Some((from, tag, len, t)) = prev {

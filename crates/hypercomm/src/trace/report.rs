@@ -276,7 +276,15 @@ pub fn states(a: &Analysis, node: i32) -> Vec<(i64, i64, u8)> {
     ev.sort();
     let mut out: Vec<(i64, i64, u8)> = Vec::new();
     let (mut o, mut i, mut t) = (0, 0, lo);
-    let state = |o: i32, i: i32| if i > 0 { 2 } else if o > 0 { 1 } else { 0 };
+    let state = |o: i32, i: i32| {
+        if i > 0 {
+            2
+        } else if o > 0 {
+            1
+        } else {
+            0
+        }
+    };
     for (time, d_o, d_i) in ev {
         if time > t {
             let s = state(o, i);
@@ -437,7 +445,10 @@ pub fn stats_text(t: &Trace) -> String {
         let _ = writeln!(s, "\nmarks: {}", marks.join(" "));
     }
     if t.records.iter().any(|r| r.kind == Kind::TraceStop) {
-        let _ = writeln!(s, "\nnote: some buffers filled up (trace_stop): records are missing");
+        let _ = writeln!(
+            s,
+            "\nnote: some buffers filled up (trace_stop): records are missing"
+        );
     }
     s
 }
@@ -638,7 +649,11 @@ pub fn html(t: &Trace) -> String {
             "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"middle\">{}</text>",
             LEFT + cell * (j as f64 + 0.5),
             LEFT - 6.0,
-            if to == HOST_ID { "H".to_string() } else { to.to_string() }
+            if to == HOST_ID {
+                "H".to_string()
+            } else {
+                to.to_string()
+            }
         );
     }
     for (i, &from) in a.nodes.iter().enumerate() {
