@@ -17,7 +17,7 @@ pub const HOST_ID: i32 = -32768;
 /// |---|---|---|
 /// | −1 | barrier (PICL barrier0) | 0 |
 /// | −2 | bcast (bcast0) | root |
-/// | −3 | split-phase bcast (bcast1; our `ibcast`) | root |
+/// | −3 | split-phase bcast (PICL bcast1; reserved for the C API — `ibcast` is recorded as −2) | root |
 /// | −4 | combine: reduce and allreduce (gsum0 … gcomb0) | root, −1 for all |
 /// | −5 | gather | root |
 /// | −6 | allgather | −1 |

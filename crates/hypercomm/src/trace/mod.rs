@@ -40,14 +40,17 @@
 //! * Per job: ranks hand their records to the job's collector; when the job
 //!   ends the streams are corrected, merged and written in the chosen
 //!   format. A job whose ranks are separate processes (`hypercomm::init`)
-//!   writes one raw stream file per process (`PATH.<node>.raw`, see
-//!   [`finish_process`]); `hypercomm trace convert` merges them.
+//!   calls [`process_begin`] after joining and [`process_end`] before
+//!   leaving; each process writes one raw stream file (`PATH.<node>.raw`:
+//!   nanosecond records plus its measured clock offsets), and
+//!   `hypercomm trace convert PATH.*.raw --to …` corrects and merges them.
 //!
 //! Not done yet: PICL's `message` and `sync` records are read and written
 //! but not generated (there is no `message0`/`sync0` in the Rust API);
 //! probes are counted, not recorded; the process launcher's `load` records;
-//! the per-process files are merged by `trace convert`, not collected by
-//! rank 0 at exit.
+//! `init()`/`finalize()` do not call [`process_begin`]/[`process_end`] yet
+//! (two lines in `launch/`), and the per-process files are merged by
+//! `trace convert`, not collected by rank 0 at exit.
 
 pub mod chrome;
 pub mod clock;
@@ -471,6 +474,31 @@ pub fn job_end(job: Option<Arc<JobTrace>>) -> Result<()> {
     }
     let t = job_trace(&job);
     write_file(&job.cfg.path, &t, job.cfg.output)
+}
+
+/// The traced job of this process when its ranks are processes.
+static PROCESS_JOB: std::sync::Mutex<Option<Arc<JobTrace>>> = std::sync::Mutex::new(None);
+
+/// For `hypercomm::init()` (ranks as processes): start tracing this
+/// process's rank when [`enable`] or `HYPERCOMM_TRACE` asks for it. Every
+/// process of the job must call it (the clock measurement talks to node 0).
+pub fn process_begin(comm: &Comm) -> Result<()> {
+    let job = job_begin(comm.size(), comm.has_host())?;
+    rank_begin(&job, comm)?;
+    *PROCESS_JOB.lock().unwrap_or_else(|p| p.into_inner()) = job;
+    Ok(())
+}
+
+/// For `hypercomm::finalize()`: end this rank's tracing (exit clock
+/// measurement with node 0 when `ok`) and write `PATH.<node>.raw`. Returns
+/// the file written, `None` when not tracing.
+pub fn process_end(comm: &Comm, ok: bool) -> Result<Option<PathBuf>> {
+    let job = PROCESS_JOB.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if job.is_none() {
+        return Ok(None);
+    }
+    rank_end(&job, comm, ok);
+    finish_process(job, comm.me().to_picl()).map(Some)
 }
 
 /// End of a job whose ranks are separate processes: this process writes its
