@@ -74,7 +74,7 @@ impl Comm {
     ) -> Result<CollTask<T, NoOp>> {
         let parts = self.node_parts("alltoall")?;
         let p = parts.eps.len();
-        if input_len % p != 0 {
+        if !input_len.is_multiple_of(p) {
             return Err(Error::InvalidArgument {
                 op: "alltoall",
                 what: format!("input has {input_len} elements, not a multiple of {p} nodes"),
@@ -284,7 +284,7 @@ impl Comm {
         op: O,
     ) -> Result<Vec<T>> {
         let p = self.size();
-        if input.len() % p.max(1) != 0 {
+        if !input.len().is_multiple_of(p.max(1)) {
             return Err(Error::InvalidArgument {
                 op: "reduce_scatter",
                 what: format!(

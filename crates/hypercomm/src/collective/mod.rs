@@ -678,7 +678,7 @@ pub(crate) fn need_len(op: &'static str, which: &str, got: usize, want: usize) -
 /// element size).
 pub(crate) fn vec_from_bytes<T: Element>(bytes: &[u8], op: &'static str) -> Result<Vec<T>> {
     let sz = std::mem::size_of::<T>();
-    if sz == 0 || bytes.len() % sz != 0 {
+    if sz == 0 || !bytes.len().is_multiple_of(sz) {
         return Err(Error::CollectiveMismatch(format!(
             "{op}: received {} bytes, not a whole number of {} elements",
             bytes.len(),
