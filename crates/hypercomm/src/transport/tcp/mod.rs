@@ -10,7 +10,8 @@
 //!   runs. Sockets get `TCP_NODELAY` and 4 MiB buffers (socket2).
 //! * **Framing.** Exactly the frames of [`crate::wire`]: a 48-byte header,
 //!   then `len` payload bytes. `send` writes the header and then the
-//!   payload straight from the sender's buffer (a borrowed payload is
+//!   payload (`Header::stream_payload_len` bytes: a sync acknowledgement's
+//!   `len` is a count, not a length) straight from the sender's buffer (a borrowed payload is
 //!   written while `send` runs, so the engine lends rather than copies);
 //!   short frames go out in one `write`. No size limit.
 //! * **Receiving.** A reader thread per connection decodes frames into the
@@ -434,7 +435,7 @@ pub fn read_frame(r: &mut impl Read, expect_src: usize, expect_dst: usize) -> Re
             h.src, h.dst
         )));
     }
-    let len = h.len;
+    let len = h.stream_payload_len();
     let payload = if len as usize <= INLINE_MAX && len <= INLINE_MAX as u64 {
         let mut b = [0u8; INLINE_MAX];
         match read_full(r, &mut b[..len as usize]) {
