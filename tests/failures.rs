@@ -536,14 +536,11 @@ fn timeout_says_what_it_waited_for() {
     });
 }
 
-/// Child-process side of [`timeout_from_environment`]: does nothing unless
-/// started by it (the environment is process-global, so the variable is set
-/// only in a child process).
-#[test]
-#[ignore = "run by timeout_from_environment in a child process"]
-fn timeout_from_environment_child() {
-    match std::env::var("HYPERCOMM_FAILURES_CHILD").as_deref() {
-        Ok("timeout") => watchdog("env_timeout_child", || {
+/// Child-process side of [`timeout_from_environment`] (the environment is
+/// process-global, so the variable is set only in a child process).
+fn timeout_from_environment_child(mode: &str) {
+    match mode {
+        "timeout" => watchdog("env_timeout_child", || {
             let want = Some(Duration::from_millis(300));
             hypercomm::run(2, |comm| {
                 assert_eq!(comm.timeout(), want, "HYPERCOMM_TIMEOUT=0.3");
@@ -576,7 +573,7 @@ fn timeout_from_environment_child() {
             .unwrap();
             assert_eq!(h, want);
         }),
-        Ok("invalid") => {
+        "invalid" => {
             let e = hypercomm::run(1, |_| Ok::<_, Error>(())).unwrap_err();
             assert!(
                 matches!(&e, Error::InvalidArgument { op, what }
@@ -584,20 +581,25 @@ fn timeout_from_environment_child() {
                 "{e:?}"
             );
         }
-        _ => {}
+        other => panic!("unknown child mode {other:?}"),
     }
 }
 
+/// Runs itself in a child process with `HYPERCOMM_TIMEOUT` set; in the child
+/// (marked by `HYPERCOMM_FAILURES_CHILD`) it checks the effect.
 #[test]
 fn timeout_from_environment() {
+    if let Ok(mode) = std::env::var("HYPERCOMM_FAILURES_CHILD") {
+        timeout_from_environment_child(&mode);
+        return;
+    }
     watchdog("timeout_from_environment", || {
         for (mode, value) in [("timeout", "0.3"), ("invalid", "soon")] {
             let exe = std::env::current_exe().expect("test binary path");
             let out = std::process::Command::new(exe)
                 .args([
                     "--exact",
-                    "timeout_from_environment_child",
-                    "--ignored",
+                    "timeout_from_environment",
                     "--test-threads=1",
                 ])
                 .env("HYPERCOMM_FAILURES_CHILD", mode)

@@ -225,11 +225,27 @@ pub(crate) struct Engine {
     me: u32,
     /// Non-blocking collectives in flight: advanced by every wait.
     tasks: RefCell<Vec<Weak<RefCell<dyn Task>>>>,
+    /// Poll iterations of a wait before it yields (see `spin_budget`).
+    spins: u32,
 }
 
 /// How long a wait spins before yielding, and yields before blocking.
-const SPINS: u32 = 200;
+/// With no more ranks than cores a waiting rank's partner is running, so
+/// polling pays off for a while (about 50–100 µs); with more ranks than
+/// cores the partner may need this core, so yield almost at once.
+const SPINS_DEDICATED: u32 = 2000;
+const SPINS_OVERSUBSCRIBED: u32 = 20;
 const YIELDS: u32 = 50;
+
+/// Poll iterations before yielding, for a job of `endpoints` ranks.
+fn spin_budget(endpoints: usize) -> u32 {
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    if endpoints <= cores {
+        SPINS_DEDICATED
+    } else {
+        SPINS_OVERSUBSCRIBED
+    }
+}
 
 /// Parse `HYPERCOMM_TIMEOUT` (seconds, may be fractional).
 pub(crate) fn env_timeout() -> Result<Option<Duration>> {
@@ -259,6 +275,7 @@ impl Engine {
             default_timeout,
             me,
             tasks: RefCell::new(Vec::new()),
+            spins: spin_budget(n),
         }
     }
 
@@ -569,9 +586,9 @@ impl Engine {
                 }
             }
             spins += 1;
-            if spins < SPINS {
+            if spins < self.spins {
                 std::hint::spin_loop();
-            } else if spins < SPINS + YIELDS {
+            } else if spins < self.spins + YIELDS {
                 std::thread::yield_now();
             } else {
                 if !published {
@@ -700,6 +717,22 @@ impl Engine {
         self.st.borrow().unexpected.iter().position(|x| m.hits(x))
     }
 
+    /// Deliver unexpected message `i` into `dst`; a message that does not
+    /// fit goes back where it was (nothing else was taken meanwhile).
+    fn take_unexpected(&self, i: usize, dst: &mut [u8], layout: Layout) -> Result<RawStatus> {
+        let msg = self
+            .st
+            .borrow_mut()
+            .unexpected
+            .remove(i)
+            .expect("index just found");
+        let (r, leftover) = self.deliver(msg, dst, layout);
+        if let Some(msg) = leftover {
+            self.st.borrow_mut().unexpected.insert(i, msg);
+        }
+        r
+    }
+
     /// Non-blocking probe.
     pub(crate) fn iprobe(&self, m: &Match) -> Option<RawStatus> {
         self.progress();
@@ -723,18 +756,7 @@ impl Engine {
     ) -> Result<RawStatus> {
         let what = || describe_match(g, &m);
         let i = self.wait_loop(g, m.src, timeout, op, &what, |e| e.find(&m).map(Ok))?;
-        let msg = self
-            .st
-            .borrow_mut()
-            .unexpected
-            .remove(i)
-            .expect("index just found");
-        let (r, leftover) = self.deliver(msg, dst, layout);
-        if let Some(msg) = leftover {
-            // Put it back where it was: nothing else was taken meanwhile.
-            self.st.borrow_mut().unexpected.insert(i, msg);
-        }
-        r.map_err(|e| map_err(e, g))
+        self.take_unexpected(i, dst, layout).map_err(|e| map_err(e, g))
     }
 
     /// Blocking receive of a whole message as an owned payload (zero copy for
@@ -825,16 +847,7 @@ impl Engine {
             len: dst.len(),
         });
         if let Some(i) = self.find(&m) {
-            let msg = self
-                .st
-                .borrow_mut()
-                .unexpected
-                .remove(i)
-                .expect("index just found");
-            let (r, leftover) = self.deliver(msg, dst, layout);
-            if let Some(msg) = leftover {
-                self.st.borrow_mut().unexpected.insert(i, msg);
-            }
+            let r = self.take_unexpected(i, dst, layout);
             if let Some(q) = self.st.borrow_mut().reqs.get_mut(&req) {
                 q.state = ReqState::Done(r);
             }

@@ -35,8 +35,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A non-blocking collective started in a scope: its engine, the task, and
-/// the operation's name.
+/// A collective registered with a scope: its engine, the task, its name.
 type ScopedTask = (Rc<Engine>, Rc<RefCell<dyn Task>>, &'static str);
 
 /// The region within which non-blocking requests live. See [`scope`].

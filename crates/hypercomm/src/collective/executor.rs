@@ -15,6 +15,9 @@
 //! buffers when the executor is built; the schedule generators guarantee
 //! that a round's received regions overlap nothing else in the round
 //! (checked by the algorithm crate's lock-step simulator).
+//!
+//! Not done yet: no "receive from any source" op (the multicast does its
+//! own receives); scratch buffers are allocated per call, not pooled.
 
 use super::ops::{combine_slices, Element, Operator};
 use crate::engine::{Engine, Group, Layout, Match, ReqId};

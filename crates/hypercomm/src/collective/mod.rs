@@ -19,13 +19,41 @@
 //! Node-only collectives and those that involve the host draw from separate
 //! sequences, so the host need not call node-only collectives.
 //!
-//! Host-rooted variants are compositions: a broadcast from the host is a
-//! send to node 0 followed by a node broadcast from 0; a reduce or gather to
-//! the host is the node operation to node 0 followed by a send to the host;
-//! the host+nodes barrier is a dissemination barrier over n + 1
-//! participants. The host never contributes to a node reduction.
+//! Host-rooted variants are compositions: a broadcast or scatter from the
+//! host is a send to node 0 followed by the node operation from 0; a reduce
+//! or gather to the host is the node operation to node 0 followed by a send
+//! to the host; the host+nodes barrier is a dissemination barrier over
+//! n + 1 participants. The host never contributes to a node reduction.
 //!
-//! Not done yet: see the list at the end of [`select`].
+//! ## Operations
+//!
+//! | operation | blocking | non-blocking | host root |
+//! |---|---|---|---|
+//! | barrier | `barrier`, `barrier_with_host` | `ibarrier` | host+nodes barrier |
+//! | broadcast | `bcast` | `ibcast` | yes |
+//! | reduce / allreduce | `reduce(_into)`, `allreduce(_into)` | `ireduce`, `iallreduce` | reduce |
+//! | gather(v) | `gather(_into)`, `gatherv(_into)` (gather.rs) | `igather` | yes |
+//! | allgather(v) | `allgather(_into)`, `allgatherv(_into)` | `iallgather` | — |
+//! | scatter(v) | `scatter_into`, `scatterv(_into)` | `iscatter` | yes |
+//! | all-to-all(v) | `alltoall(_into)`, `alltoallv(_into)` (alltoall.rs) | `ialltoall` | — |
+//! | reduce-scatter(v) | `reduce_scatter(_into)`, `reduce_scatterv_into` | `ireduce_scatter` | — |
+//! | scans ([`Scan`]) | `scan`, `exscan`, `scan_with`, `scan_into(_with)` (scan.rs) | `iscan` | — |
+//! | sparse multicast | `multicast`, `multicast_recv` (multicast.rs) | — | — |
+//!
+//! Every blocking call has a `_with` form taking [`CollOpts`] (forced
+//! algorithm, reproducible mode, pipeline segment size) except the
+//! multicast and the count-learning `gatherv`/`allgatherv`/`scatterv`/
+//! `alltoallv`.
+//!
+//! Not done yet:
+//!
+//! * non-blocking forms of the host-rooted, variable-count and multicast
+//!   calls;
+//! * collectives with the host as a member (allgather, scans) other than
+//!   the host+nodes barrier;
+//! * a multicast rooted at the host;
+//! * see also the lists at the end of [`select`] and of each operation's
+//!   module.
 
 mod alltoall;
 pub(crate) mod executor;
@@ -38,7 +66,7 @@ pub mod select;
 mod task;
 
 pub use hypercomm_algo::segmented::Segmentation;
-pub use hypercomm_algo::{Direction, Inclusion};
+pub use hypercomm_algo::{Direction, Inclusion, RingOrder};
 pub use multicast::MULTICAST_TAG;
 pub use nonblocking::CollRequest;
 pub use ops::{

@@ -15,15 +15,41 @@
 //! | `BiRing(order)` | dissemination | bidirectional ring | binomial | ring |
 //! | `Auto` | cost model | cost model | cost model | cost model |
 //!
-//! Crossovers for the thread transport (ts = 0.5 µs, tw = 0.1 ns/B, from
-//! `hypercomm bench`): with 8 ranks, `Auto` broadcasts with the binomial tree
-//! up to about 64 KiB and with the pipelined chain above; allreduce uses
-//! recursive doubling up to about 16 KiB and Rabenseifner or the ring above.
-//! These follow from the formulas; the table in BENCHMARKS.md checks them.
+//! | topology | gather(v) | scatter(v) | allgather(v) | all-to-all | all-to-allv | reduce-scatter | scan |
+//! |---|---|---|---|---|---|---|---|
+//! | `Hypercube` | binomial | binomial | recursive doubling | Bruck | pairwise | recursive halving | recursive doubling |
+//! | `Full` | star | star | Bruck | Bruck | pairwise | recursive halving | recursive doubling |
+//! | `Ring(order)` | ring | binomial | ring | pairwise | pairwise | ring | chain |
+//! | `BiRing(order)` | ring | binomial | bidirectional ring | pairwise | pairwise | ring | chain |
+//! | `Auto` | cost model | cost model | cost model | cost model | pairwise | cost model | cost model |
 //!
-//! Not done yet: calibration of ts/tw at run time (the constants are
-//! per transport); selection for operations other than the four above
-//! uses the topology table only.
+//! Ring allreduce and ring reduce-scatter need a commutative operator; with
+//! a non-commutative one `Auto` and the ring topologies use Rabenseifner or
+//! recursive halving instead, and forcing the ring is an error. Scans in
+//! reproducible mode always use the chain (a strict left fold); reductions
+//! and reduce-scatter in reproducible mode use the canonical tree whatever
+//! the setting. All-to-allv never depends on the counts (they differ per
+//! node), so it is always pairwise.
+//!
+//! Crossovers for the thread transport (ts = 0.5 µs, tw = 0.1 ns/B, from
+//! `hypercomm bench`), with 8 ranks, as the formulas give them (checked by
+//! this module's test; BENCHMARKS.md measures them):
+//!
+//! * bcast: binomial up to 8 KiB, bidirectional pipelined ring from 16 KiB;
+//! * allreduce: recursive doubling up to 8 KiB, Rabenseifner from 16 KiB;
+//! * allgather (bytes per rank): recursive doubling up to 1 KiB,
+//!   bidirectional ring from 2 KiB;
+//! * all-to-all (bytes per block): Bruck up to 2 KiB, pairwise from 4 KiB;
+//! * scan: recursive doubling up to 32 KiB, pipelined chain from 64 KiB;
+//! * gather and scatter: binomial at every size (same bandwidth term as
+//!   the star, fewer start-ups); reduce-scatter: recursive halving at
+//!   every size (the ring's bandwidth term is no better).
+//!
+//! Not done yet:
+//!
+//! * calibration of ts/tw at run time (the constants are per transport);
+//! * the cost model ignores link contention and the local combine time;
+//! * variable-count calls choose by the average block length.
 
 use super::ops::Element;
 use crate::comm::Comm;
@@ -341,5 +367,34 @@ impl Comm {
             return Ok(order_keeping(c));
         }
         Ok(a)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The crossovers the module doc states (8 ranks, thread transport
+    /// costs; m in bytes per rank, per block, or of the whole vector, as
+    /// each algorithm's cost formula takes it).
+    #[test]
+    fn documented_crossovers() {
+        let at = |c, m| by_cost(c, 8, m, THREAD_COST);
+        use Algorithm::*;
+        assert_eq!(at(Coll::Bcast, 8 << 10), Binomial);
+        assert_eq!(at(Coll::Bcast, 16 << 10), BiRing);
+        assert_eq!(at(Coll::Allreduce, 8 << 10), RecursiveDoubling);
+        assert_eq!(at(Coll::Allreduce, 16 << 10), Rabenseifner);
+        assert_eq!(at(Coll::Allgather, 1 << 10), RecursiveDoubling);
+        assert_eq!(at(Coll::Allgather, 2 << 10), BiRing);
+        assert_eq!(at(Coll::Alltoall, 2 << 10), Bruck);
+        assert_eq!(at(Coll::Alltoall, 4 << 10), Pairwise);
+        assert_eq!(at(Coll::Scan, 32 << 10), RecursiveDoubling);
+        assert_eq!(at(Coll::Scan, 64 << 10), Chain);
+        for m in [0, 1, 1 << 20, 1 << 26] {
+            assert_eq!(at(Coll::Gather, m), Binomial);
+            assert_eq!(at(Coll::Scatter, m), Binomial);
+            assert_eq!(at(Coll::ReduceScatter, m), RecursiveHalving);
+        }
     }
 }

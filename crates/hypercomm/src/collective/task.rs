@@ -1,6 +1,10 @@
 //! A collective in flight: the optional check-mode signature exchange, then
 //! the collective's own schedule. Blocking calls and non-blocking requests
 //! both run one of these.
+//!
+//! Not done yet: the signature cannot describe per-node counts, so
+//! all-to-allv checks only the operation and element type (a count
+//! mismatch there is still reported, by the message length).
 
 use super::executor::{Exec, Task};
 use super::ops::{Element, Operator};
