@@ -67,6 +67,9 @@ enum Op {
     Latency,
     /// Unidirectional bandwidth with a window of 64 (MB/s).
     Bw,
+    /// Bidirectional bandwidth: both ranks send a window of 64 (MB/s, both
+    /// directions counted).
+    Bibw,
     /// Ownership hand-off: a `Vec` ping-ponged with send_vec/recv_vec (MB/s,
     /// bytes moved one way per half round trip; no copy between threads).
     Handoff,
@@ -226,8 +229,15 @@ fn latency(comm: &Comm, size: usize, iters: usize, warm: usize) -> Result<f64, E
     Ok(t0.elapsed().as_secs_f64() / (2.0 * iters as f64))
 }
 
-/// One bandwidth measurement: bytes per second on rank 0.
-fn bandwidth(comm: &Comm, size: usize, iters: usize, warm: usize) -> Result<f64, Error> {
+/// One bandwidth measurement: bytes per second on rank 0 (both directions
+/// counted when `bidir`).
+fn bandwidth(
+    comm: &Comm,
+    size: usize,
+    iters: usize,
+    warm: usize,
+    bidir: bool,
+) -> Result<f64, Error> {
     const WINDOW: usize = 64;
     let me = comm.rank();
     let sbuf = vec![7u8; size];
@@ -237,29 +247,32 @@ fn bandwidth(comm: &Comm, size: usize, iters: usize, warm: usize) -> Result<f64,
         if i == warm {
             t0 = Instant::now();
         }
-        if me == 0 {
+        if me < 2 {
+            let peer = 1 - me;
             hypercomm::scope(|s| -> Result<(), Error> {
-                let mut reqs = Vec::with_capacity(WINDOW);
-                for _ in 0..WINDOW {
-                    reqs.push(comm.isend(s, &sbuf, 1, 2)?);
+                let mut reqs = Vec::with_capacity(2 * WINDOW);
+                if me == 1 || bidir {
+                    for b in rbufs.iter_mut() {
+                        reqs.push(comm.irecv(s, b, peer, 2)?);
+                    }
+                }
+                if me == 0 || bidir {
+                    for _ in 0..WINDOW {
+                        reqs.push(comm.isend(s, &sbuf, peer, 2)?);
+                    }
                 }
                 hypercomm::wait_all(reqs)?;
                 Ok(())
             })?;
-            comm.recv::<u8>(1, 3)?;
-        } else if me == 1 {
-            hypercomm::scope(|s| -> Result<(), Error> {
-                let mut reqs = Vec::with_capacity(WINDOW);
-                for b in rbufs.iter_mut() {
-                    reqs.push(comm.irecv(s, b, 0, 2)?);
-                }
-                hypercomm::wait_all(reqs)?;
-                Ok(())
-            })?;
-            comm.send(&[1u8], 0, 3)?;
+            if me == 0 {
+                comm.recv::<u8>(1, 3)?;
+            } else {
+                comm.send(&[1u8], 0, 3)?;
+            }
         }
     }
-    Ok((size * WINDOW * iters) as f64 / t0.elapsed().as_secs_f64())
+    let dirs = if bidir { 2 } else { 1 };
+    Ok((size * WINDOW * iters * dirs) as f64 / t0.elapsed().as_secs_f64())
 }
 
 /// Hand-off rate: bytes per second one way, ping-ponging one owned vector.
@@ -329,6 +342,7 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
     let (name, unit) = match a.op {
         Op::Latency => ("latency", "us"),
         Op::Bw => ("bw", "MB/s"),
+        Op::Bibw => ("bibw", "MB/s"),
         Op::Handoff => ("handoff", "MB/s"),
         Op::Memcpy => ("memcpy", "MB/s"),
         Op::Allreduce => ("allreduce", "us"),
@@ -368,7 +382,7 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
     }
     for &size in &sizes {
         let (iters, warm) = match a.op {
-            Op::Bw => {
+            Op::Bw | Op::Bibw => {
                 let (i, w) = iters_for(size, a.iters / 50 + 1);
                 (i.max(5), w)
             }
@@ -395,7 +409,8 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
                     comm.set_check(check);
                     match op {
                         Op::Latency => latency(comm, size, iters, warm),
-                        Op::Bw => bandwidth(comm, size, iters, warm),
+                        Op::Bw => bandwidth(comm, size, iters, warm, false),
+                        Op::Bibw => bandwidth(comm, size, iters, warm, true),
                         Op::Handoff => handoff(comm, size, iters, warm),
                         _ => collective(comm, op, size, iters, warm, &opts),
                     }

@@ -1,11 +1,15 @@
 //! The `hypercomm` command: launcher, benchmarks, trace tools and simulator.
 //!
-//! Available now: `hypercomm bench` on the thread transport (`latency`,
-//! `bw`) and `hypercomm trace` (convert, stats, report). Planned, and saying
-//! so when called: `run` (the launcher) and `sim` (predict on a simulated
-//! machine).
+//! Available now: `hypercomm run` (the launcher, TCP transport),
+//! `hypercomm bench` on the thread transport (`latency`, `bw`) and
+//! `hypercomm trace` (convert, stats, report). Planned, and saying so when
+//! called: `sim` (predict on a simulated machine).
+//!
+//! Not done yet: `run --transport shm` (until the shared-memory transport
+//! lands), ssh for remote hosts.
 
 mod bench;
+mod run;
 mod trace;
 
 use clap::{Parser, Subcommand};
@@ -21,12 +25,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Start N ranks of a program as processes (like mpirun). Not yet available.
-    Run {
-        /// Everything after `run`.
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<String>,
-    },
+    /// Start N ranks of a program as processes (like mpirun).
+    Run(run::RunArgs),
     /// OSU-style micro-benchmarks (available: latency, bw on threads).
     Bench(bench::BenchArgs),
     /// Convert, summarise and report traces (PICL, Chrome/Perfetto, HTML).
@@ -50,7 +50,13 @@ fn not_yet(what: &str) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Run { .. } => not_yet("run"),
+        Command::Run(a) => match run::main(a) {
+            Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+            Err(e) => {
+                eprintln!("hypercomm run: {e}");
+                ExitCode::from(2)
+            }
+        },
         Command::Trace(a) => match trace::main(a) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -17,9 +17,13 @@
 //! copy); a byte-stream transport turns the latter two into bytes while
 //! sending.
 //!
-//! Not done yet: the shared-memory, TCP, MPI and simulated transports.
+//! Transports: `thread` (ranks as threads) and `tcp` (processes,
+//! [`tcp`]).
+//!
+//! Not done yet: the shared-memory, MPI and simulated transports.
 
 mod spsc;
+pub mod tcp;
 pub(crate) mod thread;
 
 use crate::error::Result;
@@ -37,6 +41,15 @@ pub struct Frame {
     pub header: Header,
     /// The bytes.
     pub payload: Payload,
+}
+
+impl std::fmt::Debug for Frame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Frame")
+            .field("header", &self.header)
+            .field("len", &self.payload.len())
+            .finish()
+    }
 }
 
 /// A typed vector handed over whole (threads: no copy at all).
@@ -299,6 +312,7 @@ pub trait Transport {
 /// The known transports (enum dispatch).
 pub(crate) enum AnyTransport {
     Thread(ThreadEndpoint),
+    Tcp(tcp::TcpEndpoint),
 }
 
 impl AnyTransport {
@@ -306,24 +320,39 @@ impl AnyTransport {
     pub(crate) fn aborted(&self) -> Option<(usize, String)> {
         match self {
             AnyTransport::Thread(t) => t.aborted(),
+            AnyTransport::Tcp(t) => t.aborted(),
+        }
+    }
+    /// A peer sent bytes that are not our protocol: every later operation
+    /// fails with `Error::Protocol` and this text.
+    pub(crate) fn protocol_error(&self) -> Option<String> {
+        match self {
+            AnyTransport::Thread(_) => None,
+            AnyTransport::Tcp(t) => t.protocol_error(),
         }
     }
     /// What every endpoint is waiting for (diagnostics), when known.
     pub(crate) fn describe_waits(&self) -> String {
         match self {
             AnyTransport::Thread(t) => t.describe_waits(),
+            AnyTransport::Tcp(t) => t.describe_waits(),
         }
     }
     /// Publish what this endpoint is waiting for (`None`: not waiting).
     pub(crate) fn set_waiting(&self, what: Option<String>) {
         match self {
             AnyTransport::Thread(t) => t.set_waiting(what),
+            // Not visible across processes.
+            AnyTransport::Tcp(_) => drop(what),
         }
     }
     /// Whether borrowed payloads stay borrowed after `send` returns.
     pub(crate) fn keeps_borrows(&self) -> bool {
         match self {
             AnyTransport::Thread(_) => true,
+            // TCP writes a borrowed payload during `send` (so lending it
+            // avoids a copy) and completes the borrow before returning.
+            AnyTransport::Tcp(_) => true,
         }
     }
 }
@@ -332,6 +361,7 @@ macro_rules! dispatch {
     ($self:ident, $t:ident => $e:expr) => {
         match $self {
             AnyTransport::Thread($t) => $e,
+            AnyTransport::Tcp($t) => $e,
         }
     };
 }
