@@ -46,7 +46,7 @@ use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex, MutexGuard};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 const ALIVE: u8 = 0;
@@ -86,6 +86,9 @@ struct Shared {
     protocol: Mutex<Option<String>>,
     owner: std::thread::Thread,
     closing: AtomicBool,
+    /// Writing half of the connection to each peer (`None` for ourselves),
+    /// set once the job is connected.
+    writers: OnceLock<Vec<Option<Mutex<TcpStream>>>>,
 }
 
 impl Shared {
@@ -114,15 +117,52 @@ impl Shared {
         }
         self.wake();
     }
+    /// Record that `ep` aborted the job. The first time, relay the abort
+    /// to every peer before anything else can happen here: a peer that sees
+    /// this process exit will have seen the abort first (FIFO per
+    /// connection), so it reports `Aborted` rather than `PeerFailed`.
     fn set_abort(&self, ep: usize, message: String) {
-        {
+        let first = {
             let mut a = lock(&self.abort);
             if a.is_none() {
-                *a = Some((ep, message));
+                *a = Some((ep, message.clone()));
+                true
+            } else {
+                false
             }
+        };
+        if first {
+            self.relay_abort(ep, &message);
         }
         self.abort_flag.store(true, Ordering::SeqCst);
         self.wake();
+    }
+
+    fn relay_abort(&self, origin: usize, message: &str) {
+        let Some(writers) = self.writers.get() else {
+            return;
+        };
+        for (j, w) in writers.iter().enumerate() {
+            let Some(w) = w else { continue };
+            if self.peers[j].state.load(Ordering::Acquire) != ALIVE {
+                continue;
+            }
+            let bytes = message.as_bytes().to_vec();
+            let f = Frame {
+                header: Header {
+                    kind: Kind::Abort,
+                    flags: 0,
+                    src: self.me as u32,
+                    dst: j as u32,
+                    context: 0,
+                    tag: 0,
+                    id: origin as u64 + 1,
+                    len: bytes.len() as u64,
+                },
+                payload: Payload::Bytes(bytes),
+            };
+            let _ = write_frame(&mut *lock(w), f);
+        }
     }
     fn protocol_error(&self, peer: usize, what: String) {
         let msg = format!(
@@ -139,8 +179,7 @@ impl Shared {
 pub(crate) struct TcpEndpoint {
     me: usize,
     shared: Arc<Shared>,
-    /// Writing half of the connection to each peer (`None` for ourselves).
-    peers: Vec<Option<Mutex<TcpStream>>>,
+    n: usize,
     /// Connection to the rendezvous, when there is one.
     control: Option<Arc<Mutex<TcpStream>>>,
     listen_addr: SocketAddr,
@@ -206,6 +245,7 @@ impl TcpEndpoint {
             protocol: Mutex::new(None),
             owner: std::thread::current(),
             closing: AtomicBool::new(false),
+            writers: OnceLock::new(),
         });
 
         // Accept connections from the higher endpoints (and refuse strangers
@@ -253,17 +293,25 @@ impl TcpEndpoint {
         drop(rx);
 
         let mut peers = Vec::with_capacity(n);
+        let mut readers = Vec::new();
         for (j, s) in streams.into_iter().enumerate() {
             match s {
                 None => peers.push(None),
                 Some(s) => {
-                    let r = s.try_clone().map_err(|e| io_err("cloning a socket", e))?;
+                    readers.push((j, s.try_clone().map_err(|e| io_err("cloning a socket", e))?));
+                    peers.push(Some(Mutex::new(s)));
+                }
+            }
+        }
+        let _ = shared.writers.set(peers);
+        for (j, r) in readers {
+            {
+                {
                     let sh = shared.clone();
                     std::thread::Builder::new()
                         .name(format!("hypercomm-read-{me}-{j}"))
                         .spawn(move || reader(sh, j, r))
                         .map_err(|e| io_err("spawning a reader thread", e))?;
-                    peers.push(Some(Mutex::new(s)));
                 }
             }
         }
@@ -282,7 +330,7 @@ impl TcpEndpoint {
         Ok(TcpEndpoint {
             me,
             shared,
-            peers,
+            n,
             control,
             listen_addr,
             closed: AtomicBool::new(false),
@@ -309,7 +357,7 @@ impl TcpEndpoint {
 
     pub(crate) fn describe_waits(&self) -> String {
         let mut out = String::new();
-        for (i, _) in self.peers.iter().enumerate().filter(|(i, _)| *i != self.me) {
+        for i in (0..self.n).filter(|&i| i != self.me) {
             let st = match self.peer_state(i) {
                 PeerState::Alive => "running (its waits are not visible over TCP)".to_string(),
                 PeerState::Finished => "finished".to_string(),
@@ -326,8 +374,18 @@ impl TcpEndpoint {
         }
     }
 
+    fn writers(&self) -> &[Option<Mutex<TcpStream>>] {
+        self.shared
+            .writers
+            .get()
+            .map(|w| w.as_slice())
+            .unwrap_or(&[])
+    }
+
     fn send_to(&self, j: usize, frame: Frame) {
-        let Some(w) = &self.peers[j] else { return };
+        let Some(Some(w)) = self.writers().get(j) else {
+            return;
+        };
         if self.shared.peers[j].state.load(Ordering::Acquire) != ALIVE {
             return; // dropped: a borrowed payload tells its sender
         }
@@ -482,12 +540,19 @@ fn reader(sh: Arc<Shared>, peer: usize, mut s: TcpStream) {
                     sh.finished(peer);
                 }
                 Kind::Abort => {
+                    // `id` is 0 when the sender itself aborted, else 1 + the
+                    // endpoint whose abort it relays.
+                    let origin = match f.header.id {
+                        0 => peer,
+                        k if (k as usize) <= sh.peers.len() => k as usize - 1,
+                        _ => peer,
+                    };
                     let text = match &f.payload {
                         Payload::Inline(i) => String::from_utf8_lossy(i.bytes()).into_owned(),
                         Payload::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
                         _ => String::new(),
                     };
-                    sh.set_abort(peer, text);
+                    sh.set_abort(origin, text);
                 }
                 _ if goodbye => {
                     sh.protocol_error(peer, "a frame after its goodbye".into());
@@ -621,7 +686,7 @@ impl Transport for TcpEndpoint {
         self.me
     }
     fn endpoints(&self) -> usize {
-        self.peers.len()
+        self.n
     }
 
     fn send(&self, frame: Frame) -> Result<()> {
@@ -646,10 +711,10 @@ impl Transport for TcpEndpoint {
             self.shared.push(Frame { header, payload });
             return Ok(());
         }
-        if dst >= self.peers.len() {
+        if dst >= self.n {
             return Err(Error::Protocol(format!(
                 "frame for endpoint {dst}, but the job has {}",
-                self.peers.len()
+                self.n
             )));
         }
         self.send_to(dst, frame);
@@ -697,28 +762,8 @@ impl Transport for TcpEndpoint {
     }
 
     fn abort(&self, message: &str) {
+        // Records it and relays an Abort frame to every peer.
         self.shared.set_abort(self.me, message.to_string());
-        for j in 0..self.peers.len() {
-            if j != self.me {
-                let bytes = message.as_bytes().to_vec();
-                self.send_to(
-                    j,
-                    Frame {
-                        header: Header {
-                            kind: Kind::Abort,
-                            flags: 0,
-                            src: self.me as u32,
-                            dst: j as u32,
-                            context: 0,
-                            tag: 0,
-                            id: 0,
-                            len: bytes.len() as u64,
-                        },
-                        payload: Payload::Bytes(bytes),
-                    },
-                );
-            }
-        }
         self.tell_control(&Ctl::Abort {
             message: message.to_string(),
         });
@@ -730,7 +775,7 @@ impl Transport for TcpEndpoint {
         }
         let ok = outcome.is_ok();
         if ok {
-            for j in (0..self.peers.len()).filter(|&j| j != self.me) {
+            for j in (0..self.n).filter(|&j| j != self.me) {
                 self.send_to(
                     j,
                     Frame {
@@ -749,7 +794,7 @@ impl Transport for TcpEndpoint {
                 );
             }
         }
-        for w in self.peers.iter().flatten() {
+        for w in self.writers().iter().flatten() {
             let _ = lock(w).shutdown(Shutdown::Write);
         }
         if ok {
