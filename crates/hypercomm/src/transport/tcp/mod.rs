@@ -838,3 +838,186 @@ impl Drop for TcpEndpoint {
         self.close(outcome);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::comm::Comm;
+    use crate::engine::Engine;
+    use crate::transport::AnyTransport;
+    use proptest::prelude::*;
+    use std::rc::Rc;
+
+    const SECRET: &[u8] = b"0123456789abcdef0123456789abcdef";
+
+    /// Endpoint 0 of a 2-endpoint job whose endpoint 1 is `fake`, given a
+    /// connected and authenticated socket to endpoint 0.
+    fn with_fake_peer(fake: impl FnOnce(TcpStream) + Send + 'static) -> Comm {
+        let l0 = TcpListener::bind("127.0.0.1:0").unwrap();
+        let l1 = TcpListener::bind("127.0.0.1:0").unwrap();
+        let a0 = l0.local_addr().unwrap();
+        let addrs = vec![a0, l1.local_addr().unwrap()];
+        std::thread::spawn(move || {
+            let mut s = TcpStream::connect(a0).unwrap();
+            auth::client(&mut s, SECRET, "test-job", 1).unwrap();
+            fake(s);
+        });
+        let t = TcpEndpoint::establish(TcpSetup {
+            me: 0,
+            addrs,
+            listener: l0,
+            secret: SECRET.to_vec(),
+            job: "test-job".into(),
+            control: None,
+        })
+        .unwrap();
+        let engine = Engine::new(AnyTransport::Tcp(t), Some(Duration::from_secs(10)));
+        Comm::world(Rc::new(engine), 2, false)
+    }
+
+    fn header(kind: Kind, src: u32, dst: u32, len: u64) -> Header {
+        Header {
+            kind,
+            flags: 0,
+            src,
+            dst,
+            context: 0,
+            tag: 5,
+            id: 0,
+            len,
+        }
+    }
+
+    #[test]
+    fn a_valid_frame_then_garbage_gives_the_message_then_protocol() {
+        let comm = with_fake_peer(|mut s| {
+            let f = Frame {
+                header: header(Kind::Data, 1, 0, 8),
+                payload: Payload::Bytes(42u64.to_le_bytes().to_vec()),
+            };
+            write_frame(&mut s, f).unwrap();
+            s.write_all(&[0xAB; 100]).unwrap();
+            std::thread::sleep(Duration::from_millis(500));
+        });
+        let (v, _) = comm.recv::<u64>(1, 5).unwrap();
+        assert_eq!(v, 42);
+        let e = comm.recv::<u64>(1, 5).unwrap_err();
+        match e {
+            Error::Protocol(m) => assert!(m.contains("magic"), "{m}"),
+            e => panic!("expected a protocol error, got {e:?}"),
+        }
+        // It stays: every later operation says so too.
+        assert!(matches!(comm.send(&[1u8], 0, 1), Err(Error::Protocol(_))));
+    }
+
+    #[test]
+    fn a_frame_with_a_forged_source_is_a_protocol_error() {
+        let comm = with_fake_peer(|mut s| {
+            s.write_all(&header(Kind::Data, 7, 0, 0).encode()).unwrap();
+            std::thread::sleep(Duration::from_millis(500));
+        });
+        match comm.recv::<u8>(1, 5) {
+            Err(Error::Protocol(m)) => assert!(m.contains("from endpoint 7"), "{m}"),
+            r => panic!("expected a protocol error, got {r:?}"),
+        }
+    }
+
+    #[test]
+    fn a_lying_length_then_eof_is_a_failed_peer_not_a_huge_allocation() {
+        let comm = with_fake_peer(|mut s| {
+            s.write_all(&header(Kind::Data, 1, 0, u64::MAX / 2).encode())
+                .unwrap();
+            s.write_all(&[1, 2, 3]).unwrap();
+        });
+        let e = comm.recv::<u8>(1, 5).unwrap_err();
+        assert!(matches!(e, Error::PeerFailed { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn goodbye_then_eof_is_finished_and_eof_alone_is_failed() {
+        let comm = with_fake_peer(|mut s| {
+            s.write_all(&header(Kind::Goodbye, 1, 0, 0).encode())
+                .unwrap();
+        });
+        let start = Instant::now();
+        let e = comm.recv::<u8>(1, 5).unwrap_err();
+        assert!(matches!(e, Error::PeerFailed { .. }), "{e:?}");
+        assert!(start.elapsed() < Duration::from_secs(1));
+        assert_eq!(comm.engine().t.peer_state(1), PeerState::Finished);
+
+        let comm = with_fake_peer(drop);
+        let e = comm.recv::<u8>(1, 5).unwrap_err();
+        assert!(matches!(e, Error::PeerFailed { .. }), "{e:?}");
+        assert!(matches!(
+            comm.engine().t.peer_state(1),
+            PeerState::Failed(_)
+        ));
+    }
+
+    #[test]
+    fn strangers_are_refused_by_an_endpoint_listener() {
+        let l0 = TcpListener::bind("127.0.0.1:0").unwrap();
+        let a0 = l0.local_addr().unwrap();
+        let addrs = vec![a0, "127.0.0.1:9".parse().unwrap()];
+        std::thread::spawn(move || {
+            // A stranger with the wrong secret, then the real peer.
+            let mut bad = TcpStream::connect(a0).unwrap();
+            assert!(auth::client(&mut bad, b"wrong", "test-job", 1).is_err());
+            let mut s = TcpStream::connect(a0).unwrap();
+            auth::client(&mut s, SECRET, "test-job", 1).unwrap();
+            let f = Frame {
+                header: header(Kind::Data, 1, 0, 1),
+                payload: Payload::Bytes(vec![9]),
+            };
+            write_frame(&mut s, f).unwrap();
+            std::thread::sleep(Duration::from_millis(300));
+        });
+        let t = TcpEndpoint::establish(TcpSetup {
+            me: 0,
+            addrs,
+            listener: l0,
+            secret: SECRET.to_vec(),
+            job: "test-job".into(),
+            control: None,
+        })
+        .unwrap();
+        let engine = Engine::new(AnyTransport::Tcp(t), Some(Duration::from_secs(10)));
+        let comm = Comm::world(Rc::new(engine), 2, false);
+        assert_eq!(comm.recv::<u8>(1, 5).unwrap().0, 9);
+    }
+
+    proptest! {
+        #[test]
+        fn reading_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let mut r = &bytes[..];
+            for _ in 0..4 {
+                match read_frame(&mut r, 1, 0) {
+                    ReadOutcome::Frame(_) => continue,
+                    _ => break,
+                }
+            }
+        }
+
+        #[test]
+        fn frames_round_trip_through_a_stream(lens in proptest::collection::vec(0usize..5000, 1..6)) {
+            let mut buf = Vec::new();
+            for (i, &len) in lens.iter().enumerate() {
+                let data: Vec<u8> = (0..len).map(|k| (k + i) as u8).collect();
+                write_frame(&mut buf, Frame { header: header(Kind::Data, 1, 0, len as u64), payload: Payload::copy_of(&data) }).unwrap();
+            }
+            let mut r = &buf[..];
+            for (i, &len) in lens.iter().enumerate() {
+                match read_frame(&mut r, 1, 0) {
+                    ReadOutcome::Frame(f) => {
+                        prop_assert_eq!(f.header.len, len as u64);
+                        let want: Vec<u8> = (0..len).map(|k| (k + i) as u8).collect();
+                        let got = match &f.payload { Payload::Inline(x) => x.bytes().to_vec(), Payload::Bytes(b) => b.clone(), _ => unreachable!() };
+                        prop_assert_eq!(got, want);
+                    }
+                    other => prop_assert!(false, "frame {} gave {:?}", i, other),
+                }
+            }
+            prop_assert!(matches!(read_frame(&mut r, 1, 0), ReadOutcome::End));
+        }
+    }
+}
