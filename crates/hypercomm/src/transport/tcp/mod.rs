@@ -4,7 +4,7 @@
 //!   the job starts: endpoint `i` connects to every `j < i` and accepts from
 //!   every `j > i`, using the address table of the rendezvous
 //!   ([`crate::launch`]). Every connection is authenticated both ways with
-//!   the per-job secret ([`auth`]: HMAC-SHA-256 challenge-response); a
+//!   the per-job secret (`auth.rs`: HMAC-SHA-256 challenge-response); a
 //!   connection that fails is closed and logged on stderr and does not
 //!   disturb the job. The listener keeps refusing strangers while the job
 //!   runs. Sockets get `TCP_NODELAY` and 4 MiB buffers (socket2).
@@ -19,7 +19,7 @@
 //!   queue, `wait` parks (at most 20 ms at a time). A malformed frame
 //!   (bad header, wrong source or destination) closes that connection, marks
 //!   the peer failed and makes every later operation of this endpoint fail
-//!   with [`Error::Protocol`](crate::Error::Protocol) naming it — never a
+//!   with [`Error::Protocol`] naming it — never a
 //!   panic.
 //! * **Failures.** A clean finish sends [`Kind::Goodbye`] to every peer and
 //!   shuts the connections down; end-of-stream after a goodbye means
