@@ -290,9 +290,7 @@ impl Borrowed {
         let (ptr, len, done) = match &mut self.lent {
             Lent::Remote(r) => {
                 let mut f = Some(f);
-                return r
-                    .take()?
-                    .with_bytes(&mut |b| f.take().map_or(0, |f| f(b)));
+                return r.take()?.with_bytes(&mut |b| f.take().map_or(0, |f| f(b)));
             }
             Lent::Local { ptr, len, done } => (*ptr, *len, done),
         };

@@ -70,13 +70,21 @@ pub(super) fn state(map: &Mapping, me: usize, k: usize, gen: u64) -> Option<Resu
 
 /// Free a lend slot after its final state was seen.
 pub(super) fn free(map: &Mapping, me: usize, k: usize, gen: u64) {
-    map.lend(me, k).0.store(word(gen, L_EMPTY), Ordering::Release);
+    map.lend(me, k)
+        .0
+        .store(word(gen, L_EMPTY), Ordering::Release);
     map.lends_out.fetch_sub(1, Ordering::Relaxed);
 }
 
 /// Give up a lend: afterwards nobody reads the buffer. Returns the final
 /// state seen (`Ok` when the reader had taken it). Frees the slot.
-pub(super) fn revoke(map: &Mapping, me: usize, k: usize, gen: u64, reader: usize) -> Result<usize, ()> {
+pub(super) fn revoke(
+    map: &Mapping,
+    me: usize,
+    k: usize,
+    gen: u64,
+    reader: usize,
+) -> Result<usize, ()> {
     let w = map.lend(me, k).0;
     loop {
         match w.compare_exchange(

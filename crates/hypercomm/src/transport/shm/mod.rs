@@ -59,9 +59,7 @@ use crate::rank::Rank;
 use crate::run::BoxError;
 use crate::transport::AnyTransport;
 use crate::wire::Header;
-use segment::{
-    Mapping, SLOTS, SLOT_DATA, S_ALIVE, S_FAILED, S_FINISHED, S_MARKING, S_UNATTACHED,
-};
+use segment::{Mapping, SLOTS, SLOT_DATA, S_ALIVE, S_FAILED, S_FINISHED, S_MARKING, S_UNATTACHED};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::io;
@@ -102,6 +100,13 @@ fn io_err(op: &str, e: io::Error) -> Error {
 /// it, for the children that should inherit it).
 pub fn create_segment(endpoints: usize) -> io::Result<OwnedFd> {
     segment::create(endpoints)
+}
+
+/// Let child processes inherit `fd` (clears close-on-exec). A launcher calls
+/// it on the segment before spawning the ranks and passes the number in
+/// `HYPERCOMM_SHM_FD`.
+pub fn share_with_children(fd: &impl std::os::fd::AsFd) -> io::Result<()> {
+    Ok(rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::empty())?)
 }
 
 static FD_TAKEN: AtomicBool = AtomicBool::new(false);
@@ -297,8 +302,7 @@ impl ShmEndpoint {
             .map_err(|e| io_err("shm attach: header", e))?;
         let cma = std::env::var("HYPERCOMM_SHM_CMA").map_or(true, |v| v.trim() != "0")
             && sys::enable_cma();
-        map.pid(me)
-            .store(std::process::id(), Ordering::Relaxed);
+        map.pid(me).store(std::process::id(), Ordering::Relaxed);
         map.cma(me).store(cma as u32, Ordering::Relaxed);
         if map
             .state(me)
@@ -637,9 +641,8 @@ impl ShmEndpoint {
                         self.protocol("short rendezvous record");
                         return None;
                     }
-                    let u64_at = |o: usize| {
-                        u64::from_le_bytes(body[o..o + 8].try_into().expect("8 bytes"))
-                    };
+                    let u64_at =
+                        |o: usize| u64::from_le_bytes(body[o..o + 8].try_into().expect("8 bytes"));
                     let slot = u32::from_le_bytes(body[8..12].try_into().expect("4 bytes"));
                     if slot as usize >= segment::LENDS {
                         self.protocol("rendezvous names a lend slot out of range");
@@ -758,7 +761,9 @@ impl ShmEndpoint {
         if self.queued.get() > 0 {
             let mut outs = self.out.borrow_mut();
             for (dst, o) in outs.iter_mut().enumerate() {
-                if !o.queue.is_empty() && (!self.receiver_open(dst) || self.has_space(dst, &mut o.ring)) {
+                if !o.queue.is_empty()
+                    && (!self.receiver_open(dst) || self.has_space(dst, &mut o.ring))
+                {
                     return true;
                 }
             }
@@ -1079,7 +1084,9 @@ mod tests {
         assert!(ShmEndpoint::attach(fd.try_clone().unwrap(), 3, 2).is_err());
         assert!(ShmEndpoint::attach(fd.try_clone().unwrap(), 4, 1).is_err());
         c.set_waiting(Some("a message from 0 with tag 5".into()));
-        assert!(a.describe_waits().contains("endpoint 2: waiting for a message from 0 with tag 5"));
+        assert!(a
+            .describe_waits()
+            .contains("endpoint 2: waiting for a message from 0 with tag 5"));
         assert!(a.describe_waits().contains("endpoint 1: not started"));
         assert!(a.aborted().is_none());
         c.abort("boom");

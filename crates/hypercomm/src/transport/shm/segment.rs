@@ -138,7 +138,8 @@ impl Mapping {
     #[inline]
     pub(super) fn at<T: SharedWord>(&self, off: usize) -> &T {
         assert!(
-            off + std::mem::size_of::<T>() <= self.len && off % std::mem::align_of::<T>() == 0,
+            off + std::mem::size_of::<T>() <= self.len
+                && off & (std::mem::align_of::<T>() - 1) == 0,
             "segment offset {off} out of range or misaligned"
         );
         // SAFETY: in bounds and aligned (checked above), the mapping lives as
@@ -222,7 +223,9 @@ impl Mapping {
         let n = (self.at::<AtomicU32>(len_off).load(Ordering::Acquire) as usize).min(cap);
         let mut v = Vec::with_capacity(n.next_multiple_of(8));
         for i in 0..n.div_ceil(8) {
-            let w = self.at::<AtomicU64>(text_off + 8 * i).load(Ordering::Relaxed);
+            let w = self
+                .at::<AtomicU64>(text_off + 8 * i)
+                .load(Ordering::Relaxed);
             v.extend_from_slice(&w.to_le_bytes());
         }
         v.truncate(n);
@@ -254,7 +257,7 @@ impl Mapping {
         let seq = self.at::<AtomicU32>(self.ep(e) + E_WAIT_SEQ);
         for _ in 0..8 {
             let a = seq.load(Ordering::Acquire);
-            if a % 2 == 1 {
+            if a & 1 == 1 {
                 std::thread::yield_now();
                 continue;
             }
@@ -287,11 +290,7 @@ impl Mapping {
                 self.endpoints
             ));
         }
-        let geometry = [
-            (H_SLOT, SLOT),
-            (H_SLOTS, SLOTS),
-            (H_LENDS, LENDS),
-        ];
+        let geometry = [(H_SLOT, SLOT), (H_SLOTS, SLOTS), (H_LENDS, LENDS)];
         for (off, want) in geometry {
             let got = self.at::<AtomicU32>(off).load(Ordering::Relaxed) as usize;
             if got != want {
@@ -326,7 +325,8 @@ pub(super) fn create(endpoints: usize) -> io::Result<OwnedFd> {
         .store(endpoints as u32, Ordering::Relaxed);
     map.at::<AtomicU32>(H_VERSION)
         .store(VERSION, Ordering::Relaxed);
-    map.at::<AtomicU32>(H_SLOT).store(SLOT as u32, Ordering::Relaxed);
+    map.at::<AtomicU32>(H_SLOT)
+        .store(SLOT as u32, Ordering::Relaxed);
     map.at::<AtomicU32>(H_SLOTS)
         .store(SLOTS as u32, Ordering::Relaxed);
     map.at::<AtomicU32>(H_LENDS)
