@@ -5,7 +5,9 @@
 mod common;
 
 use common::{watchdog, OP_TIMEOUT};
-use hypercomm::{scope, wait_all, BoxError, Comm, Error, Rank, ANY_SOURCE, ANY_TAG, EAGER_LIMIT};
+use hypercomm::{
+    scope, wait_all, wait_any, BoxError, Comm, Error, Rank, ANY_SOURCE, ANY_TAG, EAGER_LIMIT,
+};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -123,6 +125,7 @@ fn rank_returning_error_fails_peers_and_run() {
 #[test]
 fn failing_host_is_named() {
     watchdog("failing_host", || {
+        let checked = AtomicUsize::new(0);
         let res = hypercomm::run_with_host(
             2,
             |comm| -> Result<(), String> {
@@ -135,6 +138,7 @@ fn failing_host_is_named() {
                     comm.recv::<u8>(Rank::Host, 1).unwrap_err(),
                     Error::PeerFailed { rank: Rank::Host }
                 );
+                checked.fetch_add(1, Ordering::SeqCst);
                 Ok::<_, Error>(())
             },
         );
@@ -144,6 +148,11 @@ fn failing_host_is_named() {
                 rank: Rank::Host,
                 message: "host cannot read its input".into()
             }
+        );
+        assert_eq!(
+            checked.load(Ordering::SeqCst),
+            2,
+            "both nodes saw PeerFailed"
         );
     });
 }
@@ -184,6 +193,8 @@ fn finished_rank_fails_receives_after_its_messages() {
 #[test]
 fn large_send_to_rank_that_panics_before_receiving() {
     watchdog("large_send_to_panicking_rank", || {
+        // Rank 0's checks would be masked in run's verdict by rank 1's panic.
+        let checked = AtomicUsize::new(0);
         let res = hypercomm::run(2, |comm| {
             let comm = timed(comm);
             if comm.rank() == 1 {
@@ -197,6 +208,7 @@ fn large_send_to_rank_that_panics_before_receiving() {
                 comm.send(&big, 1, 1).unwrap_err(),
                 Error::PeerFailed { rank: node(1) }
             );
+            checked.fetch_add(1, Ordering::SeqCst);
             Ok::<_, Error>(())
         });
         assert!(
@@ -209,12 +221,18 @@ fn large_send_to_rank_that_panics_before_receiving() {
             ),
             "{res:?}"
         );
+        assert_eq!(
+            checked.load(Ordering::SeqCst),
+            1,
+            "rank 0 finished its checks"
+        );
     });
 }
 
 #[test]
 fn nonblocking_sends_to_rank_that_panics() {
     watchdog("nonblocking_sends_to_panicking_rank", || {
+        let checked = AtomicUsize::new(0);
         let res = hypercomm::run(2, |comm| {
             let comm = timed(comm);
             if comm.rank() == 1 {
@@ -235,6 +253,7 @@ fn nonblocking_sends_to_rank_that_panics() {
             })?;
             // Blocking ssend to the dead rank.
             assert_eq!(comm.ssend(&small, 1, 4).unwrap_err(), failed);
+            checked.fetch_add(1, Ordering::SeqCst);
             Ok::<_, Error>(())
         });
         assert!(
@@ -246,6 +265,11 @@ fn nonblocking_sends_to_rank_that_panics() {
                 })
             ),
             "{res:?}"
+        );
+        assert_eq!(
+            checked.load(Ordering::SeqCst),
+            1,
+            "rank 0 finished its checks"
         );
     });
 }
@@ -267,6 +291,89 @@ fn large_send_to_rank_that_finishes_without_receiving() {
             Ok::<_, Error>(())
         })
         .unwrap();
+    });
+}
+
+/// wait_any fails only for a request whose own peer is gone, reports that
+/// request's index, and is not disturbed by the failure of an unrelated
+/// rank; Request::test reports the failure of its peer too.
+#[test]
+fn wait_any_and_test_attribute_peer_failures() {
+    watchdog("wait_any_and_test_failures", || {
+        // Rank 0's checks must all pass: its own panic would be masked in
+        // run's verdict by rank 3's earlier one.
+        let checked = AtomicUsize::new(0);
+        let res = hypercomm::run(4, |comm| -> Result<(), Error> {
+            let comm = timed(comm);
+            let r = comm.rank();
+            match r {
+                3 => panic!("rank 3 fails early"),
+                1 | 2 => {
+                    // Long after rank 3 is gone.
+                    std::thread::sleep(Duration::from_millis(300));
+                    comm.send(&[r as u32 * 10 + 1], 0, 1)?;
+                    if r == 1 {
+                        comm.recv::<u8>(0, 9)?; // go
+                    }
+                    comm.send(&[r as u32 * 10 + 2], 0, 2)?;
+                }
+                _ => {
+                    let failed = Error::PeerFailed { rank: node(3) };
+                    let (mut a, mut b, mut c, mut d, mut e) =
+                        ([0u32], [0u32], [0u32], [0u32], [0u32]);
+                    scope(|s| {
+                        // Requests on live peers only: rank 3's failure is
+                        // none of their business.
+                        let mut reqs =
+                            vec![comm.irecv(s, &mut a, 1, 1)?, comm.irecv(s, &mut b, 2, 1)?];
+                        let (_, first) = wait_any(&mut reqs).expect("two requests");
+                        assert!(first.is_ok(), "wait_any failed for rank 3: {first:?}");
+                        let (_, second) = wait_any(&mut reqs).expect("one request");
+                        assert!(second.is_ok(), "{second:?}");
+                        // One request on the failed rank: that one is reported.
+                        let mut reqs =
+                            vec![comm.irecv(s, &mut c, 1, 2)?, comm.irecv(s, &mut d, 3, 2)?];
+                        let (i, res) = wait_any(&mut reqs).expect("two requests");
+                        assert_eq!((i, res), (1, Err(failed.clone())));
+                        comm.send(&[0u8], 1, 9)?; // now rank 1 sends tag 2
+                        let (i, res) = wait_any(&mut reqs).expect("one request");
+                        assert_eq!(i, 0);
+                        assert_eq!(res?.source, node(1));
+                        // test() on a request from the failed rank.
+                        let mut req = comm.irecv(s, &mut e, 3, 3)?;
+                        let end = Instant::now() + OP_TIMEOUT;
+                        let res = loop {
+                            if let Some(res) = req.test() {
+                                break res;
+                            }
+                            assert!(Instant::now() < end, "test() never saw rank 3 fail");
+                            std::thread::yield_now();
+                        };
+                        assert_eq!(res, Err(failed));
+                        Ok::<_, Error>(())
+                    })?;
+                    assert_eq!((a, b, c), ([11], [21], [12]));
+                    comm.recv::<u32>(2, 2)?;
+                    checked.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            Ok(())
+        });
+        assert!(
+            matches!(
+                res,
+                Err(Error::RankFailed {
+                    rank: Rank::Node(3),
+                    ..
+                })
+            ),
+            "{res:?}"
+        );
+        assert_eq!(
+            checked.load(Ordering::SeqCst),
+            1,
+            "rank 0 finished its checks"
+        );
     });
 }
 
@@ -429,14 +536,11 @@ fn timeout_says_what_it_waited_for() {
     });
 }
 
-/// Child-process side of [`timeout_from_environment`]: does nothing unless
-/// started by it (the environment is process-global, so the variable is set
-/// only in a child process).
-#[test]
-#[ignore = "run by timeout_from_environment in a child process"]
-fn timeout_from_environment_child() {
-    match std::env::var("HYPERCOMM_FAILURES_CHILD").as_deref() {
-        Ok("timeout") => watchdog("env_timeout_child", || {
+/// Child-process side of [`timeout_from_environment`] (the environment is
+/// process-global, so the variable is set only in a child process).
+fn timeout_from_environment_child(mode: &str) {
+    match mode {
+        "timeout" => watchdog("env_timeout_child", || {
             let want = Some(Duration::from_millis(300));
             hypercomm::run(2, |comm| {
                 assert_eq!(comm.timeout(), want, "HYPERCOMM_TIMEOUT=0.3");
@@ -469,7 +573,7 @@ fn timeout_from_environment_child() {
             .unwrap();
             assert_eq!(h, want);
         }),
-        Ok("invalid") => {
+        "invalid" => {
             let e = hypercomm::run(1, |_| Ok::<_, Error>(())).unwrap_err();
             assert!(
                 matches!(&e, Error::InvalidArgument { op, what }
@@ -477,20 +581,25 @@ fn timeout_from_environment_child() {
                 "{e:?}"
             );
         }
-        _ => {}
+        other => panic!("unknown child mode {other:?}"),
     }
 }
 
+/// Runs itself in a child process with `HYPERCOMM_TIMEOUT` set; in the child
+/// (marked by `HYPERCOMM_FAILURES_CHILD`) it checks the effect.
 #[test]
 fn timeout_from_environment() {
+    if let Ok(mode) = std::env::var("HYPERCOMM_FAILURES_CHILD") {
+        timeout_from_environment_child(&mode);
+        return;
+    }
     watchdog("timeout_from_environment", || {
         for (mode, value) in [("timeout", "0.3"), ("invalid", "soon")] {
             let exe = std::env::current_exe().expect("test binary path");
             let out = std::process::Command::new(exe)
                 .args([
                     "--exact",
-                    "timeout_from_environment_child",
-                    "--ignored",
+                    "timeout_from_environment",
                     "--test-threads=1",
                 ])
                 .env("HYPERCOMM_FAILURES_CHILD", mode)

@@ -6,11 +6,16 @@
 //! non-blocking messages and waits for a one-byte acknowledgement. Each
 //! figure is the median of `--repeat` runs.
 //!
-//! Not done yet: `bibw` and the collective benchmarks, the shm/tcp
-//! transports, a progress bar.
+//! Collectives (`allreduce`, `reduce`, `bcast`, `allgather`, `alltoall`,
+//! `barrier`) follow OSU too: warm-up, a barrier, timed calls, and the
+//! maximum over ranks of each rank's average; `--all-algorithms` measures
+//! every algorithm next to `auto` in one run.
+//!
+//! Not done yet: `bibw`, the shm/tcp transports, a progress bar.
 
 use clap::{Args, ValueEnum};
-use hypercomm::{Comm, Error};
+use hypercomm::collective::{Max, Sum};
+use hypercomm::{Algorithm, CollOpts, Comm, Error};
 use std::time::Instant;
 
 /// Options of `hypercomm bench`.
@@ -37,6 +42,16 @@ pub(crate) struct BenchArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
+    /// Collectives: force one algorithm (names as printed by --all-algorithms).
+    #[arg(long)]
+    algorithm: Option<String>,
+    /// Collectives: measure every algorithm and auto, one line each
+    /// (the op column reads `op:algorithm`).
+    #[arg(long)]
+    all_algorithms: bool,
+    /// Collectives: switch off check mode (the signature exchange before each call).
+    #[arg(long)]
+    no_check: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -45,11 +60,114 @@ enum Op {
     Latency,
     /// Unidirectional bandwidth with a window of 64 (MB/s).
     Bw,
+    /// Bidirectional bandwidth: both ranks send a window of 64 (MB/s, both
+    /// directions counted).
+    Bibw,
     /// Ownership hand-off: a `Vec` ping-ponged with send_vec/recv_vec (MB/s,
     /// bytes moved one way per half round trip; no copy between threads).
     Handoff,
     /// Baseline: one thread copying the same sizes with memcpy (MB/s).
     Memcpy,
+    /// Allreduce of f64 with Sum (µs, max over ranks).
+    Allreduce,
+    /// Reduce of f64 with Sum to rank 0 (µs, max over ranks).
+    Reduce,
+    /// Broadcast from rank 0 (µs, max over ranks).
+    Bcast,
+    /// Allgather; the size is each rank's contribution (µs, max over ranks).
+    Allgather,
+    /// All-to-all; the size is each block (µs, max over ranks).
+    Alltoall,
+    /// Barrier (µs, max over ranks; sizes are ignored).
+    Barrier,
+}
+
+impl Op {
+    fn is_collective(self) -> bool {
+        matches!(
+            self,
+            Op::Allreduce | Op::Reduce | Op::Bcast | Op::Allgather | Op::Alltoall | Op::Barrier
+        )
+    }
+}
+
+/// Algorithm names accepted by `--algorithm` (and used by `--all-algorithms`).
+fn algorithms_for(op: Op) -> &'static [(&'static str, Algorithm)] {
+    use Algorithm::*;
+    match op {
+        Op::Allreduce => &[
+            ("recursive-doubling", RecursiveDoubling),
+            ("ring", Ring),
+            ("rabenseifner", Rabenseifner),
+            ("reduce-bcast", ReduceBcast),
+        ],
+        Op::Reduce => &[("binomial", Binomial), ("star", Star)],
+        Op::Bcast => &[
+            ("binomial", Binomial),
+            ("star", Star),
+            ("chain", Chain),
+            ("biring", BiRing),
+        ],
+        Op::Allgather => &[
+            ("recursive-doubling", RecursiveDoubling),
+            ("ring", Ring),
+            ("biring", BiRing),
+            ("bruck", Bruck),
+        ],
+        Op::Alltoall => &[("pairwise", Pairwise), ("bruck", Bruck)],
+        Op::Barrier => &[("dissemination", Dissemination), ("tree", Tree)],
+        _ => &[],
+    }
+}
+
+/// One collective measurement: seconds per call, the maximum over ranks of
+/// each rank's average (OSU).
+fn collective(
+    comm: &Comm,
+    op: Op,
+    size: usize,
+    iters: usize,
+    warm: usize,
+    opts: &CollOpts,
+) -> Result<f64, Error> {
+    let n = comm.size();
+    let elems = (size / 8).max(if size == 0 { 0 } else { 1 });
+    let input = vec![1.0f64; elems];
+    let mut output = vec![0.0f64; elems];
+    let bytes_in = vec![1u8; size];
+    let mut gathered = vec![0u8; size * n];
+    let blocks_in = vec![2u8; size * n];
+    let mut blocks_out = vec![0u8; size * n];
+    let mut bcast_buf = vec![0u8; size];
+    let mut one = |comm: &Comm| -> Result<(), Error> {
+        match op {
+            Op::Allreduce => comm.allreduce_into_with(&input, &mut output, Sum, opts),
+            Op::Reduce => {
+                let out: &mut [f64] = if comm.rank() == 0 {
+                    &mut output
+                } else {
+                    &mut []
+                };
+                comm.reduce_into_with(&input, out, Sum, 0usize, opts)
+            }
+            Op::Bcast => comm.bcast_with(&mut bcast_buf, 0usize, opts),
+            Op::Allgather => comm.allgather_into_with(&bytes_in, &mut gathered, opts),
+            Op::Alltoall => comm.alltoall_into_with(&blocks_in, &mut blocks_out, opts),
+            Op::Barrier => comm.barrier_with(opts),
+            _ => unreachable!("not a collective"),
+        }
+    };
+    for _ in 0..warm {
+        one(comm)?;
+    }
+    comm.barrier()?;
+    let t0 = Instant::now();
+    for _ in 0..iters {
+        one(comm)?;
+    }
+    let mine = t0.elapsed().as_secs_f64() / iters as f64;
+    let worst = comm.allreduce(&[mine], Max)?;
+    Ok(worst[0])
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
@@ -104,8 +222,15 @@ fn latency(comm: &Comm, size: usize, iters: usize, warm: usize) -> Result<f64, E
     Ok(t0.elapsed().as_secs_f64() / (2.0 * iters as f64))
 }
 
-/// One bandwidth measurement: bytes per second on rank 0.
-fn bandwidth(comm: &Comm, size: usize, iters: usize, warm: usize) -> Result<f64, Error> {
+/// One bandwidth measurement: bytes per second on rank 0 (both directions
+/// counted when `bidir`).
+fn bandwidth(
+    comm: &Comm,
+    size: usize,
+    iters: usize,
+    warm: usize,
+    bidir: bool,
+) -> Result<f64, Error> {
     const WINDOW: usize = 64;
     let me = comm.rank();
     let sbuf = vec![7u8; size];
@@ -115,29 +240,32 @@ fn bandwidth(comm: &Comm, size: usize, iters: usize, warm: usize) -> Result<f64,
         if i == warm {
             t0 = Instant::now();
         }
-        if me == 0 {
+        if me < 2 {
+            let peer = 1 - me;
             hypercomm::scope(|s| -> Result<(), Error> {
-                let mut reqs = Vec::with_capacity(WINDOW);
-                for _ in 0..WINDOW {
-                    reqs.push(comm.isend(s, &sbuf, 1, 2)?);
+                let mut reqs = Vec::with_capacity(2 * WINDOW);
+                if me == 1 || bidir {
+                    for b in rbufs.iter_mut() {
+                        reqs.push(comm.irecv(s, b, peer, 2)?);
+                    }
+                }
+                if me == 0 || bidir {
+                    for _ in 0..WINDOW {
+                        reqs.push(comm.isend(s, &sbuf, peer, 2)?);
+                    }
                 }
                 hypercomm::wait_all(reqs)?;
                 Ok(())
             })?;
-            comm.recv::<u8>(1, 3)?;
-        } else if me == 1 {
-            hypercomm::scope(|s| -> Result<(), Error> {
-                let mut reqs = Vec::with_capacity(WINDOW);
-                for b in rbufs.iter_mut() {
-                    reqs.push(comm.irecv(s, b, 0, 2)?);
-                }
-                hypercomm::wait_all(reqs)?;
-                Ok(())
-            })?;
-            comm.send(&[1u8], 0, 3)?;
+            if me == 0 {
+                comm.recv::<u8>(1, 3)?;
+            } else {
+                comm.send(&[1u8], 0, 3)?;
+            }
         }
     }
-    Ok((size * WINDOW * iters) as f64 / t0.elapsed().as_secs_f64())
+    let dirs = if bidir { 2 } else { 1 };
+    Ok((size * WINDOW * iters * dirs) as f64 / t0.elapsed().as_secs_f64())
 }
 
 /// Hand-off rate: bytes per second one way, ping-ponging one owned vector.
@@ -188,52 +316,103 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
     if a.repeat == 0 || a.iters == 0 {
         return Err("--iters and --repeat must be at least 1".into());
     }
-    let sizes = a.sizes.clone().unwrap_or_else(default_sizes);
+    let sizes = match (&a.sizes, a.op) {
+        (Some(s), _) => s.clone(),
+        (None, Op::Barrier) => vec![0],
+        (None, Op::Allgather | Op::Alltoall) => default_sizes()
+            .into_iter()
+            .filter(|&s| s <= 1 << 20)
+            .collect(),
+        (None, _) => default_sizes(),
+    };
     let (name, unit) = match a.op {
         Op::Latency => ("latency", "us"),
         Op::Bw => ("bw", "MB/s"),
+        Op::Bibw => ("bibw", "MB/s"),
         Op::Handoff => ("handoff", "MB/s"),
         Op::Memcpy => ("memcpy", "MB/s"),
+        Op::Allreduce => ("allreduce", "us"),
+        Op::Reduce => ("reduce", "us"),
+        Op::Bcast => ("bcast", "us"),
+        Op::Allgather => ("allgather", "us"),
+        Op::Alltoall => ("alltoall", "us"),
+        Op::Barrier => ("barrier", "us"),
     };
+    // The variants to measure: (label, algorithm).
+    let mut variants: Vec<(String, Algorithm)> = vec![(name.to_string(), Algorithm::Auto)];
+    if a.op.is_collective() {
+        let known = algorithms_for(a.op);
+        if let Some(alg) = &a.algorithm {
+            let (l, x) = known.iter().find(|(l, _)| l == alg).ok_or_else(|| {
+                let names: Vec<&str> = known.iter().map(|(l, _)| *l).collect();
+                format!(
+                    "--algorithm {alg:?} is not one of {} for {name}",
+                    names.join(", ")
+                )
+            })?;
+            variants = vec![(format!("{name}:{l}"), *x)];
+        } else if a.all_algorithms {
+            variants.extend(known.iter().map(|(l, x)| (format!("{name}:{l}"), *x)));
+        }
+    } else if a.algorithm.is_some() || a.all_algorithms {
+        return Err(format!(
+            "--algorithm and --all-algorithms apply to collectives, not {name}"
+        ));
+    }
     if a.format == Format::Table {
         println!(
             "# hypercomm bench {name}, transport {}, n = {}",
             a.transport, a.n
         );
-        println!("{:>10}  {:>12}", "bytes", unit);
+        println!("{:<28} {:>10}  {:>12}", "variant", "bytes", unit);
     }
     for &size in &sizes {
         let (iters, warm) = match a.op {
-            Op::Latency | Op::Handoff | Op::Memcpy => iters_for(size, a.iters),
-            Op::Bw => {
+            Op::Bw | Op::Bibw => {
                 let (i, w) = iters_for(size, a.iters / 50 + 1);
                 (i.max(5), w)
             }
-        };
-        let mut samples = Vec::new();
-        for _ in 0..a.repeat {
-            let op = a.op;
-            if let Op::Memcpy = op {
-                samples.push(memcpy_rate(size, iters));
-                continue;
+            op if op.is_collective() => {
+                let (i, w) = iters_for(size * a.n, a.iters / 10 + 1);
+                (i.max(10), w)
             }
-            let r = hypercomm::run(a.n, move |comm| match op {
-                Op::Latency => latency(comm, size, iters, warm),
-                Op::Bw => bandwidth(comm, size, iters, warm),
-                Op::Handoff => handoff(comm, size, iters, warm),
-                Op::Memcpy => unreachable!("handled above"),
-            })
-            .map_err(|e| e.to_string())?;
-            samples.push(r[0]);
-        }
-        let v = median(samples);
-        let value = match a.op {
-            Op::Latency => v * 1e6,
-            _ => v / 1e6,
+            _ => iters_for(size, a.iters),
         };
-        match a.format {
-            Format::Table => println!("{size:>10}  {value:>12.3}"),
-            Format::Tsv => println!("{name}\t{}\t{size}\t{value:.3}\t{unit}", a.n),
+        for (label, alg) in &variants {
+            let mut samples = Vec::new();
+            for _ in 0..a.repeat {
+                let op = a.op;
+                if let Op::Memcpy = op {
+                    samples.push(memcpy_rate(size, iters));
+                    continue;
+                }
+                let opts = CollOpts {
+                    algorithm: *alg,
+                    ..Default::default()
+                };
+                let check = !a.no_check;
+                let r = hypercomm::run(a.n, |comm| {
+                    comm.set_check(check);
+                    match op {
+                        Op::Latency => latency(comm, size, iters, warm),
+                        Op::Bw => bandwidth(comm, size, iters, warm, false),
+                        Op::Bibw => bandwidth(comm, size, iters, warm, true),
+                        Op::Handoff => handoff(comm, size, iters, warm),
+                        _ => collective(comm, op, size, iters, warm, &opts),
+                    }
+                })
+                .map_err(|e| e.to_string())?;
+                samples.push(r[0]);
+            }
+            let v = median(samples);
+            let value = match unit {
+                "us" => v * 1e6,
+                _ => v / 1e6,
+            };
+            match a.format {
+                Format::Table => println!("{label:<28} {size:>10}  {value:>12.3}"),
+                Format::Tsv => println!("{label}\t{}\t{size}\t{value:.3}\t{unit}", a.n),
+            }
         }
     }
     Ok(())

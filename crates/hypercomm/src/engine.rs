@@ -551,6 +551,11 @@ impl Engine {
                 if let Some(r) = poll(self) {
                     break r;
                 }
+                // The peer may have failed *because* of an abort that came
+                // after our check above: then report the abort.
+                if let Err(e) = self.check_abort(g) {
+                    break Err(e);
+                }
                 break Err(Error::PeerFailed { rank });
             }
             if let Some(dl) = deadline {
@@ -696,6 +701,22 @@ impl Engine {
         self.st.borrow().unexpected.iter().position(|x| m.hits(x))
     }
 
+    /// Deliver unexpected message `i` into `dst`; a message that does not
+    /// fit goes back where it was (nothing else was taken meanwhile).
+    fn take_unexpected(&self, i: usize, dst: &mut [u8], layout: Layout) -> Result<RawStatus> {
+        let msg = self
+            .st
+            .borrow_mut()
+            .unexpected
+            .remove(i)
+            .expect("index just found");
+        let (r, leftover) = self.deliver(msg, dst, layout);
+        if let Some(msg) = leftover {
+            self.st.borrow_mut().unexpected.insert(i, msg);
+        }
+        r
+    }
+
     /// Non-blocking probe.
     pub(crate) fn iprobe(&self, m: &Match) -> Option<RawStatus> {
         self.progress();
@@ -719,18 +740,7 @@ impl Engine {
     ) -> Result<RawStatus> {
         let what = || describe_match(g, &m);
         let i = self.wait_loop(g, m.src, timeout, op, &what, |e| e.find(&m).map(Ok))?;
-        let msg = self
-            .st
-            .borrow_mut()
-            .unexpected
-            .remove(i)
-            .expect("index just found");
-        let (r, leftover) = self.deliver(msg, dst, layout);
-        if let Some(msg) = leftover {
-            // Put it back where it was: nothing else was taken meanwhile.
-            self.st.borrow_mut().unexpected.insert(i, msg);
-        }
-        r.map_err(|e| map_err(e, g))
+        self.take_unexpected(i, dst, layout).map_err(|e| map_err(e, g))
     }
 
     /// Blocking receive of a whole message as an owned payload (zero copy for
@@ -821,16 +831,7 @@ impl Engine {
             len: dst.len(),
         });
         if let Some(i) = self.find(&m) {
-            let msg = self
-                .st
-                .borrow_mut()
-                .unexpected
-                .remove(i)
-                .expect("index just found");
-            let (r, leftover) = self.deliver(msg, dst, layout);
-            if let Some(msg) = leftover {
-                self.st.borrow_mut().unexpected.insert(i, msg);
-            }
+            let r = self.take_unexpected(i, dst, layout);
             if let Some(q) = self.st.borrow_mut().reqs.get_mut(&req) {
                 q.state = ReqState::Done(r);
             }
@@ -853,7 +854,40 @@ impl Engine {
     /// Test a request: `Some(result)` when complete (and then released).
     pub(crate) fn test(&self, id: ReqId) -> Option<Result<RawStatus>> {
         self.progress();
-        self.poll_req(id)
+        if let Some(r) = self.poll_req(id) {
+            return Some(r);
+        }
+        // A pending request that can never complete (the job was aborted,
+        // or its peer is gone) fails and is withdrawn, as a wait would, in
+        // the same order of checks; otherwise a `test` loop spins forever.
+        let group = self.st.borrow().reqs.get(&id)?.group.clone();
+        let err = match self.check_abort(&group) {
+            Err(e) => e,
+            Ok(()) => {
+                let rank = self.req_dead_peer(id)?;
+                self.progress(); // frames may have arrived before the peer left
+                if let Some(r) = self.poll_req(id) {
+                    return Some(r);
+                }
+                // As in `wait_loop`: the peer may have failed after an abort.
+                self.check_abort(&group)
+                    .err()
+                    .unwrap_or(Error::PeerFailed { rank })
+            }
+        };
+        self.withdraw(id);
+        Some(Err(err))
+    }
+
+    /// The rank a pending request depends on, if it is gone (for a wildcard
+    /// receive, as for a blocking wildcard receive).
+    fn req_dead_peer(&self, id: ReqId) -> Option<Rank> {
+        let (group, peer) = {
+            let st = self.st.borrow();
+            let r = st.reqs.get(&id)?;
+            (r.group.clone(), r.peer)
+        };
+        self.dead_peer(&group, peer)
     }
 
     fn poll_req(&self, id: ReqId) -> Option<Result<RawStatus>> {
@@ -951,8 +985,10 @@ impl Engine {
         r
     }
 
-    /// Wait until one of `ids` completes: its index and result. On timeout
-    /// or failure the first request is reported with the error (and withdrawn).
+    /// Wait until one of `ids` completes: its index and result. A request
+    /// whose peer is gone is reported (and withdrawn) with `PeerFailed`; on
+    /// timeout or abort the first request is reported with the error (and
+    /// withdrawn).
     pub(crate) fn wait_any(
         &self,
         g: &Group,
@@ -960,10 +996,35 @@ impl Engine {
         timeout: Option<Duration>,
     ) -> (usize, Result<RawStatus>) {
         let what = || format!("any of {} requests", ids.len());
-        let r = self.wait_loop(g, None, timeout, "wait_any", &what, |e| {
+        let done = |e: &Self| {
             ids.iter()
                 .enumerate()
-                .find_map(|(i, &id)| e.poll_req(id).map(|r| Ok((i, r))))
+                .find_map(|(i, &id)| e.poll_req(id).map(|r| (i, r)))
+        };
+        // Peer failures are checked per request (the loop itself depends on
+        // no one, hence `Some(self.me)`): a request fails, under its own
+        // index, only when *its* peer is gone; a failed rank that none of
+        // the requests depends on does not disturb the others.
+        let r = self.wait_loop(g, Some(self.me), timeout, "wait_any", &what, |e| {
+            if let Some(x) = done(e) {
+                return Some(Ok(x));
+            }
+            if e.check_abort(g).is_err() {
+                return None; // the loop reports the abort next
+            }
+            let (i, rank) = ids
+                .iter()
+                .enumerate()
+                .find_map(|(i, &id)| e.req_dead_peer(id).map(|rank| (i, rank)))?;
+            e.progress(); // frames may have arrived before the peer left
+            if let Some(x) = done(e) {
+                return Some(Ok(x));
+            }
+            if e.check_abort(g).is_err() {
+                return None; // the peer failed after an abort: report that
+            }
+            e.withdraw(ids[i]);
+            Some(Ok((i, Err(Error::PeerFailed { rank }))))
         });
         match r {
             Ok((i, r)) => (i, r),

@@ -64,3 +64,8 @@ pub mod prelude {
         ANY_SOURCE, ANY_TAG,
     };
 }
+
+/// The README's example, compiled and run as a doctest.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -35,10 +35,13 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// A collective registered with a scope: its engine, the task, its name.
+type ScopedTask = (Rc<Engine>, Rc<RefCell<dyn Task>>, &'static str);
+
 /// The region within which non-blocking requests live. See [`scope`].
 pub struct Scope<'scope, 'env: 'scope> {
     started: RefCell<Vec<(Rc<Engine>, ReqId)>>,
-    tasks: RefCell<Vec<(Rc<Engine>, Rc<RefCell<dyn Task>>, &'static str)>>,
+    tasks: RefCell<Vec<ScopedTask>>,
     scope: PhantomData<&'scope mut &'scope ()>,
     env: PhantomData<&'env mut &'env ()>,
 }

@@ -15,6 +15,9 @@
 //! buffers when the executor is built; the schedule generators guarantee
 //! that a round's received regions overlap nothing else in the round
 //! (checked by the algorithm crate's lock-step simulator).
+//!
+//! Not done yet: no "receive from any source" op (the multicast does its
+//! own receives); scratch buffers are allocated per call, not pooled.
 
 use super::ops::{combine_slices, Element, Operator};
 use crate::engine::{Engine, Group, Layout, Match, ReqId};
@@ -344,5 +347,25 @@ impl<T: Element, O: Operator<T>> Task for Exec<T, O> {
         for (id, _) in self.pending.drain(..) {
             e.withdraw(id);
         }
+    }
+}
+
+/// A boxed task is a task (lets one `_start` function return differently
+/// typed tasks, e.g. plain and segmented scans).
+impl<X: Task + ?Sized> Task for Box<X> {
+    fn advance(&mut self, e: &Engine) -> bool {
+        (**self).advance(e)
+    }
+    fn take_result(&mut self) -> Option<Result<()>> {
+        (**self).take_result()
+    }
+    fn group(&self) -> &Arc<Group> {
+        (**self).group()
+    }
+    fn describe(&self) -> String {
+        (**self).describe()
+    }
+    fn withdraw(&mut self, e: &Engine) {
+        (**self).withdraw(e)
     }
 }

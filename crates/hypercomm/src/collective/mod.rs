@@ -19,32 +19,68 @@
 //! Node-only collectives and those that involve the host draw from separate
 //! sequences, so the host need not call node-only collectives.
 //!
-//! Host-rooted variants are compositions: a broadcast from the host is a
-//! send to node 0 followed by a node broadcast from 0; a reduce or gather to
-//! the host is the node operation to node 0 followed by a send to the host;
-//! the host+nodes barrier is a dissemination barrier over n + 1
-//! participants. The host never contributes to a node reduction.
+//! Host-rooted variants are compositions: a broadcast or scatter from the
+//! host is a send to node 0 followed by the node operation from 0; a reduce
+//! or gather to the host is the node operation to node 0 followed by a send
+//! to the host; the host+nodes barrier is a dissemination barrier over
+//! n + 1 participants. The host never contributes to a node reduction.
 //!
-//! Not done yet: see the list at the end of [`select`].
+//! ## Operations
+//!
+//! | operation | blocking | non-blocking | host root |
+//! |---|---|---|---|
+//! | barrier | `barrier`, `barrier_with_host` | `ibarrier` | host+nodes barrier |
+//! | broadcast | `bcast` | `ibcast` | yes |
+//! | reduce / allreduce | `reduce(_into)`, `allreduce(_into)` | `ireduce`, `iallreduce` | reduce |
+//! | gather(v) | `gather(_into)`, `gatherv(_into)` (gather.rs) | `igather` | yes |
+//! | allgather(v) | `allgather(_into)`, `allgatherv(_into)` | `iallgather` | — |
+//! | scatter(v) | `scatter_into`, `scatterv(_into)` | `iscatter` | yes |
+//! | all-to-all(v) | `alltoall(_into)`, `alltoallv(_into)` (alltoall.rs) | `ialltoall` | — |
+//! | reduce-scatter(v) | `reduce_scatter(_into)`, `reduce_scatterv_into` | `ireduce_scatter` | — |
+//! | scans ([`Scan`]) | `scan`, `exscan`, `scan_with`, `scan_into(_with)` (scan.rs) | `iscan` | — |
+//! | sparse multicast | `multicast`, `multicast_recv` (multicast.rs) | — | — |
+//!
+//! Every blocking call has a `_with` form taking [`CollOpts`] (forced
+//! algorithm, reproducible mode, pipeline segment size) except the
+//! multicast and the count-learning `gatherv`/`allgatherv`/`scatterv`/
+//! `alltoallv`.
+//!
+//! Not done yet:
+//!
+//! * non-blocking forms of the host-rooted, variable-count and multicast
+//!   calls;
+//! * collectives with the host as a member (allgather, scans) other than
+//!   the host+nodes barrier;
+//! * a multicast rooted at the host;
+//! * see also the lists at the end of [`select`] and of each operation's
+//!   module.
 
+mod alltoall;
 pub(crate) mod executor;
+mod gather;
+mod multicast;
 mod nonblocking;
 pub mod ops;
+mod scan;
 pub mod select;
 mod task;
 
+pub use hypercomm_algo::segmented::Segmentation;
+pub use hypercomm_algo::{Direction, Inclusion, RingOrder};
+pub use multicast::MULTICAST_TAG;
 pub use nonblocking::CollRequest;
 pub use ops::{
     BitAnd, BitOr, BitXor, Element, Integer, Loc, LogicalAnd, LogicalOr, Max, MaxLoc, Min, MinLoc,
     Number, Operator, Prod, Sum, UserOp,
 };
+pub use scan::Scan;
 pub use select::{Algorithm, CollOpts, Topology};
 
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::rank::Rank;
 use executor::{Exec, Task};
-use hypercomm_algo::Schedule;
+use hypercomm_algo::{Buf, Op, Region, Schedule};
 use std::cell::RefCell;
 pub(crate) use task::{CollTask, NoOp, Signature};
 
@@ -56,6 +92,18 @@ pub(crate) enum Kind {
     Bcast = 2,
     Reduce = 3,
     Allreduce = 4,
+    Gather = 5,
+    Allgather = 6,
+    Scatter = 7,
+    Alltoall = 8,
+    ReduceScatter = 9,
+    Scan = 10,
+    Exscan = 11,
+    Gatherv = 12,
+    Allgatherv = 13,
+    Scatterv = 14,
+    Alltoallv = 15,
+    SegScan = 17,
 }
 
 /// Who takes part in one collective call.
@@ -222,6 +270,7 @@ impl Comm {
             count: 0,
             elem: 0,
             operator: 0,
+            variant: 0,
         };
         let none = std::ptr::NonNull::<u8>::dangling().as_ptr();
         // SAFETY: zero-length buffers; nothing is ever read or written.
@@ -302,6 +351,7 @@ impl Comm {
             count: count as u64,
             elem: T::CODE,
             operator: 0,
+            variant: 0,
         };
         // SAFETY: forwarded to our caller.
         unsafe {
@@ -418,6 +468,7 @@ impl Comm {
             count: count as u64,
             elem: T::CODE,
             operator: op.code(),
+            variant: 0,
         };
         // SAFETY: forwarded to our caller; the scratch buffer is boxed and
         // kept by the task.
@@ -541,6 +592,7 @@ impl Comm {
             count: count as u64,
             elem: T::CODE,
             operator: op.code(),
+            variant: 0,
         };
         // SAFETY: forwarded to our caller.
         unsafe {
@@ -607,4 +659,122 @@ impl Comm {
     pub(crate) fn coll_recv_vec(&self, from: Rank, tag: u32) -> Result<Vec<u8>> {
         self.coll_recv(from, tag)
     }
+
+    /// Run a small auxiliary schedule over `u64` buffers (count exchanges of
+    /// the variable-count collectives), with its own signature.
+    pub(crate) fn run_aux(
+        &self,
+        parts: &Parts,
+        sched: Schedule,
+        input: &[u64],
+        output: &mut [u64],
+        sig: Signature,
+        what: &'static str,
+    ) -> Result<()> {
+        // SAFETY: both buffers are borrowed for this blocking call, which runs
+        // the task to completion (or withdraws it) before returning.
+        let task = unsafe {
+            self.coll_task::<u64, NoOp>(
+                parts,
+                sched,
+                input.as_ptr(),
+                input.len(),
+                output.as_mut_ptr(),
+                output.len(),
+                None,
+                sig,
+                what,
+            )?
+        };
+        self.run_coll(task, what)
+    }
+}
+
+/// An error unless a buffer has the length the call needs.
+pub(crate) fn need_len(op: &'static str, which: &str, got: usize, want: usize) -> Result<()> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument {
+            op,
+            what: format!("{which} has {got} elements but {want} are needed"),
+        })
+    }
+}
+
+/// Elements from received bytes (the length must be a multiple of the
+/// element size).
+pub(crate) fn vec_from_bytes<T: Element>(bytes: &[u8], op: &'static str) -> Result<Vec<T>> {
+    let sz = std::mem::size_of::<T>();
+    if sz == 0 || !bytes.len().is_multiple_of(sz) {
+        return Err(Error::CollectiveMismatch(format!(
+            "{op}: received {} bytes, not a whole number of {} elements",
+            bytes.len(),
+            T::NAME
+        )));
+    }
+    let mut v = vec![T::zeroed(); bytes.len() / sz];
+    bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(bytes);
+    Ok(v)
+}
+
+/// Counts as `u64` for the wire, and back.
+pub(crate) fn counts_to_u64(c: &[usize]) -> Vec<u64> {
+    c.iter().map(|&x| x as u64).collect()
+}
+
+pub(crate) fn counts_from_u64(c: &[u64]) -> Vec<usize> {
+    c.iter().map(|&x| x as usize).collect()
+}
+
+/// Append `b`'s rounds to `a`, renumbering `b`'s scratch buffers after
+/// `a`'s and mapping `b`'s Input/Output through `map` (composition of two
+/// schedules that hand data over in a buffer of `a`).
+pub(crate) fn append_mapped(a: &mut Schedule, b: Schedule, map: impl Fn(Buf) -> Buf) {
+    let base = a.temps.len() as u32;
+    let m = |r: Region| {
+        let buf = match r.buf {
+            Buf::Temp(i) => Buf::Temp(i + base),
+            other => map(other),
+        };
+        Region::new(buf, r.offset, r.len)
+    };
+    for round in b.rounds {
+        let ops = round
+            .ops
+            .into_iter()
+            .map(|op| match op {
+                Op::Send { to, region } => Op::Send {
+                    to,
+                    region: m(region),
+                },
+                Op::Recv { from, region } => Op::Recv {
+                    from,
+                    region: m(region),
+                },
+                Op::Reduce {
+                    src,
+                    dst,
+                    src_first,
+                } => Op::Reduce {
+                    src: m(src),
+                    dst: m(dst),
+                    src_first,
+                },
+                Op::Copy { src, dst } => Op::Copy {
+                    src: m(src),
+                    dst: m(dst),
+                },
+            })
+            .collect();
+        a.rounds.push(hypercomm_algo::Round { ops });
+    }
+    a.temps.extend(b.temps);
+}
+
+/// `a` with every region of `from` (Input or Output) moved to `to`.
+pub(crate) fn remap(a: Schedule, from: Buf, to: Buf) -> Schedule {
+    let mut out = Schedule::new();
+    append_mapped(&mut out, a, |b| if b == from { to } else { b });
+    out
 }

@@ -7,10 +7,16 @@
 //! registered collectives. So several may be outstanding on one communicator
 //! and be waited for in any order on different ranks.
 //!
-//! Not done yet: non-blocking forms of the host-rooted variants.
+//! Non-blocking forms: `ibarrier`, `ibcast`, `ireduce`, `iallreduce`,
+//! `igather`, `iscatter`, `iallgather`, `ialltoall`, `ireduce_scatter`,
+//! `iscan` (any direction, inclusion and segmentation).
+//!
+//! Not done yet: non-blocking forms of the host-rooted variants, of the
+//! variable-count calls and of the multicast.
 
 use super::executor::Task;
 use super::ops::{Element, Operator};
+use super::scan::Scan;
 use super::select::CollOpts;
 use crate::comm::Comm;
 use crate::engine::Engine;
@@ -166,5 +172,139 @@ impl Comm {
             )?
         };
         Ok(self.start(s, task, "iallreduce"))
+    }
+
+    /// Non-blocking gather to a node (`output`: `size() × input.len()`
+    /// elements at the root, unused elsewhere).
+    pub fn igather<'scope, 'env, T: Element>(
+        &self,
+        s: &'scope Scope<'scope, 'env>,
+        input: &'env [T],
+        output: &'env mut [T],
+        root: usize,
+    ) -> Result<CollRequest<'scope>> {
+        // SAFETY: as for ibcast.
+        let task = unsafe {
+            self.gather_start(
+                input.as_ptr(),
+                input.len(),
+                output.as_mut_ptr(),
+                output.len(),
+                Rank::Node(root),
+                &CollOpts::default(),
+            )?
+        };
+        Ok(self.start(s, task, "igather"))
+    }
+
+    /// Non-blocking scatter from a node (`output.len()` elements each).
+    pub fn iscatter<'scope, 'env, T: Element>(
+        &self,
+        s: &'scope Scope<'scope, 'env>,
+        input: &'env [T],
+        output: &'env mut [T],
+        root: usize,
+    ) -> Result<CollRequest<'scope>> {
+        // SAFETY: as for ibcast.
+        let task = unsafe {
+            self.scatter_start(
+                input.as_ptr(),
+                input.len(),
+                output.as_mut_ptr(),
+                output.len(),
+                Rank::Node(root),
+                &CollOpts::default(),
+            )?
+        };
+        Ok(self.start(s, task, "iscatter"))
+    }
+
+    /// Non-blocking allgather.
+    pub fn iallgather<'scope, 'env, T: Element>(
+        &self,
+        s: &'scope Scope<'scope, 'env>,
+        input: &'env [T],
+        output: &'env mut [T],
+    ) -> Result<CollRequest<'scope>> {
+        // SAFETY: as for ibcast.
+        let task = unsafe {
+            self.allgather_start(
+                input.as_ptr(),
+                input.len(),
+                output.as_mut_ptr(),
+                output.len(),
+                &CollOpts::default(),
+            )?
+        };
+        Ok(self.start(s, task, "iallgather"))
+    }
+
+    /// Non-blocking all-to-all.
+    pub fn ialltoall<'scope, 'env, T: Element>(
+        &self,
+        s: &'scope Scope<'scope, 'env>,
+        input: &'env [T],
+        output: &'env mut [T],
+    ) -> Result<CollRequest<'scope>> {
+        // SAFETY: as for ibcast.
+        let task = unsafe {
+            self.alltoall_start(
+                input.as_ptr(),
+                input.len(),
+                output.as_mut_ptr(),
+                output.len(),
+                &CollOpts::default(),
+            )?
+        };
+        Ok(self.start(s, task, "ialltoall"))
+    }
+
+    /// Non-blocking reduce-scatter with equal blocks (`output.len()` each).
+    pub fn ireduce_scatter<'scope, 'env, T: Element, O: Operator<T> + 'static>(
+        &self,
+        s: &'scope Scope<'scope, 'env>,
+        input: &'env [T],
+        output: &'env mut [T],
+        op: O,
+    ) -> Result<CollRequest<'scope>> {
+        let counts = vec![output.len(); self.size()];
+        // SAFETY: as for ibcast.
+        let task = unsafe {
+            self.reduce_scatterv_start(
+                input.as_ptr(),
+                input.len(),
+                &counts,
+                output.as_mut_ptr(),
+                output.len(),
+                op,
+                super::Kind::ReduceScatter,
+                &CollOpts::default(),
+            )?
+        };
+        Ok(self.start(s, task, "ireduce_scatter"))
+    }
+
+    /// Non-blocking scan of any kind (see [`Scan`]).
+    pub fn iscan<'scope, 'env, T: Element, O: Operator<T> + 'static>(
+        &self,
+        s: &'scope Scope<'scope, 'env>,
+        input: &'env [T],
+        output: &'env mut [T],
+        op: O,
+        scan: &Scan,
+    ) -> Result<CollRequest<'scope>> {
+        // SAFETY: as for ibcast.
+        let task = unsafe {
+            self.scan_start(
+                input.as_ptr(),
+                input.len(),
+                output.as_mut_ptr(),
+                output.len(),
+                op,
+                scan,
+                &CollOpts::default(),
+            )?
+        };
+        Ok(self.start(s, task, "iscan"))
     }
 }

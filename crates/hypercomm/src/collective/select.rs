@@ -15,15 +15,41 @@
 //! | `BiRing(order)` | dissemination | bidirectional ring | binomial | ring |
 //! | `Auto` | cost model | cost model | cost model | cost model |
 //!
-//! Crossovers for the thread transport (ts = 0.5 µs, tw = 0.1 ns/B, from
-//! `hypercomm bench`): with 8 ranks, `Auto` broadcasts with the binomial tree
-//! up to about 64 KiB and with the pipelined chain above; allreduce uses
-//! recursive doubling up to about 16 KiB and Rabenseifner or the ring above.
-//! These follow from the formulas; the table in BENCHMARKS.md checks them.
+//! | topology | gather(v) | scatter(v) | allgather(v) | all-to-all | all-to-allv | reduce-scatter | scan |
+//! |---|---|---|---|---|---|---|---|
+//! | `Hypercube` | binomial | binomial | recursive doubling | Bruck | pairwise | recursive halving | recursive doubling |
+//! | `Full` | star | star | Bruck | Bruck | pairwise | recursive halving | recursive doubling |
+//! | `Ring(order)` | ring | binomial | ring | pairwise | pairwise | ring | chain |
+//! | `BiRing(order)` | ring | binomial | bidirectional ring | pairwise | pairwise | ring | chain |
+//! | `Auto` | cost model | cost model | cost model | cost model | pairwise | cost model | cost model |
 //!
-//! Not done yet: calibration of ts/tw at run time (the constants are
-//! per transport); selection for operations other than the four above
-//! uses the topology table only.
+//! Ring allreduce and ring reduce-scatter need a commutative operator; with
+//! a non-commutative one `Auto` and the ring topologies use Rabenseifner or
+//! recursive halving instead, and forcing the ring is an error. Scans in
+//! reproducible mode always use the chain (a strict left fold); reductions
+//! and reduce-scatter in reproducible mode use the canonical tree whatever
+//! the setting. All-to-allv never depends on the counts (they differ per
+//! node), so it is always pairwise.
+//!
+//! Crossovers for the thread transport (ts = 0.5 µs, tw = 0.1 ns/B, from
+//! `hypercomm bench`), with 8 ranks, as the formulas give them (checked by
+//! this module's test; BENCHMARKS.md measures them):
+//!
+//! * bcast: binomial up to 8 KiB, bidirectional pipelined ring from 16 KiB;
+//! * allreduce: recursive doubling up to 8 KiB, Rabenseifner from 16 KiB;
+//! * allgather (bytes per rank): recursive doubling up to 1 KiB,
+//!   bidirectional ring from 2 KiB;
+//! * all-to-all (bytes per block): Bruck up to 2 KiB, pairwise from 4 KiB;
+//! * scan: recursive doubling up to 32 KiB, pipelined chain from 64 KiB;
+//! * gather and scatter: binomial at every size (same bandwidth term as
+//!   the star, fewer start-ups); reduce-scatter: recursive halving at
+//!   every size (the ring's bandwidth term is no better).
+//!
+//! Not done yet:
+//!
+//! * calibration of ts/tw at run time (the constants are per transport);
+//! * the cost model ignores link contention and the local combine time;
+//! * variable-count calls choose by the average block length.
 
 use super::ops::Element;
 use crate::comm::Comm;
@@ -114,6 +140,33 @@ pub(crate) enum Coll {
     Bcast,
     Reduce,
     Allreduce,
+    Gather,
+    Scatter,
+    Allgather,
+    Alltoall,
+    /// Variable-count all-to-all (pairwise only: per-rank counts differ, so
+    /// the choice must not depend on them).
+    Alltoallv,
+    ReduceScatter,
+    Scan,
+}
+
+impl Coll {
+    fn name(self) -> &'static str {
+        match self {
+            Coll::Barrier => "barrier",
+            Coll::Bcast => "bcast",
+            Coll::Reduce => "reduce",
+            Coll::Allreduce => "allreduce",
+            Coll::Gather => "gather",
+            Coll::Scatter => "scatter",
+            Coll::Allgather => "allgather",
+            Coll::Alltoall => "alltoall",
+            Coll::Alltoallv => "alltoallv",
+            Coll::ReduceScatter => "reduce_scatter",
+            Coll::Scan => "scan",
+        }
+    }
 }
 
 fn candidates(c: Coll) -> &'static [Algorithm] {
@@ -123,6 +176,13 @@ fn candidates(c: Coll) -> &'static [Algorithm] {
         Coll::Bcast => &[Binomial, Star, Chain, BiRing],
         Coll::Reduce => &[Binomial, Star],
         Coll::Allreduce => &[RecursiveDoubling, Ring, Rabenseifner, ReduceBcast],
+        Coll::Gather => &[Binomial, Star, Ring],
+        Coll::Scatter => &[Binomial, Star],
+        Coll::Allgather => &[RecursiveDoubling, Ring, BiRing, Bruck],
+        Coll::Alltoall => &[Pairwise, Bruck],
+        Coll::Alltoallv => &[Pairwise],
+        Coll::ReduceScatter => &[RecursiveHalving, Ring],
+        Coll::Scan => &[RecursiveDoubling, Chain],
     }
 }
 
@@ -143,13 +203,42 @@ fn cost(c: Coll, a: Algorithm, p: usize, m: usize, t: TransportCost) -> f64 {
         (Coll::Allreduce, Ring) => h::allreduce_ring::cost(p, m, ts, tw),
         (Coll::Allreduce, Rabenseifner) => h::allreduce_rabenseifner::cost(p, m, ts, tw),
         (Coll::Allreduce, ReduceBcast) => h::allreduce_reduce_bcast::cost(p, m, ts, tw),
+        (Coll::Gather, Binomial) => h::gather_binomial::cost(p, m, ts, tw),
+        (Coll::Gather, Star) => h::gather_star::cost(p, m, ts, tw),
+        (Coll::Gather, Ring) => h::gather_ring::cost(p, m, ts, tw),
+        (Coll::Scatter, Binomial) => h::scatter_binomial::cost(p, m, ts, tw),
+        (Coll::Scatter, Star) => h::scatter_star::cost(p, m, ts, tw),
+        (Coll::Allgather, RecursiveDoubling) => h::allgather_recursive_doubling::cost(p, m, ts, tw),
+        (Coll::Allgather, Ring) => h::allgather_ring::cost(p, m, ts, tw),
+        (Coll::Allgather, BiRing) => h::allgather_ring::cost_bidirectional(p, m, ts, tw),
+        (Coll::Allgather, Bruck) => h::allgather_bruck::cost(p, m, ts, tw),
+        (Coll::Alltoall | Coll::Alltoallv, Pairwise) => h::alltoall_pairwise::cost(p, m, ts, tw),
+        (Coll::Alltoall, Bruck) => h::alltoall_bruck::cost(p, m, ts, tw),
+        (Coll::ReduceScatter, RecursiveHalving) => {
+            h::reduce_scatter_recursive_halving::cost(p, m, ts, tw)
+        }
+        (Coll::ReduceScatter, Ring) => h::reduce_scatter_ring::cost(p, m, ts, tw),
+        (Coll::Scan, RecursiveDoubling) => h::scan_recursive_doubling::cost(p, m, ts, tw),
+        (Coll::Scan, Chain) => h::scan_chain::cost(p, m, ts, tw),
         _ => f64::INFINITY,
     }
 }
 
 /// Algorithms that combine contributions out of rank order.
 fn needs_commutative(c: Coll, a: Algorithm) -> bool {
-    matches!((c, a), (Coll::Allreduce, Algorithm::Ring))
+    matches!(
+        (c, a),
+        (Coll::Allreduce | Coll::ReduceScatter, Algorithm::Ring)
+    )
+}
+
+/// The order-keeping algorithm used instead of one that needs a
+/// commutative operator.
+fn order_keeping(c: Coll) -> Algorithm {
+    match c {
+        Coll::ReduceScatter => Algorithm::RecursiveHalving,
+        _ => Algorithm::Rabenseifner,
+    }
 }
 
 /// The algorithm `Auto` picks for `c` with `p` participants and `m` bytes.
@@ -176,6 +265,21 @@ fn by_topology(c: Coll, t: Topology) -> Option<Algorithm> {
         (Topology::BiRing(_), Coll::Bcast) => BiRing,
         (Topology::Ring(_) | Topology::BiRing(_), Coll::Reduce) => Binomial,
         (Topology::Ring(_) | Topology::BiRing(_), Coll::Allreduce) => Ring,
+        (Topology::Hypercube, Coll::Gather | Coll::Scatter) => Binomial,
+        (Topology::Full, Coll::Gather | Coll::Scatter) => Star,
+        (Topology::Ring(_) | Topology::BiRing(_), Coll::Gather) => Ring,
+        (Topology::Ring(_) | Topology::BiRing(_), Coll::Scatter) => Binomial,
+        (Topology::Hypercube, Coll::Allgather) => RecursiveDoubling,
+        (Topology::Full, Coll::Allgather) => Bruck,
+        (Topology::Ring(_), Coll::Allgather) => Ring,
+        (Topology::BiRing(_), Coll::Allgather) => BiRing,
+        (Topology::Hypercube | Topology::Full, Coll::Alltoall) => Bruck,
+        (Topology::Ring(_) | Topology::BiRing(_), Coll::Alltoall) => Pairwise,
+        (_, Coll::Alltoallv) => Pairwise,
+        (Topology::Hypercube | Topology::Full, Coll::ReduceScatter) => RecursiveHalving,
+        (Topology::Ring(_) | Topology::BiRing(_), Coll::ReduceScatter) => Ring,
+        (Topology::Hypercube | Topology::Full, Coll::Scan) => RecursiveDoubling,
+        (Topology::Ring(_) | Topology::BiRing(_), Coll::Scan) => Chain,
     })
 }
 
@@ -240,12 +344,7 @@ impl Comm {
         opts: &CollOpts,
         commutative: bool,
     ) -> Result<Algorithm> {
-        let name = match c {
-            Coll::Barrier => "barrier",
-            Coll::Bcast => "bcast",
-            Coll::Reduce => "reduce",
-            Coll::Allreduce => "allreduce",
-        };
+        let name = c.name();
         if !commutative && needs_commutative(c, opts.algorithm) {
             return Err(Error::InvalidArgument {
                 op: name,
@@ -257,15 +356,7 @@ impl Comm {
         }
         if opts.algorithm != Algorithm::Auto {
             if !candidates(c).contains(&opts.algorithm) {
-                return Err(unsupported(
-                    match c {
-                        Coll::Barrier => "barrier",
-                        Coll::Bcast => "bcast",
-                        Coll::Reduce => "reduce",
-                        Coll::Allreduce => "allreduce",
-                    },
-                    opts.algorithm,
-                ));
+                return Err(unsupported(name, opts.algorithm));
             }
             return Ok(opts.algorithm);
         }
@@ -273,8 +364,37 @@ impl Comm {
             by_topology(c, self.topology()).unwrap_or_else(|| by_cost(c, p, bytes, THREAD_COST));
         if !commutative && needs_commutative(c, a) {
             // Order-keeping alternative with the same bandwidth profile.
-            return Ok(Algorithm::Rabenseifner);
+            return Ok(order_keeping(c));
         }
         Ok(a)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The crossovers the module doc states (8 ranks, thread transport
+    /// costs; m in bytes per rank, per block, or of the whole vector, as
+    /// each algorithm's cost formula takes it).
+    #[test]
+    fn documented_crossovers() {
+        let at = |c, m| by_cost(c, 8, m, THREAD_COST);
+        use Algorithm::*;
+        assert_eq!(at(Coll::Bcast, 8 << 10), Binomial);
+        assert_eq!(at(Coll::Bcast, 16 << 10), BiRing);
+        assert_eq!(at(Coll::Allreduce, 8 << 10), RecursiveDoubling);
+        assert_eq!(at(Coll::Allreduce, 16 << 10), Rabenseifner);
+        assert_eq!(at(Coll::Allgather, 1 << 10), RecursiveDoubling);
+        assert_eq!(at(Coll::Allgather, 2 << 10), BiRing);
+        assert_eq!(at(Coll::Alltoall, 2 << 10), Bruck);
+        assert_eq!(at(Coll::Alltoall, 4 << 10), Pairwise);
+        assert_eq!(at(Coll::Scan, 32 << 10), RecursiveDoubling);
+        assert_eq!(at(Coll::Scan, 64 << 10), Chain);
+        for m in [0, 1, 1 << 20, 1 << 26] {
+            assert_eq!(at(Coll::Gather, m), Binomial);
+            assert_eq!(at(Coll::Scatter, m), Binomial);
+            assert_eq!(at(Coll::ReduceScatter, m), RecursiveHalving);
+        }
     }
 }

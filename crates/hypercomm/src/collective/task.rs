@@ -1,6 +1,10 @@
 //! A collective in flight: the optional check-mode signature exchange, then
 //! the collective's own schedule. Blocking calls and non-blocking requests
 //! both run one of these.
+//!
+//! Not done yet: the signature cannot describe per-node counts, so
+//! all-to-allv checks only the operation and element type (a count
+//! mismatch there is still reported, by the message length).
 
 use super::executor::{Exec, Task};
 use super::ops::{Element, Operator};
@@ -17,6 +21,9 @@ pub(crate) struct Signature {
     pub(crate) count: u64,
     pub(crate) elem: u8,
     pub(crate) operator: u8,
+    /// Sub-kind: scan direction/inclusion/segmentation, or the phase of a
+    /// composed call (0 for the main schedule).
+    pub(crate) variant: u8,
 }
 
 pub(crate) const SIG_BYTES: usize = 24;
@@ -51,6 +58,7 @@ impl Signature {
         b[0] = self.op;
         b[1] = self.elem;
         b[2] = self.operator;
+        b[3] = self.variant;
         b[8..16].copy_from_slice(&self.root.to_le_bytes());
         b[16..24].copy_from_slice(&self.count.to_le_bytes());
         b
@@ -60,9 +68,31 @@ impl Signature {
             op: b[0],
             elem: b[1],
             operator: b[2],
+            variant: b[3],
             root: i64::from_le_bytes(b[8..16].try_into().expect("8 bytes")),
             count: u64::from_le_bytes(b[16..24].try_into().expect("8 bytes")),
         }
+    }
+}
+
+/// What a signature's variant byte means (scans: direction, inclusion and
+/// segmentation; composed calls: the phase).
+fn variant_name(op: u8, v: u8) -> String {
+    if matches!(op, 10 | 11 | 17) {
+        format!(
+            "({}, {}, {})",
+            if v & 1 == 0 { "upward" } else { "downward" },
+            if v & 2 == 0 { "inclusive" } else { "exclusive" },
+            match v >> 2 {
+                0 => "not segmented",
+                1 => "segment_bit",
+                _ => "start_bit",
+            }
+        )
+    } else if v == 0 {
+        "main phase".into()
+    } else {
+        format!("count exchange phase {v}")
     }
 }
 
@@ -103,6 +133,13 @@ fn compare(sigs: &[Signature], ranks: &[Rank]) -> Option<String> {
         }
         if s.operator != base.operator {
             f.push(format!("operator code {} vs {}", s.operator, base.operator));
+        }
+        if s.variant != base.variant {
+            f.push(format!(
+                "variant {} vs {}",
+                variant_name(s.op, s.variant),
+                variant_name(base.op, base.variant)
+            ));
         }
         if !f.is_empty() {
             diffs.push(format!(

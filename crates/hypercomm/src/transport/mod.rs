@@ -8,7 +8,7 @@
 //! [`Transport::endpoints`], [`Transport::send`], [`Transport::try_recv`],
 //! [`Transport::wait`], [`Transport::peer_state`], [`Transport::abort`] and
 //! [`Transport::close`]. The engine dispatches through one enum of the known
-//! transports ([`AnyTransport`]) so that there is no dynamic dispatch on the
+//! transports (`AnyTransport`) so that there is no dynamic dispatch on the
 //! fast path.
 //!
 //! A [`Frame`] is a [`Header`] plus a [`Payload`]. A payload may be owned

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Measure hypercomm and Open MPI side by side on this machine, with the same
+# methodology (bench/osu.c mirrors `hypercomm bench`), three runs each, and
+# print the medians with their ratio. Writes bench/results/compare.tsv,
+# bench/results/compare.md and bench/results/compare.svg.
+#
+# usage: bench/compare.sh [--transport shm|tcp|thread] [--quick]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+transport=shm
+quick=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --transport) transport="$2"; shift 2 ;;
+    --quick) quick=1; shift ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+
+if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
+  echo "installing Open MPI (openmpi-bin, libopenmpi-dev)…" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openmpi-bin libopenmpi-dev >/dev/null
+fi
+out=bench/results
+mkdir -p "$out"
+mpicc -O2 -o "$out/osu" bench/osu.c
+cargo build --release -q -p hypercomm-cli
+hc="${CARGO_TARGET_DIR:-target}/release/hypercomm"
+mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
+
+p2p_sizes=0,8,64,512,4096,65536,1048576,4194304
+coll_sizes=8,1024,65536,2097152
+iters=10000
+if [ "$quick" = 1 ]; then p2p_sizes=8,65536,1048576; coll_sizes=8,65536; iters=2000; fi
+
+# op n sizes
+jobs=(
+  "latency 2 $p2p_sizes"
+  "bw 2 $p2p_sizes"
+  "bibw 2 $p2p_sizes"
+  "allreduce 2 $coll_sizes"
+  "allreduce 4 $coll_sizes"
+  "bcast 2 $coll_sizes"
+  "reduce 2 $coll_sizes"
+  "allgather 2 $coll_sizes"
+  "alltoall 2 $coll_sizes"
+  "barrier 2 0"
+  "barrier 4 0"
+)
+: > "$out/raw.tsv"
+for run in 1 2 3; do
+  for j in "${jobs[@]}"; do
+    set -- $j
+    op=$1 n=$2 sizes=$3
+    echo "run $run: $op n=$n" >&2
+    "${mpi[@]}" -n "$n" "$out/osu" "$op" "$sizes" "$iters" | sed 's/^/openmpi\t/' >> "$out/raw.tsv"
+    if "$hc" bench "$op" -n "$n" --transport "$transport" --sizes "$sizes" --iters "$iters" \
+         --repeat 1 --no-check --format tsv > "$out/hc.tmp" 2> "$out/hc.err"; then
+      sed 's/^/hypercomm\t/' "$out/hc.tmp" >> "$out/raw.tsv"
+    else
+      echo "hypercomm bench $op failed: $(tail -n 1 "$out/hc.err")" >&2
+    fi
+  done
+done
+python3 bench/compare.py "$out/raw.tsv" "$out" "$transport"
+cat "$out/compare.md"

@@ -1,0 +1,751 @@
+//! Gather, allgather and scatter, fixed and variable counts (seed 000
+//! GCAT, CMMD `gather_from_nodes` / `concat_with_nodes` / `distrib_to_nodes`,
+//! Kumar all-to-all broadcast).
+//!
+//! Concatenation is always in rank order (SPEC.md section 11: iPSC GCAT
+//! ordered by `rank XOR root`; we do not).
+//!
+//! **How the counts of a variable-count call are known.** The `_into`
+//! forms take `counts` (one entry per node) on every node, like MPI's
+//! `*v` calls with the counts agreed in advance; tree algorithms need them
+//! on the intermediate nodes too. The forms without `_into` learn them:
+//! [`Comm::gatherv`] and [`Comm::allgatherv`] first allgather one `u64` per
+//! node (each node's own length, Bruck, ⌈log2 n⌉ rounds) and return the
+//! counts with the data; [`Comm::scatterv`] takes the counts at the root
+//! only and broadcasts them (binomial) before scattering. These exchanges
+//! are collectives of their own, with their own check-mode signature
+//! (variant "count exchange phase 1").
+//!
+//! **Host roots.** Gather to the host is the node gather to node 0 followed
+//! by one message from node 0 to the host (for [`Comm::gatherv`], the
+//! counts then the data); scatter from the host is one message from the
+//! host to node 0 (counts first for [`Comm::scatterv`]) followed by the
+//! node scatter from node 0. The host passes an empty input (gather) or
+//! output (scatter) and never contributes a block.
+//!
+//! Not done yet: non-blocking forms of the variable-count and host-rooted
+//! calls; the host as a member of an allgather.
+
+use super::select::{self, Algorithm, CollOpts};
+use super::{
+    counts_from_u64, counts_to_u64, need_len, vec_from_bytes, CollTask, Element, Kind, NoOp,
+    Signature,
+};
+use crate::comm::Comm;
+use crate::error::Result;
+use crate::rank::Rank;
+use hypercomm_algo as algo;
+
+fn sig<T: Element>(kind: Kind, root: i64, count: usize, variant: u8) -> Signature {
+    Signature {
+        op: kind as u8,
+        root,
+        count: count as u64,
+        elem: T::CODE,
+        operator: 0,
+        variant,
+    }
+}
+
+impl Comm {
+    // ------------------------------------------------------------ gather
+
+    /// Gather every node's `input` (all of the same length) at `root` (a
+    /// node, or [`Rank::Host`]), concatenated in rank order into `output`
+    /// (`size() × input.len()` elements at the root; not touched elsewhere,
+    /// pass `&mut []`). With a host root the host calls it too, with an
+    /// empty input.
+    pub fn gather_into<T: Element>(
+        &self,
+        input: &[T],
+        output: &mut [T],
+        root: impl Into<Rank>,
+    ) -> Result<()> {
+        self.gather_into_with(input, output, root, &CollOpts::default())
+    }
+
+    /// [`Comm::gather_into`] with options (algorithms: `Binomial`, `Star`,
+    /// `Ring`).
+    pub fn gather_into_with<T: Element>(
+        &self,
+        input: &[T],
+        output: &mut [T],
+        root: impl Into<Rank>,
+        opts: &CollOpts,
+    ) -> Result<()> {
+        let root = root.into();
+        if root == Rank::Host {
+            self.host_parts("gather to host")?;
+            let tag = self.next_tag(true);
+            if self.is_host() {
+                return self.coll_recv_into(Rank::Node(0), tag, bytemuck::cast_slice_mut(output));
+            }
+            let mut tmp = vec![
+                T::zeroed();
+                if self.rank() == 0 {
+                    input.len() * self.size()
+                } else {
+                    0
+                }
+            ];
+            self.gather_into_with(input, &mut tmp, 0usize, opts)?;
+            if self.rank() == 0 {
+                self.coll_send_tagged(Rank::Host, tag, bytemuck::cast_slice(&tmp))?;
+            }
+            return Ok(());
+        }
+        // SAFETY: the buffers are borrowed for the whole blocking call.
+        let task = unsafe {
+            self.gather_start(
+                input.as_ptr(),
+                input.len(),
+                output.as_mut_ptr(),
+                output.len(),
+                root,
+                opts,
+            )?
+        };
+        self.run_coll(task, "gather")
+    }
+
+    /// Gather and return the concatenation at the root (`None` elsewhere).
+    /// The host, as root, learns the length from the message.
+    pub fn gather<T: Element>(&self, input: &[T], root: impl Into<Rank>) -> Result<Option<Vec<T>>> {
+        let root = root.into();
+        if root == Rank::Host && self.is_host() {
+            self.host_parts("gather to host")?;
+            let tag = self.next_tag(true);
+            let bytes = self.coll_recv_vec(Rank::Node(0), tag)?;
+            return vec_from_bytes(&bytes, "gather to host").map(Some);
+        }
+        let at_root = self.me() == root;
+        let mut out = vec![
+            T::zeroed();
+            if at_root {
+                input.len() * self.size()
+            } else {
+                0
+            }
+        ];
+        self.gather_into(input, &mut out, root)?;
+        Ok(at_root.then_some(out))
+    }
+
+    /// Build a node-rooted gather of `count` elements per node.
+    ///
+    /// # Safety
+    /// The buffers must stay valid (and `output` unaliased) until the task ends.
+    pub(crate) unsafe fn gather_start<T: Element>(
+        &self,
+        input: *const T,
+        count: usize,
+        output: *mut T,
+        output_len: usize,
+        root: Rank,
+        opts: &CollOpts,
+    ) -> Result<CollTask<T, NoOp>> {
+        let p = self.size();
+        // SAFETY: forwarded to our caller.
+        unsafe {
+            self.gatherv_start(
+                input,
+                &vec![count; p],
+                output,
+                output_len,
+                root,
+                Kind::Gather,
+                count,
+                opts,
+            )
+        }
+    }
+
+    /// Build a node-rooted gatherv (`counts` known on every node).
+    ///
+    /// # Safety
+    /// The buffers must stay valid (and `output` unaliased) until the task ends.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn gatherv_start<T: Element>(
+        &self,
+        input: *const T,
+        counts: &[usize],
+        output: *mut T,
+        output_len: usize,
+        root: Rank,
+        kind: Kind,
+        sig_count: usize,
+        opts: &CollOpts,
+    ) -> Result<CollTask<T, NoOp>> {
+        let what = if kind == Kind::Gather {
+            "gather"
+        } else {
+            "gatherv"
+        };
+        let parts = self.node_parts(what)?;
+        let p = parts.eps.len();
+        let r = self.root_index(root, p, what)?;
+        need_len(what, "counts", counts.len(), p)?;
+        let total: usize = counts.iter().sum();
+        if parts.me == r {
+            need_len(what, "the root's output", output_len, total)?;
+        }
+        let alg = self.choose(
+            select::Coll::Gather,
+            p,
+            total / p * std::mem::size_of::<T>(),
+            opts,
+            true,
+        )?;
+        let sched = match alg {
+            Algorithm::Binomial => algo::gather_binomial(parts.me, r, counts),
+            Algorithm::Star => algo::gather_star(parts.me, r, counts),
+            Algorithm::Ring => algo::gather_ring(parts.me, r, counts, self.ring_order()),
+            a => return Err(select::unsupported(what, a)),
+        };
+        let s = sig::<T>(kind, r as i64, sig_count, 0);
+        // SAFETY: forwarded to our caller.
+        unsafe {
+            self.coll_task::<T, NoOp>(
+                &parts,
+                sched,
+                input,
+                counts[parts.me],
+                output,
+                output_len,
+                None,
+                s,
+                what,
+            )
+        }
+    }
+
+    /// Gather blocks of different lengths at `root` (a node or the host) in
+    /// rank order; `counts[i]` is node i's length, given on every node (and
+    /// on the host for a host root). `output` has `Σ counts` elements at the
+    /// root and is not touched elsewhere.
+    pub fn gatherv_into<T: Element>(
+        &self,
+        input: &[T],
+        output: &mut [T],
+        counts: &[usize],
+        root: impl Into<Rank>,
+    ) -> Result<()> {
+        self.gatherv_into_with(input, output, counts, root, &CollOpts::default())
+    }
+
+    /// [`Comm::gatherv_into`] with options.
+    pub fn gatherv_into_with<T: Element>(
+        &self,
+        input: &[T],
+        output: &mut [T],
+        counts: &[usize],
+        root: impl Into<Rank>,
+        opts: &CollOpts,
+    ) -> Result<()> {
+        let root = root.into();
+        if root == Rank::Host {
+            self.host_parts("gatherv to host")?;
+            let tag = self.next_tag(true);
+            if self.is_host() {
+                return self.coll_recv_into(Rank::Node(0), tag, bytemuck::cast_slice_mut(output));
+            }
+            let total: usize = counts.iter().sum();
+            let mut tmp = vec![T::zeroed(); if self.rank() == 0 { total } else { 0 }];
+            self.gatherv_into_with(input, &mut tmp, counts, 0usize, opts)?;
+            if self.rank() == 0 {
+                self.coll_send_tagged(Rank::Host, tag, bytemuck::cast_slice(&tmp))?;
+            }
+            return Ok(());
+        }
+        let me = self.node_parts("gatherv")?.me;
+        if counts.len() == self.size() {
+            need_len("gatherv", "input", input.len(), counts[me])?;
+        }
+        let total: usize = counts.iter().sum();
+        // SAFETY: the buffers are borrowed for the whole blocking call.
+        let task = unsafe {
+            self.gatherv_start(
+                input.as_ptr(),
+                counts,
+                output.as_mut_ptr(),
+                output.len(),
+                root,
+                Kind::Gatherv,
+                total,
+                opts,
+            )?
+        };
+        self.run_coll(task, "gatherv")
+    }
+
+    /// Gather blocks of any lengths at `root` (a node or the host) and
+    /// return, at the root, the concatenation and every node's count
+    /// (`None` elsewhere). The counts are learnt by an allgather of one
+    /// `u64` per node first (see the module doc).
+    pub fn gatherv<T: Element>(
+        &self,
+        input: &[T],
+        root: impl Into<Rank>,
+    ) -> Result<Option<(Vec<T>, Vec<usize>)>> {
+        let root = root.into();
+        if root == Rank::Host {
+            self.host_parts("gatherv to host")?;
+            let tag = self.next_tag(true);
+            if self.is_host() {
+                let c = vec_from_bytes::<u64>(&self.coll_recv_vec(Rank::Node(0), tag)?, "gatherv")?;
+                let data =
+                    vec_from_bytes::<T>(&self.coll_recv_vec(Rank::Node(0), tag)?, "gatherv")?;
+                return Ok(Some((data, counts_from_u64(&c))));
+            }
+            let got = self.gatherv(input, 0usize)?;
+            if let Some((data, counts)) = got {
+                self.coll_send_tagged(
+                    Rank::Host,
+                    tag,
+                    bytemuck::cast_slice(&counts_to_u64(&counts)),
+                )?;
+                self.coll_send_tagged(Rank::Host, tag, bytemuck::cast_slice(&data))?;
+            }
+            return Ok(None);
+        }
+        let p = self.size();
+        let r = self.root_index(root, p, "gatherv")?;
+        let counts = self.exchange_counts(input.len(), Kind::Gatherv, r as i64)?;
+        let at_root = self.me() == root;
+        let total: usize = counts.iter().sum();
+        let mut out = vec![T::zeroed(); if at_root { total } else { 0 }];
+        self.gatherv_into(input, &mut out, &counts, root)?;
+        Ok(at_root.then_some((out, counts)))
+    }
+
+    /// Every node's `mine`, in rank order, on every node (allgather of one
+    /// `u64`, signature variant 1 of `kind`).
+    pub(crate) fn exchange_counts(&self, mine: usize, kind: Kind, root: i64) -> Result<Vec<usize>> {
+        let parts = self.node_parts("count exchange")?;
+        let p = parts.eps.len();
+        let sched = algo::allgather_bruck(parts.me, &vec![1; p]);
+        let mut out = vec![0u64; p];
+        let s = sig::<u64>(kind, root, 1, 1);
+        self.run_aux(&parts, sched, &[mine as u64], &mut out, s, "count exchange")?;
+        Ok(counts_from_u64(&out))
+    }
+
+    // --------------------------------------------------------- allgather
+
+    /// Concatenate every node's `input` (all of one length) in rank order
+    /// into every node's `output` (`size() × input.len()` elements; CMMD
+    /// concat_with_nodes, Kumar all-to-all broadcast).
+    pub fn allgather_into<T: Element>(&self, input: &[T], output: &mut [T]) -> Result<()> {
+        self.allgather_into_with(input, output, &CollOpts::default())
+    }
+
+    /// [`Comm::allgather_into`] with options (algorithms:
+    /// `RecursiveDoubling`, `Ring`, `BiRing`, `Bruck`).
+    pub fn allgather_into_with<T: Element>(
+        &self,
+        input: &[T],
+        output: &mut [T],
+        opts: &CollOpts,
+    ) -> Result<()> {
+        // SAFETY: the buffers are borrowed for the whole blocking call.
+        let task = unsafe {
+            self.allgather_start(
+                input.as_ptr(),
+                input.len(),
+                output.as_mut_ptr(),
+                output.len(),
+                opts,
+            )?
+        };
+        self.run_coll(task, "allgather")
+    }
+
+    /// Allgather returning a new vector.
+    pub fn allgather<T: Element>(&self, input: &[T]) -> Result<Vec<T>> {
+        let mut out = vec![T::zeroed(); input.len() * self.size()];
+        self.allgather_into(input, &mut out)?;
+        Ok(out)
+    }
+
+    /// Build an allgather of `count` elements per node.
+    ///
+    /// # Safety
+    /// The buffers must stay valid (and `output` unaliased) until the task ends.
+    pub(crate) unsafe fn allgather_start<T: Element>(
+        &self,
+        input: *const T,
+        count: usize,
+        output: *mut T,
+        output_len: usize,
+        opts: &CollOpts,
+    ) -> Result<CollTask<T, NoOp>> {
+        let p = self.size();
+        // SAFETY: forwarded to our caller.
+        unsafe {
+            self.allgatherv_start(
+                input,
+                &vec![count; p],
+                output,
+                output_len,
+                Kind::Allgather,
+                count,
+                opts,
+            )
+        }
+    }
+
+    /// Build an allgatherv (`counts` known on every node).
+    ///
+    /// # Safety
+    /// The buffers must stay valid (and `output` unaliased) until the task ends.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn allgatherv_start<T: Element>(
+        &self,
+        input: *const T,
+        counts: &[usize],
+        output: *mut T,
+        output_len: usize,
+        kind: Kind,
+        sig_count: usize,
+        opts: &CollOpts,
+    ) -> Result<CollTask<T, NoOp>> {
+        let what = if kind == Kind::Allgather {
+            "allgather"
+        } else {
+            "allgatherv"
+        };
+        let parts = self.node_parts(what)?;
+        let p = parts.eps.len();
+        need_len(what, "counts", counts.len(), p)?;
+        let total: usize = counts.iter().sum();
+        need_len(what, "output", output_len, total)?;
+        let alg = self.choose(
+            select::Coll::Allgather,
+            p,
+            total / p * std::mem::size_of::<T>(),
+            opts,
+            true,
+        )?;
+        let order = self.ring_order();
+        let sched = match alg {
+            Algorithm::RecursiveDoubling => algo::allgather_recursive_doubling(parts.me, counts),
+            Algorithm::Ring => algo::allgather_ring(parts.me, counts, order, false),
+            Algorithm::BiRing => algo::allgather_ring(parts.me, counts, order, true),
+            Algorithm::Bruck => algo::allgather_bruck(parts.me, counts),
+            a => return Err(select::unsupported(what, a)),
+        };
+        let s = sig::<T>(kind, -1, sig_count, 0);
+        // SAFETY: forwarded to our caller.
+        unsafe {
+            self.coll_task::<T, NoOp>(
+                &parts,
+                sched,
+                input,
+                counts[parts.me],
+                output,
+                output_len,
+                None,
+                s,
+                what,
+            )
+        }
+    }
+
+    /// Allgather of blocks of different lengths; `counts` (one per node)
+    /// given on every node, `output` has `Σ counts` elements.
+    pub fn allgatherv_into<T: Element>(
+        &self,
+        input: &[T],
+        output: &mut [T],
+        counts: &[usize],
+    ) -> Result<()> {
+        self.allgatherv_into_with(input, output, counts, &CollOpts::default())
+    }
+
+    /// [`Comm::allgatherv_into`] with options.
+    pub fn allgatherv_into_with<T: Element>(
+        &self,
+        input: &[T],
+        output: &mut [T],
+        counts: &[usize],
+        opts: &CollOpts,
+    ) -> Result<()> {
+        let me = self.node_parts("allgatherv")?.me;
+        if counts.len() == self.size() {
+            need_len("allgatherv", "input", input.len(), counts[me])?;
+        }
+        let total: usize = counts.iter().sum();
+        // SAFETY: the buffers are borrowed for the whole blocking call.
+        let task = unsafe {
+            self.allgatherv_start(
+                input.as_ptr(),
+                counts,
+                output.as_mut_ptr(),
+                output.len(),
+                Kind::Allgatherv,
+                total,
+                opts,
+            )?
+        };
+        self.run_coll(task, "allgatherv")
+    }
+
+    /// Allgather of blocks of any lengths: the concatenation and every
+    /// node's count, on every node (the counts are exchanged first).
+    pub fn allgatherv<T: Element>(&self, input: &[T]) -> Result<(Vec<T>, Vec<usize>)> {
+        let counts = self.exchange_counts(input.len(), Kind::Allgatherv, -1)?;
+        let mut out = vec![T::zeroed(); counts.iter().sum()];
+        self.allgatherv_into(input, &mut out, &counts)?;
+        Ok((out, counts))
+    }
+
+    // ----------------------------------------------------------- scatter
+
+    /// Scatter from `root` (a node, or [`Rank::Host`]: CMMD
+    /// distrib_to_nodes): node i receives elements `i·c .. (i+1)·c` of the
+    /// root's `input` into `output`, `c = output.len()` the same on every
+    /// node. The root's `input` has `size() × c` elements; elsewhere it is
+    /// ignored (pass `&[]`). The host, as root, passes `&mut []` as output.
+    pub fn scatter_into<T: Element>(
+        &self,
+        input: &[T],
+        output: &mut [T],
+        root: impl Into<Rank>,
+    ) -> Result<()> {
+        self.scatter_into_with(input, output, root, &CollOpts::default())
+    }
+
+    /// [`Comm::scatter_into`] with options (algorithms: `Binomial`, `Star`).
+    pub fn scatter_into_with<T: Element>(
+        &self,
+        input: &[T],
+        output: &mut [T],
+        root: impl Into<Rank>,
+        opts: &CollOpts,
+    ) -> Result<()> {
+        let root = root.into();
+        if root == Rank::Host {
+            self.host_parts("scatter from host")?;
+            let tag = self.next_tag(true);
+            if self.is_host() {
+                return self.coll_send_tagged(Rank::Node(0), tag, bytemuck::cast_slice(input));
+            }
+            let mut tmp = vec![
+                T::zeroed();
+                if self.rank() == 0 {
+                    output.len() * self.size()
+                } else {
+                    0
+                }
+            ];
+            if self.rank() == 0 {
+                self.coll_recv_into(Rank::Host, tag, bytemuck::cast_slice_mut(&mut tmp))?;
+            }
+            return self.scatter_into_with(&tmp, output, 0usize, opts);
+        }
+        // SAFETY: the buffers are borrowed for the whole blocking call.
+        let task = unsafe {
+            self.scatter_start(
+                input.as_ptr(),
+                input.len(),
+                output.as_mut_ptr(),
+                output.len(),
+                root,
+                opts,
+            )?
+        };
+        self.run_coll(task, "scatter")
+    }
+
+    /// Build a node-rooted scatter of `count` elements per node.
+    ///
+    /// # Safety
+    /// The buffers must stay valid (and `output` unaliased) until the task ends.
+    pub(crate) unsafe fn scatter_start<T: Element>(
+        &self,
+        input: *const T,
+        input_len: usize,
+        output: *mut T,
+        count: usize,
+        root: Rank,
+        opts: &CollOpts,
+    ) -> Result<CollTask<T, NoOp>> {
+        let p = self.size();
+        // SAFETY: forwarded to our caller.
+        unsafe {
+            self.scatterv_start(
+                input,
+                input_len,
+                &vec![count; p],
+                output,
+                count,
+                root,
+                Kind::Scatter,
+                count,
+                opts,
+            )
+        }
+    }
+
+    /// Build a node-rooted scatterv (`counts` known on every node).
+    ///
+    /// # Safety
+    /// The buffers must stay valid (and `output` unaliased) until the task ends.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn scatterv_start<T: Element>(
+        &self,
+        input: *const T,
+        input_len: usize,
+        counts: &[usize],
+        output: *mut T,
+        output_len: usize,
+        root: Rank,
+        kind: Kind,
+        sig_count: usize,
+        opts: &CollOpts,
+    ) -> Result<CollTask<T, NoOp>> {
+        let what = if kind == Kind::Scatter {
+            "scatter"
+        } else {
+            "scatterv"
+        };
+        let parts = self.node_parts(what)?;
+        let p = parts.eps.len();
+        let r = self.root_index(root, p, what)?;
+        need_len(what, "counts", counts.len(), p)?;
+        let total: usize = counts.iter().sum();
+        if parts.me == r {
+            need_len(what, "the root's input", input_len, total)?;
+        }
+        need_len(what, "output", output_len, counts[parts.me])?;
+        let alg = self.choose(
+            select::Coll::Scatter,
+            p,
+            total / p * std::mem::size_of::<T>(),
+            opts,
+            true,
+        )?;
+        let sched = match alg {
+            Algorithm::Binomial => algo::scatter_binomial(parts.me, r, counts),
+            Algorithm::Star => algo::scatter_star(parts.me, r, counts),
+            a => return Err(select::unsupported(what, a)),
+        };
+        let s = sig::<T>(kind, r as i64, sig_count, 0);
+        // SAFETY: forwarded to our caller.
+        unsafe {
+            self.coll_task::<T, NoOp>(
+                &parts, sched, input, input_len, output, output_len, None, s, what,
+            )
+        }
+    }
+
+    /// Scatter blocks of different lengths from `root` (a node or the
+    /// host): node i receives `counts[i]` elements into `output`. `counts`
+    /// is given on every node (and the host, for a host root).
+    pub fn scatterv_into<T: Element>(
+        &self,
+        input: &[T],
+        counts: &[usize],
+        output: &mut [T],
+        root: impl Into<Rank>,
+    ) -> Result<()> {
+        self.scatterv_into_with(input, counts, output, root, &CollOpts::default())
+    }
+
+    /// [`Comm::scatterv_into`] with options.
+    pub fn scatterv_into_with<T: Element>(
+        &self,
+        input: &[T],
+        counts: &[usize],
+        output: &mut [T],
+        root: impl Into<Rank>,
+        opts: &CollOpts,
+    ) -> Result<()> {
+        let root = root.into();
+        let total: usize = counts.iter().sum();
+        if root == Rank::Host {
+            self.host_parts("scatterv from host")?;
+            let tag = self.next_tag(true);
+            if self.is_host() {
+                need_len("scatterv", "the host's input", input.len(), total)?;
+                return self.coll_send_tagged(Rank::Node(0), tag, bytemuck::cast_slice(input));
+            }
+            let mut tmp = vec![T::zeroed(); if self.rank() == 0 { total } else { 0 }];
+            if self.rank() == 0 {
+                self.coll_recv_into(Rank::Host, tag, bytemuck::cast_slice_mut(&mut tmp))?;
+            }
+            return self.scatterv_into_with(&tmp, counts, output, 0usize, opts);
+        }
+        // SAFETY: the buffers are borrowed for the whole blocking call.
+        let task = unsafe {
+            self.scatterv_start(
+                input.as_ptr(),
+                input.len(),
+                counts,
+                output.as_mut_ptr(),
+                output.len(),
+                root,
+                Kind::Scatterv,
+                total,
+                opts,
+            )?
+        };
+        self.run_coll(task, "scatterv")
+    }
+
+    /// Scatter blocks of different lengths from `root` (a node or the
+    /// host); `counts` is needed at the root only (pass `&[]` elsewhere) and
+    /// is broadcast first. Returns this node's block (empty on the host).
+    pub fn scatterv<T: Element>(
+        &self,
+        input: &[T],
+        counts: &[usize],
+        root: impl Into<Rank>,
+    ) -> Result<Vec<T>> {
+        let root = root.into();
+        let p = self.size();
+        if root == Rank::Host {
+            self.host_parts("scatterv from host")?;
+            let tag = self.next_tag(true);
+            if self.is_host() {
+                need_len("scatterv", "counts", counts.len(), p)?;
+                need_len(
+                    "scatterv",
+                    "the host's input",
+                    input.len(),
+                    counts.iter().sum(),
+                )?;
+                self.coll_send_tagged(
+                    Rank::Node(0),
+                    tag,
+                    bytemuck::cast_slice(&counts_to_u64(counts)),
+                )?;
+                self.coll_send_tagged(Rank::Node(0), tag, bytemuck::cast_slice(input))?;
+                return Ok(Vec::new());
+            }
+            let (data, c) = if self.rank() == 0 {
+                let c = vec_from_bytes::<u64>(&self.coll_recv_vec(Rank::Host, tag)?, "scatterv")?;
+                let d = vec_from_bytes::<T>(&self.coll_recv_vec(Rank::Host, tag)?, "scatterv")?;
+                (d, counts_from_u64(&c))
+            } else {
+                (Vec::new(), Vec::new())
+            };
+            return self.scatterv(&data, &c, 0usize);
+        }
+        let parts = self.node_parts("scatterv")?;
+        let r = self.root_index(root, p, "scatterv")?;
+        let mut c = vec![0u64; p];
+        if parts.me == r {
+            need_len("scatterv", "the root's counts", counts.len(), p)?;
+            c = counts_to_u64(counts);
+        }
+        let sched = algo::bcast_binomial(parts.me, p, r, p);
+        let s = sig::<u64>(Kind::Scatterv, r as i64, p, 1);
+        let inp = c.clone();
+        self.run_aux(&parts, sched, &inp, &mut c, s, "scatterv count broadcast")?;
+        let counts = counts_from_u64(&c);
+        let mut out = vec![T::zeroed(); counts[parts.me]];
+        self.scatterv_into(input, &counts, &mut out, root)?;
+        Ok(out)
+    }
+}

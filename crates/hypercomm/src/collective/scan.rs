@@ -1,0 +1,407 @@
+//! Scans (parallel prefix): inclusive and exclusive, upward and downward,
+//! and segmented by `segment_bit` or `start_bit` exactly as CMMD defines
+//! them (seed 004, "Scans", "Segmented Scans", "Smode and Sbit"; Kumar,
+//! seed 001, prefix sums). Vectors are scanned elementwise; the segment bit
+//! belongs to the node and applies to all of its elements.
+//!
+//! * Plain scans run a scan schedule of `hypercomm-algo`
+//!   (`scan_recursive_doubling` or the pipelined `scan_chain`) with the
+//!   user's operator. In an exclusive scan the first node in traversal order
+//!   (node 0 upward, node n-1 downward) gets the operator's identity; an
+//!   operator without one (a [`UserOp`](super::UserOp) without
+//!   `with_identity`) leaves that output as it was (`_into`) or zero.
+//! * Segmented scans follow `hypercomm_algo::segmented`: every node lifts
+//!   its element `v` to a [`SegElem`] — the packed pair (flags, value) where
+//!   the flags say whether a segment boundary lies in it and whether it has
+//!   a value after its last boundary — runs the ordinary **exclusive** scan
+//!   schedule of the same direction with the lifted operator
+//!   (`lifted_combine`, associative, not commutative, identity = no
+//!   boundary and no value), then finishes locally with `segmented_finish`
+//!   from its own value, bit and received prefix. This serves inclusive and
+//!   exclusive segmented scans alike. `SegElem<T>` is `#[repr(C, packed)]`,
+//!   so it is `Pod` with no padding: one message element is the value's
+//!   bytes plus one flag byte. An exclusive segmented scan needs an operator
+//!   with an identity (a segment's first element gets it).
+//! * Reproducible mode (`CollOpts::reproducible`) forces the chain: each
+//!   result is then the strict left fold in traversal order, whatever the
+//!   topology, so floating-point bits depend only on the inputs and n.
+//!
+//! Not done yet: scans including the host; a reproducible scan faster than
+//! the chain.
+
+use super::ops::{Element, Operator};
+use super::select::{self, Algorithm, CollOpts};
+use super::{need_len, Kind, Signature};
+use crate::comm::Comm;
+use crate::error::{Error, Result};
+use bytemuck::{Pod, Zeroable};
+use hypercomm_algo::segmented::{lift, lifted_combine, segmented_finish, Lifted, Segmentation};
+use hypercomm_algo::{self as algo, Direction, Inclusion};
+
+/// Which scan a call performs (CMMD `scan` parameters), and this node's
+/// segment bit. Build it with struct update syntax:
+/// `Scan { inclusion: Inclusion::Exclusive, ..Scan::default() }`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scan {
+    /// Upward (rank order, CMMD_upward) or downward.
+    pub direction: Direction,
+    /// Inclusive or exclusive.
+    pub inclusion: Inclusion,
+    /// Not segmented, or segmented by `segment_bit` / `start_bit`.
+    pub segmentation: Segmentation,
+    /// This node's bit (CMMD `sbit`); ignored when not segmented.
+    pub bit: bool,
+}
+
+impl Default for Scan {
+    /// Upward, inclusive, not segmented.
+    fn default() -> Self {
+        Scan {
+            direction: Direction::Upward,
+            inclusion: Inclusion::Inclusive,
+            segmentation: Segmentation::None,
+            bit: false,
+        }
+    }
+}
+
+impl Scan {
+    /// Upward exclusive, not segmented (MPI exscan).
+    pub const EXCLUSIVE: Scan = Scan {
+        direction: Direction::Upward,
+        inclusion: Inclusion::Exclusive,
+        segmentation: Segmentation::None,
+        bit: false,
+    };
+
+    /// The signature's variant byte: bit 0 downward, bit 1 exclusive,
+    /// bits 2–3 the segmentation.
+    fn variant(&self) -> u8 {
+        u8::from(self.direction == Direction::Downward)
+            | u8::from(self.inclusion == Inclusion::Exclusive) << 1
+            | match self.segmentation {
+                Segmentation::None => 0,
+                Segmentation::SegmentBit => 1 << 2,
+                Segmentation::StartBit => 2 << 2,
+            }
+    }
+}
+
+/// A lifted segmented-scan element: the running value and two flags
+/// (bit 0: a segment boundary lies within; bit 1: the value is present).
+/// Packed, so it is `Pod` without padding for every element type.
+#[derive(Clone, Copy)]
+#[repr(C, packed)]
+pub(crate) struct SegElem<T> {
+    tail: T,
+    flags: u8,
+}
+
+const CUT: u8 = 1;
+const HAS: u8 = 2;
+
+// SAFETY: a packed struct of Pod fields has no padding, and every bit
+// pattern of its fields is valid (the flags byte is any u8).
+unsafe impl<T: Pod> Zeroable for SegElem<T> {}
+// SAFETY: as above; `T: Pod` makes it Copy + 'static.
+unsafe impl<T: Pod> Pod for SegElem<T> {}
+
+impl<T: Element> PartialEq for SegElem<T> {
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (self.tail, other.tail);
+        self.flags == other.flags && a == b
+    }
+}
+
+impl<T: Element> std::fmt::Debug for SegElem<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (tail, flags) = (self.tail, self.flags);
+        f.debug_struct("SegElem")
+            .field("tail", &tail)
+            .field("flags", &flags)
+            .finish()
+    }
+}
+
+impl<T: Element> Element for SegElem<T> {
+    const CODE: u8 = T::CODE | 0x80;
+    const NAME: &'static str = "segmented-scan element";
+}
+
+impl<T: Element> SegElem<T> {
+    fn from_lifted(l: Lifted<T>) -> Self {
+        SegElem {
+            flags: if l.cut { CUT } else { 0 } | if l.tail.is_some() { HAS } else { 0 },
+            tail: l.tail.unwrap_or_else(T::zeroed),
+        }
+    }
+    fn to_lifted(self) -> Lifted<T> {
+        let (tail, flags) = (self.tail, self.flags);
+        Lifted {
+            cut: flags & CUT != 0,
+            tail: (flags & HAS != 0).then_some(tail),
+        }
+    }
+}
+
+/// The lifted operator of a segmented scan.
+#[derive(Clone)]
+struct Lift<O>(O);
+
+impl<T: Element, O: Operator<T>> Operator<SegElem<T>> for Lift<O> {
+    fn combine(&self, a: SegElem<T>, b: SegElem<T>) -> SegElem<T> {
+        let f = |x: &T, y: &T| self.0.combine(*x, *y);
+        SegElem::from_lifted(lifted_combine(&a.to_lifted(), &b.to_lifted(), &f))
+    }
+    fn identity(&self) -> Option<SegElem<T>> {
+        Some(SegElem::zeroed())
+    }
+    fn commutative(&self) -> bool {
+        false
+    }
+    fn code(&self) -> u8 {
+        self.0.code()
+    }
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+}
+
+/// Traversal index of node `r` of `p`.
+fn vidx(r: usize, p: usize, dir: Direction) -> usize {
+    match dir {
+        Direction::Upward => r,
+        Direction::Downward => p - 1 - r,
+    }
+}
+
+impl Comm {
+    /// Inclusive upward scan (MPI scan, CMMD scan upward inclusive): node r
+    /// gets `x0 ⊕ … ⊕ xr`, elementwise.
+    pub fn scan<T: Element, O: Operator<T> + 'static>(&self, input: &[T], op: O) -> Result<Vec<T>> {
+        self.scan_with(input, op, &Scan::default())
+    }
+
+    /// Exclusive upward scan (MPI exscan): node r gets `x0 ⊕ … ⊕ x(r-1)`;
+    /// node 0 gets the identity (zero if the operator has none).
+    pub fn exscan<T: Element, O: Operator<T> + 'static>(
+        &self,
+        input: &[T],
+        op: O,
+    ) -> Result<Vec<T>> {
+        self.scan_with(input, op, &Scan::EXCLUSIVE)
+    }
+
+    /// Any scan (direction, inclusion, segmentation and this node's bit in
+    /// `scan`), returning a new vector.
+    pub fn scan_with<T: Element, O: Operator<T> + 'static>(
+        &self,
+        input: &[T],
+        op: O,
+        scan: &Scan,
+    ) -> Result<Vec<T>> {
+        let mut out = vec![T::zeroed(); input.len()];
+        self.scan_into_with(input, &mut out, op, scan, &CollOpts::default())?;
+        Ok(out)
+    }
+
+    /// Any scan into `output` (`input.len()` elements).
+    pub fn scan_into<T: Element, O: Operator<T> + 'static>(
+        &self,
+        input: &[T],
+        output: &mut [T],
+        op: O,
+        scan: &Scan,
+    ) -> Result<()> {
+        self.scan_into_with(input, output, op, scan, &CollOpts::default())
+    }
+
+    /// [`Comm::scan_into`] with options (algorithms: `RecursiveDoubling`,
+    /// `Chain`; reproducible mode forces `Chain`).
+    pub fn scan_into_with<T: Element, O: Operator<T> + 'static>(
+        &self,
+        input: &[T],
+        output: &mut [T],
+        op: O,
+        scan: &Scan,
+        opts: &CollOpts,
+    ) -> Result<()> {
+        // SAFETY: the buffers are borrowed for the whole blocking call.
+        let task = unsafe {
+            self.scan_start(
+                input.as_ptr(),
+                input.len(),
+                output.as_mut_ptr(),
+                output.len(),
+                op,
+                scan,
+                opts,
+            )?
+        };
+        self.run_coll(task, "scan")
+    }
+
+    /// Build a scan (plain or segmented).
+    ///
+    /// # Safety
+    /// The buffers must stay valid (and `output` unaliased) until the task ends.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn scan_start<T: Element, O: Operator<T> + 'static>(
+        &self,
+        input: *const T,
+        count: usize,
+        output: *mut T,
+        output_len: usize,
+        op: O,
+        scan: &Scan,
+        opts: &CollOpts,
+    ) -> Result<Box<dyn super::executor::Task>> {
+        let what = "scan";
+        let parts = self.node_parts(what)?;
+        let p = parts.eps.len();
+        need_len(what, "output", output_len, count)?;
+        let alg = if opts.reproducible {
+            Algorithm::Chain
+        } else {
+            self.choose(
+                select::Coll::Scan,
+                p,
+                count * std::mem::size_of::<T>(),
+                opts,
+                true,
+            )?
+        };
+        let segmented = scan.segmentation != Segmentation::None;
+        let sched_incl = if segmented {
+            Inclusion::Exclusive
+        } else {
+            scan.inclusion
+        };
+        let seg_len = if segmented {
+            select::segment_elems::<SegElem<T>>(opts, count, p)
+        } else {
+            select::segment_elems::<T>(opts, count, p)
+        };
+        let dir = scan.direction;
+        let sched = match alg {
+            Algorithm::RecursiveDoubling => {
+                algo::scan_recursive_doubling(parts.me, p, count, dir, sched_incl)
+            }
+            Algorithm::Chain => algo::scan_chain(parts.me, p, count, dir, sched_incl, seg_len),
+            a => return Err(select::unsupported(what, a)),
+        };
+        let kind = match (segmented, scan.inclusion) {
+            (true, _) => Kind::SegScan,
+            (false, Inclusion::Inclusive) => Kind::Scan,
+            (false, Inclusion::Exclusive) => Kind::Exscan,
+        };
+        let sig = Signature {
+            op: kind as u8,
+            root: -1,
+            count: count as u64,
+            elem: T::CODE,
+            operator: op.code(),
+            variant: scan.variant(),
+        };
+        let first = vidx(parts.me, p, dir) == 0;
+        if !segmented {
+            let identity = op.identity();
+            let fill = scan.inclusion == Inclusion::Exclusive && first;
+            // SAFETY: forwarded to our caller.
+            let task = unsafe {
+                self.coll_task(
+                    &parts,
+                    sched,
+                    input,
+                    count,
+                    output,
+                    count,
+                    Some(op),
+                    sig,
+                    what,
+                )?
+            };
+            let task = task.then(move || {
+                if let (true, Some(id)) = (fill, identity) {
+                    // SAFETY: the caller keeps `output` (count elements)
+                    // valid and unaliased until the task ends; this runs
+                    // inside the task, after its schedule.
+                    let out = unsafe { std::slice::from_raw_parts_mut(output, count) };
+                    out.fill(id);
+                }
+            });
+            return Ok(Box::new(task));
+        }
+        // Segmented: lift, exclusive lifted scan, finish.
+        let mode = scan.segmentation;
+        let bit = scan.bit;
+        let inclusion = scan.inclusion;
+        let identity = match (op.identity(), inclusion) {
+            (Some(id), _) => id,
+            (None, Inclusion::Inclusive) => T::zeroed(),
+            (None, Inclusion::Exclusive) => {
+                return Err(Error::InvalidArgument {
+                    op: "scan",
+                    what: format!(
+                    "an exclusive segmented scan needs an operator with an identity ({} has none)",
+                    op.name()
+                ),
+                })
+            }
+        };
+        // SAFETY: the caller keeps `input` (count elements) valid.
+        let inp = unsafe { std::slice::from_raw_parts(input, count) };
+        let lifted_in: Box<[SegElem<T>]> = inp
+            .iter()
+            .map(|&v| SegElem::from_lifted(lift(mode, dir, bit, v)))
+            .collect();
+        let mut lifted_out: Box<[SegElem<T>]> = vec![SegElem::zeroed(); count].into_boxed_slice();
+        let lo_ptr = lifted_out.as_mut_ptr();
+        let op2 = op.clone();
+        // SAFETY: both lifted buffers are boxed and kept by the task (below),
+        // so they stay valid and never move while it runs.
+        let task = unsafe {
+            self.coll_task(
+                &parts,
+                sched,
+                lifted_in.as_ptr(),
+                count,
+                lo_ptr,
+                count,
+                Some(Lift(op)),
+                sig,
+                what,
+            )?
+        };
+        let task = task
+            .keep(Some(lifted_in))
+            .keep(Some(lifted_out))
+            .then(move || {
+                // SAFETY: the lifted output is kept by the task, which runs
+                // this after its schedule; the user's buffers are valid per
+                // our caller's contract and `output` is unaliased.
+                let (pre, inp, out) = unsafe {
+                    (
+                        std::slice::from_raw_parts(lo_ptr as *const SegElem<T>, count),
+                        std::slice::from_raw_parts(input, count),
+                        std::slice::from_raw_parts_mut(output, count),
+                    )
+                };
+                let f = |x: &T, y: &T| op2.combine(*x, *y);
+                for i in 0..count {
+                    let prefix = pre[i].to_lifted();
+                    out[i] = segmented_finish(
+                        mode,
+                        dir,
+                        inclusion,
+                        bit,
+                        &inp[i],
+                        Some(&prefix),
+                        &f,
+                        &identity,
+                    );
+                }
+            });
+        Ok(Box::new(task))
+    }
+}
