@@ -597,11 +597,7 @@ fn timeout_from_environment() {
         for (mode, value) in [("timeout", "0.3"), ("invalid", "soon")] {
             let exe = std::env::current_exe().expect("test binary path");
             let out = std::process::Command::new(exe)
-                .args([
-                    "--exact",
-                    "timeout_from_environment",
-                    "--test-threads=1",
-                ])
+                .args(["--exact", "timeout_from_environment", "--test-threads=1"])
                 .env("HYPERCOMM_FAILURES_CHILD", mode)
                 .env("HYPERCOMM_TIMEOUT", value)
                 .output()

@@ -740,7 +740,8 @@ impl Engine {
     ) -> Result<RawStatus> {
         let what = || describe_match(g, &m);
         let i = self.wait_loop(g, m.src, timeout, op, &what, |e| e.find(&m).map(Ok))?;
-        self.take_unexpected(i, dst, layout).map_err(|e| map_err(e, g))
+        self.take_unexpected(i, dst, layout)
+            .map_err(|e| map_err(e, g))
     }
 
     /// Blocking receive of a whole message as an owned payload (zero copy for
