@@ -51,7 +51,7 @@ mod lend;
 mod segment;
 mod sys;
 
-use super::{Borrowed, Frame, Lent, OwnedBytes, Payload, PeerState, Transport, DONE};
+use super::{Borrowed, Frame, Lent, OwnedBytes, Payload, PeerState, Transport, DONE, PENDING};
 use crate::comm::Comm;
 use crate::engine::{env_timeout, Engine};
 use crate::error::{Error, Result};
@@ -74,6 +74,12 @@ use std::time::{Duration, Instant};
 const MAX_SLEEP: Duration = Duration::from_millis(50);
 /// How often a waiting rank checks that a peer process still exists.
 const LIVENESS_EVERY: Duration = Duration::from_millis(50);
+/// Borrowed buffers at least this long are read with `process_vm_readv`;
+/// shorter ones are copied through the ring straight from the lent buffer
+/// (two pipelined copies beat the system call's fixed cost up to here).
+const CMA_MIN: usize = 128 * 1024;
+/// Longest spin while a reader copies one of our buffers.
+const COPY_SPIN: Duration = Duration::from_millis(2);
 /// Handed-off vectors at least this long are lent (single copy).
 const LEND_VEC_MIN: usize = 16 * 1024;
 
@@ -81,6 +87,8 @@ const LEND_VEC_MIN: usize = 16 * 1024;
 const K_FIRST: u64 = 1;
 const K_CONT: u64 = 2;
 const K_RNDV: u64 = 3;
+/// The rest of a partly written message will not come (sender withdrew).
+const K_CANCEL: u64 = 4;
 /// Bytes of a rendezvous record: header, address, slot, pad, generation.
 const RNDV_LEN: usize = Header::SIZE + 24;
 
@@ -364,9 +372,9 @@ impl ShmEndpoint {
         let can_lend = self.cma && self.map.cma(dst).load(Ordering::Relaxed) != 0;
         let payload = match frame.payload {
             Payload::Borrowed(b) => match &b.lent {
-                Lent::Local { ptr, len, done } => {
-                    if can_lend && *len > 0 {
-                        if let Some((slot, gen)) = self.alloc_lend() {
+                Lent::Local { ptr, len, done } if can_lend && *len >= CMA_MIN => {
+                    match self.alloc_lend() {
+                        Some((slot, gen)) => {
                             done.hand_over(Box::new(lend::Lend {
                                 map: self.map.clone(),
                                 me: self.me,
@@ -383,16 +391,11 @@ impl ShmEndpoint {
                                 keep: None,
                             };
                         }
+                        None => Payload::Borrowed(b),
                     }
-                    // SAFETY: the engine keeps the lent buffer alive and
-                    // unmodified while the completion is pending, which it
-                    // is until `set(DONE)` just below.
-                    let bytes = unsafe { std::slice::from_raw_parts(*ptr, *len) };
-                    let v = bytes.to_vec();
-                    done.taken.store(*len, Ordering::Relaxed);
-                    done.set(DONE);
-                    Payload::Bytes(v)
                 }
+                // Through the ring, straight from the lent buffer.
+                Lent::Local { .. } => Payload::Borrowed(b),
                 Lent::Remote(_) => {
                     let mut v = vec![0u8; b.len()];
                     let n = b.copy_into(&mut v).unwrap_or(0);
@@ -482,12 +485,31 @@ impl ShmEndpoint {
                     off,
                     started,
                 } => {
+                    let mut lent = None;
                     let bytes: &[u8] = match payload {
                         Payload::Inline(i) => i.bytes(),
                         Payload::Bytes(b) => b,
                         Payload::Vec(v) => v.bytes(),
-                        // `prepare` never leaves a borrow in a frame.
-                        Payload::Borrowed(_) => &[],
+                        Payload::Borrowed(b) => match &b.lent {
+                            Lent::Local { ptr, len, done } => {
+                                if done.state.load(Ordering::Acquire) != PENDING {
+                                    // The sender withdrew: end what was begun.
+                                    if *started {
+                                        self.put_slot(dst, r, K_CANCEL, &[]);
+                                    }
+                                    return true;
+                                }
+                                lent = Some(done);
+                                // SAFETY: the completion is still pending
+                                // (checked just above, and only this thread
+                                // could change it before we finish this
+                                // call), so the engine keeps the buffer alive
+                                // and unmodified.
+                                unsafe { std::slice::from_raw_parts(*ptr, *len) }
+                            }
+                            // `prepare` copies a re-sent remote borrow.
+                            Lent::Remote(_) => &[],
+                        },
                     };
                     if !*started {
                         let n = bytes.len().min(SLOT_DATA - Header::SIZE);
@@ -500,6 +522,10 @@ impl ShmEndpoint {
                         *off += n;
                     }
                     if *off >= bytes.len() {
+                        if let Some(done) = lent {
+                            done.taken.store(bytes.len(), Ordering::Relaxed);
+                            done.set(DONE);
+                        }
                         return true;
                     }
                 }
@@ -674,6 +700,10 @@ impl ShmEndpoint {
                 inc.partial = Some((h, v));
                 None
             }
+            K_CANCEL => {
+                inc.partial = None;
+                None
+            }
             K_CONT => {
                 let (h, v) = inc.partial.as_mut()?;
                 let need = h.len as usize - v.len();
@@ -777,6 +807,14 @@ impl ShmEndpoint {
             }
         }
         false
+    }
+
+    /// Is a reader copying one of our lent buffers at this moment?
+    fn copy_under_way(&self) -> bool {
+        self.map.lends_out.load(Ordering::Relaxed) > 0
+            && (0..segment::LENDS).any(|k| {
+                self.map.lend(self.me, k).0.load(Ordering::Acquire) & 0xff == lend::L_COPYING
+            })
     }
 
     /// Drop every frame that arrived (lent buffers are reported dropped).
@@ -925,6 +963,18 @@ impl Transport for ShmEndpoint {
     }
 
     fn wait(&self, deadline: Option<Instant>) {
+        // A reader is copying one of our lent buffers right now: it will be
+        // done within microseconds, sooner than a futex round trip.
+        if self.copy_under_way() {
+            let until = Instant::now() + COPY_SPIN;
+            while self.copy_under_way() && !self.ready() && Instant::now() < until {
+                for _ in 0..64 {
+                    std::hint::spin_loop();
+                }
+                std::thread::yield_now();
+            }
+            return;
+        }
         let futex = self.map.futex(self.me);
         let v = futex.load(Ordering::Acquire);
         self.map.sleeping(self.me).store(1, Ordering::Relaxed);
@@ -1102,7 +1152,7 @@ mod tests {
         if !a.single_copy() {
             return;
         }
-        let data: Vec<u8> = (0..100_000).map(|i| (i % 251) as u8).collect();
+        let data: Vec<u8> = (0..CMA_MIN * 2).map(|i| (i % 251) as u8).collect();
         let done = crate::transport::Completion::new();
         // SAFETY: `data` outlives the borrow: we wait for completion below.
         let borrowed = unsafe { Borrowed::new(&data, done.clone()) };
@@ -1115,10 +1165,10 @@ mod tests {
         let Payload::Borrowed(bw) = got.payload else {
             panic!("expected a borrowed payload")
         };
-        let mut dst = vec![0u8; 100_000];
-        assert_eq!(bw.copy_into(&mut dst), Some(100_000));
+        let mut dst = vec![0u8; data.len()];
+        assert_eq!(bw.copy_into(&mut dst), Some(data.len()));
         assert_eq!(dst, data);
-        assert_eq!(done.finished(), Some(Ok(100_000)));
+        assert_eq!(done.finished(), Some(Ok(data.len())));
         assert_eq!(a.map.lends_out.load(Ordering::Relaxed), 0);
         // Revoked before it was read: the reader gets nothing.
         let done = crate::transport::Completion::new();
@@ -1134,5 +1184,52 @@ mod tests {
             panic!("expected a borrowed payload")
         };
         assert_eq!(bw.copy_into(&mut dst), None);
+    }
+
+    #[test]
+    fn borrow_through_the_ring_withdrawn_midway() {
+        let fd = create_segment(2).unwrap();
+        let mut a = ShmEndpoint::attach(fd.try_clone().unwrap(), 2, 0).unwrap();
+        let b = ShmEndpoint::attach(fd, 2, 1).unwrap();
+        a.cma = false;
+        // Larger than a ring: the rest waits in the sender's queue.
+        let data: Vec<u8> = (0..300_000).map(|i| (i % 253) as u8).collect();
+        let done = crate::transport::Completion::new();
+        // SAFETY: `data` outlives the borrow: it is revoked below.
+        let borrowed = unsafe { Borrowed::new(&data, done.clone()) };
+        let mut f = frame(0, 1, 1, &[]);
+        f.header.len = data.len() as u64;
+        f.payload = Payload::Borrowed(borrowed);
+        a.send(f).unwrap();
+        assert!(done.finished().is_none());
+        assert!(!done.revoke());
+        a.send(frame(0, 1, 2, b"after")).unwrap();
+        let t0 = Instant::now();
+        let got = loop {
+            a.flush();
+            if let Some(f) = b.try_recv() {
+                break f;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(10));
+        };
+        assert_eq!(got.header.tag, 2, "the withdrawn message never arrives");
+        assert_eq!(payload_vec(got.payload), b"after");
+        // The same through the ring, not withdrawn: completes after writing.
+        let done = crate::transport::Completion::new();
+        // SAFETY: `data` outlives the borrow: we wait for completion.
+        let borrowed = unsafe { Borrowed::new(&data, done.clone()) };
+        let mut f = frame(0, 1, 3, &[]);
+        f.header.len = data.len() as u64;
+        f.payload = Payload::Borrowed(borrowed);
+        a.send(f).unwrap();
+        let got = loop {
+            a.flush();
+            if let Some(f) = b.try_recv() {
+                break f;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(10));
+        };
+        assert_eq!(done.finished(), Some(Ok(data.len())));
+        assert_eq!(payload_vec(got.payload), data);
     }
 }
