@@ -225,11 +225,27 @@ pub(crate) struct Engine {
     me: u32,
     /// Non-blocking collectives in flight: advanced by every wait.
     tasks: RefCell<Vec<Weak<RefCell<dyn Task>>>>,
+    /// Poll iterations of a wait before it yields (see `spin_budget`).
+    spins: u32,
 }
 
 /// How long a wait spins before yielding, and yields before blocking.
-const SPINS: u32 = 200;
+/// With no more ranks than cores a waiting rank's partner is running, so
+/// polling pays off for a while (about 50–100 µs); with more ranks than
+/// cores the partner may need this core, so yield almost at once.
+const SPINS_DEDICATED: u32 = 2000;
+const SPINS_OVERSUBSCRIBED: u32 = 20;
 const YIELDS: u32 = 50;
+
+/// Poll iterations before yielding, for a job of `endpoints` ranks.
+fn spin_budget(endpoints: usize) -> u32 {
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    if endpoints <= cores {
+        SPINS_DEDICATED
+    } else {
+        SPINS_OVERSUBSCRIBED
+    }
+}
 
 /// Parse `HYPERCOMM_TIMEOUT` (seconds, may be fractional).
 pub(crate) fn env_timeout() -> Result<Option<Duration>> {
@@ -259,6 +275,7 @@ impl Engine {
             default_timeout,
             me,
             tasks: RefCell::new(Vec::new()),
+            spins: spin_budget(n),
         }
     }
 
@@ -570,9 +587,9 @@ impl Engine {
                 }
             }
             spins += 1;
-            if spins < SPINS {
+            if spins < self.spins {
                 std::hint::spin_loop();
-            } else if spins < SPINS + YIELDS {
+            } else if spins < self.spins + YIELDS {
                 std::thread::yield_now();
             } else {
                 if !published {

@@ -213,6 +213,12 @@ where
     FH: FnOnce(&Comm) -> std::result::Result<H, EH> + Send,
     FN: Fn(&Comm) -> std::result::Result<R, EN> + Sync,
 {
+    if n == 0 {
+        return Err(Error::InvalidArgument {
+            op: "run_with_host",
+            what: "a job needs at least one node (n = 0)".into(),
+        });
+    }
     let timeout = env_timeout()?;
     let job = ThreadJob::new(n + 1);
     let order = AtomicUsize::new(0);
