@@ -21,6 +21,14 @@
 //! ```
 //!
 //! Run it with `cargo run -p hypercomm --example hello -- 7`.
+//!
+//! The same program runs as processes under the launcher: `hypercomm run
+//! -n 4 --host target/release/examples/hello target/release/examples/hello`
+//! gives the same lines (prefixed `[host]`). Under the launcher the
+//! program joins the job with [`hypercomm::init`]; when the job has no host
+//! (`hypercomm run -n 4 target/release/examples/hello`) every node prints
+//! its own greeting and node 0 prints the token (lines prefixed with the
+//! rank, in whatever order they arrive).
 
 use hypercomm::{Comm, Rank};
 use std::error::Error;
@@ -50,11 +58,19 @@ fn node(comm: &Comm) -> hypercomm::Result<()> {
     comm.send(&[token_out], next, TOKEN)?;
 
     let greeting = format!("hello from node {me} of {n}: token {token_in} -> {token_out}");
-    comm.send(greeting.as_bytes(), Rank::Host, GREETING)?;
+    if comm.has_host() {
+        comm.send(greeting.as_bytes(), Rank::Host, GREETING)?;
+    } else {
+        println!("{greeting}");
+    }
 
     if me == 0 {
         let (lap, _) = comm.recv::<u64>(prev, TOKEN)?;
-        comm.send(&[lap], Rank::Host, RESULT)?;
+        if comm.has_host() {
+            comm.send(&[lap], Rank::Host, RESULT)?;
+        } else {
+            println!("token after one lap: {lap}");
+        }
     }
     Ok(())
 }
@@ -71,6 +87,17 @@ fn host(comm: &Comm) -> Result<(), Box<dyn Error + Send + Sync>> {
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
+    if hypercomm::launch::is_launched() {
+        // A process of a job started by `hypercomm run` (or srun).
+        let comm = hypercomm::init()?;
+        if comm.is_host() {
+            host(&comm).map_err(|e| e as Box<dyn Error>)?;
+        } else {
+            node(&comm)?;
+        }
+        hypercomm::finalize(comm)?;
+        return Ok(());
+    }
     let n: usize = match std::env::args().nth(1) {
         Some(arg) => arg.parse().map_err(|e| {
             format!("the number of nodes must be a positive integer, not {arg:?}: {e}")

@@ -8,3 +8,9 @@ mod common;
 mod thread {
     crate::common::conformance::conformance_suite!(crate::common::Threads);
 }
+
+/// Ranks as processes started by `hypercomm run`, over TCP (see
+/// `tests/common/procs.rs` for how a test body runs as a job).
+mod tcp {
+    crate::common::conformance::conformance_suite!(crate::common::Processes);
+}

@@ -18,7 +18,6 @@ use hypercomm::{
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Instantiate the whole conformance suite for a launcher type, one
@@ -51,7 +50,7 @@ macro_rules! conformance_suite {
         $(
             #[test]
             fn $name() {
-                $crate::common::watchdog(
+                <$launcher as $crate::common::Launcher>::test(
                     stringify!($name),
                     $crate::common::conformance::$name::<$launcher>,
                 );
@@ -789,15 +788,20 @@ pub(crate) fn swap_and_shifts<L: Launcher>() {
 /// A synchronous send returns only after the receiver matched it (a probe
 /// is not a match); issend's request stays incomplete until then.
 pub(crate) fn ssend_completes_after_match<L: Launcher>() {
-    let receiving = AtomicBool::new(false);
+    // Rank 1 probes the message, sleeps PAUSE and only then receives it,
+    // so a correct ssend takes at least PAUSE (measured on the sender's own
+    // clock, so that this also holds when the ranks are processes).
+    const PAUSE: Duration = Duration::from_millis(100);
     launch::<L, _, _>(2, |comm| {
         if comm.rank() == 0 {
             // Blocking ssend of a short message (an eager send would return
             // at once): rank 1 probes, sleeps, and only then receives.
+            let started = Instant::now();
             assert_eq!(comm.ssend(&[1u8, 2, 3], 1, 1)?, 3);
             assert!(
-                receiving.load(Ordering::SeqCst),
-                "ssend returned before the receiver started to receive"
+                started.elapsed() >= PAUSE,
+                "ssend returned after {:?}, before the receiver started to receive",
+                started.elapsed()
             );
             // issend: not complete while rank 1 has not been told to receive.
             let data = [7u64; 4];
@@ -815,8 +819,7 @@ pub(crate) fn ssend_completes_after_match<L: Launcher>() {
             })?;
         } else {
             assert_eq!(comm.probe(0, 1)?, st(node(0), 1, 3));
-            std::thread::sleep(Duration::from_millis(100));
-            receiving.store(true, Ordering::SeqCst);
+            std::thread::sleep(PAUSE);
             let mut b = [0u8; 3];
             comm.recv_into(&mut b, 0, 1)?;
             assert_eq!(b, [1, 2, 3]);

@@ -8,8 +8,14 @@
 #![allow(dead_code)]
 
 pub(crate) mod conformance;
+pub(crate) mod procs;
+
+#[allow(unused_imports)]
+pub(crate) use procs::Processes;
 
 use hypercomm::{BoxError, Comm, Rank};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -24,11 +30,20 @@ pub(crate) const WATCHDOG: Duration = Duration::from_secs(60);
 /// `hypercomm::run`; later transports (shared memory, TCP, launched
 /// processes) implement it their way and instantiate the same conformance
 /// suite, so that every transport runs under the same test names.
+///
+/// Results cross process boundaries for launchers that start processes,
+/// hence the serde bounds.
 pub(crate) trait Launcher {
+    /// Run one conformance test body (named `name`). Threads: under the
+    /// [`watchdog`]. Process launchers start a job whose processes run it.
+    fn test(name: &'static str, body: fn()) {
+        watchdog(name, body)
+    }
+
     /// Start `n` nodes running `f`; their results in rank order.
     fn run<R, E, F>(n: usize, f: F) -> hypercomm::Result<Vec<R>>
     where
-        R: Send,
+        R: Send + Serialize + DeserializeOwned,
         E: Into<BoxError>,
         F: Fn(&Comm) -> Result<R, E> + Sync;
 
@@ -39,8 +54,8 @@ pub(crate) trait Launcher {
         node_fn: FN,
     ) -> hypercomm::Result<(H, Vec<R>)>
     where
-        H: Send,
-        R: Send,
+        H: Send + Serialize + DeserializeOwned,
+        R: Send + Serialize + DeserializeOwned,
         EH: Into<BoxError>,
         EN: Into<BoxError>,
         FH: FnOnce(&Comm) -> Result<H, EH> + Send,
@@ -53,7 +68,7 @@ pub(crate) struct Threads;
 impl Launcher for Threads {
     fn run<R, E, F>(n: usize, f: F) -> hypercomm::Result<Vec<R>>
     where
-        R: Send,
+        R: Send + Serialize + DeserializeOwned,
         E: Into<BoxError>,
         F: Fn(&Comm) -> Result<R, E> + Sync,
     {
@@ -66,8 +81,8 @@ impl Launcher for Threads {
         node_fn: FN,
     ) -> hypercomm::Result<(H, Vec<R>)>
     where
-        H: Send,
-        R: Send,
+        H: Send + Serialize + DeserializeOwned,
+        R: Send + Serialize + DeserializeOwned,
         EH: Into<BoxError>,
         EN: Into<BoxError>,
         FH: FnOnce(&Comm) -> Result<H, EH> + Send,
@@ -81,7 +96,7 @@ impl Launcher for Threads {
 pub(crate) fn launch<L, R, F>(n: usize, f: F) -> hypercomm::Result<Vec<R>>
 where
     L: Launcher,
-    R: Send,
+    R: Send + Serialize + DeserializeOwned,
     F: Fn(&Comm) -> hypercomm::Result<R> + Sync,
 {
     L::run(n, |c: &Comm| f(&c.with_timeout(Some(OP_TIMEOUT))))
@@ -95,8 +110,8 @@ pub(crate) fn launch_with_host<L, H, R, FH, FN>(
 ) -> hypercomm::Result<(H, Vec<R>)>
 where
     L: Launcher,
-    H: Send,
-    R: Send,
+    H: Send + Serialize + DeserializeOwned,
+    R: Send + Serialize + DeserializeOwned,
     FH: FnOnce(&Comm) -> hypercomm::Result<H> + Send,
     FN: Fn(&Comm) -> hypercomm::Result<R> + Sync,
 {

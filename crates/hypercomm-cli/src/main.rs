@@ -1,10 +1,15 @@
 //! The `hypercomm` command: launcher, benchmarks, trace tools and simulator.
 //!
-//! Available now: `hypercomm bench` on the thread transport (`latency`,
-//! `bw`). Planned, and saying so when called: `run` (the launcher), `trace`
-//! (convert, stats, report) and `sim` (predict on a simulated machine).
+//! Available now: `hypercomm run` (the launcher, TCP transport) and
+//! `hypercomm bench` on the thread transport (`latency`, `bw`). Planned,
+//! and saying so when called: `trace` (convert, stats, report) and `sim`
+//! (predict on a simulated machine).
+//!
+//! Not done yet: `run --transport shm` (until the shared-memory transport
+//! lands), ssh for remote hosts.
 
 mod bench;
+mod run;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -19,12 +24,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Start N ranks of a program as processes (like mpirun). Not yet available.
-    Run {
-        /// Everything after `run`.
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<String>,
-    },
+    /// Start N ranks of a program as processes (like mpirun).
+    Run(run::RunArgs),
     /// OSU-style micro-benchmarks (available: latency, bw on threads).
     Bench(bench::BenchArgs),
     /// Convert, summarise and report traces (PICL, Chrome, HTML). Not yet available.
@@ -52,7 +53,13 @@ fn not_yet(what: &str) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Run { .. } => not_yet("run"),
+        Command::Run(a) => match run::main(a) {
+            Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+            Err(e) => {
+                eprintln!("hypercomm run: {e}");
+                ExitCode::from(2)
+            }
+        },
         Command::Trace { .. } => not_yet("trace"),
         Command::Sim { .. } => not_yet("sim"),
         Command::Bench(a) => match bench::main(a) {

@@ -492,6 +492,9 @@ impl Engine {
     /// Fail if the job was aborted. Also used by the non-blocking calls
     /// (`iprobe`, `Request::test`) so that a polling loop ends after an abort.
     pub(crate) fn check_abort(&self, g: &Group) -> Result<()> {
+        if let Some(msg) = self.t.protocol_error() {
+            return Err(Error::Protocol(msg));
+        }
         if let Some((ep, msg)) = self.t.aborted() {
             return Err(Error::Aborted {
                 rank: g.rank(ep as u32),

@@ -41,6 +41,7 @@ pub mod collective;
 pub mod comm;
 mod engine;
 pub mod error;
+pub mod launch;
 pub mod p2p;
 pub mod rank;
 pub mod recorder;
@@ -53,6 +54,7 @@ pub use collective::{Algorithm, CollOpts, Topology};
 pub use comm::Comm;
 pub use engine::EAGER_LIMIT;
 pub use error::{Error, Result};
+pub use launch::{finalize, init, spawn};
 pub use rank::{Partial, Rank, Source, Status, Tag, ANY_SOURCE, ANY_TAG, PICL_HOST};
 pub use request::{scope, wait_all, wait_any, Request, Scope};
 pub use run::{run, run_with_host, BoxError};
@@ -60,8 +62,8 @@ pub use run::{run, run_with_host, BoxError};
 /// The names most programs need.
 pub mod prelude {
     pub use crate::{
-        run, run_with_host, scope, wait_all, wait_any, Comm, Error, Rank, Result, Status,
-        ANY_SOURCE, ANY_TAG,
+        finalize, init, run, run_with_host, scope, wait_all, wait_any, Comm, Error, Rank, Result,
+        Status, ANY_SOURCE, ANY_TAG,
     };
 }
 

@@ -86,6 +86,16 @@ impl Header {
     pub const FLAG_SYNC: u32 = 1;
     const KNOWN_FLAGS: u32 = Self::FLAG_SYNC;
 
+    /// How many payload bytes follow this header on a byte stream: `len`,
+    /// except for [`Kind::SyncAck`], whose `len` is a value (the count the
+    /// receiver took) and which carries no payload.
+    pub fn stream_payload_len(&self) -> u64 {
+        match self.kind {
+            Kind::SyncAck => 0,
+            _ => self.len,
+        }
+    }
+
     /// Encode into exactly [`Header::SIZE`] bytes.
     pub fn encode(&self) -> [u8; Self::SIZE] {
         let mut b = [0u8; Self::SIZE];

@@ -23,10 +23,14 @@
 //! lending side), and the engine sees the same [`Borrowed`]/[`Completion`]
 //! protocol as between threads.
 //!
-//! Not done yet: the TCP, MPI and simulated transports.
+//! Transports: `thread` (ranks as threads), `shm` (processes on one
+//! machine, [`shm`]) and `tcp` (processes, [`tcp`]).
+//!
+//! Not done yet: the MPI and simulated transports.
 
 pub mod shm;
 mod spsc;
+pub mod tcp;
 pub(crate) mod thread;
 
 use crate::error::Result;
@@ -44,6 +48,15 @@ pub struct Frame {
     pub header: Header,
     /// The bytes.
     pub payload: Payload,
+}
+
+impl std::fmt::Debug for Frame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Frame")
+            .field("header", &self.header)
+            .field("len", &self.payload.len())
+            .finish()
+    }
 }
 
 /// A typed vector handed over whole (threads: no copy at all).
@@ -375,6 +388,7 @@ pub trait Transport {
 pub(crate) enum AnyTransport {
     Thread(ThreadEndpoint),
     Shm(shm::ShmEndpoint),
+    Tcp(tcp::TcpEndpoint),
 }
 
 impl AnyTransport {
@@ -383,6 +397,16 @@ impl AnyTransport {
         match self {
             AnyTransport::Thread(t) => t.aborted(),
             AnyTransport::Shm(t) => t.aborted(),
+            AnyTransport::Tcp(t) => t.aborted(),
+        }
+    }
+    /// A peer sent bytes that are not our protocol: every later operation
+    /// fails with `Error::Protocol` and this text.
+    pub(crate) fn protocol_error(&self) -> Option<String> {
+        match self {
+            AnyTransport::Thread(_) => None,
+            AnyTransport::Shm(_) => None,
+            AnyTransport::Tcp(t) => t.protocol_error(),
         }
     }
     /// What every endpoint is waiting for (diagnostics), when known.
@@ -390,6 +414,7 @@ impl AnyTransport {
         match self {
             AnyTransport::Thread(t) => t.describe_waits(),
             AnyTransport::Shm(t) => t.describe_waits(),
+            AnyTransport::Tcp(t) => t.describe_waits(),
         }
     }
     /// Publish what this endpoint is waiting for (`None`: not waiting).
@@ -397,6 +422,8 @@ impl AnyTransport {
         match self {
             AnyTransport::Thread(t) => t.set_waiting(what),
             AnyTransport::Shm(t) => t.set_waiting(what),
+            // Not visible across processes.
+            AnyTransport::Tcp(_) => drop(what),
         }
     }
     /// Whether borrowed payloads stay borrowed after `send` returns.
@@ -404,6 +431,9 @@ impl AnyTransport {
         match self {
             AnyTransport::Thread(_) => true,
             AnyTransport::Shm(_) => true,
+            // TCP writes a borrowed payload during `send` (so lending it
+            // avoids a copy) and completes the borrow before returning.
+            AnyTransport::Tcp(_) => true,
         }
     }
 }
@@ -413,6 +443,7 @@ macro_rules! dispatch {
         match $self {
             AnyTransport::Thread($t) => $e,
             AnyTransport::Shm($t) => $e,
+            AnyTransport::Tcp($t) => $e,
         }
     };
 }

@@ -55,6 +55,7 @@ use super::{Borrowed, Frame, Lent, OwnedBytes, Payload, PeerState, Transport, DO
 use crate::comm::Comm;
 use crate::engine::{env_timeout, Engine};
 use crate::error::{Error, Result};
+use crate::launch::control::{self, Ctl};
 use crate::rank::Rank;
 use crate::run::BoxError;
 use crate::transport::AnyTransport;
@@ -63,6 +64,7 @@ use segment::{Mapping, SLOTS, SLOT_DATA, S_ALIVE, S_FAILED, S_FINISHED, S_MARKIN
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::io;
+use std::net::TcpStream;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::rc::Rc;
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
@@ -215,6 +217,41 @@ fn wake_always(map: &Mapping, e: usize) {
     }
 }
 
+/// Wake every endpoint of the job.
+fn wake_all(map: &Mapping) {
+    for e in 0..map.endpoints {
+        wake_always(map, e);
+    }
+}
+
+/// Mark `ep` failed with `message` (unless it already ended) and wake all.
+fn mark_failed(map: &Mapping, ep: usize, message: &str) {
+    let st = map.state(ep);
+    if st
+        .compare_exchange(S_ALIVE, S_MARKING, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok()
+        || st
+            .compare_exchange(S_UNATTACHED, S_MARKING, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    {
+        map.set_failure(ep, message);
+        st.store(S_FAILED, Ordering::Release);
+        wake_all(map);
+    }
+}
+
+/// Record that `ep` aborted the job (the first abort wins) and wake all.
+fn set_abort(map: &Mapping, ep: usize, message: &str) {
+    let a = map.abort();
+    if a.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok()
+    {
+        map.set_abort_text(message);
+        a.store(2 + ep as u32, Ordering::Release);
+    }
+    wake_all(map);
+}
+
 /// A frame waiting to be written into a ring.
 enum Outgoing {
     /// Header and payload, `off` payload bytes written so far.
@@ -282,6 +319,8 @@ pub struct ShmEndpoint {
     pidfds: RefCell<Vec<Option<OwnedFd>>>,
     closed: Cell<bool>,
     warned: Cell<bool>,
+    /// The launcher's control connection, when started by `hypercomm run`.
+    control: RefCell<Option<TcpStream>>,
 }
 
 impl ShmEndpoint {
@@ -338,7 +377,48 @@ impl ShmEndpoint {
             pidfds: RefCell::new((0..endpoints).map(|_| None).collect()),
             closed: Cell::new(false),
             warned: Cell::new(false),
+            control: RefCell::new(None),
         })
+    }
+
+    /// Keep the launcher's control connection (after the table arrived):
+    /// abort and close are reported on it, and the launcher's `Aborted` /
+    /// `PeerFailed` messages are written into the segment by a small reader
+    /// thread (deaths before a process attached are seen that way).
+    pub(crate) fn set_control(&self, ctl: TcpStream) -> Result<()> {
+        let mut r = ctl
+            .try_clone()
+            .map_err(|e| io_err("shm: control connection", e))?;
+        let map = self.map.clone();
+        let me = self.me;
+        std::thread::Builder::new()
+            .name(format!("hypercomm-shm-control-{me}"))
+            .spawn(move || {
+                while let Ok(Some(m)) = control::read(&mut r) {
+                    match m {
+                        Ctl::Aborted { endpoint, message }
+                            if (endpoint as usize) < map.endpoints =>
+                        {
+                            set_abort(&map, endpoint as usize, &message)
+                        }
+                        Ctl::PeerFailed { endpoint, message }
+                            if (endpoint as usize) < map.endpoints && endpoint as usize != me =>
+                        {
+                            mark_failed(&map, endpoint as usize, &message)
+                        }
+                        _ => {}
+                    }
+                }
+            })
+            .map_err(|e| io_err("shm: spawning the control thread", e))?;
+        *self.control.borrow_mut() = Some(ctl);
+        Ok(())
+    }
+
+    fn tell_control(&self, m: &Ctl) {
+        if let Some(c) = self.control.borrow_mut().as_mut() {
+            let _ = control::write(c, m);
+        }
     }
 
     /// Whether large messages from this process are read with
@@ -830,25 +910,12 @@ impl ShmEndpoint {
     // ------------------------------------------------------------- failure
 
     fn wake_all(&self) {
-        for e in 0..self.n {
-            wake_always(&self.map, e);
-        }
+        wake_all(&self.map);
     }
 
     /// Mark `ep` failed with `message` (unless it already ended).
     fn mark_failed(&self, ep: usize, message: &str) {
-        let st = self.map.state(ep);
-        if st
-            .compare_exchange(S_ALIVE, S_MARKING, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
-            || st
-                .compare_exchange(S_UNATTACHED, S_MARKING, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-        {
-            self.map.set_failure(ep, message);
-            st.store(S_FAILED, Ordering::Release);
-            self.wake_all();
-        }
+        mark_failed(&self.map, ep, message);
     }
 
     /// Has the process of endpoint `ep` ended?
@@ -1015,21 +1082,17 @@ impl Transport for ShmEndpoint {
     }
 
     fn abort(&self, message: &str) {
-        let a = self.map.abort();
-        if a.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
-        {
-            self.map.set_abort_text(message);
-            a.store(2 + self.me as u32, Ordering::Release);
-        }
-        self.wake_all();
+        set_abort(&self.map, self.me, message);
+        self.tell_control(&Ctl::Abort {
+            message: message.to_string(),
+        });
     }
 
     fn close(&self, outcome: std::result::Result<(), String>) {
         if self.closed.replace(true) {
             return;
         }
-        match outcome {
+        match &outcome {
             Ok(()) => {
                 // Deliver what still waits for ring space, and keep lent
                 // vectors alive, while the receivers are there to take them.
@@ -1055,18 +1118,31 @@ impl Transport for ShmEndpoint {
                     Ordering::Acquire,
                 );
             }
-            Err(m) => self.mark_failed(self.me, &m),
+            Err(m) => self.mark_failed(self.me, m),
         }
         self.drain_incoming();
         self.wake_all();
+        if let Some(mut c) = self.control.borrow_mut().take() {
+            let (ok, message) = match outcome {
+                Ok(()) => (true, String::new()),
+                Err(m) => (false, m.clone()),
+            };
+            let _ = control::write(&mut c, &Ctl::Finished { ok, message });
+            let _ = c.shutdown(std::net::Shutdown::Write);
+        }
     }
 }
 
 impl Drop for ShmEndpoint {
     fn drop(&mut self) {
         // Leaving without `close` is a normal finish (like MPI_Finalize at
-        // exit); a process that dies is noticed through its pidfd instead.
-        self.close(Ok(()));
+        // exit) unless we are unwinding; a process that dies is noticed
+        // through its pidfd instead.
+        if std::thread::panicking() {
+            self.close(Err("panicked".to_string()));
+        } else {
+            self.close(Ok(()));
+        }
     }
 }
 

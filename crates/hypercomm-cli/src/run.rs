@@ -1,0 +1,134 @@
+//! `hypercomm run`: the launcher (like `mpirun`).
+
+use clap::Args;
+use hypercomm::launch::env::TransportKind;
+use hypercomm::launch::job::{run_job, JobSpec};
+use std::ffi::OsString;
+use std::net::{IpAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Start N node processes of PROG (and optionally a host program),
+/// connect them into one job and forward their output.
+///
+/// Every process finds its rank with `hypercomm::init()`. Output lines are
+/// prefixed with `[rank] ` (`[host] ` for the host). When a process exits
+/// with a non-zero code, is killed by a signal, or aborts, the launcher
+/// names it and says why, stops the others (after a 2 s grace period:
+/// SIGTERM, then SIGKILL one second later) and exits non-zero (the rank's
+/// exit code, 128 + signal, 1 for an abort, 124 for --timeout, 130 after
+/// Ctrl-C). Ctrl-C stops the whole job.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  hypercomm run -n 4 target/release/examples/hello\n  hypercomm run -n 8 --host ./host_prog --transport tcp ./node_prog input.dat\n  hypercomm run -n 2 --hosts 127.0.0.2,127.0.0.3 ./prog"
+)]
+pub(crate) struct RunArgs {
+    /// Number of node processes (ranks 0..N).
+    #[arg(short = 'n', long = "np", value_name = "N")]
+    nodes: usize,
+
+    /// Also start a host program (rank `host`, PICL's host process). Its
+    /// arguments follow it up to `--`, e.g. `--host ./h a b -- ./node`.
+    #[arg(long, value_name = "PROG", num_args = 1.., allow_hyphen_values = false, value_terminator = "--")]
+    host: Option<Vec<OsString>>,
+
+    /// Transport between the processes. `shm` (shared memory, one machine)
+    /// is the default once it is available; until then `tcp`.
+    #[arg(long, value_name = "shm|tcp", default_value = "tcp")]
+    transport: TransportKind,
+
+    /// Comma-separated addresses (or names) the ranks listen on,
+    /// round-robin. They must be addresses of this machine (remote hosts
+    /// over ssh are not supported yet). Default: loopback.
+    #[arg(
+        long,
+        value_name = "A,B,...",
+        value_delimiter = ',',
+        conflicts_with = "hostfile"
+    )]
+    hosts: Vec<String>,
+
+    /// A file of host addresses, one per line (`#` starts a comment);
+    /// same meaning as --hosts.
+    #[arg(long, value_name = "FILE")]
+    hostfile: Option<PathBuf>,
+
+    /// The address the launcher's rendezvous listens on (an interface's
+    /// IP). Default: loopback, or the first of --hosts.
+    #[arg(long, value_name = "IP")]
+    interface: Option<IpAddr>,
+
+    /// Stop the whole job if it runs longer than S seconds (exit code 124).
+    /// Per-operation timeouts are set with HYPERCOMM_TIMEOUT, which the
+    /// processes inherit.
+    #[arg(long, value_name = "S")]
+    timeout: Option<f64>,
+
+    /// Do not prefix output lines with the rank.
+    #[arg(long)]
+    no_prefix: bool,
+
+    /// The node program and its arguments.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "PROG ARGS"
+    )]
+    program: Vec<OsString>,
+}
+
+fn resolve(h: &str) -> Result<IpAddr, String> {
+    if let Ok(ip) = h.parse() {
+        return Ok(ip);
+    }
+    (h, 0)
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve host {h:?}: {e}"))?
+        .next()
+        .map(|a| a.ip())
+        .ok_or_else(|| format!("host {h:?} has no address"))
+}
+
+pub(crate) fn main(a: RunArgs) -> Result<i32, String> {
+    let mut names: Vec<String> = a
+        .hosts
+        .iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if let Some(f) = &a.hostfile {
+        let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        for line in text.lines() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if !line.is_empty() {
+                names.push(line.split_whitespace().next().unwrap_or(line).to_string());
+            }
+        }
+    }
+    let hosts = names
+        .iter()
+        .map(|h| resolve(h))
+        .collect::<Result<Vec<_>, _>>()?;
+    let timeout = match a.timeout {
+        Some(t) if t > 0.0 && t.is_finite() => Some(Duration::from_secs_f64(t)),
+        Some(t) => {
+            return Err(format!(
+                "--timeout {t}: must be a positive number of seconds"
+            ))
+        }
+        None => None,
+    };
+    let spec = JobSpec {
+        nodes: a.nodes,
+        program: a.program,
+        host_program: a.host,
+        transport: a.transport,
+        hosts,
+        listen: a.interface,
+        timeout,
+        prefix: !a.no_prefix,
+    };
+    let out = run_job(&spec).map_err(|e| e.to_string())?;
+    Ok(out.code)
+}

@@ -1,0 +1,208 @@
+//! Bootstrap under Slurm (`srun ./prog`) without our launcher: task 0
+//! serves the rendezvous on the first host of the step's node list, on a
+//! port derived from the job and step ids (see [`crate::launch`]).
+//!
+//! Not done yet: PMI/PMIx (the rendezvous is our own), a host rank under
+//! Slurm, node lists with several bracket groups in one name
+//! (`a[1-2]b[3-4]`: only the first group is expanded).
+
+use super::monitor::{self, Monitor, MonitorSetup};
+use super::{connect_rendezvous, io_err, join_tcp, world_over};
+use crate::comm::Comm;
+use crate::error::{Error, Result};
+use crate::transport::tcp::auth::from_hex;
+use sha2::{Digest, Sha256};
+use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// What Slurm tells a task.
+#[derive(Debug, Clone)]
+pub(crate) struct SlurmEnv {
+    pub(crate) procid: usize,
+    pub(crate) ntasks: usize,
+    pub(crate) first_host: String,
+    pub(crate) job_id: String,
+    pub(crate) step_id: String,
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|s| !s.trim().is_empty())
+}
+
+/// The first host of a Slurm host list (`node[07-10,12],gpu3` → `node07`).
+pub(crate) fn first_host(list: &str) -> Option<String> {
+    let list = list.trim();
+    // The first entry ends at a comma outside brackets.
+    let mut depth = 0;
+    let mut end = list.len();
+    for (i, c) in list.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ',' if depth == 0 => {
+                end = i;
+                break;
+            }
+            _ => {}
+        }
+    }
+    let entry = &list[..end];
+    if entry.is_empty() {
+        return None;
+    }
+    match entry.find('[') {
+        None => Some(entry.to_string()),
+        Some(open) => {
+            let close = entry[open..].find(']')? + open;
+            let inner = &entry[open + 1..close];
+            let first = inner.split(',').next()?;
+            let lo = first.split('-').next()?;
+            Some(format!("{}{}{}", &entry[..open], lo, &entry[close + 1..]))
+        }
+    }
+}
+
+/// The rendezvous port of a job step.
+pub(crate) fn port(job_id: &str, step_id: &str) -> u16 {
+    let j: u64 = job_id.trim().parse().unwrap_or_else(|_| {
+        job_id
+            .bytes()
+            .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64))
+    });
+    let s: u64 = step_id.trim().parse().unwrap_or(0);
+    (20000 + (j.wrapping_mul(1000).wrapping_add(s)) % 20000) as u16
+}
+
+impl SlurmEnv {
+    /// `None` when not a Slurm task (or `HYPERCOMM_NO_SLURM` is set);
+    /// `Some(Err)` when Slurm's variables are inconsistent.
+    pub(crate) fn detect() -> Option<Result<SlurmEnv>> {
+        if var(super::env::NO_SLURM).is_some_and(|v| v != "0") {
+            return None;
+        }
+        let procid = var("SLURM_PROCID")?;
+        let ntasks = var("SLURM_NTASKS").or_else(|| var("SLURM_NPROCS"))?;
+        let nodelist = var("SLURM_STEP_NODELIST").or_else(|| var("SLURM_NODELIST"))?;
+        let bad = |what: String| Error::InvalidArgument {
+            op: "hypercomm::init (Slurm)",
+            what,
+        };
+        Some((|| {
+            let procid: usize = procid
+                .trim()
+                .parse()
+                .map_err(|_| bad(format!("SLURM_PROCID {procid:?} is not a number")))?;
+            let ntasks: usize = ntasks
+                .trim()
+                .parse()
+                .map_err(|_| bad(format!("SLURM_NTASKS {ntasks:?} is not a number")))?;
+            if ntasks == 0 || procid >= ntasks {
+                return Err(bad(format!("task {procid} of {ntasks}")));
+            }
+            let first_host = first_host(&nodelist)
+                .ok_or_else(|| bad(format!("cannot read the node list {nodelist:?}")))?;
+            Ok(SlurmEnv {
+                procid,
+                ntasks,
+                first_host,
+                job_id: var("SLURM_JOB_ID")
+                    .or_else(|| var("SLURM_JOBID"))
+                    .unwrap_or_else(|| "0".into()),
+                step_id: var("SLURM_STEP_ID")
+                    .or_else(|| var("SLURM_STEPID"))
+                    .unwrap_or_else(|| "0".into()),
+            })
+        })())
+    }
+
+    fn secret(&self) -> Result<Vec<u8>> {
+        if let Some(s) = var(super::env::SECRET) {
+            return from_hex(&s).ok_or_else(|| Error::InvalidArgument {
+                op: "hypercomm::init (Slurm)",
+                what: "HYPERCOMM_SECRET is not hex".into(),
+            });
+        }
+        // SAFETY: getuid(2) cannot fail and touches no memory.
+        let uid = unsafe { libc::getuid() };
+        let mut h = Sha256::new();
+        h.update(b"hypercomm slurm secret\0");
+        h.update(self.job_id.as_bytes());
+        h.update(b"\0");
+        h.update(self.step_id.as_bytes());
+        h.update(uid.to_le_bytes());
+        Ok(h.finalize().to_vec())
+    }
+
+    fn rendezvous(&self) -> Result<SocketAddr> {
+        if let Some(a) = var(super::env::RENDEZVOUS) {
+            return a.parse().map_err(|_| Error::InvalidArgument {
+                op: "hypercomm::init (Slurm)",
+                what: format!("HYPERCOMM_RENDEZVOUS {a:?} is not ip:port"),
+            });
+        }
+        let p = port(&self.job_id, &self.step_id);
+        (self.first_host.as_str(), p)
+            .to_socket_addrs()
+            .map_err(|e| {
+                io_err(
+                    "resolving the first Slurm host",
+                    format!("{}: {e}", self.first_host),
+                )
+            })?
+            .next()
+            .ok_or_else(|| io_err("resolving the first Slurm host", &self.first_host))
+    }
+}
+
+/// Join (and for task 0, serve) the Slurm job step.
+pub(crate) fn join(s: &SlurmEnv) -> Result<Comm> {
+    let secret = s.secret()?;
+    let job = format!("slurm-{}.{}", s.job_id, s.step_id);
+    let addr = s.rendezvous()?;
+    if s.procid == 0 {
+        let l = TcpListener::bind(addr)
+            .map_err(|e| io_err("opening the Slurm rendezvous", format!("{addr}: {e}")))?;
+        let rv = monitor::serve(l, secret.clone(), job.clone(), s.ntasks)
+            .map_err(|e| io_err("opening the Slurm rendezvous", e))?;
+        let m = Monitor::new(MonitorSetup {
+            nodes: s.ntasks,
+            host: false,
+            pids: vec![None; s.ntasks],
+            timeout: None,
+            interrupted: None,
+            stop: Arc::new(AtomicBool::new(false)),
+            verbose: true,
+        });
+        let events = rv.events;
+        std::thread::Builder::new()
+            .name("hypercomm-slurm-rendezvous".into())
+            .spawn(move || m.run(&events))
+            .map_err(|e| io_err("starting the Slurm rendezvous", e))?;
+    }
+    let ctl = connect_rendezvous(&addr.to_string(), &secret, &job, s.procid)?;
+    let t = join_tcp(ctl, s.procid, s.ntasks, None, &secret, &job)?;
+    world_over(t, s.ntasks, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_hosts() {
+        assert_eq!(first_host("localhost").as_deref(), Some("localhost"));
+        assert_eq!(first_host("a,b").as_deref(), Some("a"));
+        assert_eq!(first_host("node[07-10,12],gpu3").as_deref(), Some("node07"));
+        assert_eq!(first_host("n[3,5]-ib").as_deref(), Some("n3-ib"));
+        assert_eq!(first_host(""), None);
+    }
+
+    #[test]
+    fn ports_are_in_range_and_differ_by_step() {
+        let a = port("123456", "0");
+        let b = port("123456", "1");
+        assert!((20000..40000).contains(&a));
+        assert_ne!(a, b);
+    }
+}

@@ -1,0 +1,373 @@
+//! Running real processes from tests: the `hypercomm` launcher binary and
+//! the example programs (built on demand into this test's target directory
+//! and profile, as `tests/examples.rs` does), each under a time limit; and
+//! the [`Processes`] launcher, which runs the conformance suite's test
+//! bodies as processes of a TCP job started by `hypercomm run`.
+//!
+//! How [`Processes`] works: the test (in the parent test process) starts
+//! `hypercomm run -n 16 --host <this test binary> -- <this test binary>`
+//! filtered to the same test. Every process of that job runs the whole test
+//! body in lockstep; each `launch(n, f)` inside it becomes a sub-job: the
+//! first `n` world nodes (and the world's host, for `launch_with_host`)
+//! split off a communicator that looks like a fresh world and run `f`; then
+//! all processes exchange the results (serde), so every process continues
+//! the body with the same values. Randomised bodies use the same proptest
+//! seed in every process (`PROPTEST_RNG_SEED`).
+
+use super::Launcher;
+use hypercomm::{BoxError, Comm, Rank};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::cell::RefCell;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// `target/<profile>`: the directory above this test's `deps/`.
+pub(crate) fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test's own path");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("the test executable lives in target/<profile>/deps/")
+        .to_path_buf()
+}
+
+/// Build the launcher and the examples once per test process when cargo
+/// runs us.
+fn build() -> &'static Result<(), String> {
+    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let Ok(cargo) = std::env::var("CARGO") else {
+            return Ok(());
+        };
+        let profile = profile_dir();
+        let target_dir = profile.parent().expect("target/<profile> has a parent");
+        let mut cmd = Command::new(cargo);
+        cmd.args([
+            "build",
+            "--quiet",
+            "--offline",
+            "-p",
+            "hypercomm-cli",
+            "-p",
+            "hypercomm",
+            "--bins",
+            "--examples",
+        ])
+        .arg("--target-dir")
+        .arg(target_dir);
+        match profile.file_name().and_then(|s| s.to_str()) {
+            Some("debug") | None => {}
+            Some("release") => {
+                cmd.arg("--release");
+            }
+            Some(other) => {
+                cmd.args(["--profile", other]);
+            }
+        }
+        let out = cmd
+            .output()
+            .map_err(|e| format!("could not start cargo: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "`cargo build` of the launcher and examples failed ({}):\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    })
+}
+
+fn built(path: PathBuf) -> PathBuf {
+    if let Err(e) = build() {
+        panic!("{e}");
+    }
+    assert!(
+        path.is_file(),
+        "{} not found: build the launcher and examples (same profile as the tests) first",
+        path.display()
+    );
+    path
+}
+
+/// The `hypercomm` launcher binary.
+pub(crate) fn hypercomm_bin() -> PathBuf {
+    built(profile_dir().join(format!("hypercomm{}", std::env::consts::EXE_SUFFIX)))
+}
+
+/// An example binary.
+pub(crate) fn example_bin(name: &str) -> PathBuf {
+    built(
+        profile_dir()
+            .join("examples")
+            .join(format!("{name}{}", std::env::consts::EXE_SUFFIX)),
+    )
+}
+
+/// What a finished process produced.
+#[derive(Debug)]
+pub(crate) struct Output {
+    pub(crate) status: ExitStatus,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) elapsed: Duration,
+}
+
+impl Output {
+    /// Both streams, for assertion messages.
+    pub(crate) fn both(&self) -> String {
+        format!(
+            "status {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.status, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Run `cmd` to the end with its output captured; kill it (and fail) after
+/// `limit`.
+pub(crate) fn run_limited(mut cmd: Command, limit: Duration) -> Output {
+    let start = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {cmd:?}: {e}"));
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("waiting for the child") {
+            break st;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            let (o, e) = (t_out.join().unwrap(), t_err.join().unwrap());
+            panic!(
+                "{cmd:?} did not finish within {limit:?}\n--- stdout ---\n{o}\n--- stderr ---\n{e}"
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: t_out.join().unwrap(),
+        stderr: t_err.join().unwrap(),
+        elapsed: start.elapsed(),
+    }
+}
+
+/// Node processes of every conformance job (the largest test needs 16).
+const POOL: usize = 16;
+/// A whole conformance test as processes must end within this.
+const TEST_LIMIT: Duration = Duration::from_secs(300);
+
+/// The TCP transport with processes started by `hypercomm run`.
+pub(crate) struct Processes;
+
+thread_local! {
+    static WORLD: RefCell<Option<Comm>> = const { RefCell::new(None) };
+}
+
+fn world() -> Comm {
+    WORLD.with(|w| {
+        w.borrow_mut()
+            .get_or_insert_with(|| hypercomm::init().expect("joining the test job"))
+            .clone()
+    })
+}
+
+const RESULTS: u32 = 77;
+
+/// Every process contributes `mine`; all get everyone's, in world order
+/// (nodes, then the host).
+fn exchange(world: &Comm, mine: Vec<u8>) -> hypercomm::Result<Vec<Vec<u8>>> {
+    let mut members: Vec<Rank> = (0..world.size()).map(Rank::Node).collect();
+    if world.has_host() {
+        members.push(Rank::Host);
+    }
+    let root = Rank::Node(0);
+    if world.me() == root {
+        let mut all = vec![mine];
+        for &m in &members[1..] {
+            all.push(world.recv_vec::<u8>(m, RESULTS)?.0);
+        }
+        let packed = postcard::to_stdvec(&all).expect("encoding results");
+        for &m in &members[1..] {
+            world.send(&packed, m, RESULTS)?;
+        }
+        Ok(all)
+    } else {
+        world.send(&mine, root, RESULTS)?;
+        let (packed, _) = world.recv_vec::<u8>(root, RESULTS)?;
+        Ok(postcard::from_bytes(&packed).expect("decoding results"))
+    }
+}
+
+type Outcome<R> = Option<Result<R, String>>;
+
+/// Run `f` on the sub-job (when this process is in it) and share results.
+fn sub_job<R: Serialize + DeserializeOwned>(
+    n: usize,
+    with_host: bool,
+    f: impl FnOnce(&Comm) -> Result<R, String>,
+) -> hypercomm::Result<(Option<R>, Vec<R>)> {
+    let world = world();
+    assert!(
+        n <= world.size(),
+        "a conformance job of {n} nodes needs a larger pool"
+    );
+    let color = match world.me() {
+        Rank::Node(r) if r < n => Some(0),
+        Rank::Host if with_host => Some(0),
+        _ => None,
+    };
+    let key = match world.me() {
+        Rank::Node(r) => r as i64,
+        Rank::Host => i64::MAX,
+    };
+    let sub = world.split(color, key)?;
+    let mine: Outcome<R> = sub.map(|c| f(&c));
+    let bytes = postcard::to_stdvec(&mine).expect("encoding a result");
+    let all = exchange(&world, bytes)?;
+    let mut nodes = Vec::new();
+    let mut host = None;
+    for (i, b) in all.iter().enumerate() {
+        let o: Outcome<R> = postcard::from_bytes(b).expect("decoding a result");
+        let rank = if i < world.size() {
+            Rank::Node(i)
+        } else {
+            Rank::Host
+        };
+        match o {
+            None => {}
+            Some(Err(message)) => return Err(hypercomm::Error::RankFailed { rank, message }),
+            Some(Ok(v)) if rank == Rank::Host => host = Some(v),
+            Some(Ok(v)) => nodes.push(v),
+        }
+    }
+    Ok((host, nodes))
+}
+
+impl Launcher for Processes {
+    fn test(name: &'static str, body: fn()) {
+        if std::env::var_os("HYPERCOMM_RANK").is_some() {
+            // A process of the job: run the body in lockstep with the others.
+            watchdog_limit(name, move || {
+                body();
+                if let Some(w) = WORLD.with(|w| w.borrow_mut().take()) {
+                    hypercomm::finalize(w).expect("finalizing the test job");
+                }
+            });
+            return;
+        }
+        // One job of 17 processes at a time is plenty for a small machine.
+        static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        let exe = std::env::current_exe().expect("the test's own path");
+        let filter = format!("tcp::{name}");
+        let args = [
+            filter.as_str(),
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ];
+        let mut cmd = Command::new(hypercomm_bin());
+        cmd.args(["run", "-n", &POOL.to_string(), "--transport", "tcp"])
+            .arg("--timeout")
+            .arg(TEST_LIMIT.as_secs().to_string())
+            .arg("--host")
+            .arg(&exe)
+            .args(args)
+            .arg("--")
+            .arg(&exe)
+            .args(args)
+            .env("PROPTEST_RNG_SEED", "20240601")
+            .env("HYPERCOMM_TIMEOUT", "60");
+        let out = run_limited(cmd, TEST_LIMIT + Duration::from_secs(30));
+        assert!(
+            out.status.success(),
+            "the job running {name} over TCP failed:\n{}",
+            out.both()
+        );
+        // Every process ran the test and passed it.
+        let passed = out
+            .stdout
+            .lines()
+            .filter(|l| l.contains(&format!("test {filter} ... ok")))
+            .count();
+        assert_eq!(
+            passed,
+            POOL + 1,
+            "every process passes {name}:\n{}",
+            out.both()
+        );
+    }
+
+    fn run<R, E, F>(n: usize, f: F) -> hypercomm::Result<Vec<R>>
+    where
+        R: Send + Serialize + DeserializeOwned,
+        E: Into<BoxError>,
+        F: Fn(&Comm) -> Result<R, E> + Sync,
+    {
+        sub_job(n, false, |c| f(c).map_err(|e| e.into().to_string())).map(|(_, v)| v)
+    }
+
+    fn run_with_host<H, R, EH, EN, FH, FN>(
+        n: usize,
+        host_fn: FH,
+        node_fn: FN,
+    ) -> hypercomm::Result<(H, Vec<R>)>
+    where
+        H: Send + Serialize + DeserializeOwned,
+        R: Send + Serialize + DeserializeOwned,
+        EH: Into<BoxError>,
+        EN: Into<BoxError>,
+        FH: FnOnce(&Comm) -> Result<H, EH> + Send,
+        FN: Fn(&Comm) -> Result<R, EN> + Sync,
+    {
+        #[derive(serde::Serialize, serde::Deserialize)]
+        enum Either<H, R> {
+            H(H),
+            R(R),
+        }
+        let (h, nodes) = sub_job::<Either<H, R>>(n, true, |c| {
+            if c.is_host() {
+                host_fn(c).map(Either::H).map_err(|e| e.into().to_string())
+            } else {
+                node_fn(c).map(Either::R).map_err(|e| e.into().to_string())
+            }
+        })?;
+        let host = match h {
+            Some(Either::H(h)) => h,
+            _ => unreachable!("the host's result is the host's"),
+        };
+        let nodes = nodes
+            .into_iter()
+            .map(|x| match x {
+                Either::R(r) => r,
+                Either::H(_) => unreachable!("nodes return node results"),
+            })
+            .collect();
+        Ok((host, nodes))
+    }
+}
+
+/// The watchdog with the limit of a whole process test.
+fn watchdog_limit(name: &str, body: impl FnOnce() + Send + 'static) {
+    super::watchdog_for(TEST_LIMIT, name, body)
+}
