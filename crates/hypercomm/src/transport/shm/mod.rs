@@ -741,7 +741,8 @@ impl ShmEndpoint {
                     }
                 };
                 let body = &data[Header::SIZE..];
-                let len = usize::try_from(h.len).unwrap_or(usize::MAX);
+                // A SyncAck's `len` is a count, not a payload length.
+                let len = usize::try_from(h.stream_payload_len()).unwrap_or(usize::MAX);
                 if kind == K_RNDV {
                     if body.len() < RNDV_LEN - Header::SIZE {
                         self.protocol("short rendezvous record");
@@ -786,9 +787,10 @@ impl ShmEndpoint {
             }
             K_CONT => {
                 let (h, v) = inc.partial.as_mut()?;
-                let need = h.len as usize - v.len();
+                let total = h.stream_payload_len();
+                let need = (total as usize).saturating_sub(v.len());
                 v.extend_from_slice(&data[..need.min(data.len())]);
-                if v.len() as u64 >= h.len {
+                if v.len() as u64 >= total {
                     let (header, v) = inc.partial.take().expect("present");
                     return Some(Frame {
                         header,
