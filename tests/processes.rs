@@ -202,14 +202,28 @@ fn hello_with_a_host_process_prints_in_rank_order() {
     assert!(!out.stdout.contains('['), "{}", out.both());
 }
 
+/// The same hello over shared memory, with and without a host.
 #[test]
-fn shm_says_it_is_not_available_yet() {
+fn hello_runs_as_processes_over_shm() {
+    let hello = example_bin("hello");
     let mut c = launcher();
-    c.args(["-n", "2", "--transport", "shm"])
-        .arg(example_bin("hello"));
+    c.args(["-n", "4", "--transport", "shm"]).arg(&hello);
     let out = run(c);
-    assert!(!out.status.success());
-    assert!(out.stderr.contains("not yet available"), "{}", out.both());
+    assert!(out.status.success(), "{}", out.both());
+    assert_eq!(sorted_lines(&out.stdout), hello_lines(4), "{}", out.both());
+    let mut c = launcher();
+    c.args(["-n", "4", "--transport", "shm", "--host"])
+        .arg(&hello)
+        .arg("--")
+        .arg(&hello);
+    let out = run(c);
+    assert!(out.status.success(), "{}", out.both());
+    assert_eq!(
+        out.stdout.lines().last(),
+        Some("[host] token after one lap: 6"),
+        "{}",
+        out.both()
+    );
 }
 
 // ------------------------------------------------------------- failures
