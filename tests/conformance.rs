@@ -14,3 +14,10 @@ mod thread {
 mod tcp {
     crate::common::conformance::conformance_suite!(crate::common::Processes);
 }
+
+/// Ranks as processes started by `hypercomm run`, over shared memory.
+mod shm {
+    crate::common::conformance::conformance_suite!(
+        crate::common::Processes<crate::common::procs::Shm>
+    );
+}

@@ -2,7 +2,8 @@
 //! the example programs (built on demand into this test's target directory
 //! and profile, as `tests/examples.rs` does), each under a time limit; and
 //! the [`Processes`] launcher, which runs the conformance suite's test
-//! bodies as processes of a TCP job started by `hypercomm run`.
+//! bodies as processes of a TCP or shared-memory job started by
+//! `hypercomm run`.
 //!
 //! How [`Processes`] works: the test (in the parent test process) starts
 //! `hypercomm run -n 16 --host <this test binary> -- <this test binary>`
@@ -176,8 +177,27 @@ const POOL: usize = 16;
 /// A whole conformance test as processes must end within this.
 const TEST_LIMIT: Duration = Duration::from_secs(300);
 
-/// The TCP transport with processes started by `hypercomm run`.
-pub(crate) struct Processes;
+/// Which transport a [`Processes`] job uses (`hypercomm run --transport`);
+/// also the name of the test module that instantiates the suite with it.
+pub(crate) trait ProcTransport {
+    /// `tcp` or `shm`.
+    const NAME: &'static str;
+}
+
+/// TCP between the processes.
+pub(crate) struct Tcp;
+impl ProcTransport for Tcp {
+    const NAME: &'static str = "tcp";
+}
+
+/// Shared memory between the processes.
+pub(crate) struct Shm;
+impl ProcTransport for Shm {
+    const NAME: &'static str = "shm";
+}
+
+/// Processes started by `hypercomm run` over transport `T` (TCP by default).
+pub(crate) struct Processes<T: ProcTransport = Tcp>(std::marker::PhantomData<T>);
 
 thread_local! {
     static WORLD: RefCell<Option<Comm>> = const { RefCell::new(None) };
@@ -263,7 +283,7 @@ fn sub_job<R: Serialize + DeserializeOwned>(
     Ok((host, nodes))
 }
 
-impl Launcher for Processes {
+impl<T: ProcTransport> Launcher for Processes<T> {
     fn test(name: &'static str, body: fn()) {
         if std::env::var_os("HYPERCOMM_RANK").is_some() {
             // A process of the job: run the body in lockstep with the others.
@@ -279,7 +299,7 @@ impl Launcher for Processes {
         static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
         let exe = std::env::current_exe().expect("the test's own path");
-        let filter = format!("tcp::{name}");
+        let filter = format!("{}::{name}", T::NAME);
         let args = [
             filter.as_str(),
             "--exact",
@@ -287,7 +307,7 @@ impl Launcher for Processes {
             "--test-threads=1",
         ];
         let mut cmd = Command::new(hypercomm_bin());
-        cmd.args(["run", "-n", &POOL.to_string(), "--transport", "tcp"])
+        cmd.args(["run", "-n", &POOL.to_string(), "--transport", T::NAME])
             .arg("--timeout")
             .arg(TEST_LIMIT.as_secs().to_string())
             .arg("--host")
@@ -301,7 +321,8 @@ impl Launcher for Processes {
         let out = run_limited(cmd, TEST_LIMIT + Duration::from_secs(30));
         assert!(
             out.status.success(),
-            "the job running {name} over TCP failed:\n{}",
+            "the job running {name} over {} failed:\n{}",
+            T::NAME,
             out.both()
         );
         // Every process ran the test and passed it.

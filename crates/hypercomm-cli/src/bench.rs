@@ -11,7 +11,12 @@
 //! maximum over ranks of each rank's average; `--all-algorithms` measures
 //! every algorithm next to `auto` in one run.
 //!
-//! Not done yet: `bibw`, the shm/tcp transports, a progress bar.
+//! With `--transport shm` every measurement runs in fresh processes: the
+//! command creates the shared segment and re-executes itself once per rank
+//! (`HYPERCOMM_BENCH_KEY` names the measurement a child takes part in;
+//! rank 0 prints its figure, which the parent collects).
+//!
+//! Not done yet: the tcp transport, a progress bar.
 
 use clap::{Args, ValueEnum};
 use hypercomm::collective::{Max, Sum};
@@ -24,7 +29,9 @@ pub(crate) struct BenchArgs {
     /// Which benchmark.
     #[arg(value_enum)]
     op: Op,
-    /// Transport (only `thread` is available now).
+    /// Transport: `thread` (ranks are threads of this process) or `shm`
+    /// (ranks are processes on this machine, over shared memory; the
+    /// benchmark starts them by re-executing itself).
     #[arg(long, default_value = "thread")]
     transport: String,
     /// Number of ranks.
@@ -308,9 +315,9 @@ fn memcpy_rate(size: usize, iters: usize) -> f64 {
 }
 
 pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
-    if a.transport != "thread" {
+    if a.transport != "thread" && a.transport != "shm" {
         return Err(format!(
-            "transport {:?} is not available yet (only \"thread\")",
+            "transport {:?} is not available yet (\"thread\" or \"shm\")",
             a.transport
         ));
     }
@@ -405,7 +412,8 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
                     ..Default::default()
                 };
                 let check = !a.no_check;
-                let r = hypercomm::run(a.n, |comm| {
+                let key = format!("{label}/{size}/{}", samples.len());
+                let r = run_ranks(&a.transport, a.n, &key, |comm| {
                     comm.set_check(check);
                     match op {
                         Op::Latency => latency(comm, size, iters, warm),
@@ -414,9 +422,8 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
                         Op::Handoff => handoff(comm, size, iters, warm),
                         _ => collective(comm, op, size, iters, warm, &opts),
                     }
-                })
-                .map_err(|e| e.to_string())?;
-                samples.push(r[0]);
+                })?;
+                samples.push(r);
             }
             let v = median(samples);
             let value = match unit {
@@ -430,4 +437,79 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Run one measurement on `n` ranks over `transport`; rank 0's figure.
+///
+/// For `shm` the ranks are processes: this command again, with
+/// `HYPERCOMM_BENCH_KEY` = `key`. A child skips every other measurement
+/// (returning 0 without running it) and exits after its own.
+fn run_ranks<F>(transport: &str, n: usize, key: &str, f: F) -> Result<f64, String>
+where
+    F: Fn(&Comm) -> Result<f64, Error> + Sync,
+{
+    use hypercomm::transport::shm;
+    if transport == "thread" {
+        return hypercomm::run(n, f)
+            .map(|r| r[0])
+            .map_err(|e| e.to_string());
+    }
+    if let Ok(mine) = std::env::var("HYPERCOMM_BENCH_KEY") {
+        if mine != key {
+            return Ok(0.0);
+        }
+        let me: usize = std::env::var("HYPERCOMM_RANK")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .ok_or("HYPERCOMM_RANK is not set")?;
+        let fd = shm::fd_from_env().map_err(|e| e.to_string())?;
+        match shm::run_process(fd, n, false, me, f) {
+            Ok(v) => {
+                println!("HYPERCOMM_BENCH_RESULT {v:e}");
+                std::process::exit(0)
+            }
+            Err(e) => {
+                eprintln!("hypercomm bench (rank {me}): {e}");
+                std::process::exit(1)
+            }
+        }
+    }
+    let fd = shm::create_segment(n).map_err(|e| format!("shared segment: {e}"))?;
+    shm::share_with_children(&fd).map_err(|e| e.to_string())?;
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let fd_num = std::os::fd::AsRawFd::as_raw_fd(&fd).to_string();
+    let mut children = Vec::new();
+    for r in 0..n {
+        let child = std::process::Command::new(&exe)
+            .args(std::env::args_os().skip(1))
+            .env("HYPERCOMM_BENCH_KEY", key)
+            .env("HYPERCOMM_SHM_FD", &fd_num)
+            .env("HYPERCOMM_RANK", r.to_string())
+            .env("HYPERCOMM_NODES", n.to_string())
+            .env("HYPERCOMM_HOST", "0")
+            .env("HYPERCOMM_TRANSPORT", "shm")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("starting rank {r}: {e}"))?;
+        children.push(child);
+    }
+    drop(fd);
+    let mut value = None;
+    let mut failed = None;
+    for (r, c) in children.into_iter().enumerate() {
+        let out = c.wait_with_output().map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            failed.get_or_insert(format!("rank {r} ended with {}", out.status));
+        }
+        if r == 0 {
+            value = String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .find_map(|l| l.strip_prefix("HYPERCOMM_BENCH_RESULT "))
+                .and_then(|v| v.trim().parse::<f64>().ok());
+        }
+    }
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    value.ok_or_else(|| "rank 0 printed no figure".to_string())
 }

@@ -423,16 +423,20 @@ impl Engine {
             );
         }
         let (src, sync, ctx) = (msg.src, msg.sync, msg.ctx);
-        let taken = with_payload(msg.payload, |b| match layout {
-            Layout::Contiguous | Layout::Partial => {
-                let n = b.len().min(dst.len());
-                dst[..n].copy_from_slice(&b[..n]);
-                n
-            }
-            Layout::Strided {
-                elem_len, stride, ..
-            } => unpack_strided(b, dst, elem_len, stride),
-        });
+        let taken = match (msg.payload, layout) {
+            // Single copy straight from the lender (another thread or process).
+            (Payload::Borrowed(b), Layout::Contiguous | Layout::Partial) => b.copy_into(dst),
+            (p, layout) => with_payload(p, |b| match layout {
+                Layout::Contiguous | Layout::Partial => {
+                    let n = b.len().min(dst.len());
+                    dst[..n].copy_from_slice(&b[..n]);
+                    n
+                }
+                Layout::Strided {
+                    elem_len, stride, ..
+                } => unpack_strided(b, dst, elem_len, stride),
+            }),
+        };
         let Some(taken) = taken else {
             return (
                 Err(Error::PeerFailed {

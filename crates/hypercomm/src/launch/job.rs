@@ -67,13 +67,12 @@ fn io_err(op: &str, e: impl std::fmt::Display) -> Error {
     }
 }
 
-/// The shared-memory segment for a job, as an inheritable descriptor.
-/// Switched on when the shared-memory transport lands.
-fn shm_segment(_endpoints: usize) -> Result<Option<std::os::fd::OwnedFd>> {
-    Err(Error::InvalidArgument {
-        op: "hypercomm run",
-        what: "the shm transport is not yet available in this build; use --transport tcp".into(),
-    })
+/// The shared-memory segment for a job (a memfd; the children inherit it,
+/// see `start`).
+fn shm_segment(endpoints: usize) -> Result<Option<std::os::fd::OwnedFd>> {
+    crate::transport::shm::create_segment(endpoints)
+        .map(Some)
+        .map_err(|e| io_err("creating the shared-memory segment", e))
 }
 
 /// Per-job identity: a fresh secret and a job id.

@@ -28,7 +28,7 @@
 //!    `SLURM_STEP_NODELIST` or `SLURM_NODELIST` are set, and
 //!    `HYPERCOMM_NO_SLURM` is not): TCP without our launcher. Task 0 opens
 //!    the rendezvous on the **first host of the step's node list**, port
-//!    `20000 + (SLURM_JOB_ID · 1000 + SLURM_STEP_ID) mod 20000` (or the
+//!    `10000 + (SLURM_JOB_ID · 1000 + SLURM_STEP_ID) mod 20000` (below Linux's ephemeral range) (or the
 //!    `ip:port` in `HYPERCOMM_RENDEZVOUS` when set); every task connects to
 //!    it (retrying for up to 60 s), reports its listening address and gets
 //!    the table. The secret is `HYPERCOMM_SECRET` when the user exported
@@ -84,8 +84,7 @@
 //! SIGTERM if the thread that spawned them exits, so call `spawn` from the
 //! thread that uses the communicator (it must anyway).
 //!
-//! Not done yet: the shared-memory transport (`--transport shm` says so
-//! until it lands), ssh for remote `--hosts`, spawning more nodes into a
+//! Not done yet: ssh for remote `--hosts`, spawning more nodes into a
 //! running job (MPI `Comm_spawn` with inter-communicators).
 
 pub(crate) mod control;
@@ -304,15 +303,58 @@ pub(crate) fn world_over(t: TcpEndpoint, nodes: usize, host: bool) -> Result<Com
     Ok(Comm::world(Rc::new(engine), nodes, host))
 }
 
-/// The shared-memory join; switched on when the shm transport lands.
-fn join_shm(e: &JobEnv, _ctl: TcpStream) -> Result<Comm> {
-    Err(Error::InvalidArgument {
-        op: "hypercomm::init",
-        what: format!(
-            "the shm transport is not yet available in this build (segment fd {:?}); use --transport tcp",
-            e.shm_fd
-        ),
-    })
+/// The shared-memory join: attach to the inherited segment, then say hello
+/// (no address) and wait for the table, so that every endpoint is attached
+/// (its pid known to the others) before anyone sends. The control
+/// connection stays with the endpoint (abort and finish reports, the
+/// launcher's failure notices).
+fn join_shm(e: &JobEnv, mut ctl: TcpStream) -> Result<Comm> {
+    use crate::transport::shm::{fd_from_env, ShmEndpoint};
+    let endpoints = e.nodes + e.host as usize;
+    if e.shm_fd.is_none() {
+        return Err(Error::InvalidArgument {
+            op: "hypercomm::init",
+            what: "HYPERCOMM_TRANSPORT is shm but HYPERCOMM_SHM_FD is not set".into(),
+        });
+    }
+    let fd = fd_from_env()?;
+    let t = ShmEndpoint::attach(fd, endpoints, e.endpoint)?;
+    control::write(
+        &mut ctl,
+        &Ctl::Hello {
+            endpoint: e.endpoint as u32,
+            addr: String::new(),
+        },
+    )
+    .map_err(|err| io_err("joining the job", err))?;
+    match control::read(&mut ctl) {
+        Ok(Some(Ctl::Table { addrs })) if addrs.len() == endpoints => {}
+        Ok(Some(Ctl::Aborted { endpoint, message })) => {
+            return Err(Error::Protocol(format!(
+                "the job was aborted by endpoint {endpoint} before it started: {message}"
+            )))
+        }
+        Ok(Some(Ctl::PeerFailed { message, .. })) => {
+            return Err(io_err(
+                "joining the job",
+                format!("the job failed before it started: {message}"),
+            ))
+        }
+        Ok(other) => {
+            return Err(Error::Protocol(format!(
+                "expected the table of {endpoints} endpoints from the rendezvous, got {other:?}"
+            )))
+        }
+        Err(err) => {
+            return Err(io_err(
+                "joining the job",
+                format!("waiting for the table: {err}"),
+            ))
+        }
+    }
+    t.set_control(ctl)?;
+    let engine = Engine::new(AnyTransport::Shm(t), env_timeout()?);
+    Ok(Comm::world(Rc::new(engine), e.nodes, e.host))
 }
 
 /// Join a launched job from its environment.

@@ -17,11 +17,18 @@
 //! copy); a byte-stream transport turns the latter two into bytes while
 //! sending.
 //!
-//! Transports: `thread` (ranks as threads) and `tcp` (processes,
-//! [`tcp`]).
+//! A borrowed payload may also live in another process: the shared-memory
+//! transport lends the sender's buffer to a receiver in another address
+//! space ([`RemoteBorrow`] on the receiving side, [`RemoteCompletion`] on the
+//! lending side), and the engine sees the same [`Borrowed`]/[`Completion`]
+//! protocol as between threads.
 //!
-//! Not done yet: the shared-memory, MPI and simulated transports.
+//! Transports: `thread` (ranks as threads), `shm` (processes on one
+//! machine, [`shm`]) and `tcp` (processes, [`tcp`]).
+//!
+//! Not done yet: the MPI and simulated transports.
 
+pub mod shm;
 mod spsc;
 pub mod tcp;
 pub(crate) mod thread;
@@ -30,7 +37,7 @@ use crate::error::Result;
 use crate::wire::Header;
 use std::any::Any;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 pub(crate) use thread::{ThreadEndpoint, ThreadJob};
@@ -133,7 +140,7 @@ impl Payload {
             Payload::Inline(i) => i.len as usize,
             Payload::Bytes(b) => b.len(),
             Payload::Vec(v) => v.bytes().len(),
-            Payload::Borrowed(b) => b.len,
+            Payload::Borrowed(b) => b.len(),
         }
     }
     /// True when the payload has no bytes.
@@ -147,6 +154,29 @@ const COPYING: u8 = 1;
 const DONE: u8 = 2;
 const DROPPED: u8 = 3;
 const REVOKED: u8 = 4;
+/// The state lives elsewhere (another process): ask the [`RemoteCompletion`].
+const REMOTE: u8 = 5;
+
+/// The lending side of a borrow whose reader is in another process: the
+/// state is kept outside this process (e.g. in a shared segment).
+pub(crate) trait RemoteCompletion: Send + Sync {
+    /// As [`Completion::finished`].
+    fn finished(&self) -> Option<std::result::Result<usize, ()>>;
+    /// As [`Completion::revoke`]: afterwards nobody reads the buffer.
+    fn revoke(&self) -> bool;
+}
+
+/// The receiving side of a buffer lent by another process.
+pub(crate) trait RemoteBorrow: Send {
+    /// Length in bytes.
+    fn len(&self) -> usize;
+    /// Copy the first `dst.len()` bytes (at most `len`) into `dst` straight
+    /// from the lender, completing the borrow; `None` when revoked or failed.
+    fn copy_into(self: Box<Self>, dst: &mut [u8]) -> Option<usize>;
+    /// Fetch the bytes, run `f` on them and complete the borrow with the
+    /// count `f` returns; `None` when revoked or failed.
+    fn with_bytes(self: Box<Self>, f: &mut dyn FnMut(&[u8]) -> usize) -> Option<usize>;
+}
 
 /// Shared completion state of a borrowed payload.
 ///
@@ -157,6 +187,7 @@ pub struct Completion {
     state: AtomicU8,
     taken: AtomicUsize,
     owner: std::thread::Thread,
+    remote: OnceLock<Box<dyn RemoteCompletion>>,
 }
 
 impl Completion {
@@ -166,7 +197,15 @@ impl Completion {
             state: AtomicU8::new(PENDING),
             taken: AtomicUsize::new(0),
             owner: std::thread::current(),
+            remote: OnceLock::new(),
         })
+    }
+    /// Hand the state over to a reader in another process: from now on
+    /// `finished` and `revoke` ask `r`. Only for a pending completion.
+    pub(crate) fn hand_over(&self, r: Box<dyn RemoteCompletion>) {
+        if self.remote.set(r).is_ok() {
+            self.state.store(REMOTE, Ordering::Release);
+        }
     }
     /// `Some(Ok(bytes taken))` when the receiver copied the data,
     /// `Some(Err(()))` when the payload was dropped unread, `None` while pending.
@@ -174,6 +213,7 @@ impl Completion {
         match self.state.load(Ordering::Acquire) {
             DONE => Some(Ok(self.taken.load(Ordering::Relaxed))),
             DROPPED | REVOKED => Some(Err(())),
+            REMOTE => self.remote.get().and_then(|r| r.finished()),
             _ => None,
         }
     }
@@ -189,6 +229,7 @@ impl Completion {
                 Ok(_) => return false,
                 Err(COPYING) => std::thread::yield_now(),
                 Err(DONE) => return true,
+                Err(REMOTE) => return self.remote.get().is_some_and(|r| r.revoke()),
                 Err(_) => return false,
             }
         }
@@ -199,16 +240,27 @@ impl Completion {
     }
 }
 
-/// A borrow of the sender's buffer (threads in one process only).
+/// A borrow of the sender's buffer: in this process (threads), or in
+/// another process (shared memory), read by the receiver directly.
 pub struct Borrowed {
-    ptr: *const u8,
-    len: usize,
-    done: Arc<Completion>,
+    lent: Lent,
+}
+
+enum Lent {
+    /// The sender is a thread of this process.
+    Local {
+        ptr: *const u8,
+        len: usize,
+        done: Arc<Completion>,
+    },
+    /// The sender is another process (`None` once used).
+    Remote(Option<Box<dyn RemoteBorrow>>),
 }
 
 // SAFETY: the pointer refers to memory the sender keeps alive and unmodified
 // until the completion says DONE, DROPPED or REVOKED; reading it from another
-// thread is then sound, and the state machine serialises access.
+// thread is then sound, and the state machine serialises access. The remote
+// variant is `Send` by its trait bound.
 unsafe impl Send for Borrowed {}
 
 impl Borrowed {
@@ -219,14 +271,26 @@ impl Borrowed {
     /// `done.finished()` is `Some` or `done.revoke()` has returned.
     pub unsafe fn new(data: &[u8], done: Arc<Completion>) -> Borrowed {
         Borrowed {
-            ptr: data.as_ptr(),
-            len: data.len(),
-            done,
+            lent: Lent::Local {
+                ptr: data.as_ptr(),
+                len: data.len(),
+                done,
+            },
+        }
+    }
+    /// A buffer lent by another process.
+    pub(crate) fn remote(r: Box<dyn RemoteBorrow>) -> Borrowed {
+        Borrowed {
+            lent: Lent::Remote(Some(r)),
         }
     }
     /// Copy the first `dst.len()` bytes (at most `len`) into `dst`, completing
-    /// the borrow. Returns `None` when the sender revoked it.
-    pub fn copy_into(self, dst: &mut [u8]) -> Option<usize> {
+    /// the borrow. Returns `None` when the sender revoked it (or, across
+    /// processes, failed).
+    pub fn copy_into(mut self, dst: &mut [u8]) -> Option<usize> {
+        if let Lent::Remote(r) = &mut self.lent {
+            return r.take()?.copy_into(dst);
+        }
         self.with_bytes(|b| {
             let n = b.len().min(dst.len());
             dst[..n].copy_from_slice(&b[..n]);
@@ -235,9 +299,15 @@ impl Borrowed {
     }
     /// Run `f` on the borrowed bytes and complete the borrow with the count
     /// `f` returns. Returns `None` when the sender revoked it.
-    pub fn with_bytes(self, f: impl FnOnce(&[u8]) -> usize) -> Option<usize> {
-        if self
-            .done
+    pub fn with_bytes(mut self, f: impl FnOnce(&[u8]) -> usize) -> Option<usize> {
+        let (ptr, len, done) = match &mut self.lent {
+            Lent::Remote(r) => {
+                let mut f = Some(f);
+                return r.take()?.with_bytes(&mut |b| f.take().map_or(0, |f| f(b)));
+            }
+            Lent::Local { ptr, len, done } => (*ptr, *len, done),
+        };
+        if done
             .state
             .compare_exchange(PENDING, COPYING, Ordering::AcqRel, Ordering::Acquire)
             .is_err()
@@ -246,32 +316,37 @@ impl Borrowed {
         }
         // SAFETY: state is COPYING, so the sender keeps the buffer alive and
         // unmodified (revoke waits for us); ptr/len came from a live slice.
-        let bytes = unsafe { std::slice::from_raw_parts(self.ptr, self.len) };
+        let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
         let n = f(bytes);
-        self.done.taken.store(n, Ordering::Relaxed);
-        self.done.set(DONE);
+        done.taken.store(n, Ordering::Relaxed);
+        done.set(DONE);
         // Drop will see DONE and do nothing more.
         n.into()
     }
     /// Length in bytes.
     pub fn len(&self) -> usize {
-        self.len
+        match &self.lent {
+            Lent::Local { len, .. } => *len,
+            Lent::Remote(r) => r.as_ref().map_or(0, |r| r.len()),
+        }
     }
     /// True when empty.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 }
 
 impl Drop for Borrowed {
     fn drop(&mut self) {
-        if self
-            .done
-            .state
-            .compare_exchange(PENDING, DROPPED, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
-        {
-            self.done.owner.unpark();
+        // A remote borrow reports itself dropped through its own `Drop`.
+        if let Lent::Local { done, .. } = &self.lent {
+            if done
+                .state
+                .compare_exchange(PENDING, DROPPED, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                done.owner.unpark();
+            }
         }
     }
 }
@@ -312,6 +387,7 @@ pub trait Transport {
 /// The known transports (enum dispatch).
 pub(crate) enum AnyTransport {
     Thread(ThreadEndpoint),
+    Shm(shm::ShmEndpoint),
     Tcp(tcp::TcpEndpoint),
 }
 
@@ -320,6 +396,7 @@ impl AnyTransport {
     pub(crate) fn aborted(&self) -> Option<(usize, String)> {
         match self {
             AnyTransport::Thread(t) => t.aborted(),
+            AnyTransport::Shm(t) => t.aborted(),
             AnyTransport::Tcp(t) => t.aborted(),
         }
     }
@@ -328,6 +405,7 @@ impl AnyTransport {
     pub(crate) fn protocol_error(&self) -> Option<String> {
         match self {
             AnyTransport::Thread(_) => None,
+            AnyTransport::Shm(_) => None,
             AnyTransport::Tcp(t) => t.protocol_error(),
         }
     }
@@ -335,6 +413,7 @@ impl AnyTransport {
     pub(crate) fn describe_waits(&self) -> String {
         match self {
             AnyTransport::Thread(t) => t.describe_waits(),
+            AnyTransport::Shm(t) => t.describe_waits(),
             AnyTransport::Tcp(t) => t.describe_waits(),
         }
     }
@@ -342,6 +421,7 @@ impl AnyTransport {
     pub(crate) fn set_waiting(&self, what: Option<String>) {
         match self {
             AnyTransport::Thread(t) => t.set_waiting(what),
+            AnyTransport::Shm(t) => t.set_waiting(what),
             // Not visible across processes.
             AnyTransport::Tcp(_) => drop(what),
         }
@@ -350,6 +430,7 @@ impl AnyTransport {
     pub(crate) fn keeps_borrows(&self) -> bool {
         match self {
             AnyTransport::Thread(_) => true,
+            AnyTransport::Shm(_) => true,
             // TCP writes a borrowed payload during `send` (so lending it
             // avoids a copy) and completes the borrow before returning.
             AnyTransport::Tcp(_) => true,
@@ -361,6 +442,7 @@ macro_rules! dispatch {
     ($self:ident, $t:ident => $e:expr) => {
         match $self {
             AnyTransport::Thread($t) => $e,
+            AnyTransport::Shm($t) => $e,
             AnyTransport::Tcp($t) => $e,
         }
     };

@@ -1,0 +1,336 @@
+//! The shared segment: its layout (offsets computed in one place), creation,
+//! mapping, and typed atomic access to its words.
+//!
+//! ```text
+//! 0        header: magic, version, endpoints, geometry; abort word + text
+//! 4096     endpoint records, EP_REC bytes each: state, pid, cma flag,
+//!          futex word + sleeping flag, "waiting for" text, failure text
+//! ...      lend slots, LENDS per endpoint: (generation << 8 | state, taken)
+//! ...      rings, one per ordered pair (src, dst): consumer head, producer
+//!          "waiting for space" flag, then SLOTS slots of SLOT bytes
+//! ```
+//!
+//! Every word that two processes touch is accessed through an atomic type;
+//! slot contents are plain bytes handed over by the ring protocol
+//! (release on the slot's control word, acquire by the reader).
+
+use rustix::fs::{ftruncate, memfd_create, MemfdFlags};
+use rustix::mm::{mmap, munmap, MapFlags, ProtFlags};
+use std::io;
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+pub(super) const MAGIC: u64 = 0x0031_4d48_5343_4d48; // "HMCSHM1\0"
+pub(super) const VERSION: u32 = 1;
+
+/// Bytes per ring slot (control word + data).
+pub(super) const SLOT: usize = 4096;
+/// Slots per ring.
+pub(super) const SLOTS: usize = 32;
+/// Data bytes in a slot after its 8-byte control word.
+pub(super) const SLOT_DATA: usize = SLOT - 8;
+/// Lend slots per endpoint (buffers lent for single-copy reads at once).
+pub(super) const LENDS: usize = 256;
+/// Bytes of a text area (waiting-for, failure).
+pub(super) const TEXT: usize = 256;
+/// Bytes of the abort message area.
+pub(super) const ABORT_TEXT: usize = 1024;
+
+const HEADER: usize = 4096;
+const EP_REC: usize = 1024;
+const LEND_REC: usize = 16;
+const RING_CTRL: usize = 128;
+const RING: usize = RING_CTRL + SLOTS * SLOT;
+
+// Header fields.
+const H_MAGIC: usize = 0;
+const H_VERSION: usize = 8;
+const H_ENDPOINTS: usize = 12;
+const H_SLOT: usize = 16;
+const H_SLOTS: usize = 20;
+const H_LENDS: usize = 24;
+pub(super) const H_ABORT: usize = 64;
+pub(super) const H_ABORT_LEN: usize = 68;
+pub(super) const H_ABORT_TEXT: usize = 128;
+
+// Endpoint record fields (relative).
+const E_STATE: usize = 0;
+const E_PID: usize = 4;
+const E_CMA: usize = 8;
+const E_FUTEX: usize = 64;
+const E_SLEEPING: usize = 68;
+const E_WAIT_SEQ: usize = 128;
+const E_WAIT_LEN: usize = 132;
+const E_WAIT_TEXT: usize = 136;
+const E_FAIL_LEN: usize = 512;
+const E_FAIL_TEXT: usize = 520;
+
+/// Endpoint states.
+pub(super) const S_UNATTACHED: u32 = 0;
+pub(super) const S_ALIVE: u32 = 1;
+pub(super) const S_FINISHED: u32 = 2;
+pub(super) const S_FAILED: u32 = 3;
+/// A failure message is being written (readers treat it as alive).
+pub(super) const S_MARKING: u32 = 4;
+
+fn lends_base(endpoints: usize) -> usize {
+    HEADER + endpoints * EP_REC
+}
+
+fn rings_base(endpoints: usize) -> usize {
+    (lends_base(endpoints) + endpoints * LENDS * LEND_REC).next_multiple_of(4096)
+}
+
+/// Total size of a segment for `endpoints` endpoints.
+pub(super) fn segment_len(endpoints: usize) -> usize {
+    rings_base(endpoints) + endpoints * endpoints * RING
+}
+
+/// Types that may be viewed in the segment (atomics: valid for every bit
+/// pattern, accessed only atomically by every process).
+pub(super) trait SharedWord {}
+impl SharedWord for AtomicU32 {}
+impl SharedWord for AtomicU64 {}
+
+/// A mapped segment.
+pub(super) struct Mapping {
+    base: *mut u8,
+    len: usize,
+    /// Number of endpoints.
+    pub(super) endpoints: usize,
+    /// Lend slots of this process currently in use (sender side).
+    pub(super) lends_out: AtomicUsize,
+    _fd: OwnedFd,
+}
+
+// SAFETY: the mapping is plain shared memory that lives as long as the
+// struct; every access to it goes through atomics or through the ring and
+// lend protocols, which hand bytes over with release/acquire pairs.
+unsafe impl Send for Mapping {}
+// SAFETY: as above.
+unsafe impl Sync for Mapping {}
+
+impl Mapping {
+    /// Map all of `fd` (which must be `len` bytes) read-write, shared.
+    pub(super) fn map(fd: OwnedFd, len: usize, endpoints: usize) -> io::Result<Mapping> {
+        // SAFETY: a fresh shared mapping chosen by the kernel (null hint);
+        // it aliases no Rust object, and `Drop` unmaps it.
+        let base = unsafe {
+            mmap(
+                std::ptr::null_mut(),
+                len,
+                ProtFlags::READ | ProtFlags::WRITE,
+                MapFlags::SHARED,
+                &fd,
+                0,
+            )
+        }?;
+        Ok(Mapping {
+            base: base.cast(),
+            len,
+            endpoints,
+            lends_out: AtomicUsize::new(0),
+            _fd: fd,
+        })
+    }
+
+    /// The word of type `T` at byte offset `off`.
+    #[inline]
+    pub(super) fn at<T: SharedWord>(&self, off: usize) -> &T {
+        assert!(
+            off + std::mem::size_of::<T>() <= self.len
+                && off & (std::mem::align_of::<T>() - 1) == 0,
+            "segment offset {off} out of range or misaligned"
+        );
+        // SAFETY: in bounds and aligned (checked above), the mapping lives as
+        // long as `self`, and `T` is an atomic valid for any bit pattern.
+        unsafe { &*self.base.wrapping_add(off).cast::<T>() }
+    }
+
+    /// Raw pointer to byte `off` (`len` bytes must be in bounds).
+    #[inline]
+    pub(super) fn bytes(&self, off: usize, len: usize) -> *mut u8 {
+        assert!(off + len <= self.len, "segment range out of bounds");
+        self.base.wrapping_add(off)
+    }
+
+    // ------------------------------------------------------------- offsets
+
+    fn ep(&self, e: usize) -> usize {
+        assert!(e < self.endpoints, "endpoint {e} out of range");
+        HEADER + e * EP_REC
+    }
+    pub(super) fn state(&self, e: usize) -> &AtomicU32 {
+        self.at(self.ep(e) + E_STATE)
+    }
+    pub(super) fn pid(&self, e: usize) -> &AtomicU32 {
+        self.at(self.ep(e) + E_PID)
+    }
+    pub(super) fn cma(&self, e: usize) -> &AtomicU32 {
+        self.at(self.ep(e) + E_CMA)
+    }
+    pub(super) fn futex(&self, e: usize) -> &AtomicU32 {
+        self.at(self.ep(e) + E_FUTEX)
+    }
+    pub(super) fn sleeping(&self, e: usize) -> &AtomicU32 {
+        self.at(self.ep(e) + E_SLEEPING)
+    }
+    pub(super) fn abort(&self) -> &AtomicU32 {
+        self.at(H_ABORT)
+    }
+
+    /// Lend slot `k` of endpoint `e`: (state word, taken).
+    pub(super) fn lend(&self, e: usize, k: usize) -> (&AtomicU64, &AtomicU64) {
+        assert!(k < LENDS);
+        let off = lends_base(self.endpoints) + (e * LENDS + k) * LEND_REC;
+        assert!(e < self.endpoints);
+        (self.at(off), self.at(off + 8))
+    }
+
+    fn ring(&self, src: usize, dst: usize) -> usize {
+        assert!(src < self.endpoints && dst < self.endpoints);
+        rings_base(self.endpoints) + (src * self.endpoints + dst) * RING
+    }
+    /// The consumer's head counter of ring `src → dst`.
+    pub(super) fn head(&self, src: usize, dst: usize) -> &AtomicU64 {
+        self.at(self.ring(src, dst))
+    }
+    /// The producer's "waiting for space" flag of ring `src → dst`.
+    pub(super) fn space_wanted(&self, src: usize, dst: usize) -> &AtomicU32 {
+        self.at(self.ring(src, dst) + 64)
+    }
+    /// Offset of slot `i` of ring `src → dst`.
+    pub(super) fn slot(&self, src: usize, dst: usize, i: usize) -> usize {
+        self.ring(src, dst) + RING_CTRL + (i % SLOTS) * SLOT
+    }
+
+    // --------------------------------------------------------------- texts
+
+    fn write_text(&self, len_off: usize, text_off: usize, cap: usize, s: &str) {
+        let b = s.as_bytes();
+        let n = b.len().min(cap);
+        for (i, chunk) in b[..n].chunks(8).enumerate() {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            self.at::<AtomicU64>(text_off + 8 * i)
+                .store(u64::from_le_bytes(w), Ordering::Relaxed);
+        }
+        self.at::<AtomicU32>(len_off)
+            .store(n as u32, Ordering::Release);
+    }
+
+    fn read_text(&self, len_off: usize, text_off: usize, cap: usize) -> String {
+        let n = (self.at::<AtomicU32>(len_off).load(Ordering::Acquire) as usize).min(cap);
+        let mut v = Vec::with_capacity(n.next_multiple_of(8));
+        for i in 0..n.div_ceil(8) {
+            let w = self
+                .at::<AtomicU64>(text_off + 8 * i)
+                .load(Ordering::Relaxed);
+            v.extend_from_slice(&w.to_le_bytes());
+        }
+        v.truncate(n);
+        String::from_utf8_lossy(&v).into_owned()
+    }
+
+    pub(super) fn set_failure(&self, e: usize, s: &str) {
+        self.write_text(self.ep(e) + E_FAIL_LEN, self.ep(e) + E_FAIL_TEXT, TEXT, s);
+    }
+    pub(super) fn failure(&self, e: usize) -> String {
+        self.read_text(self.ep(e) + E_FAIL_LEN, self.ep(e) + E_FAIL_TEXT, TEXT)
+    }
+    pub(super) fn set_abort_text(&self, s: &str) {
+        self.write_text(H_ABORT_LEN, H_ABORT_TEXT, ABORT_TEXT, s);
+    }
+    pub(super) fn abort_text(&self) -> String {
+        self.read_text(H_ABORT_LEN, H_ABORT_TEXT, ABORT_TEXT)
+    }
+
+    /// Publish what endpoint `e` waits for (a seqlock: odd while writing).
+    pub(super) fn set_waiting(&self, e: usize, s: &str) {
+        let seq = self.at::<AtomicU32>(self.ep(e) + E_WAIT_SEQ);
+        seq.fetch_add(1, Ordering::AcqRel);
+        self.write_text(self.ep(e) + E_WAIT_LEN, self.ep(e) + E_WAIT_TEXT, TEXT, s);
+        seq.fetch_add(1, Ordering::Release);
+    }
+    /// What endpoint `e` waits for ("" when not waiting or being updated).
+    pub(super) fn waiting(&self, e: usize) -> String {
+        let seq = self.at::<AtomicU32>(self.ep(e) + E_WAIT_SEQ);
+        for _ in 0..8 {
+            let a = seq.load(Ordering::Acquire);
+            if a & 1 == 1 {
+                std::thread::yield_now();
+                continue;
+            }
+            let s = self.read_text(self.ep(e) + E_WAIT_LEN, self.ep(e) + E_WAIT_TEXT, TEXT);
+            std::sync::atomic::fence(Ordering::Acquire);
+            if seq.load(Ordering::Relaxed) == a {
+                return s;
+            }
+        }
+        String::new()
+    }
+
+    /// Check the header against what the caller expects.
+    pub(super) fn check_header(&self) -> io::Result<()> {
+        let bad = |what: String| Err(io::Error::new(io::ErrorKind::InvalidData, what));
+        let magic = self.at::<AtomicU64>(H_MAGIC).load(Ordering::Acquire);
+        if magic != MAGIC {
+            return bad(format!(
+                "not a hypercomm shared-memory segment (magic {magic:#x})"
+            ));
+        }
+        let v = self.at::<AtomicU32>(H_VERSION).load(Ordering::Relaxed);
+        if v != VERSION {
+            return bad(format!("segment version {v}, this build speaks {VERSION}"));
+        }
+        let e = self.at::<AtomicU32>(H_ENDPOINTS).load(Ordering::Relaxed) as usize;
+        if e != self.endpoints {
+            return bad(format!(
+                "segment made for {e} endpoints, attaching as one of {}",
+                self.endpoints
+            ));
+        }
+        let geometry = [(H_SLOT, SLOT), (H_SLOTS, SLOTS), (H_LENDS, LENDS)];
+        for (off, want) in geometry {
+            let got = self.at::<AtomicU32>(off).load(Ordering::Relaxed) as usize;
+            if got != want {
+                return bad(format!("segment geometry differs ({got} != {want})"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: `base`/`len` are exactly the mapping made in `map`, and no
+        // reference into it outlives `self` (all accessors borrow `self`).
+        let _ = unsafe { munmap(self.base.cast(), self.len) };
+    }
+}
+
+/// Create and initialise a segment (see the module docs of `shm`).
+pub(super) fn create(endpoints: usize) -> io::Result<OwnedFd> {
+    if endpoints == 0 || endpoints > 4096 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("a shared-memory job needs 1..=4096 endpoints, not {endpoints}"),
+        ));
+    }
+    let fd = memfd_create("hypercomm-shm", MemfdFlags::CLOEXEC)?;
+    let len = segment_len(endpoints);
+    ftruncate(&fd, len as u64)?;
+    let map = Mapping::map(fd.try_clone()?, len, endpoints)?;
+    map.at::<AtomicU32>(H_ENDPOINTS)
+        .store(endpoints as u32, Ordering::Relaxed);
+    map.at::<AtomicU32>(H_VERSION)
+        .store(VERSION, Ordering::Relaxed);
+    map.at::<AtomicU32>(H_SLOT)
+        .store(SLOT as u32, Ordering::Relaxed);
+    map.at::<AtomicU32>(H_SLOTS)
+        .store(SLOTS as u32, Ordering::Relaxed);
+    map.at::<AtomicU32>(H_LENDS)
+        .store(LENDS as u32, Ordering::Relaxed);
+    map.at::<AtomicU64>(H_MAGIC).store(MAGIC, Ordering::Release);
+    Ok(fd)
+}
