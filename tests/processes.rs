@@ -610,3 +610,74 @@ fn run_help_documents_every_option() {
         );
     }
 }
+
+// ---------------------------------------------------------------- tracing
+
+/// `HYPERCOMM_TRACE` traces an unchanged program run as processes: each
+/// process writes its raw stream, `hypercomm trace convert` merges them, and
+/// the merged PICL file has every node's records with each receive after
+/// its send.
+#[test]
+fn tracing_processes_over_tcp_and_shm() {
+    let hello = example_bin("hello");
+    for transport in ["tcp", "shm"] {
+        let dir =
+            std::env::temp_dir().join(format!("hc-proc-trace-{}-{transport}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let base = dir.join("job");
+        let mut c = launcher();
+        c.args(["-n", "3", "--transport", transport])
+            .arg(&hello)
+            .env("HYPERCOMM_TRACE", &base)
+            .env("HYPERCOMM_TRACE_LEVEL", "3,3,3");
+        let out = run(c);
+        assert!(
+            out.status.success(),
+            "traced hello over {transport}:\n{}",
+            out.both()
+        );
+        let mut raws: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "raw"))
+            .collect();
+        raws.sort();
+        assert_eq!(
+            raws.len(),
+            3,
+            "one raw stream per process over {transport}: {raws:?}"
+        );
+        let verbose = dir.join("job.verbose");
+        let mut conv = Command::new(hypercomm_bin());
+        conv.args(["trace", "convert"])
+            .args(&raws)
+            .arg("--to")
+            .arg("picl-verbose")
+            .arg("-o")
+            .arg(&verbose);
+        let out = run(conv);
+        assert!(out.status.success(), "trace convert:\n{}", out.both());
+        let text = std::fs::read_to_string(&verbose).unwrap();
+        // Every node opened its trace, and the ring's messages are there:
+        // each node sends one token (node 0 also receives the last one).
+        for node in 0..3 {
+            assert!(
+                text.lines()
+                    .any(|l| l.starts_with("trace_start") && l.contains(&format!("node {node} "))),
+                "trace_start of node {node} over {transport}:\n{text}"
+            );
+        }
+        let sends = text.lines().filter(|l| l.starts_with("send ")).count();
+        // A receive that had to wait is written as recv_blocking + recv_waking.
+        let recvs = text
+            .lines()
+            .filter(|l| l.starts_with("recv ") || l.starts_with("recv_waking "))
+            .count();
+        assert!(
+            sends >= 3 && recvs >= 3,
+            "{sends} sends, {recvs} receives over {transport}:\n{text}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -712,58 +712,6 @@ fn html_report_opens_in_headless_chromium() {
     );
 }
 
-/// Cost of recording, without scheduling noise: one rank issues the hook
-/// events of a send (`Send`, `Done`) and of a receive (`RecvBegin`, `Recv`,
-/// `Done`) at levels 3,3,3 — five records each — and of the same with
-/// tracing off. Prints ns per message event. Run with
-/// `cargo test --release --test trace -- --ignored --nocapture event_cost`.
-#[test]
-#[ignore]
-fn event_cost() {
-    use hypercomm::recorder::{hook, Event};
-    const N: u32 = 200_000;
-    let body = |_: &Comm| {
-        let t0 = std::time::Instant::now();
-        for i in 0..N {
-            hook(Event::Send {
-                dst: 1,
-                tag: i,
-                len: 8,
-                coll: false,
-            });
-            hook(Event::Done);
-            hook(Event::RecvBegin {
-                tag: Some(i),
-                coll: false,
-            });
-            hook(Event::Recv {
-                src: 1,
-                tag: i,
-                len: 8,
-                coll: false,
-            });
-            hook(Event::Done);
-        }
-        Ok::<_, Error>(t0.elapsed().as_nanos() as f64 / (2.0 * N as f64))
-    };
-    let mut off = Vec::new();
-    let mut on = Vec::new();
-    for _ in 0..7 {
-        off.push(hypercomm::run(1, body).unwrap()[0]);
-        let mut cfg = Config::new(tmp("cost.raw"), Output::Raw);
-        cfg.buffer = 4 << 20;
-        trace::enable(cfg);
-        on.push(hypercomm::run(1, body).unwrap()[0]);
-        trace::disable();
-    }
-    off.sort_by(f64::total_cmp);
-    on.sort_by(f64::total_cmp);
-    println!(
-        "ns per message event: tracing off {:.2} (min {:.2}), levels 3,3,3 {:.1} (min {:.1})",
-        off[3], off[0], on[3], on[0]
-    );
-}
-
 /// Processes write one raw stream file each (`trace::finish_process`);
 /// `trace convert` merges them. Split a job's raw file by node, as separate
 /// processes would have written it, and check that the merge is the same.

@@ -94,6 +94,11 @@ enum Op {
     Alltoall,
     /// Barrier (µs, max over ranks; sizes are ignored).
     Barrier,
+    /// Cost of recording one message event at trace levels 3,3,3, without
+    /// any communication or scheduling noise: one rank issues the hook events
+    /// of a send and a receive, traced minus untraced (ns per message event;
+    /// sizes are ignored).
+    TraceCost,
 }
 
 impl Op {
@@ -302,6 +307,46 @@ fn handoff(comm: &Comm, size: usize, iters: usize, warm: usize) -> Result<f64, E
     Ok((size * 2 * iters) as f64 / t0.elapsed().as_secs_f64())
 }
 
+/// ns per message event added by recording at levels 3,3,3 (one sample).
+fn trace_cost(iters: usize) -> Result<f64, String> {
+    use hypercomm::recorder::{hook, Event};
+    use hypercomm::trace::{self, Config, Output};
+    let body = move |_: &Comm| {
+        let t0 = Instant::now();
+        for i in 0..iters as u32 {
+            hook(Event::Send {
+                dst: 1,
+                tag: i,
+                len: 8,
+                coll: false,
+            });
+            hook(Event::Done);
+            hook(Event::RecvBegin {
+                tag: Some(i),
+                coll: false,
+            });
+            hook(Event::Recv {
+                src: 1,
+                tag: i,
+                len: 8,
+                coll: false,
+            });
+            hook(Event::Done);
+        }
+        Ok::<_, Error>(t0.elapsed().as_nanos() as f64 / (2.0 * iters as f64))
+    };
+    let off = hypercomm::run(1, body).map_err(|e| e.to_string())?[0];
+    let path =
+        std::env::temp_dir().join(format!("hypercomm-trace-cost-{}.raw", std::process::id()));
+    let mut cfg = Config::new(&path, Output::Raw);
+    cfg.buffer = 4 << 20;
+    trace::enable(cfg);
+    let on = hypercomm::run(1, body);
+    trace::disable();
+    let _ = std::fs::remove_file(&path);
+    Ok(on.map_err(|e| e.to_string())?[0] - off)
+}
+
 /// memcpy rate on one thread between two buffers of `size` bytes.
 fn memcpy_rate(size: usize, iters: usize) -> f64 {
     let src = vec![5u8; size];
@@ -339,7 +384,7 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
     }
     let sizes = match (&a.sizes, a.op) {
         (Some(s), _) => s.clone(),
-        (None, Op::Barrier) => vec![0],
+        (None, Op::Barrier | Op::TraceCost) => vec![0],
         (None, Op::Allgather | Op::Alltoall) => default_sizes()
             .into_iter()
             .filter(|&s| s <= 1 << 20)
@@ -358,6 +403,7 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
         Op::Allgather => ("allgather", "us"),
         Op::Alltoall => ("alltoall", "us"),
         Op::Barrier => ("barrier", "us"),
+        Op::TraceCost => ("trace-cost", "ns"),
     };
     // The variants to measure: (label, algorithm).
     let mut variants: Vec<(String, Algorithm)> = vec![(name.to_string(), Algorithm::Auto)];
@@ -407,6 +453,10 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
                     samples.push(memcpy_rate(size, iters));
                     continue;
                 }
+                if let Op::TraceCost = op {
+                    samples.push(trace_cost(iters.max(100_000))?);
+                    continue;
+                }
                 let opts = CollOpts {
                     algorithm: *alg,
                     ..Default::default()
@@ -428,6 +478,7 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
             let v = median(samples);
             let value = match unit {
                 "us" => v * 1e6,
+                "ns" => v,
                 _ => v / 1e6,
             };
             match a.format {

@@ -132,16 +132,20 @@ pub fn is_launched() -> bool {
 /// May be called once per process (under the launcher or Slurm); the
 /// communicator belongs to the calling thread.
 pub fn init() -> Result<Comm> {
-    if std::env::var_os(env::RANK).is_some() {
+    let comm = if std::env::var_os(env::RANK).is_some() {
         claim()?;
         let e = JobEnv::from_env()?;
-        return join(&e);
-    }
-    if let Some(s) = slurm::SlurmEnv::detect() {
+        join(&e)?
+    } else if let Some(s) = slurm::SlurmEnv::detect() {
         claim()?;
-        return slurm::join(&s?);
-    }
-    singleton()
+        slurm::join(&s?)?
+    } else {
+        singleton()?
+    };
+    // Tracing by environment (HYPERCOMM_TRACE): every process starts its
+    // rank's stream here and writes it in `finalize`.
+    crate::trace::process_begin(&comm)?;
+    Ok(comm)
 }
 
 fn claim() -> Result<()> {
@@ -163,11 +167,12 @@ fn singleton() -> Result<Comm> {
 
 /// Leave the job cleanly: every peer is told this process finished (the
 /// same happens when the last handle of the communicator is dropped). Under
-/// [`run`](crate::run) it does nothing.
+/// [`run`](crate::run) it only ends tracing, if any.
 pub fn finalize(comm: Comm) -> Result<()> {
+    let traced = crate::trace::process_end(&comm, true);
     let e = comm.engine();
     match &e.t {
-        AnyTransport::Thread(_) => Ok(()),
+        AnyTransport::Thread(_) => traced.map(|_| ()),
         t => {
             let aborted = e.t.aborted();
             t.close(Ok(()));
@@ -176,7 +181,7 @@ pub fn finalize(comm: Comm) -> Result<()> {
                     rank: comm.group().rank(ep as u32),
                     message,
                 }),
-                None => Ok(()),
+                None => traced.map(|_| ()),
             }
         }
     }
