@@ -25,6 +25,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Start N ranks of a program as processes (like mpirun).
+    #[command(long_about = run::LONG_ABOUT)]
     Run(run::RunArgs),
     /// OSU-style micro-benchmarks (available: latency, bw on threads).
     Bench(bench::BenchArgs),

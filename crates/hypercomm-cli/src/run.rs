@@ -8,6 +8,11 @@ use std::net::{IpAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// The long help of `hypercomm run`.
+pub(crate) const LONG_ABOUT: &str = "Start N node processes of PROG (and optionally a host program), connect them into one job and forward their output.
+
+Every process finds its rank with hypercomm::init(). Output lines are prefixed with `[rank] ` (`[host] ` for the host). When a process exits with a non-zero code, is killed by a signal, or aborts, the launcher names it and says why, stops the others (after a 2 s grace period: SIGTERM, then SIGKILL one second later) and exits non-zero: the rank's exit code, 128 + signal, 1 for an abort, 124 for --timeout, 130 after Ctrl-C. Ctrl-C (SIGINT), SIGTERM and SIGHUP stop the whole job.";
+
 /// Start N node processes of PROG (and optionally a host program),
 /// connect them into one job and forward their output.
 ///

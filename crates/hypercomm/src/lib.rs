@@ -27,15 +27,16 @@
 //! ```text
 //!  user program ─ Comm (p2p, communicators, requests)
 //!  p2p engine   ─ engine.rs: matching, requests, progress, waits
-//!  transport    ─ transport/: one small trait; threads today
+//!  launch       ─ launch/: init, finalize, spawn, the launcher, Slurm
+//!  transport    ─ transport/: one small trait; threads and TCP
 //!  wire format  ─ wire.rs: the one frame header
 //! ```
 //!
 //! ## Not done yet
 //!
-//! Collectives, the launcher and process transports (shared memory, TCP),
-//! tracing beyond the recorder hook, the simulator, grids and the C API are
-//! later work; each module's docs say what it lacks.
+//! The shared-memory transport, ssh for remote hosts, tracing beyond the
+//! recorder hook, the simulator, grids and the C API are later work; each
+//! module's docs say what it lacks.
 
 pub mod collective;
 pub mod comm;

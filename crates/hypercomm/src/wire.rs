@@ -35,7 +35,10 @@ pub enum Kind {
     SyncAck = 2,
     /// The sender's global-OR bit changed: `id` is 0 or 1.
     GlobalOr = 3,
-    /// The sender aborted the job; the payload is the UTF-8 message.
+    /// The job was aborted; the payload is the UTF-8 message. `id` is 0
+    /// when the sender itself aborted, or 1 + the endpoint that aborted
+    /// when the sender relays someone else's abort (byte-stream
+    /// transports relay, so that an abort overtakes the exits it causes).
     Abort = 4,
     /// Orderly goodbye: the sender has finished and will send nothing more.
     Goodbye = 5,

@@ -28,7 +28,7 @@
 //!    `SLURM_STEP_NODELIST` or `SLURM_NODELIST` are set, and
 //!    `HYPERCOMM_NO_SLURM` is not): TCP without our launcher. Task 0 opens
 //!    the rendezvous on the **first host of the step's node list**, port
-//!    `20000 + (SLURM_JOB_ID · 1000 + SLURM_STEP_ID) mod 20000` (or the
+//!    `10000 + (SLURM_JOB_ID · 1000 + SLURM_STEP_ID) mod 20000` (below Linux's ephemeral range) (or the
 //!    `ip:port` in `HYPERCOMM_RENDEZVOUS` when set); every task connects to
 //!    it (retrying for up to 60 s), reports its listening address and gets
 //!    the table. The secret is `HYPERCOMM_SECRET` when the user exported

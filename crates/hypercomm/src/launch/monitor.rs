@@ -22,6 +22,10 @@ use std::time::{Duration, Instant};
 /// After the first failure or abort, how long the other ranks get to notice
 /// and exit by themselves before they are sent SIGTERM.
 pub(crate) const GRACE: Duration = Duration::from_secs(2);
+/// How long after the first failure the launcher waits before naming the
+/// cause (so that a rank killed by a signal is named rather than the peers
+/// that noticed its death and exited first).
+pub(crate) const WINDOW: Duration = Duration::from_millis(300);
 /// After SIGTERM, how long before SIGKILL.
 pub(crate) const KILL_AFTER: Duration = Duration::from_secs(1);
 
@@ -216,6 +220,9 @@ pub(crate) struct Monitor {
     failure: Option<(String, i32)>,
     aborted: bool,
     teardown: Option<Instant>,
+    /// Failures seen but not yet attributed: (class, order, text, code).
+    candidates: Vec<(u8, usize, String, i32)>,
+    decide_at: Option<Instant>,
     term_sent: Option<Instant>,
     killed: bool,
     stopping_quietly: bool,
@@ -235,6 +242,8 @@ impl Monitor {
             failure: None,
             aborted: false,
             teardown: None,
+            candidates: Vec::new(),
+            decide_at: None,
             term_sent: None,
             killed: false,
             stopping_quietly: false,
@@ -261,20 +270,41 @@ impl Monitor {
         }
     }
 
-    fn fail(&mut self, ep: usize, what: String, code: i32) {
+    /// Record a failure of `ep`. Its peers are told at once; which failure
+    /// is reported as *the* cause is decided [`WINDOW`] after the first one,
+    /// preferring deaths by signal (`signal`) to exits with an error code,
+    /// which are often just the peers noticing the death first.
+    fn fail(&mut self, ep: usize, what: String, code: i32, signal: bool) {
         if self.failure.is_some() || self.aborted {
+            self.say(&what);
             return;
         }
-        self.say(&what);
-        self.failure = Some((what.clone(), code));
         self.broadcast(
             ep,
             &Ctl::PeerFailed {
                 endpoint: ep as u32,
-                message: what,
+                message: what.clone(),
             },
         );
-        self.teardown.get_or_insert(Instant::now() + GRACE);
+        let seq = self.candidates.len();
+        self.candidates.push((!signal as u8, seq, what, code));
+        let now = Instant::now();
+        self.decide_at.get_or_insert(now + WINDOW);
+        self.teardown.get_or_insert(now + GRACE);
+    }
+
+    /// Name the primary failure among the candidates and print them all.
+    fn decide(&mut self) {
+        if self.candidates.is_empty() || self.failure.is_some() {
+            return;
+        }
+        let mut c = std::mem::take(&mut self.candidates);
+        c.sort_by_key(|x| (x.0, x.1));
+        for (_, _, what, _) in &c {
+            self.say(what);
+        }
+        let (_, _, what, code) = c.swap_remove(0);
+        self.failure = Some((what, code));
     }
 
     fn signal_all(&mut self, sig: i32) {
@@ -319,6 +349,7 @@ impl Monitor {
             }
             Event::Ctl { ep, msg } => match msg {
                 Ctl::Abort { message } if !self.aborted && self.failure.is_none() => {
+                    self.candidates.clear();
                     self.aborted = true;
                     let text = format!("{} aborted the job: {message}", self.label(ep));
                     self.say(&text);
@@ -336,7 +367,7 @@ impl Monitor {
                     self.finished[ep] = true;
                     if !ok && self.setup.pids[ep].is_none() {
                         let what = format!("{} failed: {message}", self.label(ep));
-                        self.fail(ep, what, 1);
+                        self.fail(ep, what, 1, false);
                     }
                 }
                 _ => {}
@@ -348,7 +379,7 @@ impl Monitor {
                         "{} lost its connection to the rendezvous without finishing",
                         self.label(ep)
                     );
-                    self.fail(ep, what, 1);
+                    self.fail(ep, what, 1, false);
                 }
             }
             Event::Exited { ep, status } => {
@@ -357,12 +388,9 @@ impl Monitor {
                 let stopped_by_us = self.term_sent.is_some() || self.stopping_quietly;
                 match code {
                     Some(code) if !stopped_by_us => {
+                        use std::os::unix::process::ExitStatusExt;
                         let what = format!("{} {how}", self.label(ep));
-                        if self.failure.is_some() || self.aborted {
-                            self.say(&what);
-                        } else {
-                            self.fail(ep, what, code);
-                        }
+                        self.fail(ep, what, code, status.signal().is_some());
                     }
                     Some(_) => {}
                     None => {
@@ -375,7 +403,7 @@ impl Monitor {
                             if self.writers.iter().any(|w| w.is_some()) {
                                 let what =
                                     format!("{} exited before joining the job", self.label(ep));
-                                self.fail(ep, what, 1);
+                                self.fail(ep, what, 1, false);
                             }
                         }
                     }
@@ -396,6 +424,9 @@ impl Monitor {
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
             let now = Instant::now();
+            if self.decide_at.is_some_and(|t| now >= t) {
+                self.decide();
+            }
             if let Some(flag) = self.setup.interrupted {
                 if flag.load(Ordering::SeqCst) && !interrupted {
                     interrupted = true;
@@ -435,6 +466,7 @@ impl Monitor {
                 }
             }
         }
+        self.decide();
         match self.failure {
             Some((what, code)) => Verdict {
                 code: if code == 0 { 1 } else { code },

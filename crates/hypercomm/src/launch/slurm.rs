@@ -71,7 +71,7 @@ pub(crate) fn port(job_id: &str, step_id: &str) -> u16 {
             .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64))
     });
     let s: u64 = step_id.trim().parse().unwrap_or(0);
-    (20000 + (j.wrapping_mul(1000).wrapping_add(s)) % 20000) as u16
+    (10000 + (j.wrapping_mul(1000).wrapping_add(s)) % 20000) as u16
 }
 
 impl SlurmEnv {
@@ -202,7 +202,7 @@ mod tests {
     fn ports_are_in_range_and_differ_by_step() {
         let a = port("123456", "0");
         let b = port("123456", "1");
-        assert!((20000..40000).contains(&a));
+        assert!((10000..30000).contains(&a));
         assert_ne!(a, b);
     }
 }

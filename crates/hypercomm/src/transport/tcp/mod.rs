@@ -4,7 +4,7 @@
 //!   the job starts: endpoint `i` connects to every `j < i` and accepts from
 //!   every `j > i`, using the address table of the rendezvous
 //!   ([`crate::launch`]). Every connection is authenticated both ways with
-//!   the per-job secret ([`auth`]: HMAC-SHA-256 challenge-response); a
+//!   the per-job secret (`auth.rs`: HMAC-SHA-256 challenge-response); a
 //!   connection that fails is closed and logged on stderr and does not
 //!   disturb the job. The listener keeps refusing strangers while the job
 //!   runs. Sockets get `TCP_NODELAY` and 4 MiB buffers (socket2).
@@ -19,7 +19,7 @@
 //!   queue, `wait` parks (at most 20 ms at a time). A malformed frame
 //!   (bad header, wrong source or destination) closes that connection, marks
 //!   the peer failed and makes every later operation of this endpoint fail
-//!   with [`Error::Protocol`](crate::Error::Protocol) naming it — never a
+//!   with [`Error::Protocol`] naming it — never a
 //!   panic.
 //! * **Failures.** A clean finish sends [`Kind::Goodbye`] to every peer and
 //!   shuts the connections down; end-of-stream after a goodbye means
@@ -46,7 +46,7 @@ use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex, MutexGuard};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 const ALIVE: u8 = 0;
@@ -86,6 +86,9 @@ struct Shared {
     protocol: Mutex<Option<String>>,
     owner: std::thread::Thread,
     closing: AtomicBool,
+    /// Writing half of the connection to each peer (`None` for ourselves),
+    /// set once the job is connected.
+    writers: OnceLock<Vec<Option<Mutex<TcpStream>>>>,
 }
 
 impl Shared {
@@ -114,15 +117,52 @@ impl Shared {
         }
         self.wake();
     }
+    /// Record that `ep` aborted the job. The first time, relay the abort
+    /// to every peer before anything else can happen here: a peer that sees
+    /// this process exit will have seen the abort first (FIFO per
+    /// connection), so it reports `Aborted` rather than `PeerFailed`.
     fn set_abort(&self, ep: usize, message: String) {
-        {
+        let first = {
             let mut a = lock(&self.abort);
             if a.is_none() {
-                *a = Some((ep, message));
+                *a = Some((ep, message.clone()));
+                true
+            } else {
+                false
             }
+        };
+        if first {
+            self.relay_abort(ep, &message);
         }
         self.abort_flag.store(true, Ordering::SeqCst);
         self.wake();
+    }
+
+    fn relay_abort(&self, origin: usize, message: &str) {
+        let Some(writers) = self.writers.get() else {
+            return;
+        };
+        for (j, w) in writers.iter().enumerate() {
+            let Some(w) = w else { continue };
+            if self.peers[j].state.load(Ordering::Acquire) != ALIVE {
+                continue;
+            }
+            let bytes = message.as_bytes().to_vec();
+            let f = Frame {
+                header: Header {
+                    kind: Kind::Abort,
+                    flags: 0,
+                    src: self.me as u32,
+                    dst: j as u32,
+                    context: 0,
+                    tag: 0,
+                    id: origin as u64 + 1,
+                    len: bytes.len() as u64,
+                },
+                payload: Payload::Bytes(bytes),
+            };
+            let _ = write_frame(&mut *lock(w), f);
+        }
     }
     fn protocol_error(&self, peer: usize, what: String) {
         let msg = format!(
@@ -139,8 +179,7 @@ impl Shared {
 pub(crate) struct TcpEndpoint {
     me: usize,
     shared: Arc<Shared>,
-    /// Writing half of the connection to each peer (`None` for ourselves).
-    peers: Vec<Option<Mutex<TcpStream>>>,
+    n: usize,
     /// Connection to the rendezvous, when there is one.
     control: Option<Arc<Mutex<TcpStream>>>,
     listen_addr: SocketAddr,
@@ -206,6 +245,7 @@ impl TcpEndpoint {
             protocol: Mutex::new(None),
             owner: std::thread::current(),
             closing: AtomicBool::new(false),
+            writers: OnceLock::new(),
         });
 
         // Accept connections from the higher endpoints (and refuse strangers
@@ -253,17 +293,25 @@ impl TcpEndpoint {
         drop(rx);
 
         let mut peers = Vec::with_capacity(n);
+        let mut readers = Vec::new();
         for (j, s) in streams.into_iter().enumerate() {
             match s {
                 None => peers.push(None),
                 Some(s) => {
-                    let r = s.try_clone().map_err(|e| io_err("cloning a socket", e))?;
+                    readers.push((j, s.try_clone().map_err(|e| io_err("cloning a socket", e))?));
+                    peers.push(Some(Mutex::new(s)));
+                }
+            }
+        }
+        let _ = shared.writers.set(peers);
+        for (j, r) in readers {
+            {
+                {
                     let sh = shared.clone();
                     std::thread::Builder::new()
                         .name(format!("hypercomm-read-{me}-{j}"))
                         .spawn(move || reader(sh, j, r))
                         .map_err(|e| io_err("spawning a reader thread", e))?;
-                    peers.push(Some(Mutex::new(s)));
                 }
             }
         }
@@ -282,7 +330,7 @@ impl TcpEndpoint {
         Ok(TcpEndpoint {
             me,
             shared,
-            peers,
+            n,
             control,
             listen_addr,
             closed: AtomicBool::new(false),
@@ -309,7 +357,7 @@ impl TcpEndpoint {
 
     pub(crate) fn describe_waits(&self) -> String {
         let mut out = String::new();
-        for (i, _) in self.peers.iter().enumerate().filter(|(i, _)| *i != self.me) {
+        for i in (0..self.n).filter(|&i| i != self.me) {
             let st = match self.peer_state(i) {
                 PeerState::Alive => "running (its waits are not visible over TCP)".to_string(),
                 PeerState::Finished => "finished".to_string(),
@@ -326,8 +374,18 @@ impl TcpEndpoint {
         }
     }
 
+    fn writers(&self) -> &[Option<Mutex<TcpStream>>] {
+        self.shared
+            .writers
+            .get()
+            .map(|w| w.as_slice())
+            .unwrap_or(&[])
+    }
+
     fn send_to(&self, j: usize, frame: Frame) {
-        let Some(w) = &self.peers[j] else { return };
+        let Some(Some(w)) = self.writers().get(j) else {
+            return;
+        };
         if self.shared.peers[j].state.load(Ordering::Acquire) != ALIVE {
             return; // dropped: a borrowed payload tells its sender
         }
@@ -482,12 +540,19 @@ fn reader(sh: Arc<Shared>, peer: usize, mut s: TcpStream) {
                     sh.finished(peer);
                 }
                 Kind::Abort => {
+                    // `id` is 0 when the sender itself aborted, else 1 + the
+                    // endpoint whose abort it relays.
+                    let origin = match f.header.id {
+                        0 => peer,
+                        k if (k as usize) <= sh.peers.len() => k as usize - 1,
+                        _ => peer,
+                    };
                     let text = match &f.payload {
                         Payload::Inline(i) => String::from_utf8_lossy(i.bytes()).into_owned(),
                         Payload::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
                         _ => String::new(),
                     };
-                    sh.set_abort(peer, text);
+                    sh.set_abort(origin, text);
                 }
                 _ if goodbye => {
                     sh.protocol_error(peer, "a frame after its goodbye".into());
@@ -621,7 +686,7 @@ impl Transport for TcpEndpoint {
         self.me
     }
     fn endpoints(&self) -> usize {
-        self.peers.len()
+        self.n
     }
 
     fn send(&self, frame: Frame) -> Result<()> {
@@ -646,10 +711,10 @@ impl Transport for TcpEndpoint {
             self.shared.push(Frame { header, payload });
             return Ok(());
         }
-        if dst >= self.peers.len() {
+        if dst >= self.n {
             return Err(Error::Protocol(format!(
                 "frame for endpoint {dst}, but the job has {}",
-                self.peers.len()
+                self.n
             )));
         }
         self.send_to(dst, frame);
@@ -697,28 +762,8 @@ impl Transport for TcpEndpoint {
     }
 
     fn abort(&self, message: &str) {
+        // Records it and relays an Abort frame to every peer.
         self.shared.set_abort(self.me, message.to_string());
-        for j in 0..self.peers.len() {
-            if j != self.me {
-                let bytes = message.as_bytes().to_vec();
-                self.send_to(
-                    j,
-                    Frame {
-                        header: Header {
-                            kind: Kind::Abort,
-                            flags: 0,
-                            src: self.me as u32,
-                            dst: j as u32,
-                            context: 0,
-                            tag: 0,
-                            id: 0,
-                            len: bytes.len() as u64,
-                        },
-                        payload: Payload::Bytes(bytes),
-                    },
-                );
-            }
-        }
         self.tell_control(&Ctl::Abort {
             message: message.to_string(),
         });
@@ -730,7 +775,7 @@ impl Transport for TcpEndpoint {
         }
         let ok = outcome.is_ok();
         if ok {
-            for j in (0..self.peers.len()).filter(|&j| j != self.me) {
+            for j in (0..self.n).filter(|&j| j != self.me) {
                 self.send_to(
                     j,
                     Frame {
@@ -749,7 +794,7 @@ impl Transport for TcpEndpoint {
                 );
             }
         }
-        for w in self.peers.iter().flatten() {
+        for w in self.writers().iter().flatten() {
             let _ = lock(w).shutdown(Shutdown::Write);
         }
         if ok {
@@ -791,5 +836,188 @@ impl Drop for TcpEndpoint {
             Ok(())
         };
         self.close(outcome);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::comm::Comm;
+    use crate::engine::Engine;
+    use crate::transport::AnyTransport;
+    use proptest::prelude::*;
+    use std::rc::Rc;
+
+    const SECRET: &[u8] = b"0123456789abcdef0123456789abcdef";
+
+    /// Endpoint 0 of a 2-endpoint job whose endpoint 1 is `fake`, given a
+    /// connected and authenticated socket to endpoint 0.
+    fn with_fake_peer(fake: impl FnOnce(TcpStream) + Send + 'static) -> Comm {
+        let l0 = TcpListener::bind("127.0.0.1:0").unwrap();
+        let l1 = TcpListener::bind("127.0.0.1:0").unwrap();
+        let a0 = l0.local_addr().unwrap();
+        let addrs = vec![a0, l1.local_addr().unwrap()];
+        std::thread::spawn(move || {
+            let mut s = TcpStream::connect(a0).unwrap();
+            auth::client(&mut s, SECRET, "test-job", 1).unwrap();
+            fake(s);
+        });
+        let t = TcpEndpoint::establish(TcpSetup {
+            me: 0,
+            addrs,
+            listener: l0,
+            secret: SECRET.to_vec(),
+            job: "test-job".into(),
+            control: None,
+        })
+        .unwrap();
+        let engine = Engine::new(AnyTransport::Tcp(t), Some(Duration::from_secs(10)));
+        Comm::world(Rc::new(engine), 2, false)
+    }
+
+    fn header(kind: Kind, src: u32, dst: u32, len: u64) -> Header {
+        Header {
+            kind,
+            flags: 0,
+            src,
+            dst,
+            context: 0,
+            tag: 5,
+            id: 0,
+            len,
+        }
+    }
+
+    #[test]
+    fn a_valid_frame_then_garbage_gives_the_message_then_protocol() {
+        let comm = with_fake_peer(|mut s| {
+            let f = Frame {
+                header: header(Kind::Data, 1, 0, 8),
+                payload: Payload::Bytes(42u64.to_le_bytes().to_vec()),
+            };
+            write_frame(&mut s, f).unwrap();
+            s.write_all(&[0xAB; 100]).unwrap();
+            std::thread::sleep(Duration::from_millis(500));
+        });
+        let (v, _) = comm.recv::<u64>(1, 5).unwrap();
+        assert_eq!(v, 42);
+        let e = comm.recv::<u64>(1, 5).unwrap_err();
+        match e {
+            Error::Protocol(m) => assert!(m.contains("magic"), "{m}"),
+            e => panic!("expected a protocol error, got {e:?}"),
+        }
+        // It stays: every later operation says so too.
+        assert!(matches!(comm.send(&[1u8], 0, 1), Err(Error::Protocol(_))));
+    }
+
+    #[test]
+    fn a_frame_with_a_forged_source_is_a_protocol_error() {
+        let comm = with_fake_peer(|mut s| {
+            s.write_all(&header(Kind::Data, 7, 0, 0).encode()).unwrap();
+            std::thread::sleep(Duration::from_millis(500));
+        });
+        match comm.recv::<u8>(1, 5) {
+            Err(Error::Protocol(m)) => assert!(m.contains("from endpoint 7"), "{m}"),
+            r => panic!("expected a protocol error, got {r:?}"),
+        }
+    }
+
+    #[test]
+    fn a_lying_length_then_eof_is_a_failed_peer_not_a_huge_allocation() {
+        let comm = with_fake_peer(|mut s| {
+            s.write_all(&header(Kind::Data, 1, 0, u64::MAX / 2).encode())
+                .unwrap();
+            s.write_all(&[1, 2, 3]).unwrap();
+        });
+        let e = comm.recv::<u8>(1, 5).unwrap_err();
+        assert!(matches!(e, Error::PeerFailed { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn goodbye_then_eof_is_finished_and_eof_alone_is_failed() {
+        let comm = with_fake_peer(|mut s| {
+            s.write_all(&header(Kind::Goodbye, 1, 0, 0).encode())
+                .unwrap();
+        });
+        let start = Instant::now();
+        let e = comm.recv::<u8>(1, 5).unwrap_err();
+        assert!(matches!(e, Error::PeerFailed { .. }), "{e:?}");
+        assert!(start.elapsed() < Duration::from_secs(1));
+        assert_eq!(comm.engine().t.peer_state(1), PeerState::Finished);
+
+        let comm = with_fake_peer(drop);
+        let e = comm.recv::<u8>(1, 5).unwrap_err();
+        assert!(matches!(e, Error::PeerFailed { .. }), "{e:?}");
+        assert!(matches!(
+            comm.engine().t.peer_state(1),
+            PeerState::Failed(_)
+        ));
+    }
+
+    #[test]
+    fn strangers_are_refused_by_an_endpoint_listener() {
+        let l0 = TcpListener::bind("127.0.0.1:0").unwrap();
+        let a0 = l0.local_addr().unwrap();
+        let addrs = vec![a0, "127.0.0.1:9".parse().unwrap()];
+        std::thread::spawn(move || {
+            // A stranger with the wrong secret, then the real peer.
+            let mut bad = TcpStream::connect(a0).unwrap();
+            assert!(auth::client(&mut bad, b"wrong", "test-job", 1).is_err());
+            let mut s = TcpStream::connect(a0).unwrap();
+            auth::client(&mut s, SECRET, "test-job", 1).unwrap();
+            let f = Frame {
+                header: header(Kind::Data, 1, 0, 1),
+                payload: Payload::Bytes(vec![9]),
+            };
+            write_frame(&mut s, f).unwrap();
+            std::thread::sleep(Duration::from_millis(300));
+        });
+        let t = TcpEndpoint::establish(TcpSetup {
+            me: 0,
+            addrs,
+            listener: l0,
+            secret: SECRET.to_vec(),
+            job: "test-job".into(),
+            control: None,
+        })
+        .unwrap();
+        let engine = Engine::new(AnyTransport::Tcp(t), Some(Duration::from_secs(10)));
+        let comm = Comm::world(Rc::new(engine), 2, false);
+        assert_eq!(comm.recv::<u8>(1, 5).unwrap().0, 9);
+    }
+
+    proptest! {
+        #[test]
+        fn reading_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let mut r = &bytes[..];
+            for _ in 0..4 {
+                match read_frame(&mut r, 1, 0) {
+                    ReadOutcome::Frame(_) => continue,
+                    _ => break,
+                }
+            }
+        }
+
+        #[test]
+        fn frames_round_trip_through_a_stream(lens in proptest::collection::vec(0usize..5000, 1..6)) {
+            let mut buf = Vec::new();
+            for (i, &len) in lens.iter().enumerate() {
+                let data: Vec<u8> = (0..len).map(|k| (k + i) as u8).collect();
+                write_frame(&mut buf, Frame { header: header(Kind::Data, 1, 0, len as u64), payload: Payload::copy_of(&data) }).unwrap();
+            }
+            let mut r = &buf[..];
+            for (i, &len) in lens.iter().enumerate() {
+                match read_frame(&mut r, 1, 0) {
+                    ReadOutcome::Frame(f) => {
+                        prop_assert_eq!(f.header.len, len as u64);
+                        let want: Vec<u8> = (0..len).map(|k| (k + i) as u8).collect();
+                        let got = match &f.payload { Payload::Inline(x) => x.bytes().to_vec(), Payload::Bytes(b) => b.clone(), _ => unreachable!() };
+                        prop_assert_eq!(got, want);
+                    }
+                    other => prop_assert!(false, "frame {} gave {:?}", i, other),
+                }
+            }
+            prop_assert!(matches!(read_frame(&mut r, 1, 0), ReadOutcome::End));
+        }
     }
 }

@@ -1,0 +1,612 @@
+//! Processes started by the launcher (`hypercomm run`), by `spawn` and by a
+//! faked Slurm step, over TCP: output forwarding, failure propagation
+//! (`kill -9`, abort, Ctrl-C), refusal of foreign clients, distinct
+//! addresses, and the command's help. Every process is run under a time
+//! limit; the launcher itself also gets `--timeout`.
+
+mod common;
+
+use common::procs::{example_bin, hypercomm_bin, run_limited, Output};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+fn launcher() -> Command {
+    let mut c = Command::new(hypercomm_bin());
+    c.arg("run").env("HYPERCOMM_TIMEOUT", "30");
+    c
+}
+
+fn run(mut cmd: Command) -> Output {
+    cmd.env_remove("HYPERCOMM_RANK");
+    run_limited(cmd, LIMIT)
+}
+
+/// The lines `hello` prints without a host for `n` nodes, sorted.
+fn hello_lines(n: usize) -> Vec<String> {
+    let mut token = 0u64;
+    let mut v = Vec::new();
+    for r in 0..n {
+        let before = token;
+        token += r as u64;
+        v.push(format!(
+            "[{r}] hello from node {r} of {n}: token {before} -> {token}"
+        ));
+    }
+    v.push(format!("[0] token after one lap: {}", n * (n - 1) / 2));
+    v.sort();
+    v
+}
+
+fn sorted_lines(s: &str) -> Vec<String> {
+    let mut v: Vec<String> = s.lines().map(str::to_string).collect();
+    v.sort();
+    v
+}
+
+fn pid_alive(pid: u32) -> bool {
+    // A reaped process has no /proc entry; a zombie would still count.
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+fn pids_in(out: &str) -> Vec<u32> {
+    out.lines()
+        .filter_map(|l| l.split("] pid ").nth(1))
+        .filter_map(|p| p.trim().parse().ok())
+        .collect()
+}
+
+fn unix_ms() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
+}
+
+/// A launcher whose stdout is read line by line while it runs.
+struct Live {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+    stderr: std::thread::JoinHandle<String>,
+}
+
+impl Live {
+    fn start(mut cmd: Command) -> Live {
+        let mut child = cmd
+            .env_remove("HYPERCOMM_RANK")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("starting the launcher");
+        let out = child.stdout.take().unwrap();
+        let mut err = child.stderr.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for l in BufReader::new(out).lines().map_while(Result::ok) {
+                let _ = tx.send(l);
+            }
+        });
+        let stderr = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        });
+        Live {
+            child,
+            lines: rx,
+            seen: Vec::new(),
+            stderr,
+        }
+    }
+
+    /// Wait for a line containing `what`.
+    fn wait_for(&mut self, what: &str) -> String {
+        if let Some(l) = self.seen.iter().find(|l| l.contains(what)) {
+            return l.clone();
+        }
+        let end = Instant::now() + LIMIT;
+        while let Ok(l) = self
+            .lines
+            .recv_timeout(end.saturating_duration_since(Instant::now()))
+        {
+            self.seen.push(l.clone());
+            if l.contains(what) {
+                return l;
+            }
+        }
+        let _ = self.child.kill();
+        panic!("no line with {what:?}; got:\n{}", self.seen.join("\n"));
+    }
+
+    /// Wait for the launcher to end; returns (exit status, stdout, stderr).
+    fn finish(mut self) -> (std::process::ExitStatus, String, String) {
+        let end = Instant::now() + LIMIT;
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            if Instant::now() > end {
+                let _ = self.child.kill();
+                panic!(
+                    "the launcher did not end; output so far:\n{}",
+                    self.seen.join("\n")
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        while let Ok(l) = self.lines.recv_timeout(Duration::from_secs(5)) {
+            self.seen.push(l);
+        }
+        (status, self.seen.join("\n"), self.stderr.join().unwrap())
+    }
+}
+
+// ---------------------------------------------------------------- hello
+
+#[test]
+fn hello_runs_as_processes_over_tcp() {
+    let hello = example_bin("hello");
+    for n in [1usize, 2, 4] {
+        let mut c = launcher();
+        c.args(["-n", &n.to_string(), "--transport", "tcp"])
+            .arg(&hello);
+        let out = run(c);
+        assert!(out.status.success(), "hello -n {n}:\n{}", out.both());
+        assert_eq!(sorted_lines(&out.stdout), hello_lines(n), "{}", out.both());
+    }
+}
+
+#[test]
+fn hello_with_a_host_process_prints_in_rank_order() {
+    let hello = example_bin("hello");
+    let mut c = launcher();
+    c.args(["-n", "4", "--host"])
+        .arg(&hello)
+        .arg("--")
+        .arg(&hello);
+    let out = run(c);
+    assert!(out.status.success(), "{}", out.both());
+    let want = [
+        "[host] hello from node 0 of 4: token 0 -> 0",
+        "[host] hello from node 1 of 4: token 0 -> 1",
+        "[host] hello from node 2 of 4: token 1 -> 3",
+        "[host] hello from node 3 of 4: token 3 -> 6",
+        "[host] token after one lap: 6",
+    ];
+    assert_eq!(
+        out.stdout.lines().collect::<Vec<_>>(),
+        want,
+        "{}",
+        out.both()
+    );
+    // Without prefixes.
+    let mut c = launcher();
+    c.args(["-n", "3", "--no-prefix", "--host"])
+        .arg(&hello)
+        .arg("--")
+        .arg(&hello);
+    let out = run(c);
+    assert!(out.status.success(), "{}", out.both());
+    assert_eq!(
+        out.stdout.lines().last(),
+        Some("token after one lap: 3"),
+        "{}",
+        out.both()
+    );
+    assert!(!out.stdout.contains('['), "{}", out.both());
+}
+
+/// The same hello over shared memory, with and without a host.
+#[test]
+fn hello_runs_as_processes_over_shm() {
+    let hello = example_bin("hello");
+    let mut c = launcher();
+    c.args(["-n", "4", "--transport", "shm"]).arg(&hello);
+    let out = run(c);
+    assert!(out.status.success(), "{}", out.both());
+    assert_eq!(sorted_lines(&out.stdout), hello_lines(4), "{}", out.both());
+    let mut c = launcher();
+    c.args(["-n", "4", "--transport", "shm", "--host"])
+        .arg(&hello)
+        .arg("--")
+        .arg(&hello);
+    let out = run(c);
+    assert!(out.status.success(), "{}", out.both());
+    assert_eq!(
+        out.stdout.lines().last(),
+        Some("[host] token after one lap: 6"),
+        "{}",
+        out.both()
+    );
+}
+
+// ------------------------------------------------------------- failures
+
+#[test]
+fn kill_9_of_a_rank_is_reported_and_the_job_is_stopped() {
+    const V: usize = 2;
+    let mut c = launcher();
+    c.args(["-n", "4", "--timeout", "50"])
+        .arg(example_bin("faults"))
+        .args(["victim", &V.to_string()]);
+    let mut live = Live::start(c);
+    live.wait_for("victim ready");
+    let victim_pid: u32 = live
+        .seen
+        .iter()
+        .find_map(|l| l.strip_prefix(&format!("[{V}] pid ")))
+        .and_then(|p| p.trim().parse().ok())
+        .expect("the victim printed its pid");
+    // Let the others block on the victim, then kill it.
+    std::thread::sleep(Duration::from_millis(300));
+    let killed_at = unix_ms();
+    Command::new("kill")
+        .args(["-9", &victim_pid.to_string()])
+        .status()
+        .expect("kill -9");
+    let (status, stdout, stderr) = live.finish();
+    let all = format!("--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}");
+    assert!(!status.success(), "{all}");
+    assert_eq!(status.code(), Some(128 + 9), "{all}");
+    assert!(
+        stderr.contains(&format!("rank {V} was killed by signal SIGKILL (9)")),
+        "{all}"
+    );
+    for r in (0..4).filter(|&r| r != V) {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("[{r}] rank {r} detected ")))
+            .unwrap_or_else(|| panic!("rank {r} reported nothing:\n{all}"));
+        assert!(
+            line.contains(&format!("PeerFailed {{ rank: Node({V}) }}")),
+            "{line}"
+        );
+        let at: u128 = line.rsplit(" at ").next().unwrap().parse().unwrap();
+        assert!(
+            at.saturating_sub(killed_at) < 1000,
+            "rank {r} noticed after {} ms: {line}",
+            at - killed_at
+        );
+    }
+    for pid in pids_in(&stdout) {
+        assert!(!pid_alive(pid), "process {pid} was left behind:\n{all}");
+    }
+}
+
+#[test]
+fn abort_is_printed_and_ends_every_rank() {
+    let mut c = launcher();
+    c.args(["-n", "4", "--timeout", "50"])
+        .arg(example_bin("faults"))
+        .args(["abort", "1"]);
+    let out = run(c);
+    assert!(!out.status.success(), "{}", out.both());
+    assert!(
+        out.stderr
+            .contains("rank 1 aborted the job: rank 1 gives up: the matrix is singular"),
+        "{}",
+        out.both()
+    );
+    for r in [0, 2, 3] {
+        assert!(
+            out.stdout.contains(&format!(
+                "[{r}] rank {r} ended with Aborted {{ rank: Node(1), message: \"rank 1 gives up: the matrix is singular\" }}"
+            )),
+            "rank {r}:\n{}",
+            out.both()
+        );
+    }
+    assert!(out.elapsed < Duration::from_secs(20), "{:?}", out.elapsed);
+    for pid in pids_in(&out.stdout) {
+        assert!(!pid_alive(pid), "process {pid} was left behind");
+    }
+}
+
+#[test]
+fn ctrl_c_stops_the_whole_job() {
+    let mut c = launcher();
+    c.args(["-n", "3"])
+        .arg(example_bin("faults"))
+        .args(["wait-file", "/nonexistent/never"]);
+    let mut live = Live::start(c);
+    for r in 0..3 {
+        live.wait_for(&format!("[{r}] rendezvous"));
+    }
+    let pid = live.child.id();
+    Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    let (status, _, stderr) = live.finish();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+}
+
+#[test]
+fn a_rank_that_exits_with_an_error_is_named() {
+    // A node program that is not a hypercomm program at all and fails.
+    let mut c = launcher();
+    c.args(["-n", "2", "sh", "-c", "exit $((HYPERCOMM_RANK + 5))"]);
+    let out = run(c);
+    assert!(!out.status.success());
+    assert!(
+        out.stderr.contains("rank 0 exited with code 5")
+            || out.stderr.contains("rank 1 exited with code 6"),
+        "{}",
+        out.both()
+    );
+}
+
+// ------------------------------------------------------------- security
+
+/// Connects to `addr` and tries to join without the secret.
+fn foreign_client(addr: &str) {
+    // 1. Garbage.
+    let mut s = TcpStream::connect(addr).expect("connecting to the rendezvous");
+    let _ = s.write_all(b"GET / HTTP/1.0\r\n\r\n-------------------------------------");
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut buf = [0u8; 64];
+    assert!(
+        matches!(s.read(&mut buf), Ok(0) | Err(_)),
+        "garbage must get nothing back"
+    );
+    // 2. A well-formed greeting and a forged proof.
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut hello = b"HCAUTH1\0".to_vec();
+    hello.extend_from_slice(&[7u8; 32]);
+    s.write_all(&hello).unwrap();
+    let mut reply = [0u8; 64];
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.read_exact(&mut reply)
+        .expect("the server proves itself first");
+    let mut forged = 0u32.to_le_bytes().to_vec();
+    forged.extend_from_slice(&[0u8; 32]);
+    s.write_all(&forged).unwrap();
+    assert!(
+        matches!(s.read(&mut buf), Ok(0) | Err(_)),
+        "a forged proof is refused"
+    );
+}
+
+#[test]
+fn foreign_clients_are_refused_and_the_job_completes() {
+    let dir = std::env::temp_dir().join(format!("hypercomm-foreign-{}", std::process::id()));
+    let _ = std::fs::remove_file(&dir);
+    let mut c = launcher();
+    c.args(["-n", "3", "--timeout", "50"])
+        .arg(example_bin("faults"))
+        .arg("wait-file")
+        .arg(&dir);
+    let mut live = Live::start(c);
+    let line = live.wait_for("[0] rendezvous ");
+    let addr = line.rsplit(' ').next().unwrap().to_string();
+    foreign_client(&addr);
+    std::fs::write(&dir, b"go").unwrap();
+    let (status, stdout, stderr) = live.finish();
+    let _ = std::fs::remove_file(&dir);
+    assert!(status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("refused a rendezvous connection"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("[0] token 3"), "{stdout}");
+}
+
+// ------------------------------------------------- distinct addresses
+
+fn sh(cmd: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", cmd])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+/// Two network namespaces joined by a veth pair (10.77.x.1 and 10.77.x.2);
+/// removed on drop.
+struct Netns {
+    a: String,
+    b: String,
+}
+
+impl Netns {
+    fn create() -> Option<Netns> {
+        let id = std::process::id() % 10000;
+        let (a, b) = (format!("hca{id}"), format!("hcb{id}"));
+        let (va, vb) = (format!("hcva{id}"), format!("hcvb{id}"));
+        let net = format!("10.77.{}", id % 250);
+        let ok = sh(&format!("ip netns add {a}"))
+            && sh(&format!("ip netns add {b}"))
+            && sh(&format!(
+                "ip link add {va} netns {a} type veth peer name {vb} netns {b}"
+            ))
+            && sh(&format!("ip -n {a} addr add {net}.1/24 dev {va}"))
+            && sh(&format!("ip -n {b} addr add {net}.2/24 dev {vb}"))
+            && sh(&format!(
+                "ip -n {a} link set {va} up && ip -n {a} link set lo up"
+            ))
+            && sh(&format!(
+                "ip -n {b} link set {vb} up && ip -n {b} link set lo up"
+            ));
+        let ns = Netns { a, b };
+        ok.then_some(ns)
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        sh(&format!("ip netns del {}", self.a));
+        sh(&format!("ip netns del {}", self.b));
+    }
+}
+
+/// TCP between distinct addresses: in two network namespaces joined by a
+/// veth pair when `ip netns` works (root, as in CI), else between
+/// 127.0.0.2 and 127.0.0.3 on loopback. Ranks alternate between the two.
+#[test]
+fn tcp_across_distinct_addresses() {
+    let faults = example_bin("faults");
+    if let Some(ns) = Netns::create() {
+        let id = std::process::id() % 10000;
+        let net = format!("10.77.{}", id % 250);
+        // The launcher runs in namespace a; each rank enters its own
+        // namespace (a for even ranks, b for odd) before exec'ing.
+        let wrapper = format!(
+            "if [ $((HYPERCOMM_RANK % 2)) = 0 ]; then ns={}; else ns={}; fi; exec ip netns exec $ns \"$@\"",
+            ns.a, ns.b
+        );
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &ns.a])
+            .arg(hypercomm_bin())
+            .args(["run", "-n", "4", "--timeout", "50", "--interface"])
+            .arg(format!("{net}.1"))
+            .arg("--hosts")
+            .arg(format!("{net}.1,{net}.2"))
+            .args(["sh", "-c", &wrapper, "sh"])
+            .arg(&faults)
+            .arg("where")
+            .env("HYPERCOMM_TIMEOUT", "30");
+        let out = run(c);
+        assert!(out.status.success(), "{}", out.both());
+        assert!(
+            out.stdout
+                .contains(&format!("[1] bind {net}.2 rendezvous {net}.1:")),
+            "{}",
+            out.both()
+        );
+        assert!(
+            out.stdout.contains(&format!("[0] bind {net}.1 ")),
+            "{}",
+            out.both()
+        );
+        assert!(out.stdout.contains("[0] token 4"), "{}", out.both());
+        eprintln!("ran across network namespaces {} and {}", ns.a, ns.b);
+    } else {
+        eprintln!("ip netns unavailable (not root?): using 127.0.0.2 and 127.0.0.3");
+        let mut c = launcher();
+        c.args([
+            "-n",
+            "4",
+            "--hosts",
+            "127.0.0.2,127.0.0.3",
+            "--timeout",
+            "50",
+        ])
+        .arg(&faults)
+        .arg("where");
+        let out = run(c);
+        assert!(out.status.success(), "{}", out.both());
+        assert!(
+            out.stdout
+                .contains("[1] bind 127.0.0.3 rendezvous 127.0.0.2:"),
+            "{}",
+            out.both()
+        );
+        assert!(out.stdout.contains("[0] token 4"), "{}", out.both());
+    }
+}
+
+// ----------------------------------------------------------- Slurm, spawn
+
+/// A faked Slurm step of 3 tasks on loopback runs `hello` (no host: every
+/// task prints its own greeting).
+#[test]
+fn slurm_bootstrap_without_the_launcher() {
+    let hello = example_bin("hello");
+    let job = (std::process::id() as u64 * 7919 + unix_ms() as u64) % 1_000_000;
+    let kids: Vec<Child> = (0..3)
+        .map(|i| {
+            Command::new(&hello)
+                .env_remove("HYPERCOMM_RANK")
+                .env("SLURM_PROCID", i.to_string())
+                .env("SLURM_NTASKS", "3")
+                .env("SLURM_STEP_NODELIST", "localhost")
+                .env("SLURM_JOB_ID", job.to_string())
+                .env("SLURM_STEP_ID", "0")
+                .env("HYPERCOMM_TIMEOUT", "30")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let end = Instant::now() + LIMIT;
+    let mut lines = Vec::new();
+    for mut k in kids {
+        while k.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < end, "a Slurm task hung");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let o = k.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        lines.extend(
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .map(str::to_string),
+        );
+    }
+    lines.sort();
+    let want: Vec<String> = hello_lines(3)
+        .into_iter()
+        .map(|l| l.split_once("] ").unwrap().1.to_string())
+        .collect();
+    let mut want = want;
+    want.sort();
+    assert_eq!(lines, want);
+}
+
+/// A host program started by hand spawns its nodes (PICL load0).
+#[test]
+fn spawn_starts_nodes_from_a_host_program() {
+    let mut c = Command::new(example_bin("spawn"));
+    c.arg("3").env("HYPERCOMM_TIMEOUT", "30");
+    let out = run(c);
+    assert!(out.status.success(), "{}", out.both());
+    let want = [
+        "hello from node 0 of 3: token 0 -> 0",
+        "hello from node 1 of 3: token 0 -> 1",
+        "hello from node 2 of 3: token 1 -> 3",
+        "token after one lap: 3",
+    ];
+    assert_eq!(
+        out.stdout.lines().collect::<Vec<_>>(),
+        want,
+        "{}",
+        out.both()
+    );
+}
+
+// ----------------------------------------------------------------- help
+
+#[test]
+fn run_help_documents_every_option() {
+    let mut c = Command::new(hypercomm_bin());
+    c.args(["run", "--help"]);
+    let out = run(c);
+    assert!(out.status.success());
+    for opt in [
+        "-n, --np",
+        "--host",
+        "--transport",
+        "--hosts",
+        "--hostfile",
+        "--interface",
+        "--timeout",
+        "--no-prefix",
+        "PROG",
+    ] {
+        assert!(
+            out.stdout.contains(opt),
+            "{opt} missing from:\n{}",
+            out.stdout
+        );
+    }
+}

@@ -1,0 +1,146 @@
+//! A test program for the process tests (`tests/processes.rs`), started by
+//! `hypercomm run`. The first argument picks a scenario:
+//!
+//! * `victim V`: every rank prints its pid; the nodes other than `V`
+//!   repeatedly send to `V` and wait for its echo; after 50 echoes `V`
+//!   prints `victim ready` and stops answering (the test then kills it).
+//!   The others print `rank R detected <error> at <unix ms>` and exit 3.
+//! * `abort A`: after a first exchange rank `A` aborts with a message; every
+//!   other rank is blocked in a receive and prints how it ended, then exits
+//!   4 (or 0 if its operation did not fail, which the test rejects).
+//! * `wait-file PATH`: every rank prints the rendezvous address, then all
+//!   wait until `PATH` exists (node 0 polls and then releases the others
+//!   with a message), exchange a token around the ring and exit 0.
+//! * `where`: prints the variables of the environment contract that say
+//!   where the rank listens, then runs a ring.
+//!
+//! Not a user example: it exists to be killed, aborted and probed.
+
+use hypercomm::{Comm, Error, Rank, ANY_SOURCE};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+fn now_ms() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0)
+}
+
+fn ring(comm: &Comm) -> hypercomm::Result<u64> {
+    let (me, n) = (comm.rank(), comm.size());
+    let mut t = [0u64];
+    if n == 1 {
+        return Ok(0);
+    }
+    if me == 0 {
+        comm.send(&[1u64], 1, 9)?;
+        comm.recv_into(&mut t, n - 1, 9)?;
+    } else {
+        comm.recv_into(&mut t, me - 1, 9)?;
+        comm.send(&[t[0] + 1], (me + 1) % n, 9)?;
+    }
+    Ok(t[0])
+}
+
+fn victim(comm: &Comm, v: usize) -> i32 {
+    let me = comm.rank();
+    println!("pid {}", std::process::id());
+    if me == v {
+        for _ in 0..50 * (comm.size() - 1) {
+            let (x, st) = comm.recv::<u64>(ANY_SOURCE, 1).expect("victim recv");
+            comm.send(&[x], st.source, 2).expect("victim echo");
+        }
+        println!("victim ready");
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
+    let mut i = 0u64;
+    loop {
+        let r = comm
+            .send(&[i], v, 1)
+            .and_then(|_| comm.recv::<u64>(v, 2).map(|_| ()));
+        if let Err(e) = r {
+            println!("rank {me} detected {e:?} at {}", now_ms());
+            return 3;
+        }
+        i += 1;
+    }
+}
+
+fn abort(comm: &Comm, a: usize) -> i32 {
+    let me = comm.rank();
+    println!("pid {}", std::process::id());
+    ring(comm).expect("first ring");
+    if me == a {
+        std::thread::sleep(Duration::from_millis(200));
+        let e = comm.abort(&format!("rank {a} gives up: the matrix is singular"));
+        println!("rank {me} aborted: {e}");
+        return 4;
+    }
+    match comm.recv::<u8>(ANY_SOURCE, 5) {
+        Ok(_) => {
+            println!("rank {me} was not stopped by the abort");
+            0
+        }
+        Err(e @ Error::Aborted { .. }) => {
+            println!("rank {me} ended with {e:?}");
+            4
+        }
+        Err(e) => {
+            println!("rank {me} ended with another error {e:?}");
+            5
+        }
+    }
+}
+
+fn wait_file(comm: &Comm, path: &str) -> i32 {
+    println!(
+        "rendezvous {}",
+        std::env::var("HYPERCOMM_RENDEZVOUS").unwrap_or_default()
+    );
+    if comm.rank() == 0 {
+        while !std::path::Path::new(path).exists() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        for r in 1..comm.size() {
+            comm.send(&[1u8], r, 3).expect("release");
+        }
+    } else {
+        comm.recv::<u8>(0, 3).expect("released");
+    }
+    let t = ring(comm).expect("ring");
+    println!("token {t}");
+    0
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let comm = hypercomm::init().expect("init");
+    assert!(comm.me() != Rank::Host, "this program has no host part");
+    let arg = |i: usize| args.get(i).cloned().unwrap_or_default();
+    let num = |i: usize| arg(i).parse::<usize>().expect("a rank number");
+    let code = match arg(1).as_str() {
+        "victim" => victim(&comm, num(2)),
+        "abort" => abort(&comm, num(2)),
+        "wait-file" => wait_file(&comm, &arg(2)),
+        "where" => {
+            println!(
+                "bind {} rendezvous {}",
+                std::env::var("HYPERCOMM_BIND").unwrap_or_default(),
+                std::env::var("HYPERCOMM_RENDEZVOUS").unwrap_or_default()
+            );
+            let t = ring(&comm).expect("ring");
+            println!("token {t}");
+            0
+        }
+        other => {
+            eprintln!("unknown scenario {other:?}");
+            2
+        }
+    };
+    if code == 0 {
+        hypercomm::finalize(comm).expect("finalize");
+    }
+    std::process::exit(code);
+}
