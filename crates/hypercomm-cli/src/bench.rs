@@ -59,6 +59,13 @@ pub(crate) struct BenchArgs {
     /// Collectives: switch off check mode (the signature exchange before each call).
     #[arg(long)]
     no_check: bool,
+    /// Trace every run (PICL compact) into this file: measures the cost of
+    /// tracing (levels from --trace-level).
+    #[arg(long)]
+    trace: Option<std::path::PathBuf>,
+    /// Trace levels e,c,m with --trace.
+    #[arg(long, default_value = "3,3,3")]
+    trace_level: String,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -322,6 +329,13 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
     }
     if a.repeat == 0 || a.iters == 0 {
         return Err("--iters and --repeat must be at least 1".into());
+    }
+    if let Some(path) = &a.trace {
+        let mut cfg = hypercomm::trace::Config::new(path, hypercomm::trace::Output::PiclCompact);
+        cfg.levels = hypercomm::trace::parse_levels(&a.trace_level)
+            .ok_or_else(|| format!("--trace-level {:?}: want e,c,m", a.trace_level))?;
+        cfg.buffer = 4 << 20;
+        hypercomm::trace::enable(cfg);
     }
     let sizes = match (&a.sizes, a.op) {
         (Some(s), _) => s.clone(),

@@ -1,15 +1,16 @@
 //! The `hypercomm` command: launcher, benchmarks, trace tools and simulator.
 //!
-//! Available now: `hypercomm run` (the launcher, TCP transport) and
-//! `hypercomm bench` on the thread transport (`latency`, `bw`). Planned,
-//! and saying so when called: `trace` (convert, stats, report) and `sim`
-//! (predict on a simulated machine).
+//! Available now: `hypercomm run` (the launcher, TCP transport),
+//! `hypercomm bench` on the thread transport (`latency`, `bw`) and
+//! `hypercomm trace` (convert, stats, report). Planned, and saying so when
+//! called: `sim` (predict on a simulated machine).
 //!
 //! Not done yet: `run --transport shm` (until the shared-memory transport
 //! lands), ssh for remote hosts.
 
 mod bench;
 mod run;
+mod trace;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -29,12 +30,8 @@ enum Command {
     Run(run::RunArgs),
     /// OSU-style micro-benchmarks (available: latency, bw on threads).
     Bench(bench::BenchArgs),
-    /// Convert, summarise and report traces (PICL, Chrome, HTML). Not yet available.
-    Trace {
-        /// Everything after `trace`.
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<String>,
-    },
+    /// Convert, summarise and report traces (PICL, Chrome/Perfetto, HTML).
+    Trace(trace::TraceArgs),
     /// Predict a program or collective on a simulated machine. Not yet available.
     Sim {
         /// Everything after `sim`.
@@ -61,7 +58,13 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        Command::Trace { .. } => not_yet("trace"),
+        Command::Trace(a) => match trace::main(a) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("hypercomm trace: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Sim { .. } => not_yet("sim"),
         Command::Bench(a) => match bench::main(a) {
             Ok(()) => ExitCode::SUCCESS,

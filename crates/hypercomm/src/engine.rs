@@ -313,6 +313,7 @@ impl Engine {
     ) -> Result<()> {
         let group = task.borrow().group().clone();
         let what = || task.try_borrow().map(|t| t.describe()).unwrap_or_default();
+        recorder::hook(Event::Wait);
         let r = self.wait_loop(&group, None, timeout, op, &what, |e| {
             let mut t = task.borrow_mut();
             if t.advance(e) {
@@ -321,6 +322,7 @@ impl Engine {
                 None
             }
         });
+        recorder::hook(Event::Done);
         if r.is_err() {
             task.borrow_mut().withdraw(self);
         }
@@ -420,7 +422,7 @@ impl Engine {
                 Some(msg),
             );
         }
-        let (src, sync) = (msg.src, msg.sync);
+        let (src, sync, ctx) = (msg.src, msg.sync, msg.ctx);
         let taken = match (msg.payload, layout) {
             // Single copy straight from the lender (another thread or process).
             (Payload::Borrowed(b), Layout::Contiguous | Layout::Partial) => b.copy_into(dst),
@@ -450,6 +452,7 @@ impl Engine {
             src,
             tag: status.tag,
             len,
+            coll: ctx & 1 == 1,
         });
         (Ok(status), None)
     }
@@ -589,6 +592,9 @@ impl Engine {
                     });
                 }
             }
+            if spins == 0 {
+                recorder::hook(Event::Blocked);
+            }
             spins += 1;
             if spins < self.spins {
                 std::hint::spin_loop();
@@ -655,6 +661,7 @@ impl Engine {
             dst,
             tag,
             len: data.len(),
+            coll: ctx & 1 == 1,
         });
         let sync = synchronous.then(|| {
             let mut st = self.st.borrow_mut();
@@ -666,13 +673,16 @@ impl Engine {
             // SAFETY: forwarded to our caller's contract.
             let b = unsafe { Borrowed::new(data, done.clone()) };
             self.t
-                .send(self.frame(dst, ctx, tag, sync, Payload::Borrowed(b)))?;
-            Some(done)
+                .send(self.frame(dst, ctx, tag, sync, Payload::Borrowed(b)))
+                .map(|()| Some(done))
         } else {
             let p = Payload::copy_of(data);
-            self.t.send(self.frame(dst, ctx, tag, sync, p))?;
-            None
+            self.t
+                .send(self.frame(dst, ctx, tag, sync, p))
+                .map(|()| None)
         };
+        recorder::hook(Event::Done);
+        let lent = lent?;
         let state = match (sync, lent) {
             (Some(id), lent) => ReqState::AwaitAck { id, lent },
             (None, Some(done)) => ReqState::Lent { done },
@@ -702,8 +712,11 @@ impl Engine {
             dst,
             tag,
             len: p.len(),
+            coll: ctx & 1 == 1,
         });
-        self.t.send(self.frame(dst, ctx, tag, None, p))
+        let r = self.t.send(self.frame(dst, ctx, tag, None, p));
+        recorder::hook(Event::Done);
+        r
     }
 
     fn push_req(&self, r: Req) -> ReqId {
@@ -739,6 +752,7 @@ impl Engine {
 
     /// Non-blocking probe.
     pub(crate) fn iprobe(&self, m: &Match) -> Option<RawStatus> {
+        recorder::hook(Event::Probe);
         self.progress();
         let st = self.st.borrow();
         st.unexpected.iter().find(|x| m.hits(x)).map(|x| RawStatus {
@@ -759,9 +773,14 @@ impl Engine {
         op: &str,
     ) -> Result<RawStatus> {
         let what = || describe_match(g, &m);
-        let i = self.wait_loop(g, m.src, timeout, op, &what, |e| e.find(&m).map(Ok))?;
-        self.take_unexpected(i, dst, layout)
-            .map_err(|e| map_err(e, g))
+        recorder::hook(Event::RecvBegin {
+            tag: m.tag,
+            coll: m.ctx & 1 == 1,
+        });
+        let i = self.wait_loop(g, m.src, timeout, op, &what, |e| e.find(&m).map(Ok));
+        let r = i.and_then(|i| self.take_unexpected(i, dst, layout));
+        recorder::hook(Event::Done);
+        r.map_err(|e| map_err(e, g))
     }
 
     /// Blocking receive of a whole message as an owned payload (zero copy for
@@ -774,13 +793,25 @@ impl Engine {
         op: &str,
     ) -> Result<(RawStatus, Payload)> {
         let what = || describe_match(g, &m);
-        let i = self.wait_loop(g, m.src, timeout, op, &what, |e| e.find(&m).map(Ok))?;
+        recorder::hook(Event::RecvBegin {
+            tag: m.tag,
+            coll: m.ctx & 1 == 1,
+        });
+        let i = self.wait_loop(g, m.src, timeout, op, &what, |e| e.find(&m).map(Ok));
+        let i = match i {
+            Ok(i) => i,
+            Err(e) => {
+                recorder::hook(Event::Done);
+                return Err(e);
+            }
+        };
         let msg = self
             .st
             .borrow_mut()
             .unexpected
             .remove(i)
             .expect("index just found");
+        let ctx = msg.ctx;
         let status = RawStatus {
             src: msg.src,
             tag: msg.tag,
@@ -805,7 +836,9 @@ impl Engine {
             src: status.src,
             tag: status.tag,
             len: status.len,
+            coll: ctx & 1 == 1,
         });
+        recorder::hook(Event::Done);
         Ok((status, payload))
     }
 
@@ -817,6 +850,7 @@ impl Engine {
         timeout: Option<Duration>,
     ) -> Result<RawStatus> {
         let what = || describe_match(g, &m);
+        recorder::hook(Event::Probe);
         self.wait_loop(g, m.src, timeout, "probe", &what, |e| {
             let st = e.st.borrow();
             st.unexpected.iter().find(|x| m.hits(x)).map(|x| {
@@ -1000,6 +1034,7 @@ impl Engine {
         recorder::hook(Event::Wait);
         let what = move || what.clone();
         let r = self.wait_loop(&group, peer, timeout, op, &what, |e| e.poll_req(id));
+        recorder::hook(Event::Done);
         if r.is_err() {
             self.withdraw(id);
         }

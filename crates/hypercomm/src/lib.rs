@@ -34,9 +34,8 @@
 //!
 //! ## Not done yet
 //!
-//! The shared-memory transport, ssh for remote hosts, tracing beyond the
-//! recorder hook, the simulator, grids and the C API are later work; each
-//! module's docs say what it lacks.
+//! The shared-memory transport, ssh for remote hosts, the simulator, grids
+//! and the C API are later work; each module's docs say what it lacks.
 
 pub mod collective;
 pub mod comm;
@@ -48,6 +47,7 @@ pub mod rank;
 pub mod recorder;
 pub mod request;
 mod run;
+pub mod trace;
 pub mod transport;
 pub mod wire;
 

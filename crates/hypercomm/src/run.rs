@@ -10,6 +10,7 @@ use crate::comm::Comm;
 use crate::engine::{env_timeout, Engine};
 use crate::error::{Error, Result};
 use crate::rank::Rank;
+use crate::trace;
 use crate::transport::{AnyTransport, ThreadJob, Transport};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
@@ -42,6 +43,7 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_rank<R, E: Into<BoxError>>(
     job: &Arc<ThreadJob>,
     ep: usize,
@@ -49,19 +51,25 @@ fn run_rank<R, E: Into<BoxError>>(
     host: bool,
     timeout: Option<std::time::Duration>,
     order: &AtomicUsize,
+    tr: &Option<Arc<trace::JobTrace>>,
     f: impl FnOnce(&Comm) -> std::result::Result<R, E>,
 ) -> Outcome<R> {
     let t = job.endpoint(ep);
     let engine = Rc::new(Engine::new(AnyTransport::Thread(t), timeout));
     let comm = Comm::world(engine.clone(), nodes, host);
-    let res = catch_unwind(AssertUnwindSafe(|| f(&comm)));
+    let res = catch_unwind(AssertUnwindSafe(|| {
+        trace::rank_begin(tr, &comm)?;
+        f(&comm).map_err(Into::into)
+    }));
+    let ok = matches!(res, Ok(Ok(_)));
+    trace::rank_end(tr, &comm, ok);
     let outcome = match res {
         Ok(Ok(v)) => {
             engine.t.close(Ok(()));
             return Outcome::Ok(v);
         }
         Ok(Err(e)) => {
-            let e: BoxError = e.into();
+            let e: BoxError = e;
             let secondary = matches!(
                 e.downcast_ref::<Error>(),
                 Some(Error::PeerFailed { .. } | Error::Aborted { .. })
@@ -130,21 +138,24 @@ where
         });
     }
     let timeout = env_timeout()?;
+    let tr = trace::job_begin(n, false)?;
     let job = ThreadJob::new(n);
     let order = AtomicUsize::new(0);
     let outcomes: Vec<Outcome<R>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
             .map(|i| {
-                let (job, f, order) = (&job, &f, &order);
+                let (job, f, order, tr) = (&job, &f, &order, &tr);
                 std::thread::Builder::new()
                     .name(format!("hypercomm-rank-{i}"))
-                    .spawn_scoped(s, move || run_rank(job, i, n, false, timeout, order, f))
+                    .spawn_scoped(s, move || run_rank(job, i, n, false, timeout, order, tr, f))
                     .expect("spawning a rank thread")
             })
             .collect();
         handles.into_iter().map(join).collect()
     });
-    finish(&job, outcomes, None::<Outcome<()>>).map(|(v, _)| v)
+    let r = finish(&job, outcomes, None::<Outcome<()>>).map(|(v, _)| v);
+    trace::job_end(tr)?;
+    r
 }
 
 fn join<R>(h: std::thread::ScopedJoinHandle<'_, Outcome<R>>) -> Outcome<R> {
@@ -220,28 +231,31 @@ where
         });
     }
     let timeout = env_timeout()?;
+    let tr = trace::job_begin(n, true)?;
     let job = ThreadJob::new(n + 1);
     let order = AtomicUsize::new(0);
     let (nodes, host) = std::thread::scope(|s| {
-        let (jobr, orderr) = (&job, &order);
+        let (jobr, orderr, trr) = (&job, &order, &tr);
         let hh = std::thread::Builder::new()
             .name("hypercomm-host".into())
             .spawn_scoped(s, move || {
-                run_rank(jobr, n, n, true, timeout, orderr, host_fn)
+                run_rank(jobr, n, n, true, timeout, orderr, trr, host_fn)
             })
             .expect("spawning the host thread");
         let handles: Vec<_> = (0..n)
             .map(|i| {
-                let (job, f, order) = (&job, &node_fn, &order);
+                let (job, f, order, tr) = (&job, &node_fn, &order, &tr);
                 std::thread::Builder::new()
                     .name(format!("hypercomm-rank-{i}"))
-                    .spawn_scoped(s, move || run_rank(job, i, n, true, timeout, order, f))
+                    .spawn_scoped(s, move || run_rank(job, i, n, true, timeout, order, tr, f))
                     .expect("spawning a rank thread")
             })
             .collect();
         let nodes: Vec<Outcome<R>> = handles.into_iter().map(join).collect();
         (nodes, join(hh))
     });
-    let (v, h) = finish(&job, nodes, Some(host))?;
+    let r = finish(&job, nodes, Some(host));
+    trace::job_end(tr)?;
+    let (v, h) = r?;
     Ok((h.expect("host outcome"), v))
 }

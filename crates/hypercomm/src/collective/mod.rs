@@ -209,7 +209,10 @@ impl Comm {
             tag,
             group: self.group().clone(),
         });
-        CollTask::new(main, check, parts.me)
+        let root = usize::try_from(sig.root)
+            .ok()
+            .and_then(|r| parts.eps.get(r).copied());
+        CollTask::new(main, check, parts.me).map(|t| t.traced(sig.op, root, tag & 0x7fff_ffff))
     }
 
     /// Run a task to completion.

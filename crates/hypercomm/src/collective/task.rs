@@ -189,6 +189,13 @@ pub(crate) struct CheckSpec {
     pub(crate) group: Arc<Group>,
 }
 
+/// Record the block_end of a traced task (once).
+fn end_block(block: &mut Option<(u8, Option<u32>, u32)>) {
+    if let Some((op, root, seq)) = block.take() {
+        crate::recorder::hook(crate::recorder::Event::BlockEnd { op, root, seq });
+    }
+}
+
 /// A collective: check stage (optional) then the main schedule.
 pub(crate) struct CollTask<T: Element, O: Operator<T>> {
     check: Option<CheckStage>,
@@ -198,6 +205,8 @@ pub(crate) struct CollTask<T: Element, O: Operator<T>> {
     /// Buffers the schedule points into that the task owns.
     kept: Vec<Box<[T]>>,
     result: Option<Result<()>>,
+    /// Trace block record to close: (operation code, root endpoint, sequence).
+    block: Option<(u8, Option<u32>, u32)>,
 }
 
 impl<T: Element, O: Operator<T> + 'static> CollTask<T, O> {
@@ -249,7 +258,15 @@ impl<T: Element, O: Operator<T> + 'static> CollTask<T, O> {
             finish: None,
             kept: Vec::new(),
             result: None,
+            block: None,
         })
+    }
+
+    /// Record a block_begin now and a block_end when the task ends (tracing).
+    pub(crate) fn traced(mut self, op: u8, root: Option<u32>, seq: u32) -> Self {
+        crate::recorder::hook(crate::recorder::Event::BlockBegin { op, root, seq });
+        self.block = Some((op, root, seq));
+        self
     }
 
     /// Keep `buf` alive as long as the task (a buffer its schedule uses).
@@ -311,6 +328,7 @@ impl<T: Element, O: Operator<T>> Task for CollTask<T, O> {
         true
     }
     fn take_result(&mut self) -> Option<Result<()>> {
+        end_block(&mut self.block);
         self.result.take()
     }
     fn group(&self) -> &Arc<Group> {
@@ -323,6 +341,7 @@ impl<T: Element, O: Operator<T>> Task for CollTask<T, O> {
         }
     }
     fn withdraw(&mut self, e: &Engine) {
+        end_block(&mut self.block);
         if let Some(c) = &mut self.check {
             c.exec.withdraw(e);
         }

@@ -1,0 +1,83 @@
+//! `hypercomm trace`: convert, summarise and report traces.
+//!
+//! * `convert IN… --to picl-verbose|picl-compact|chrome|html|raw [-o OUT]`:
+//!   reads PICL files (verbose or compact) and raw per-process streams
+//!   (`PATH.<node>.raw`), merges them into one causal trace and writes it
+//!   (to standard output without `-o`).
+//! * `stats IN…`: utilisation per node and per-operation statistics.
+//! * `report IN… -o report.html`: the self-contained HTML report.
+//!
+//! Not done yet: reading Chrome JSON back; filtering by time or node.
+
+use clap::{Args, Subcommand};
+use hypercomm::trace::{self, Output};
+use std::path::PathBuf;
+
+/// Options of `hypercomm trace`.
+#[derive(Args)]
+pub(crate) struct TraceArgs {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Convert trace files (merged) into another format.
+    Convert {
+        /// Input files: PICL verbose/compact, or raw streams.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// Output format: picl-verbose, picl-compact, chrome, html, raw.
+        #[arg(long)]
+        to: String,
+        /// Output file (default: standard output).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Print utilisation and per-operation statistics.
+    Stats {
+        /// Input files.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+    },
+    /// Write the HTML report.
+    Report {
+        /// Input files.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// Output file.
+        #[arg(short, long, default_value = "report.html")]
+        output: PathBuf,
+    },
+}
+
+pub(crate) fn main(a: TraceArgs) -> Result<(), String> {
+    match a.cmd {
+        Cmd::Convert { inputs, to, output } => {
+            let fmt = Output::parse(&to).ok_or_else(|| {
+                format!("--to {to:?}: use picl-verbose, picl-compact, chrome, html or raw")
+            })?;
+            let t = trace::read_files(&inputs).map_err(|e| e.to_string())?;
+            let text = trace::render(&t, fmt);
+            match output {
+                Some(p) => std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display())),
+                None => {
+                    print!("{text}");
+                    Ok(())
+                }
+            }
+        }
+        Cmd::Stats { inputs } => {
+            let t = trace::read_files(&inputs).map_err(|e| e.to_string())?;
+            print!("{}", trace::report::stats_text(&t));
+            Ok(())
+        }
+        Cmd::Report { inputs, output } => {
+            let t = trace::read_files(&inputs).map_err(|e| e.to_string())?;
+            std::fs::write(&output, trace::report::html(&t))
+                .map_err(|e| format!("{}: {e}", output.display()))?;
+            eprintln!("wrote {}", output.display());
+            Ok(())
+        }
+    }
+}

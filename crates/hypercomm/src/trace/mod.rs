@@ -1,0 +1,763 @@
+//! Execution tracing (SPEC section 7; PICL manual sections 5 and 6).
+//!
+//! ## Use
+//!
+//! ```no_run
+//! use hypercomm::trace::{self, Config, Output};
+//! trace::enable(Config::new("run.trace", Output::PiclVerbose)); // for jobs this thread starts
+//! hypercomm::run(4, |comm| {
+//!     trace::mark(1);                      // PICL tracemark
+//!     comm.barrier()?;                     // block_begin / block_end records
+//!     trace::message("phase 1 done");      // PICL tracemsg
+//!     Ok::<_, hypercomm::Error>(())
+//! }).unwrap();                             // run.trace is written when the job ends
+//! ```
+//!
+//! An unchanged program is traced with `HYPERCOMM_TRACE=path[:format]`
+//! (format `picl-verbose` (default), `picl-compact`, `chrome`, `html` or
+//! `raw`) and `HYPERCOMM_TRACE_LEVEL=e,c,m` (default `3,3,3`).
+//!
+//! | PICL | here |
+//! |---|---|
+//! | traceenable(file, verbose), tracehost/tracenode(size, flush, sync) | [`enable`] with a [`Config`] |
+//! | tracelevel(e, c, m) | [`level`] |
+//! | traceinfo | [`info`] |
+//! | tracemark(type) | [`mark`] |
+//! | tracemsg(string) | [`message`] |
+//! | traceflush | [`flush`] |
+//! | traceexit | [`exit`] |
+//!
+//! ## How it is put together
+//!
+//! * [`event`]: the records (PICL's kinds and codes); [`picl`]: verbose and
+//!   compact text, written and read; [`chrome`]: Trace Event Format JSON for
+//!   Perfetto; [`report`]: statistics and the self-contained HTML report.
+//! * The engine and the collectives emit [`crate::recorder::Event`]s through
+//!   one hook; a per-rank recorder (thread-local, bounded buffer, PICL's
+//!   stop or flush policy) turns them into records.
+//! * [`clock`]: pluggable time source, offsets to rank 0 measured at start
+//!   and exit, causal merge.
+//! * Per job: ranks hand their records to the job's collector; when the job
+//!   ends the streams are corrected, merged and written in the chosen
+//!   format. A job whose ranks are separate processes (`hypercomm::init`)
+//!   calls [`process_begin`] after joining and [`process_end`] before
+//!   leaving; each process writes one raw stream file (`PATH.<node>.raw`:
+//!   nanosecond records plus its measured clock offsets), and
+//!   `hypercomm trace convert PATH.*.raw --to …` corrects and merges them.
+//!
+//! Not done yet: PICL's `message` and `sync` records are read and written
+//! but not generated (there is no `message0`/`sync0` in the Rust API);
+//! probes are counted, not recorded; the process launcher's `load` records;
+//! `init()`/`finalize()` do not call [`process_begin`]/[`process_end`] yet
+//! (two lines in `launch/`), and the per-process files are merged by
+//! `trace convert`, not collected by rank 0 at exit.
+
+pub mod chrome;
+pub mod clock;
+pub mod event;
+pub mod picl;
+pub(crate) mod recorder;
+pub mod report;
+
+pub use clock::{Manual, Monotonic, TimeSource};
+pub use event::{Kind, Levels, Record, Trace, HOST_ID};
+
+use crate::comm::Comm;
+use crate::engine::{Layout, Match};
+use crate::error::{Error, Result};
+use clock::{Offset, RankStream};
+use recorder::{Collector, RankRec};
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Output format of a trace file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// PICL verbose text.
+    PiclVerbose,
+    /// PICL compact text.
+    PiclCompact,
+    /// Chrome Trace Event Format JSON (Perfetto, chrome://tracing).
+    Chrome,
+    /// Self-contained HTML report.
+    Html,
+    /// Our raw per-rank streams (JSON), nanosecond times and clock
+    /// corrections; what separate processes write for `trace convert`.
+    Raw,
+}
+
+impl Output {
+    /// Parse a format name (`picl-verbose`, `picl-compact`, `chrome`,
+    /// `html`, `raw`; also `verbose`, `compact`, `json`).
+    pub fn parse(s: &str) -> Option<Output> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "picl-verbose" | "picl" | "verbose" => Output::PiclVerbose,
+            "picl-compact" | "compact" => Output::PiclCompact,
+            "chrome" | "json" | "perfetto" => Output::Chrome,
+            "html" | "report" => Output::Html,
+            "raw" => Output::Raw,
+            _ => return None,
+        })
+    }
+}
+
+/// What to do when a rank's buffer is full (PICL tracenode's `flush`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Policy {
+    /// Stop recording (a `trace_stop` record); statistics go on. PICL's
+    /// choice for performance measurements (no flush perturbs the run).
+    Stop,
+    /// Hand the buffer to the collector and go on (a `trace_flush` record
+    /// marks the time it took). Our default: nothing is lost.
+    #[default]
+    Flush,
+}
+
+/// Tracing configuration.
+#[derive(Clone)]
+pub struct Config {
+    /// The output file.
+    pub path: PathBuf,
+    /// Its format.
+    pub output: Output,
+    /// Initial levels (PICL tracelevel).
+    pub levels: Levels,
+    /// Buffer size per rank, in records (at least 16; 64 bytes each).
+    pub buffer: usize,
+    /// What to do when the buffer is full.
+    pub policy: Policy,
+    /// Measure clock offsets to rank 0 at start and exit.
+    pub sync: bool,
+    /// Where timestamps come from.
+    pub clock: Arc<dyn TimeSource>,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("path", &self.path)
+            .field("output", &self.output)
+            .field("levels", &self.levels)
+            .field("buffer", &self.buffer)
+            .field("policy", &self.policy)
+            .field("sync", &self.sync)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Config {
+    /// Levels 3,3,3, a buffer of 64 Ki records per rank (4 MiB, allocated
+    /// and touched at trace start), flush policy (nothing is lost; each
+    /// flush is marked by a `trace_flush` record), synchronised clocks, the
+    /// monotonic clock.
+    pub fn new(path: impl Into<PathBuf>, output: Output) -> Config {
+        Config {
+            path: path.into(),
+            output,
+            levels: Levels::all(3),
+            buffer: 1 << 16,
+            policy: Policy::Flush,
+            sync: true,
+            clock: Arc::new(Monotonic),
+        }
+    }
+
+    /// From `HYPERCOMM_TRACE=path[:format]` and `HYPERCOMM_TRACE_LEVEL=e,c,m`
+    /// (also `HYPERCOMM_TRACE_BUFFER=records`, `HYPERCOMM_TRACE_POLICY=stop|flush`).
+    /// `Ok(None)` when `HYPERCOMM_TRACE` is unset or empty.
+    pub fn from_env() -> Result<Option<Config>> {
+        let get = |k: &str| std::env::var(k).ok().filter(|s| !s.trim().is_empty());
+        let Some(spec) = get("HYPERCOMM_TRACE") else {
+            return Ok(None);
+        };
+        let bad = |op: &'static str, what: String| Error::InvalidArgument { op, what };
+        let (path, output) = match spec.rsplit_once(':') {
+            Some((p, f)) if Output::parse(f).is_some() && !p.is_empty() => {
+                (p.to_string(), Output::parse(f).expect("checked"))
+            }
+            _ => (spec.clone(), Output::PiclVerbose),
+        };
+        let mut c = Config::new(path, output);
+        if let Some(l) = get("HYPERCOMM_TRACE_LEVEL") {
+            c.levels = parse_levels(&l).ok_or_else(|| {
+                bad(
+                    "HYPERCOMM_TRACE_LEVEL",
+                    format!("{l:?} is not e,c,m (three integers 0..3)"),
+                )
+            })?;
+        }
+        if let Some(b) = get("HYPERCOMM_TRACE_BUFFER") {
+            c.buffer = b.trim().parse().map_err(|_| {
+                bad(
+                    "HYPERCOMM_TRACE_BUFFER",
+                    format!("{b:?} is not a number of records"),
+                )
+            })?;
+        }
+        if let Some(p) = get("HYPERCOMM_TRACE_POLICY") {
+            c.policy = match p.trim() {
+                "stop" => Policy::Stop,
+                "flush" => Policy::Flush,
+                _ => {
+                    return Err(bad(
+                        "HYPERCOMM_TRACE_POLICY",
+                        format!("{p:?} is neither stop nor flush"),
+                    ))
+                }
+            };
+        }
+        Ok(Some(c))
+    }
+}
+
+/// Parse `e,c,m`.
+pub fn parse_levels(s: &str) -> Option<Levels> {
+    let v: Vec<i32> = s
+        .split(',')
+        .map(|x| x.trim().parse::<i32>().ok())
+        .collect::<Option<_>>()?;
+    match v[..] {
+        [event, compstats, commstats] => Some(Levels {
+            event,
+            compstats,
+            commstats,
+        }),
+        _ => None,
+    }
+}
+
+/// What [`info`] reports (PICL traceinfo).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Info {
+    /// Lower bound on the records that still fit in the buffer (0 when not
+    /// tracing, stopped or exited).
+    pub remaining: usize,
+    /// Current levels.
+    pub levels: Levels,
+}
+
+thread_local! {
+    /// Configuration for the jobs this thread starts.
+    static CONFIG: RefCell<Option<Config>> = const { RefCell::new(None) };
+    /// Levels set by [`level`] while not tracing (PICL keeps them).
+    static PENDING_LEVELS: RefCell<Option<Levels>> = const { RefCell::new(None) };
+}
+
+/// Trace the jobs this thread starts (`hypercomm::run`, `run_with_host`,
+/// `hypercomm::init`) with `cfg` (PICL traceenable + tracenode). Overrides
+/// `HYPERCOMM_TRACE`.
+pub fn enable(cfg: Config) {
+    CONFIG.with(|c| *c.borrow_mut() = Some(cfg));
+}
+
+/// Stop tracing the jobs this thread starts.
+pub fn disable() {
+    CONFIG.with(|c| *c.borrow_mut() = None);
+}
+
+/// Set the levels (PICL tracelevel); recorded as a `trace_level` record
+/// when this rank traces, remembered otherwise.
+pub fn level(event: i32, compstats: i32, commstats: i32) {
+    let l = Levels {
+        event,
+        compstats,
+        commstats,
+    };
+    if recorder::with(|r| r.set_levels(l)).is_none() {
+        PENDING_LEVELS.with(|p| *p.borrow_mut() = Some(l));
+    }
+}
+
+/// Record a user mark (PICL tracemark).
+pub fn mark(mark: u32) {
+    recorder::with(|r| r.mark(mark));
+}
+
+/// Write a line of text into the trace at once (PICL tracemsg; at most 80
+/// characters are kept, control characters become spaces).
+pub fn message(text: &str) {
+    recorder::with(|r| r.message(text));
+}
+
+/// Hand this rank's buffered records to the trace file now (PICL traceflush).
+pub fn flush() {
+    recorder::with(|r| r.flush_now());
+}
+
+/// Stop this rank's tracing (PICL traceexit): final statistics and a
+/// `trace_exit` record.
+pub fn exit() {
+    recorder::with(|r| r.exit());
+}
+
+/// Remaining buffer space and levels (PICL traceinfo).
+pub fn info() -> Info {
+    recorder::with(|r| r.info()).unwrap_or_else(|| Info {
+        remaining: 0,
+        levels: PENDING_LEVELS.with(|p| p.borrow().unwrap_or_default()),
+    })
+}
+
+/// Whether this rank records now.
+pub fn is_tracing() -> bool {
+    recorder::with(|r| !r.exited).unwrap_or(false)
+}
+
+/// The tracing state of one job (shared by its ranks).
+pub struct JobTrace {
+    cfg: Config,
+    collector: Arc<Collector>,
+    nodes: usize,
+    host: bool,
+}
+
+impl std::fmt::Debug for JobTrace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JobTrace")
+            .field("cfg", &self.cfg)
+            .field("nodes", &self.nodes)
+            .field("host", &self.host)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The tracing of a job about to start with `nodes` nodes (and a host):
+/// from [`enable`] on this thread, else from the environment. `Ok(None)`
+/// when not tracing (or built without the `trace` feature).
+pub fn job_begin(nodes: usize, host: bool) -> Result<Option<Arc<JobTrace>>> {
+    if !cfg!(feature = "trace") {
+        return Ok(None);
+    }
+    let cfg = match CONFIG.with(|c| c.borrow().clone()) {
+        Some(c) => Some(c),
+        None => Config::from_env()?,
+    };
+    let Some(mut cfg) = cfg else { return Ok(None) };
+    if let Some(l) = PENDING_LEVELS.with(|p| p.borrow_mut().take()) {
+        cfg.levels = l;
+    }
+    Ok(Some(Arc::new(JobTrace {
+        cfg,
+        collector: Arc::new(Collector::default()),
+        nodes,
+        host,
+    })))
+}
+
+/// Private context of the clock exchanges (odd: never a user context).
+const SYNC_CTX: u64 = 0x7ace_c10c_0000_0001;
+/// Exchanges per measurement.
+const SYNC_ROUNDS: u32 = 8;
+
+/// Measure this rank's clock offset to node 0 of `comm` (`round`
+/// distinguishes start and exit). Node 0 answers every other member in turn.
+fn measure(comm: &Comm, clock: &dyn TimeSource, round: u32) -> Result<Option<Offset>> {
+    let e = comm.engine();
+    let g = comm.group();
+    let root = g.eps[0];
+    let me = e.me();
+    let timeout = Some(Duration::from_secs(30));
+    let send = |to: u32, tag: u32, v: i64| -> Result<()> {
+        let b = v.to_le_bytes();
+        // SAFETY: 8 bytes go eagerly (copied); the buffer outlives the call.
+        let id = unsafe { e.start_send(g, to, SYNC_CTX, tag, &b, false)? };
+        if let Some(id) = id {
+            e.wait_req(id, timeout, "trace clock sync")?;
+        }
+        Ok(())
+    };
+    let recv = |from: u32, tag: u32| -> Result<i64> {
+        let mut b = [0u8; 8];
+        let m = Match {
+            ctx: SYNC_CTX,
+            src: Some(from),
+            tag: Some(tag),
+        };
+        e.recv(
+            g,
+            m,
+            &mut b,
+            Layout::Contiguous,
+            timeout,
+            "trace clock sync",
+        )?;
+        Ok(i64::from_le_bytes(b))
+    };
+    if me == root {
+        for m in g.members().filter(|&m| m != root) {
+            for k in 0..SYNC_ROUNDS {
+                let tag = round * 64 + k;
+                recv(m, tag)?;
+                send(m, tag, clock.now_ns())?;
+            }
+        }
+        let now = clock.now_ns();
+        return Ok(Some(Offset {
+            at: now,
+            offset: 0,
+            rtt: 0,
+        }));
+    }
+    let mut samples = Vec::with_capacity(SYNC_ROUNDS as usize);
+    for k in 0..SYNC_ROUNDS {
+        let tag = round * 64 + k;
+        let t0 = clock.now_ns();
+        send(root, tag, t0)?;
+        let tr = recv(root, tag)?;
+        let t1 = clock.now_ns();
+        samples.push((t0, tr, t1));
+    }
+    Ok(clock::best_offset(&samples))
+}
+
+/// Start tracing on this rank (called by the job runner after the world
+/// communicator exists; `init()` calls it too). Measures the clock offset
+/// (when configured), installs the recorder, writes trace_start and open.
+pub fn rank_begin(job: &Option<Arc<JobTrace>>, comm: &Comm) -> Result<()> {
+    let Some(job) = job else { return Ok(()) };
+    let start = if job.cfg.sync && comm.size() + comm.has_host() as usize > 1 {
+        measure(comm, &*job.cfg.clock, 0)?
+    } else {
+        None
+    };
+    let node = comm.me().to_picl();
+    let mut r = RankRec::new(&job.cfg, node, job.nodes as u32, job.collector.clone());
+    r.start_offset = start;
+    let host = comm.is_host();
+    r.start(host.then_some(job.nodes as i64), host);
+    recorder::install(r);
+    Ok(())
+}
+
+/// End tracing on this rank: close and trace_exit records, the exit clock
+/// measurement (when `ok` and configured), records to the collector.
+pub fn rank_end(job: &Option<Arc<JobTrace>>, comm: &Comm, ok: bool) {
+    let Some(job) = job else { return };
+    let Some(mut r) = recorder::uninstall() else {
+        return;
+    };
+    r.close();
+    let end = if ok && job.cfg.sync && comm.size() + comm.has_host() as usize > 1 {
+        measure(comm, &*job.cfg.clock, 1).ok().flatten()
+    } else {
+        None
+    };
+    r.finish(end, job.cfg.clock.shared());
+}
+
+/// The job's streams, merged (corrected, sorted, causal).
+pub fn job_trace(job: &JobTrace) -> Trace {
+    let streams = std::mem::take(
+        &mut *job
+            .collector
+            .streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()),
+    );
+    clock::merge(streams)
+}
+
+/// End of a job whose ranks are threads of this process: merge and write
+/// the configured file.
+pub fn job_end(job: Option<Arc<JobTrace>>) -> Result<()> {
+    let Some(job) = job else { return Ok(()) };
+    if job.cfg.output == Output::Raw {
+        let streams = job
+            .collector
+            .streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        return write_raw(&job.cfg.path, &streams);
+    }
+    let t = job_trace(&job);
+    write_file(&job.cfg.path, &t, job.cfg.output)
+}
+
+/// The traced job of this process when its ranks are processes.
+static PROCESS_JOB: std::sync::Mutex<Option<Arc<JobTrace>>> = std::sync::Mutex::new(None);
+
+/// For `hypercomm::init()` (ranks as processes): start tracing this
+/// process's rank when [`enable`] or `HYPERCOMM_TRACE` asks for it. Every
+/// process of the job must call it (the clock measurement talks to node 0).
+pub fn process_begin(comm: &Comm) -> Result<()> {
+    let job = job_begin(comm.size(), comm.has_host())?;
+    rank_begin(&job, comm)?;
+    *PROCESS_JOB.lock().unwrap_or_else(|p| p.into_inner()) = job;
+    Ok(())
+}
+
+/// For `hypercomm::finalize()`: end this rank's tracing (exit clock
+/// measurement with node 0 when `ok`) and write `PATH.<node>.raw`. Returns
+/// the file written, `None` when not tracing.
+pub fn process_end(comm: &Comm, ok: bool) -> Result<Option<PathBuf>> {
+    let job = PROCESS_JOB.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if job.is_none() {
+        return Ok(None);
+    }
+    rank_end(&job, comm, ok);
+    finish_process(job, comm.me().to_picl()).map(Some)
+}
+
+/// End of a job whose ranks are separate processes: this process writes its
+/// raw stream to `PATH.<node>.raw` (node `host` for the host), to be merged
+/// by `hypercomm trace convert PATH.*.raw --to …`.
+pub fn finish_process(job: Option<Arc<JobTrace>>, node: i32) -> Result<PathBuf> {
+    let job = job.ok_or(Error::InvalidArgument {
+        op: "trace::finish_process",
+        what: "this job is not traced".into(),
+    })?;
+    let name = if node == HOST_ID {
+        "host".to_string()
+    } else {
+        node.to_string()
+    };
+    let mut p = job.cfg.path.clone().into_os_string();
+    p.push(format!(".{name}.raw"));
+    let p = PathBuf::from(p);
+    let streams = job
+        .collector
+        .streams
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    write_raw(&p, &streams)?;
+    Ok(p)
+}
+
+fn io_err(op: &'static str, path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::InvalidArgument {
+        op,
+        what: format!("{}: {e}", path.display()),
+    }
+}
+
+/// Render a merged trace in a format.
+pub fn render(t: &Trace, output: Output) -> String {
+    match output {
+        Output::PiclVerbose => picl::write(t, picl::Format::Verbose),
+        Output::PiclCompact => picl::write(t, picl::Format::Compact),
+        Output::Chrome => chrome::write(t),
+        Output::Html => report::html(t),
+        Output::Raw => raw_string(&[RankStream {
+            node: 0,
+            records: t.records.clone(),
+            correction: Default::default(),
+        }]),
+    }
+}
+
+/// Write a merged trace to a file.
+pub fn write_file(path: &Path, t: &Trace, output: Output) -> Result<()> {
+    std::fs::write(path, render(t, output)).map_err(|e| io_err("trace write", path, e))
+}
+
+fn raw_string(streams: &[RankStream]) -> String {
+    serde_json::to_string(&raw::Raw::from_streams(streams)).expect("serialisable")
+}
+
+fn write_raw(path: &Path, streams: &[RankStream]) -> Result<()> {
+    std::fs::write(path, raw_string(streams)).map_err(|e| io_err("trace write", path, e))
+}
+
+/// Read trace files (PICL verbose or compact, or raw streams) and merge them
+/// into one causal trace. A single PICL file is returned as it is.
+pub fn read_files(paths: &[PathBuf]) -> Result<Trace> {
+    if let [one] = paths {
+        // One PICL file is taken as it is (record order kept: lossless).
+        let text = std::fs::read_to_string(one).map_err(|e| io_err("trace read", one, e))?;
+        if !text.trim_start().starts_with('{') {
+            return picl::parse(&text).map_err(|e| io_err("trace read", one, e));
+        }
+    }
+    let mut streams: Vec<RankStream> = Vec::new();
+    let mut picl_only = Vec::new();
+    for p in paths {
+        let text = std::fs::read_to_string(p).map_err(|e| io_err("trace read", p, e))?;
+        if text.trim_start().starts_with('{') {
+            let r: raw::Raw =
+                serde_json::from_str(&text).map_err(|e| io_err("trace read", p, e))?;
+            streams.extend(r.into_streams());
+        } else {
+            let t = picl::parse(&text).map_err(|e| io_err("trace read", p, e))?;
+            picl_only.extend(t.records);
+        }
+    }
+    let had_picl = !picl_only.is_empty();
+    // PICL records are already on one clock: split them by node.
+    let mut nodes: Vec<i32> = picl_only.iter().map(|r| r.node).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    for n in nodes {
+        let records = picl_only.iter().filter(|r| r.node == n).cloned().collect();
+        streams.push(RankStream {
+            node: n,
+            records,
+            correction: clock::Correction {
+                shared: true,
+                ..Default::default()
+            },
+        });
+    }
+    // PICL files keep their times; raw streams are normalised.
+    let origin = if streams.iter().all(|s| s.correction.shared) && had_picl {
+        Some(0)
+    } else {
+        None
+    };
+    Ok(clock::merge_from(streams, origin))
+}
+
+/// The raw stream format (serde).
+mod raw {
+    use super::clock::{Correction, Offset, RankStream};
+    use super::event::{Kind, Levels, Record};
+    use serde::{Deserialize, Serialize};
+
+    #[derive(Serialize, Deserialize)]
+    pub(super) struct Raw {
+        format: String,
+        streams: Vec<Stream>,
+    }
+
+    #[derive(Serialize, Deserialize)]
+    struct Stream {
+        node: i32,
+        shared: bool,
+        start: Option<[i64; 3]>,
+        end: Option<[i64; 3]>,
+        /// Compact PICL lines with nanosecond times: `code ns node fields…`.
+        records: Vec<String>,
+    }
+
+    fn off(o: Option<Offset>) -> Option<[i64; 3]> {
+        o.map(|o| [o.at, o.offset, o.rtt])
+    }
+    fn unoff(o: Option<[i64; 3]>) -> Option<Offset> {
+        o.map(|[at, offset, rtt]| Offset { at, offset, rtt })
+    }
+
+    impl Raw {
+        pub(super) fn from_streams(s: &[RankStream]) -> Raw {
+            Raw {
+                format: "hypercomm-trace-raw-1".into(),
+                streams: s
+                    .iter()
+                    .map(|s| Stream {
+                        node: s.node,
+                        shared: s.correction.shared,
+                        start: off(s.correction.start),
+                        end: off(s.correction.end),
+                        records: s.records.iter().map(line).collect(),
+                    })
+                    .collect(),
+            }
+        }
+        pub(super) fn into_streams(self) -> Vec<RankStream> {
+            self.streams
+                .into_iter()
+                .map(|s| RankStream {
+                    node: s.node,
+                    correction: Correction {
+                        start: unoff(s.start),
+                        end: unoff(s.end),
+                        shared: s.shared,
+                    },
+                    records: s.records.iter().filter_map(|l| unline(l)).collect(),
+                })
+                .collect()
+        }
+    }
+
+    /// A record as a compact PICL line but with the time in nanoseconds as
+    /// one number (and compstats idle, trace_flush finished in ns).
+    fn line(r: &Record) -> String {
+        // Write with time 0 and patch: reuse the PICL writer for the fields.
+        let mut tmp = r.clone();
+        tmp.time = 0;
+        let ns_field = match &mut tmp.kind {
+            Kind::Compstats { idle } => Some(std::mem::take(idle)),
+            Kind::TraceFlush { finished } => Some(std::mem::take(finished)),
+            _ => None,
+        };
+        let mut s = String::new();
+        super::picl::write_record(&mut s, &tmp, super::picl::Format::Compact);
+        // "code 0 0 node fields" -> "code ns node [ns] fields"
+        let mut parts = s.splitn(4, ' ');
+        let code = parts.next().unwrap_or("");
+        let _ = (parts.next(), parts.next());
+        let rest = parts.next().unwrap_or("");
+        let rest = match ns_field {
+            Some(v) => {
+                // drop the two zero time words the writer put for the field
+                let mut it = rest.splitn(4, ' ');
+                let node = it.next().unwrap_or("");
+                let _ = (it.next(), it.next());
+                format!("{node} {v}")
+            }
+            None => rest.to_string(),
+        };
+        format!("{code} {} {rest}", r.time)
+    }
+
+    fn unline(l: &str) -> Option<Record> {
+        let mut parts = l.splitn(3, ' ');
+        let code: u32 = parts.next()?.parse().ok()?;
+        let ns: i64 = parts.next()?.parse().ok()?;
+        let rest = parts.next()?;
+        let rec = if code == 11 || code == 18 {
+            let mut it = rest.split(' ');
+            let node: i32 = it.next()?.parse().ok()?;
+            let v: i64 = it.next()?.parse().ok()?;
+            Record {
+                time: ns,
+                node,
+                kind: if code == 11 {
+                    Kind::Compstats { idle: v }
+                } else {
+                    Kind::TraceFlush { finished: v }
+                },
+            }
+        } else {
+            let mut r = super::picl::parse_line(&format!("{code} 0 0 {rest}"))
+                .ok()
+                .flatten()?;
+            r.time = ns;
+            r
+        };
+        let _ = Levels::default();
+        Some(rec)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn raw_lines_round_trip() {
+            for kind in [
+                Kind::Compstats { idle: 123_456_789 },
+                Kind::TraceFlush { finished: 987 },
+                Kind::Send {
+                    to: -32768,
+                    tag: 5,
+                    len: 7,
+                },
+                Kind::TraceMessage {
+                    text: "hello  world".into(),
+                },
+                Kind::Open { allocating: None },
+                Kind::TraceStart(Levels::all(2)),
+            ] {
+                let r = Record {
+                    time: 1_234_567_891,
+                    node: 3,
+                    kind,
+                };
+                assert_eq!(unline(&line(&r)).unwrap(), r);
+            }
+        }
+    }
+}

@@ -1,0 +1,777 @@
+//! What a trace says: operation spans, messages, utilisation, statistics —
+//! and the self-contained HTML report with ParaGraph's views (space-time
+//! diagram, utilisation Gantt chart, communication matrix, per-operation
+//! statistics).
+//!
+//! Spans are recovered from the records alone, so any PICL file works:
+//!
+//! * blocked receive: `recv_blocking` → `recv_waking` (idle);
+//! * send: from the `send` record to the last statistics record written
+//!   right after it (PICL writes statistics before and after the call), or
+//!   an instant without statistics;
+//! * immediate receive: from the statistics written right before the `recv`
+//!   record to the record (when statistics follow it at the same time, as
+//!   they do for a blocking receive; otherwise an instant);
+//! * collective: `block_begin` → `block_end`.
+//!
+//! Utilisation (ParaGraph): idle = blocked in a receive; overhead = inside a
+//! send, receive or collective but not blocked; busy = the rest. Waiting
+//! inside a collective counts as overhead: the records do not say which
+//! part of a collective was spent waiting.
+//!
+//! Not done yet: ParaGraph's animated and critical-path views; zooming is
+//! only horizontal.
+
+use super::clock::match_messages;
+use super::event::{block, node_name, Kind, Record, Trace, HOST_ID};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// What a span is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SpanKind {
+    /// A send.
+    Send,
+    /// A receive that found its message at once.
+    Recv,
+    /// A receive that blocked (idle until the message came).
+    Blocked,
+    /// A collective (block type).
+    Block(i64),
+}
+
+impl SpanKind {
+    /// Display name.
+    pub fn name(&self) -> String {
+        match self {
+            SpanKind::Send => "send".into(),
+            SpanKind::Recv => "recv".into(),
+            SpanKind::Blocked => "recv (blocked)".into(),
+            SpanKind::Block(b) => block::name(*b as i32).into(),
+        }
+    }
+}
+
+/// An operation with a duration on one node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Span {
+    /// Node id.
+    pub node: i32,
+    /// What.
+    pub kind: SpanKind,
+    /// Start (ns).
+    pub start: i64,
+    /// End (ns).
+    pub end: i64,
+    /// Bytes moved (sends and receives).
+    pub bytes: i64,
+    /// Peer (sends: destination; receives: source).
+    pub peer: Option<i32>,
+    /// Tag.
+    pub tag: i64,
+    /// Nesting depth inside collectives.
+    pub depth: usize,
+}
+
+/// A message: send and receive matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Message {
+    /// Sender.
+    pub from: i32,
+    /// Receiver.
+    pub to: i32,
+    /// Tag.
+    pub tag: i64,
+    /// Bytes.
+    pub len: i64,
+    /// Send time (ns).
+    pub sent: i64,
+    /// Receive time (ns).
+    pub received: i64,
+    /// Index of the send record in the trace.
+    pub send_index: usize,
+    /// Index of the receive record.
+    pub recv_index: usize,
+}
+
+fn is_stats(k: &Kind) -> bool {
+    matches!(k, Kind::Compstats { .. } | Kind::Commstats { .. })
+}
+
+/// Everything the views need.
+#[derive(Debug, Clone, Default)]
+pub struct Analysis {
+    /// Node ids, nodes ascending then the host.
+    pub nodes: Vec<i32>,
+    /// Operation spans.
+    pub spans: Vec<Span>,
+    /// Matched messages.
+    pub messages: Vec<Message>,
+    /// First and last time per node (ns).
+    pub extent: BTreeMap<i32, (i64, i64)>,
+    /// Earliest and latest time overall.
+    pub range: (i64, i64),
+}
+
+/// Analyse a merged trace.
+pub fn analyse(t: &Trace) -> Analysis {
+    let nodes = t.nodes();
+    let mut spans = Vec::new();
+    let mut extent: BTreeMap<i32, (i64, i64)> = BTreeMap::new();
+    for &n in &nodes {
+        let recs: Vec<(usize, &Record)> = t
+            .records
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.node == n)
+            .collect();
+        if let (Some(f), Some(l)) = (recs.first(), recs.last()) {
+            extent.insert(n, (f.1.time, l.1.time));
+        }
+        let mut blocks: Vec<(i64, i64)> = Vec::new(); // (block type, start)
+        let mut blocked_at: Option<i64> = None;
+        for (j, &(_, r)) in recs.iter().enumerate() {
+            let depth = blocks.len();
+            match &r.kind {
+                Kind::Send { to, tag, len } => {
+                    let mut end = r.time;
+                    let mut comp = 0;
+                    for (_, s) in recs[j + 1..].iter().take_while(|(_, s)| is_stats(&s.kind)) {
+                        if matches!(s.kind, Kind::Compstats { .. }) {
+                            comp += 1;
+                            if comp == 2 {
+                                end = s.time;
+                            }
+                        } else if comp == 0 || comp == 2 {
+                            end = end.max(s.time);
+                        }
+                    }
+                    spans.push(Span {
+                        node: n,
+                        kind: SpanKind::Send,
+                        start: r.time,
+                        end,
+                        bytes: *len,
+                        peer: Some(*to),
+                        tag: *tag,
+                        depth,
+                    });
+                }
+                Kind::RecvBlocking { .. } => blocked_at = Some(r.time),
+                Kind::RecvWaking { from, tag, len } => {
+                    spans.push(Span {
+                        node: n,
+                        kind: SpanKind::Blocked,
+                        start: blocked_at.take().unwrap_or(r.time),
+                        end: r.time,
+                        bytes: *len,
+                        peer: Some(*from),
+                        tag: *tag,
+                        depth,
+                    });
+                }
+                Kind::Recv { from, tag, len } => {
+                    // A blocking receive's statistics follow it at the same
+                    // time; then the ones just before it mark its entry. A
+                    // message delivered to a posted receive has none.
+                    let timed = recs
+                        .get(j + 1)
+                        .is_some_and(|(_, n)| is_stats(&n.kind) && n.time == r.time);
+                    let start = match j.checked_sub(1).map(|k| recs[k].1) {
+                        Some(p) if timed && is_stats(&p.kind) => p.time,
+                        _ => r.time,
+                    };
+                    spans.push(Span {
+                        node: n,
+                        kind: SpanKind::Recv,
+                        start,
+                        end: r.time,
+                        bytes: *len,
+                        peer: Some(*from),
+                        tag: *tag,
+                        depth,
+                    });
+                }
+                Kind::BlockBegin { block_type, .. } => blocks.push((*block_type, r.time)),
+                Kind::BlockEnd { block_type, .. } => {
+                    if let Some(i) = blocks.iter().rposition(|b| b.0 == *block_type) {
+                        let (b, start) = blocks.remove(i);
+                        spans.push(Span {
+                            node: n,
+                            kind: SpanKind::Block(b),
+                            start,
+                            end: r.time,
+                            bytes: 0,
+                            peer: None,
+                            tag: 0,
+                            depth: i,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let one = vec![t.records.clone()];
+    let mut messages: Vec<Message> = match_messages(&one)
+        .into_iter()
+        .filter_map(|((_, ri), (_, si))| {
+            let (r, s) = (&t.records[ri], &t.records[si]);
+            match s.kind {
+                Kind::Send { to, tag, len } => Some(Message {
+                    from: s.node,
+                    to,
+                    tag,
+                    len,
+                    sent: s.time,
+                    received: r.time,
+                    send_index: si,
+                    recv_index: ri,
+                }),
+                _ => None,
+            }
+        })
+        .collect();
+    messages.sort_by_key(|m| (m.sent, m.send_index));
+    let range = (
+        t.records.iter().map(|r| r.time).min().unwrap_or(0),
+        t.records.iter().map(|r| r.time).max().unwrap_or(0),
+    );
+    Analysis {
+        nodes,
+        spans,
+        messages,
+        extent,
+        range,
+    }
+}
+
+/// Utilisation of one node (ns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Utilisation {
+    /// Computing.
+    pub busy: i64,
+    /// In communication routines, not blocked.
+    pub overhead: i64,
+    /// Blocked waiting for a message.
+    pub idle: i64,
+}
+
+/// Interval states of one node, in time order: (start, end, state) with
+/// state 0 busy, 1 overhead, 2 idle.
+pub fn states(a: &Analysis, node: i32) -> Vec<(i64, i64, u8)> {
+    let Some(&(lo, hi)) = a.extent.get(&node) else {
+        return Vec::new();
+    };
+    // Sweep over change points.
+    let mut ev: Vec<(i64, i32, i32)> = Vec::new(); // (time, d_overhead, d_idle)
+    for s in a.spans.iter().filter(|s| s.node == node) {
+        let (o, i) = match s.kind {
+            SpanKind::Blocked => (0, 1),
+            _ => (1, 0),
+        };
+        ev.push((s.start, o, i));
+        ev.push((s.end, -o, -i));
+    }
+    ev.sort();
+    let mut out: Vec<(i64, i64, u8)> = Vec::new();
+    let (mut o, mut i, mut t) = (0, 0, lo);
+    let state = |o: i32, i: i32| {
+        if i > 0 {
+            2
+        } else if o > 0 {
+            1
+        } else {
+            0
+        }
+    };
+    for (time, d_o, d_i) in ev {
+        if time > t {
+            let s = state(o, i);
+            match out.last_mut() {
+                Some(l) if l.2 == s && l.1 == t => l.1 = time,
+                _ => out.push((t, time, s)),
+            }
+            t = time;
+        }
+        o += d_o;
+        i += d_i;
+    }
+    if hi > t {
+        out.push((t, hi, state(o, i)));
+    }
+    out
+}
+
+/// Totals of [`states`].
+pub fn utilisation(a: &Analysis, node: i32) -> Utilisation {
+    let mut u = Utilisation::default();
+    for (s, e, st) in states(a, node) {
+        match st {
+            0 => u.busy += e - s,
+            1 => u.overhead += e - s,
+            _ => u.idle += e - s,
+        }
+    }
+    u
+}
+
+/// Statistics of one operation kind.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OpStats {
+    /// Calls.
+    pub count: u64,
+    /// Total time (ns).
+    pub total: i64,
+    /// Longest (ns).
+    pub max: i64,
+    /// Bytes.
+    pub bytes: i64,
+}
+
+/// Per-operation statistics (name → stats), outermost and nested alike.
+pub fn op_stats(a: &Analysis) -> BTreeMap<String, OpStats> {
+    let mut m: BTreeMap<String, OpStats> = BTreeMap::new();
+    for s in &a.spans {
+        let e = m.entry(s.kind.name()).or_default();
+        e.count += 1;
+        e.total += s.end - s.start;
+        e.max = e.max.max(s.end - s.start);
+        e.bytes += s.bytes;
+    }
+    m
+}
+
+/// Bytes sent from each node to each node: (from, to) → (messages, bytes),
+/// counted from the send records.
+pub fn matrix(t: &Trace) -> BTreeMap<(i32, i32), (u64, i64)> {
+    let mut m: BTreeMap<(i32, i32), (u64, i64)> = BTreeMap::new();
+    for r in &t.records {
+        if let Kind::Send { to, len, .. } = r.kind {
+            let e = m.entry((r.node, to)).or_default();
+            e.0 += 1;
+            e.1 += len;
+        }
+    }
+    m
+}
+
+fn fmt_ns(ns: i64) -> String {
+    let a = ns.abs();
+    if a >= 1_000_000_000 {
+        format!("{:.3} s", ns as f64 / 1e9)
+    } else if a >= 1_000_000 {
+        format!("{:.3} ms", ns as f64 / 1e6)
+    } else if a >= 1_000 {
+        format!("{:.3} µs", ns as f64 / 1e3)
+    } else {
+        format!("{ns} ns")
+    }
+}
+
+/// A plain-text summary (`hypercomm trace stats`).
+pub fn stats_text(t: &Trace) -> String {
+    let a = analyse(t);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} records, {} nodes, {} messages matched, span {}",
+        t.records.len(),
+        a.nodes.len(),
+        a.messages.len(),
+        fmt_ns(a.range.1 - a.range.0)
+    );
+    let _ = writeln!(
+        s,
+        "\n{:<10} {:>12} {:>12} {:>12} {:>8} {:>10} {:>8} {:>10}",
+        "node", "busy", "overhead", "idle", "sent", "bytes", "recvd", "bytes"
+    );
+    for &n in &a.nodes {
+        let u = utilisation(&a, n);
+        let (mut sn, mut sb, mut rn, mut rb) = (0, 0, 0, 0);
+        for r in t.records.iter().filter(|r| r.node == n) {
+            match r.kind {
+                Kind::Send { len, .. } => {
+                    sn += 1;
+                    sb += len;
+                }
+                Kind::Recv { len, .. } | Kind::RecvWaking { len, .. } => {
+                    rn += 1;
+                    rb += len;
+                }
+                _ => {}
+            }
+        }
+        let _ = writeln!(
+            s,
+            "{:<10} {:>12} {:>12} {:>12} {:>8} {:>10} {:>8} {:>10}",
+            node_name(n),
+            fmt_ns(u.busy),
+            fmt_ns(u.overhead),
+            fmt_ns(u.idle),
+            sn,
+            sb,
+            rn,
+            rb
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n{:<16} {:>8} {:>12} {:>12} {:>12} {:>12}",
+        "operation", "count", "total", "mean", "max", "bytes"
+    );
+    for (name, o) in op_stats(&a) {
+        let _ = writeln!(
+            s,
+            "{:<16} {:>8} {:>12} {:>12} {:>12} {:>12}",
+            name,
+            o.count,
+            fmt_ns(o.total),
+            fmt_ns(o.total / o.count.max(1) as i64),
+            fmt_ns(o.max),
+            o.bytes
+        );
+    }
+    let marks: Vec<String> = t
+        .records
+        .iter()
+        .filter_map(|r| match r.kind {
+            Kind::TraceMark { mark } => Some(format!("{}@{}", mark, fmt_ns(r.time))),
+            _ => None,
+        })
+        .take(20)
+        .collect();
+    if !marks.is_empty() {
+        let _ = writeln!(s, "\nmarks: {}", marks.join(" "));
+    }
+    if t.records.iter().any(|r| r.kind == Kind::TraceStop) {
+        let _ = writeln!(
+            s,
+            "\nnote: some buffers filled up (trace_stop): records are missing"
+        );
+    }
+    s
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+const W: f64 = 1000.0; // drawing width of the time axis
+const LEFT: f64 = 80.0;
+const ROW: f64 = 28.0;
+
+/// The self-contained HTML report (inline SVG and a little JavaScript;
+/// nothing is fetched).
+pub fn html(t: &Trace) -> String {
+    let a = analyse(t);
+    let (t0, t1) = a.range;
+    let span = (t1 - t0).max(1) as f64;
+    let x = |ns: i64| LEFT + (ns - t0) as f64 / span * W;
+    let row = |n: i32| a.nodes.iter().position(|&m| m == n).unwrap_or(0);
+    let y = |n: i32| 20.0 + row(n) as f64 * ROW + ROW / 2.0;
+    let height = 30.0 + a.nodes.len() as f64 * ROW;
+    let mut h = String::new();
+    h.push_str(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
+         <title>hypercomm trace report</title>\n<style>\n\
+         body{font-family:system-ui,sans-serif;margin:16px;color:#222}\n\
+         h2{margin-top:28px;font-size:18px} svg{border:1px solid #ccc;background:#fff}\n\
+         table{border-collapse:collapse;font-size:13px} td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}\n\
+         th{background:#eee} td:first-child{text-align:left}\n\
+         .legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}\n\
+         .hint{color:#666;font-size:12px}\n</style></head><body>\n",
+    );
+    let _ = writeln!(
+        h,
+        "<h1>hypercomm trace report</h1><p>{} records · {} nodes · {} messages · {}</p>",
+        t.records.len(),
+        a.nodes.len(),
+        a.messages.len(),
+        fmt_ns(t1 - t0)
+    );
+    // Axis with ticks.
+    let axis = |h: &mut String, y0: f64| {
+        for i in 0..=5 {
+            let tx = LEFT + W * i as f64 / 5.0;
+            let _ = write!(
+                h,
+                "<line x1=\"{tx:.1}\" y1=\"{:.1}\" x2=\"{tx:.1}\" y2=\"{:.1}\" stroke=\"#ddd\"/>\
+                 <text x=\"{tx:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"middle\">{}</text>",
+                10.0,
+                y0,
+                y0 + 12.0,
+                esc(&fmt_ns((span * i as f64 / 5.0) as i64))
+            );
+        }
+    };
+    // 1. Space-time diagram.
+    let _ = writeln!(
+        h,
+        "<h2>Space-time diagram</h2><p class=\"hint\">A line per node; message lines from send to receive; \
+         red: blocked in a receive; blue bands: collectives. Wheel to zoom, drag to pan, double-click to reset.</p>\n\
+         <svg id=\"spacetime\" class=\"view\" width=\"{:.0}\" height=\"{:.0}\" viewBox=\"0 0 {:.0} {:.0}\">",
+        LEFT + W + 20.0,
+        height + 16.0,
+        LEFT + W + 20.0,
+        height + 16.0
+    );
+    axis(&mut h, height);
+    for &n in &a.nodes {
+        let (lo, hi) = a.extent[&n];
+        let _ = write!(
+            h,
+            "<g class=\"rank\" data-rank=\"{n}\"><text x=\"4\" y=\"{:.1}\" font-size=\"12\">{}</text>\
+             <line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#888\"/>",
+            y(n) + 4.0,
+            esc(&node_name(n)),
+            x(lo),
+            y(n),
+            x(hi),
+            y(n)
+        );
+        for s in a.spans.iter().filter(|s| s.node == n) {
+            match s.kind {
+                SpanKind::Block(b) => {
+                    let _ = write!(
+                        h,
+                        "<rect x=\"{:.2}\" y=\"{:.1}\" width=\"{:.2}\" height=\"{:.1}\" fill=\"#4a7bd0\" fill-opacity=\"0.25\"><title>{} on {}: {}</title></rect>",
+                        x(s.start),
+                        y(n) - ROW / 2.0 + 3.0 + s.depth as f64 * 2.0,
+                        (x(s.end) - x(s.start)).max(0.5),
+                        ROW - 6.0 - s.depth as f64 * 4.0,
+                        block::name(b as i32),
+                        esc(&node_name(n)),
+                        fmt_ns(s.end - s.start)
+                    );
+                }
+                SpanKind::Blocked => {
+                    let _ = write!(
+                        h,
+                        "<line x1=\"{:.2}\" y1=\"{:.1}\" x2=\"{:.2}\" y2=\"{:.1}\" stroke=\"#d33\" stroke-width=\"5\"><title>blocked {}</title></line>",
+                        x(s.start),
+                        y(n),
+                        x(s.end).max(x(s.start) + 0.5),
+                        y(n),
+                        fmt_ns(s.end - s.start)
+                    );
+                }
+                _ => {}
+            }
+        }
+        h.push_str("</g>");
+    }
+    h.push_str("<g class=\"messages\">");
+    for m in &a.messages {
+        let _ = write!(
+            h,
+            "<line x1=\"{:.2}\" y1=\"{:.1}\" x2=\"{:.2}\" y2=\"{:.1}\" stroke=\"#333\" stroke-width=\"0.8\"><title>{} → {}: {} bytes, tag {}, {}</title></line>",
+            x(m.sent),
+            y(m.from),
+            x(m.received),
+            y(m.to),
+            esc(&node_name(m.from)),
+            esc(&node_name(m.to)),
+            m.len,
+            m.tag,
+            fmt_ns(m.received - m.sent)
+        );
+    }
+    for r in &t.records {
+        if let Kind::TraceMark { mark } = r.kind {
+            let _ = write!(
+                h,
+                "<circle cx=\"{:.2}\" cy=\"{:.1}\" r=\"3\" fill=\"#f90\"><title>mark {mark} on {}</title></circle>",
+                x(r.time),
+                y(r.node) - 8.0,
+                esc(&node_name(r.node))
+            );
+        }
+    }
+    h.push_str("</g></svg>\n");
+    // 2. Utilisation Gantt chart.
+    let _ = writeln!(
+        h,
+        "<h2>Utilisation</h2><p class=\"legend\"><span style=\"background:#3a3\"></span>busy\
+         <span style=\"background:#eb3\"></span>communication overhead<span style=\"background:#d33\"></span>idle</p>\n\
+         <svg id=\"gantt\" class=\"view\" width=\"{:.0}\" height=\"{:.0}\" viewBox=\"0 0 {:.0} {:.0}\">",
+        LEFT + W + 20.0,
+        height + 16.0,
+        LEFT + W + 20.0,
+        height + 16.0
+    );
+    axis(&mut h, height);
+    for &n in &a.nodes {
+        let u = utilisation(&a, n);
+        let tot = (u.busy + u.overhead + u.idle).max(1) as f64;
+        let _ = write!(
+            h,
+            "<g class=\"rank\" data-rank=\"{n}\"><text x=\"4\" y=\"{:.1}\" font-size=\"12\">{}</text><title>{}: busy {:.1}%, overhead {:.1}%, idle {:.1}%</title>",
+            y(n) + 4.0,
+            esc(&node_name(n)),
+            esc(&node_name(n)),
+            100.0 * u.busy as f64 / tot,
+            100.0 * u.overhead as f64 / tot,
+            100.0 * u.idle as f64 / tot
+        );
+        for (s, e, st) in states(&a, n) {
+            let c = ["#3a3", "#eb3", "#d33"][st as usize];
+            let _ = write!(
+                h,
+                "<rect x=\"{:.2}\" y=\"{:.1}\" width=\"{:.3}\" height=\"{:.1}\" fill=\"{c}\"/>",
+                x(s),
+                y(n) - ROW / 2.0 + 4.0,
+                (x(e) - x(s)).max(0.05),
+                ROW - 8.0
+            );
+        }
+        h.push_str("</g>");
+    }
+    h.push_str("</svg>\n");
+    // 3. Communication matrix.
+    let m = matrix(t);
+    let cell = 28.0f64.min(560.0 / a.nodes.len().max(1) as f64).max(6.0);
+    let msize = LEFT + cell * a.nodes.len() as f64 + 20.0;
+    let maxb = m.values().map(|v| v.1).max().unwrap_or(0).max(1) as f64;
+    let _ = writeln!(
+        h,
+        "<h2>Communication matrix</h2><p class=\"hint\">Bytes sent from row to column (darker: more).</p>\n\
+         <svg id=\"matrix\" class=\"view\" width=\"{msize:.0}\" height=\"{:.0}\" viewBox=\"0 0 {msize:.0} {:.0}\">",
+        msize + 10.0,
+        msize + 10.0
+    );
+    for (j, &to) in a.nodes.iter().enumerate() {
+        let _ = write!(
+            h,
+            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"middle\">{}</text>",
+            LEFT + cell * (j as f64 + 0.5),
+            LEFT - 6.0,
+            if to == HOST_ID {
+                "H".to_string()
+            } else {
+                to.to_string()
+            }
+        );
+    }
+    for (i, &from) in a.nodes.iter().enumerate() {
+        let yy = LEFT + cell * i as f64;
+        let _ = write!(
+            h,
+            "<g class=\"rank\" data-rank=\"{from}\"><text x=\"4\" y=\"{:.1}\" font-size=\"11\">{}</text>",
+            yy + cell / 2.0 + 4.0,
+            esc(&node_name(from))
+        );
+        for (j, &to) in a.nodes.iter().enumerate() {
+            let (cnt, bytes) = m.get(&(from, to)).copied().unwrap_or((0, 0));
+            let v = if bytes > 0 {
+                (bytes as f64).ln_1p() / maxb.ln_1p()
+            } else {
+                0.0
+            };
+            let shade = (255.0 - v * 200.0) as u8;
+            let _ = write!(
+                h,
+                "<rect x=\"{:.1}\" y=\"{yy:.1}\" width=\"{cell:.1}\" height=\"{cell:.1}\" fill=\"rgb({shade},{shade},255)\" stroke=\"#ccc\"><title>{} → {}: {cnt} messages, {bytes} bytes</title></rect>",
+                LEFT + cell * j as f64,
+                esc(&node_name(from)),
+                esc(&node_name(to))
+            );
+        }
+        h.push_str("</g>");
+    }
+    h.push_str("</svg>\n");
+    // 4. Statistics tables.
+    h.push_str("<h2>Per-operation statistics</h2><table id=\"opstats\"><tr><th>operation</th><th>count</th><th>total</th><th>mean</th><th>max</th><th>bytes</th></tr>\n");
+    for (name, o) in op_stats(&a) {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&name),
+            o.count,
+            fmt_ns(o.total),
+            fmt_ns(o.total / o.count.max(1) as i64),
+            fmt_ns(o.max),
+            o.bytes
+        );
+    }
+    h.push_str("</table>\n<h2>Per-node summary</h2><table id=\"nodestats\"><tr><th>node</th><th>busy</th><th>overhead</th><th>idle</th></tr>\n");
+    for &n in &a.nodes {
+        let u = utilisation(&a, n);
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&node_name(n)),
+            fmt_ns(u.busy),
+            fmt_ns(u.overhead),
+            fmt_ns(u.idle)
+        );
+    }
+    h.push_str("</table>\n");
+    h.push_str(SCRIPT);
+    h.push_str("</body></html>\n");
+    h
+}
+
+/// Horizontal zoom and pan of the time views (no dependencies).
+const SCRIPT: &str = r#"<script>
+(function () {
+  document.querySelectorAll('svg#spacetime, svg#gantt').forEach(function (svg) {
+    var vb = svg.viewBox.baseVal, full = [vb.x, vb.width], drag = null;
+    svg.addEventListener('wheel', function (e) {
+      e.preventDefault();
+      var r = svg.getBoundingClientRect();
+      var fx = vb.x + (e.clientX - r.left) / r.width * vb.width;
+      var k = e.deltaY > 0 ? 1.25 : 0.8;
+      vb.width = Math.min(full[1], Math.max(full[1] / 1000, vb.width * k));
+      vb.x = fx - (fx - vb.x) * (vb.width / (vb.width / k));
+    }, {passive: false});
+    svg.addEventListener('mousedown', function (e) { drag = [e.clientX, vb.x]; });
+    window.addEventListener('mouseup', function () { drag = null; });
+    svg.addEventListener('mousemove', function (e) {
+      if (!drag) return;
+      var r = svg.getBoundingClientRect();
+      vb.x = drag[1] - (e.clientX - drag[0]) / r.width * vb.width;
+    });
+    svg.addEventListener('dblclick', function () { vb.x = full[0]; vb.width = full[1]; });
+  });
+})();
+</script>
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::picl;
+
+    #[test]
+    fn spans_and_utilisation_from_picl_records() {
+        let text = "\
+trace_start clock 0 0 node 0 event 3 compstats 3 commstats 3
+send clock 0 10 node 0 to 1 type 5 lth 8
+compstats clock 0 10 node 0 busy 0 10 idle 0 0
+compstats clock 0 20 node 0 busy 0 10 idle 0 10
+close clock 0 100 node 0
+trace_start clock 0 0 node 1 event 3 compstats 3 commstats 3
+recv_blocking clock 0 5 node 1 type 5
+recv_waking clock 0 30 node 1 from 0 type 5 lth 8
+close clock 0 100 node 1
+";
+        let mut t = picl::parse(text).unwrap();
+        t.records.sort_by_key(|r| r.time);
+        let a = analyse(&t);
+        assert_eq!(a.messages.len(), 1);
+        let send = a.spans.iter().find(|s| s.kind == SpanKind::Send).unwrap();
+        assert_eq!((send.start, send.end), (10_000, 20_000));
+        let u1 = utilisation(&a, 1);
+        assert_eq!(u1.idle, 25_000);
+        let u0 = utilisation(&a, 0);
+        assert_eq!(u0.overhead, 10_000);
+        assert_eq!(u0.busy + u0.overhead + u0.idle, 100_000);
+        let html = html(&t);
+        assert!(html.contains("id=\"spacetime\"") && html.contains("id=\"matrix\""));
+        assert!(!html.contains("http"), "nothing fetched");
+    }
+}
