@@ -14,6 +14,9 @@
 //! ```
 //!
 //! Every receiver transition bumps the sender's futex word and wakes it.
+//!
+//! Not done yet: more than [`LENDS`] buffers lent at once per process (the
+//! rest go through the ring), reads split across several readers.
 
 use super::segment::{Mapping, LENDS};
 use super::sys;

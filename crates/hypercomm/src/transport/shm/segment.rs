@@ -13,6 +13,9 @@
 //! Every word that two processes touch is accessed through an atomic type;
 //! slot contents are plain bytes handed over by the ring protocol
 //! (release on the slot's control word, acquire by the reader).
+//!
+//! Not done yet: ring and slot sizes chosen per job (they are constants,
+//! checked at attach), huge pages for the rings.
 
 use rustix::fs::{ftruncate, memfd_create, MemfdFlags};
 use rustix::mm::{mmap, munmap, MapFlags, ProtFlags};

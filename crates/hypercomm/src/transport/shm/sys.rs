@@ -5,6 +5,10 @@
 //! rustix gives typed, safe wrappers for all but one of them (memfd, mmap,
 //! futex, pidfd, poll, prctl); `process_vm_readv` is not in rustix, so it
 //! comes from libc.
+//!
+//! Not done yet: a fallback liveness check for kernels without pidfds
+//! (before Linux 5.3), where every peer then looks alive until its state word
+//! says otherwise.
 
 use rustix::event::{poll, PollFd, PollFlags};
 use rustix::process::{pidfd_open, Pid, PidfdFlags};
