@@ -16,7 +16,10 @@
 //! (`HYPERCOMM_BENCH_KEY` names the measurement a child takes part in;
 //! rank 0 prints its figure, which the parent collects).
 //!
-//! Not done yet: the tcp transport, a progress bar.
+//! With `--transport tcp` each measurement is a job of the launcher
+//! (`hypercomm run --transport tcp` of this command again).
+//!
+//! Not done yet: a progress bar.
 
 use clap::{Args, ValueEnum};
 use hypercomm::collective::{Max, Sum};
@@ -29,9 +32,10 @@ pub(crate) struct BenchArgs {
     /// Which benchmark.
     #[arg(value_enum)]
     op: Op,
-    /// Transport: `thread` (ranks are threads of this process) or `shm`
+    /// Transport: `thread` (ranks are threads of this process), `shm`
     /// (ranks are processes on this machine, over shared memory; the
-    /// benchmark starts them by re-executing itself).
+    /// benchmark starts them by re-executing itself) or `tcp` (processes
+    /// started through `hypercomm run --transport tcp`).
     #[arg(long, default_value = "thread")]
     transport: String,
     /// Number of ranks.
@@ -360,9 +364,9 @@ fn memcpy_rate(size: usize, iters: usize) -> f64 {
 }
 
 pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
-    if a.transport != "thread" && a.transport != "shm" {
+    if !["thread", "shm", "tcp"].contains(&a.transport.as_str()) {
         return Err(format!(
-            "transport {:?} is not available yet (\"thread\" or \"shm\")",
+            "transport {:?} is not one of thread, shm, tcp",
             a.transport
         ));
     }
@@ -509,6 +513,27 @@ where
         if mine != key {
             return Ok(0.0);
         }
+        if transport == "tcp" {
+            // Started by the launcher: join the job like any program.
+            let result = hypercomm::init().and_then(|comm| {
+                let v = f(&comm);
+                let rank = comm.rank();
+                hypercomm::finalize(comm)?;
+                Ok((rank, v?))
+            });
+            match result {
+                Ok((rank, v)) => {
+                    if rank == 0 {
+                        println!("HYPERCOMM_BENCH_RESULT {v:e}");
+                    }
+                    std::process::exit(0)
+                }
+                Err(e) => {
+                    eprintln!("hypercomm bench: {e}");
+                    std::process::exit(1)
+                }
+            }
+        }
         let me: usize = std::env::var("HYPERCOMM_RANK")
             .ok()
             .and_then(|v| v.parse().ok())
@@ -524,6 +549,33 @@ where
                 std::process::exit(1)
             }
         }
+    }
+    if transport == "tcp" {
+        // The ranks are processes started by the launcher, over TCP.
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let out = std::process::Command::new(&exe)
+            .args([
+                "run",
+                "-n",
+                &n.to_string(),
+                "--transport",
+                "tcp",
+                "--no-prefix",
+            ])
+            .arg(&exe)
+            .args(std::env::args_os().skip(1))
+            .env("HYPERCOMM_BENCH_KEY", key)
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .map_err(|e| format!("starting the launcher: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("the tcp job ended with {}", out.status));
+        }
+        return String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find_map(|l| l.strip_prefix("HYPERCOMM_BENCH_RESULT "))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .ok_or_else(|| "rank 0 printed no figure".to_string());
     }
     let fd = shm::create_segment(n).map_err(|e| format!("shared segment: {e}"))?;
     shm::share_with_children(&fd).map_err(|e| e.to_string())?;
