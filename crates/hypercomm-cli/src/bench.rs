@@ -449,9 +449,11 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
             }
             _ => iters_for(size, a.iters),
         };
-        for (label, alg) in &variants {
-            let mut samples = Vec::new();
-            for _ in 0..a.repeat {
+        // Repeats go round all variants in turn, so that drift of the
+        // machine over time touches every variant alike.
+        let mut all: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
+        for _ in 0..a.repeat {
+            for ((label, alg), samples) in variants.iter().zip(all.iter_mut()) {
                 let op = a.op;
                 if let Op::Memcpy = op {
                     samples.push(memcpy_rate(size, iters));
@@ -479,6 +481,8 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
                 })?;
                 samples.push(r);
             }
+        }
+        for ((label, _), samples) in variants.iter().zip(all) {
             let v = median(samples);
             let value = match unit {
                 "us" => v * 1e6,

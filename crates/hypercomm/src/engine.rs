@@ -237,10 +237,16 @@ const SPINS_DEDICATED: u32 = 2000;
 const SPINS_OVERSUBSCRIBED: u32 = 20;
 const YIELDS: u32 = 50;
 
+/// The number of cores this process may use (asked once: the answer
+/// costs system calls and file reads).
+pub(crate) fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
+}
+
 /// Poll iterations before yielding, for a job of `endpoints` ranks.
 fn spin_budget(endpoints: usize) -> u32 {
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    if endpoints <= cores {
+    if endpoints <= cores() {
         SPINS_DEDICATED
     } else {
         SPINS_OVERSUBSCRIBED

@@ -25,6 +25,41 @@ use crate::error::{Error, Result};
 use hypercomm_algo::{Buf, Op, Region, Schedule};
 use std::sync::Arc;
 
+thread_local! {
+    /// Scratch buffers of finished executors, reused by the next ones so a
+    /// collective allocates (and faults in) no memory in the steady state.
+    static SCRATCH: std::cell::RefCell<Vec<Vec<u128>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Scratch storage of at least `bytes` bytes, 16-byte aligned. Its content
+/// is unspecified (schedules write a temp region before reading it).
+fn scratch_take(bytes: usize) -> Vec<u128> {
+    let words = bytes.div_ceil(16);
+    let reused = SCRATCH.with(|p| {
+        let mut p = p.borrow_mut();
+        let i = (0..p.len())
+            .filter(|&i| p[i].capacity() >= words)
+            .min_by_key(|&i| p[i].capacity())?;
+        Some(p.swap_remove(i))
+    });
+    let mut v = reused.unwrap_or_default();
+    v.resize(words, 0);
+    v
+}
+
+/// Give scratch storage back to this thread's pool (at most 16 buffers).
+fn scratch_give(v: Vec<u128>) {
+    if v.capacity() == 0 {
+        return;
+    }
+    SCRATCH.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.len() < 16 {
+            p.push(v);
+        }
+    });
+}
+
 /// One schedule in execution.
 pub(crate) struct Exec<T: Element, O: Operator<T>> {
     sched: Schedule,
@@ -37,7 +72,9 @@ pub(crate) struct Exec<T: Element, O: Operator<T>> {
     input_len: usize,
     output: *mut T,
     output_len: usize,
-    temps: Vec<Vec<T>>,
+    /// Scratch buffers (16-byte aligned storage from a per-thread pool) and
+    /// their lengths in elements of `T`.
+    temps: Vec<(Vec<u128>, usize)>,
     op: Option<O>,
     round: usize,
     posted: bool,
@@ -82,7 +119,17 @@ impl<T: Element, O: Operator<T>> Exec<T, O> {
         op: Option<O>,
         what: &'static str,
     ) -> Result<Self> {
-        let temps: Vec<Vec<T>> = sched.temps.iter().map(|&n| vec![T::zeroed(); n]).collect();
+        const {
+            assert!(
+                std::mem::align_of::<T>() <= 16,
+                "element types are at most 16-byte aligned"
+            )
+        };
+        let temps: Vec<(Vec<u128>, usize)> = sched
+            .temps
+            .iter()
+            .map(|&n| (scratch_take(n * std::mem::size_of::<T>()), n))
+            .collect();
         let e = Exec {
             sched,
             eps,
@@ -109,7 +156,7 @@ impl<T: Element, O: Operator<T>> Exec<T, O> {
         match b {
             Buf::Input => self.input_len,
             Buf::Output => self.output_len,
-            Buf::Temp(i) => self.temps.get(i as usize).map_or(0, |t| t.len()),
+            Buf::Temp(i) => self.temps.get(i as usize).map_or(0, |t| t.1),
         }
     }
 
@@ -173,7 +220,7 @@ impl<T: Element, O: Operator<T>> Exec<T, O> {
         match r.buf {
             Buf::Input => self.input as *mut T,
             Buf::Output => self.output,
-            Buf::Temp(i) => self.temps[i as usize].as_mut_ptr(),
+            Buf::Temp(i) => self.temps[i as usize].0.as_mut_ptr() as *mut T,
         }
         .wrapping_add(r.offset)
     }
@@ -308,6 +355,14 @@ impl<T: Element, O: Operator<T>> Exec<T, O> {
             self.local_ops();
             self.round += 1;
             self.posted = false;
+        }
+    }
+}
+
+impl<T: Element, O: Operator<T>> Drop for Exec<T, O> {
+    fn drop(&mut self) {
+        for (v, _) in self.temps.drain(..) {
+            scratch_give(v);
         }
     }
 }

@@ -31,14 +31,26 @@
 //! the setting. All-to-allv never depends on the counts (they differ per
 //! node), so it is always pairwise.
 //!
-//! Crossovers for the thread transport (ts = 0.5 µs, tw = 0.1 ns/B, from
-//! `hypercomm bench`), with 8 ranks, as the formulas give them (checked by
-//! this module's test; BENCHMARKS.md measures them):
+//! `Auto` takes the cheapest candidate by the formulas, and among those
+//! within 5 % of it the one listed first (the formulas cannot tell closer
+//! costs apart). The costs are per transport (thread, shm, tcp; measured
+//! with `hypercomm bench`). When the job has more ranks than the machine
+//! has cores, a message costs a context switch (ts is raised to 10 µs), the
+//! cores copy for all ranks in turn (tw is multiplied by ranks per core),
+//! and pipelines cannot overlap their stages, so the pipelined chain and
+//! ring broadcasts are left out.
 //!
-//! * bcast: binomial up to 8 KiB, bidirectional pipelined ring from 16 KiB;
-//! * allreduce: recursive doubling up to 8 KiB, Rabenseifner from 16 KiB;
-//! * allgather (bytes per rank): recursive doubling up to 1 KiB,
-//!   bidirectional ring from 2 KiB;
+//! Crossovers for the thread transport (ts = 0.5 µs, tw = 0.1 ns/B), with 8
+//! ranks on enough cores, as the formulas give them (checked by this
+//! module's test; BENCHMARKS.md measures them):
+//!
+//! * bcast: binomial up to 16 KiB, bidirectional pipelined ring from
+//!   32 KiB, pipelined chain from 4 MiB (binomial at every size when the
+//!   ranks outnumber the cores);
+//! * allreduce: recursive doubling up to 8 KiB, Rabenseifner from 16 KiB,
+//!   ring from 512 KiB;
+//! * allgather (bytes per rank): recursive doubling up to 2 KiB,
+//!   bidirectional ring from 4 KiB;
 //! * all-to-all (bytes per block): Bruck up to 2 KiB, pairwise from 4 KiB;
 //! * scan: recursive doubling up to 32 KiB, pipelined chain from 64 KiB;
 //! * gather and scatter: binomial at every size (same bandwidth term as
@@ -132,6 +144,24 @@ pub const THREAD_COST: TransportCost = TransportCost {
     ts: 0.5e-6,
     tw: 0.1e-9,
 };
+
+/// The shared-memory transport's costs (measured with `hypercomm bench
+/// --transport shm`: about 0.3 µs start-up, 8–20 GB/s).
+pub const SHM_COST: TransportCost = TransportCost {
+    ts: 0.6e-6,
+    tw: 0.12e-9,
+};
+
+/// The TCP transport's costs on loopback (`hypercomm bench --transport tcp`:
+/// about 10 µs start-up, 3 GB/s).
+pub const TCP_COST: TransportCost = TransportCost {
+    ts: 10e-6,
+    tw: 0.35e-9,
+};
+
+/// Start-up cost of a message when ranks outnumber cores: the receiver
+/// usually has to be scheduled first (a context switch).
+pub const OVERSUBSCRIBED_TS: f64 = 10e-6;
 
 /// The collectives selection knows about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -241,12 +271,49 @@ fn order_keeping(c: Coll) -> Algorithm {
     }
 }
 
+/// Pipelined algorithms only pay off when the stages run at the same time,
+/// which needs a core per rank.
+fn pipelined(a: Algorithm) -> bool {
+    matches!(a, Algorithm::Chain | Algorithm::BiRing)
+}
+
 /// The algorithm `Auto` picks for `c` with `p` participants and `m` bytes.
+#[cfg(test)]
 pub(crate) fn by_cost(c: Coll, p: usize, m: usize, t: TransportCost) -> Algorithm {
-    candidates(c)
+    by_cost_on(c, p, m, t, false)
+}
+
+/// [`by_cost`], knowing whether the ranks outnumber the cores: then every
+/// message costs a context switch and pipelines do not overlap, so the
+/// pipelined algorithms are left out and ts is raised.
+pub(crate) fn by_cost_on(
+    c: Coll,
+    p: usize,
+    m: usize,
+    mut t: TransportCost,
+    oversubscribed: bool,
+) -> Algorithm {
+    if oversubscribed {
+        // Every message waits for its receiver to be scheduled, and the
+        // cores copy for all ranks in turn.
+        t.ts = t.ts.max(OVERSUBSCRIBED_TS);
+        t.tw *= (p as f64 / crate::engine::cores() as f64).max(1.0);
+    }
+    let usable: Vec<(Algorithm, f64)> = candidates(c)
         .iter()
         .copied()
-        .min_by(|&a, &b| cost(c, a, p, m, t).total_cmp(&cost(c, b, p, m, t)))
+        .filter(|&a| {
+            !(oversubscribed && pipelined(a) && candidates(c).iter().any(|&b| !pipelined(b)))
+        })
+        .map(|a| (a, cost(c, a, p, m, t)))
+        .collect();
+    let best = usable.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
+    // Within 5 % the formulas cannot tell algorithms apart; the candidate
+    // listed first (the simpler one, or the measured better one) wins.
+    usable
+        .iter()
+        .find(|x| x.1 <= best * 1.05)
+        .map(|x| x.0)
         .expect("every collective has candidates")
 }
 
@@ -306,6 +373,19 @@ pub(crate) fn segment_elems<T: Element>(opts: &CollOpts, count: usize, p: usize)
 }
 
 impl Comm {
+    /// The costs of the transport this communicator runs on, and whether
+    /// the job has more ranks than this machine has cores.
+    pub(crate) fn cost_model(&self) -> (TransportCost, bool) {
+        use crate::transport::AnyTransport;
+        let e = self.engine();
+        let t = match &e.t {
+            AnyTransport::Thread(_) => THREAD_COST,
+            AnyTransport::Shm(_) => SHM_COST,
+            AnyTransport::Tcp(_) => TCP_COST,
+        };
+        (t, e.t_endpoints() > crate::engine::cores())
+    }
+
     /// Set the virtual topology collectives follow (PICL setarc0). Every
     /// member should set the same.
     pub fn set_topology(&self, t: Topology) {
@@ -360,8 +440,10 @@ impl Comm {
             }
             return Ok(opts.algorithm);
         }
-        let a =
-            by_topology(c, self.topology()).unwrap_or_else(|| by_cost(c, p, bytes, THREAD_COST));
+        let a = by_topology(c, self.topology()).unwrap_or_else(|| {
+            let (t, over) = self.cost_model();
+            by_cost_on(c, p, bytes, t, over)
+        });
         if !commutative && needs_commutative(c, a) {
             // Order-keeping alternative with the same bandwidth profile.
             return Ok(order_keeping(c));
@@ -381,16 +463,23 @@ mod tests {
     fn documented_crossovers() {
         let at = |c, m| by_cost(c, 8, m, THREAD_COST);
         use Algorithm::*;
-        assert_eq!(at(Coll::Bcast, 8 << 10), Binomial);
-        assert_eq!(at(Coll::Bcast, 16 << 10), BiRing);
+        assert_eq!(at(Coll::Bcast, 16 << 10), Binomial);
+        assert_eq!(at(Coll::Bcast, 32 << 10), BiRing);
+        assert_eq!(at(Coll::Bcast, 4 << 20), Chain);
         assert_eq!(at(Coll::Allreduce, 8 << 10), RecursiveDoubling);
         assert_eq!(at(Coll::Allreduce, 16 << 10), Rabenseifner);
-        assert_eq!(at(Coll::Allgather, 1 << 10), RecursiveDoubling);
-        assert_eq!(at(Coll::Allgather, 2 << 10), BiRing);
+        assert_eq!(at(Coll::Allreduce, 256 << 10), Rabenseifner);
+        assert_eq!(at(Coll::Allreduce, 512 << 10), Ring);
+        assert_eq!(at(Coll::Allgather, 2 << 10), RecursiveDoubling);
+        assert_eq!(at(Coll::Allgather, 4 << 10), BiRing);
         assert_eq!(at(Coll::Alltoall, 2 << 10), Bruck);
         assert_eq!(at(Coll::Alltoall, 4 << 10), Pairwise);
         assert_eq!(at(Coll::Scan, 32 << 10), RecursiveDoubling);
         assert_eq!(at(Coll::Scan, 64 << 10), Chain);
+        // More ranks than cores: no pipelines, and a start-up of 10 µs.
+        let over = |c, m| by_cost_on(c, 8, m, THREAD_COST, true);
+        assert_eq!(over(Coll::Bcast, 4 << 20), Binomial);
+        assert_eq!(over(Coll::Allreduce, 4 << 20), Ring);
         for m in [0, 1, 1 << 20, 1 << 26] {
             assert_eq!(at(Coll::Gather, m), Binomial);
             assert_eq!(at(Coll::Scatter, m), Binomial);
