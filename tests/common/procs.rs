@@ -392,3 +392,25 @@ impl<T: ProcTransport> Launcher for Processes<T> {
 fn watchdog_limit(name: &str, body: impl FnOnce() + Send + 'static) {
     super::watchdog_for(TEST_LIMIT, name, body)
 }
+
+/// Run example `name` with `args` as a process (60 s limit, 30 s operation
+/// timeout inside it).
+pub(crate) fn run_example(name: &str, args: &[&str]) -> Output {
+    let mut cmd = Command::new(example_bin(name));
+    cmd.args(args)
+        .env("HYPERCOMM_TIMEOUT", "30")
+        .env_remove("HYPERCOMM_RANK");
+    run_limited(cmd, Duration::from_secs(60))
+}
+
+/// Run an example that must succeed; return its stdout.
+pub(crate) fn stdout_of(name: &str, args: &[&str]) -> String {
+    let out = run_example(name, args);
+    assert!(
+        out.status.success(),
+        "`{name} {}` failed:\n{}",
+        args.join(" "),
+        out.both()
+    );
+    out.stdout
+}
