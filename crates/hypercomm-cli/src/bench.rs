@@ -197,7 +197,7 @@ fn collective(
 enum Format {
     /// Aligned table.
     Table,
-    /// op<TAB>n<TAB>bytes<TAB>value<TAB>unit
+    /// `op<TAB>n<TAB>bytes<TAB>value<TAB>unit`
     Tsv,
 }
 

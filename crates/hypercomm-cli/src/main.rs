@@ -1,7 +1,8 @@
 //! The `hypercomm` command: launcher, benchmarks, trace tools and simulator.
 //!
-//! Available now: `hypercomm run` (the launcher, TCP transport),
-//! `hypercomm bench` on the thread transport (`latency`, `bw`) and
+//! Available now: `hypercomm run` (the launcher; shm and TCP transports),
+//! `hypercomm bench` (point-to-point and collectives on threads, shm and
+//! TCP) and
 //! `hypercomm trace` (convert, stats, report). Planned, and saying so when
 //! called: `sim` (predict on a simulated machine).
 //!
@@ -28,7 +29,7 @@ enum Command {
     /// Start N ranks of a program as processes (like mpirun).
     #[command(long_about = run::LONG_ABOUT)]
     Run(run::RunArgs),
-    /// OSU-style micro-benchmarks (available: latency, bw on threads).
+    /// OSU-style micro-benchmarks (point-to-point and collectives; threads, shm, tcp).
     Bench(bench::BenchArgs),
     /// Convert, summarise and report traces (PICL, Chrome/Perfetto, HTML).
     Trace(trace::TraceArgs),

@@ -19,7 +19,7 @@
 //!
 //! A borrowed payload may also live in another process: the shared-memory
 //! transport lends the sender's buffer to a receiver in another address
-//! space ([`RemoteBorrow`] on the receiving side, [`RemoteCompletion`] on the
+//! space (`RemoteBorrow` on the receiving side, `RemoteCompletion` on the
 //! lending side), and the engine sees the same [`Borrowed`]/[`Completion`]
 //! protocol as between threads.
 //!
