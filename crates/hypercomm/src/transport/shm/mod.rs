@@ -16,7 +16,10 @@
 //! (any size, pipelined: the reader drains slots while the writer fills
 //! them). When a ring is full, frames wait in a per-destination queue of the
 //! sender that every later call (send, receive, wait, close) pushes on; the
-//! reader raises the writer when it frees slots the writer asked for.
+//! reader raises the writer when it frees slots the writer asked for. A lent
+//! buffer streamed this way completes when the reader has taken its last
+//! slot out of the ring, not when it is written, so a sender of
+//! above-eager messages cannot run unboundedly ahead of its receiver.
 //!
 //! **Large messages** are copied once: the sender lends its buffer (the
 //! engine's [`crate::transport::Borrowed`] / [`crate::transport::Completion`]
@@ -313,6 +316,10 @@ pub struct ShmEndpoint {
     /// Frames waiting in `out` queues (all destinations).
     queued: Cell<usize>,
     owned: RefCell<Vec<OwnedLend>>,
+    /// Lent buffers streamed whole into a ring, completed only once the
+    /// reader has taken them out (`unpulled_reap`): (reader, ring position
+    /// after the last slot, completion, length).
+    unpulled: RefCell<Vec<(usize, u64, Borrowed, usize)>>,
     lend_cursor: Cell<usize>,
     next_poll: Cell<usize>,
     last_check: RefCell<Vec<Instant>>,
@@ -371,6 +378,7 @@ impl ShmEndpoint {
             inc: RefCell::new((0..endpoints).map(|_| In::default()).collect()),
             queued: Cell::new(0),
             owned: RefCell::new(Vec::new()),
+            unpulled: RefCell::new(Vec::new()),
             lend_cursor: Cell::new(0),
             next_poll: Cell::new(0),
             last_check: RefCell::new(vec![now; endpoints]),
@@ -602,9 +610,22 @@ impl ShmEndpoint {
                         *off += n;
                     }
                     if *off >= bytes.len() {
-                        if let Some(done) = lent {
-                            done.taken.store(bytes.len(), Ordering::Relaxed);
-                            done.set(DONE);
+                        let len = bytes.len();
+                        if lent.is_some() {
+                            // Not DONE yet: a lent (above-eager) send must
+                            // not run ahead of its receiver. Completing here
+                            // let a rooted collective (bcast, reduce) send
+                            // message after message while the receiver
+                            // drained them into ever more unexpected vectors
+                            // (hundreds of MB, every page a fresh fault:
+                            // 64 KiB bcast 43 µs). Complete it once the
+                            // reader's head passes our last slot instead.
+                            // (Kept alive: dropping it would report DROPPED.)
+                            if let Payload::Borrowed(b) =
+                                std::mem::replace(payload, Payload::Bytes(Vec::new()))
+                            {
+                                self.unpulled.borrow_mut().push((dst, r.tail, b, len));
+                            }
                         }
                         return true;
                     }
@@ -718,6 +739,43 @@ impl ShmEndpoint {
             }
             true
         });
+    }
+
+    /// Complete the streamed lent buffers the reader has taken out of the
+    /// ring (or that nobody will take: reader gone, sender withdrew).
+    fn unpulled_reap(&self) {
+        self.unpulled.borrow_mut().retain(|(dst, end, b, len)| {
+            let Lent::Local { done, .. } = &b.lent else {
+                return false;
+            };
+            if done.state.load(Ordering::Acquire) != PENDING {
+                return false;
+            }
+            let head = self.map.head(self.me, *dst).load(Ordering::Acquire);
+            if head >= *end || !self.receiver_open(*dst) {
+                done.taken.store(*len, Ordering::Relaxed);
+                done.set(DONE);
+                return false;
+            }
+            true
+        });
+    }
+
+    /// Is a streamed lent buffer taken out of its ring? Before sleeping:
+    /// asks the reader to raise us when it takes slots (`space_wanted`).
+    fn unpulled_ready(&self) -> bool {
+        self.unpulled.borrow().iter().any(|(dst, end, b, _)| {
+            let Lent::Local { done, .. } = &b.lent else {
+                return true;
+            };
+            self.map
+                .space_wanted(self.me, *dst)
+                .store(1, Ordering::SeqCst);
+            fence(Ordering::SeqCst);
+            done.state.load(Ordering::Acquire) != PENDING
+                || self.map.head(self.me, *dst).load(Ordering::Acquire) >= *end
+                || !self.receiver_open(*dst)
+        })
     }
 
     // ----------------------------------------------------------- receiving
@@ -880,6 +938,9 @@ impl ShmEndpoint {
                 }
             }
         }
+        if self.unpulled_ready() {
+            return true;
+        }
         if self.map.lends_out.load(Ordering::Relaxed) > 0 {
             for k in 0..segment::LENDS {
                 let s = self.map.lend(self.me, k).0.load(Ordering::Acquire) & 0xff;
@@ -1019,6 +1080,9 @@ impl Transport for ShmEndpoint {
         }
         if !self.owned.borrow().is_empty() {
             self.reap_owned();
+        }
+        if !self.unpulled.borrow().is_empty() {
+            self.unpulled_reap();
         }
         let start = self.next_poll.get();
         for k in 0..self.n {
@@ -1292,7 +1356,8 @@ mod tests {
         };
         assert_eq!(got.header.tag, 2, "the withdrawn message never arrives");
         assert_eq!(payload_vec(got.payload), b"after");
-        // The same through the ring, not withdrawn: completes after writing.
+        // The same through the ring, not withdrawn: completes once the
+        // reader has taken it out of the ring (seen by the sender's next call).
         let done = crate::transport::Completion::new();
         // SAFETY: `data` outlives the borrow: we wait for completion.
         let borrowed = unsafe { Borrowed::new(&data, done.clone()) };
@@ -1307,6 +1372,7 @@ mod tests {
             }
             assert!(t0.elapsed() < Duration::from_secs(10));
         };
+        assert!(a.try_recv().is_none());
         assert_eq!(done.finished(), Some(Ok(data.len())));
         assert_eq!(payload_vec(got.payload), data);
     }
