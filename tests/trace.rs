@@ -177,29 +177,9 @@ fn check_golden(name: &str, got: &str) {
     }
 }
 
-/// The manual's examples (section 6, OCR slips corrected), one per kind.
-const MANUAL: &[&str] = &[
-    "trace_start clock 0 0 node 17 event 0 compstats 0 commstats 0",
-    "open clock 0 1000 node -32768 allocating 64 processors",
-    "open clock 0 329 node 24",
-    "load clock 0 2000 node -32768 loading node 23",
-    "send clock 2 524347 node 12 to -32768 type 8 lth 256",
-    "recv clock 24 772354 node 63 from 0 type 16 lth 329",
-    "recv_blocking clock 14 897000 node -32768 type 0",
-    "recv_waking clock 15 145000 node -32768 from 0 type 0 lth 420",
-    "message clock 0 986454 node 56",
-    "sync clock 429 616 node 15",
-    "close clock 13 534666 node 3",
-    "trace_level clock 3 11 node 6 event 3 compstats 3 commstats 3",
-    "trace_mark clock 3215 465799 node 22 type 67",
-    "trace_stop clock 15 333453 node 2 : ran out of memory",
-    "trace_flush clock 82 990361 node 77 finished 13 6645",
-    "trace_exit clock 25 442678 node 8 space 145024",
-    "block_begin clock 33 111 node 8 block_type 3 location_type 41 parameter_type 0",
-    "block_end clock 33 844 node 8 block_type 3 location_type 41 parameter_type 0",
-    "compstats clock 4 66978 node 23 busy 2 997566 idle 1 69412",
-    "commstats clock 18 445645 node 1 received 202 volume 20556 sent 109 volume 4056 probed 39",
-];
+/// The manual's examples (section 6, OCR slips corrected), one per kind;
+/// the same file the library's own PICL tests read.
+const MANUAL: &str = include_str!("golden/picl_manual_examples.verbose");
 
 fn is_num(s: &str) -> bool {
     s.parse::<i64>().is_ok()
@@ -218,7 +198,7 @@ fn check_manual_shape(text: &str) -> usize {
             continue;
         }
         let candidates: Vec<Vec<&str>> = MANUAL
-            .iter()
+            .lines()
             .map(|m| m.split(' ').collect::<Vec<_>>())
             .filter(|m| m[0] == w[0] && m.len() == w.len())
             .collect();
