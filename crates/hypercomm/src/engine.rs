@@ -528,23 +528,22 @@ impl Engine {
                 _ => Some(g.rank(p)),
             },
             None => {
-                let mut finished = None;
-                let mut others = 0;
+                // A wildcard fails when any other member failed, or when every
+                // other member has finished (nobody can still send).
+                let (mut finished, mut alive) = (None, false);
                 for m in g.members().filter(|&m| m != self.me) {
-                    others += 1;
                     match self.t.peer_state(m as usize) {
                         PeerState::Failed(_) => return Some(g.rank(m)),
                         PeerState::Finished => {
                             finished.get_or_insert(m);
                         }
-                        PeerState::Alive => others += 1000,
+                        PeerState::Alive => alive = true,
                     }
                 }
-                // A wildcard fails only when no other member can still send.
-                if others > 0 && others < 1000 {
-                    finished.map(|m| g.rank(m))
-                } else {
+                if alive {
                     None
+                } else {
+                    finished.map(|m| g.rank(m))
                 }
             }
         }
