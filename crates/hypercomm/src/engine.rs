@@ -26,7 +26,7 @@ use crate::recorder::{self, Event};
 use crate::transport::{AnyTransport, Borrowed, Completion, Frame, Payload, PeerState, Transport};
 use crate::wire::{Header, Kind};
 use std::cell::RefCell;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -38,8 +38,9 @@ pub const EAGER_LIMIT: usize = 16 * 1024;
 /// `Comm`).
 #[derive(Debug)]
 pub(crate) struct Group {
-    /// Endpoint of each node rank.
-    pub(crate) eps: Vec<u32>,
+    /// Endpoint of each node rank (shared: every collective call names
+    /// its participants by it).
+    pub(crate) eps: Arc<[u32]>,
     /// Endpoint of the host, if the communicator has one.
     pub(crate) host: Option<u32>,
     /// Rank of every endpoint of the job (`None`: not a member).
@@ -55,7 +56,11 @@ impl Group {
         if let Some(h) = host {
             rank_of[h as usize] = Some(Rank::Host);
         }
-        Group { eps, host, rank_of }
+        Group {
+            eps: eps.into(),
+            host,
+            rank_of,
+        }
     }
     pub(crate) fn rank(&self, ep: u32) -> Rank {
         self.rank_of
@@ -206,8 +211,7 @@ struct Req {
 struct State {
     unexpected: VecDeque<Msg>,
     posted: Vec<Posted>,
-    reqs: HashMap<u64, Req>,
-    next_req: u64,
+    reqs: Slab,
     next_sync: u64,
     acks: Vec<(u64, usize)>,
     global_or: Vec<bool>,
@@ -216,6 +220,68 @@ struct State {
 
 /// A request handle inside the engine; never reused within a run.
 pub(crate) type ReqId = u64;
+
+/// The requests of one endpoint: a vector of slots with a free list, so
+/// that starting and completing a request costs no hashing and, in the
+/// steady state, no allocation. An id is the slot index in the low 32 bits
+/// and the slot's generation in the high 32 bits: a slot is reused, an id
+/// never is (until 2³² reuses of one slot).
+#[derive(Default)]
+struct Slab {
+    slots: Vec<(u32, Option<Req>)>,
+    free: Vec<u32>,
+}
+
+impl Slab {
+    fn insert(&mut self, r: Req) -> ReqId {
+        let i = match self.free.pop() {
+            Some(i) => i as usize,
+            None => {
+                // Generations start at 1, so no id is 0 (requests that
+                // completed at once carry 0 and must never match a slot).
+                self.slots.push((1, None));
+                self.slots.len() - 1
+            }
+        };
+        let slot = &mut self.slots[i];
+        slot.1 = Some(r);
+        (u64::from(slot.0) << 32) | i as u64
+    }
+
+    fn slot(&self, id: ReqId) -> Option<&(u32, Option<Req>)> {
+        self.slots
+            .get((id & 0xffff_ffff) as usize)
+            .filter(|s| u64::from(s.0) == id >> 32)
+    }
+
+    fn get(&self, id: ReqId) -> Option<&Req> {
+        self.slot(id)?.1.as_ref()
+    }
+
+    fn get_mut(&mut self, id: ReqId) -> Option<&mut Req> {
+        let s = self.slots.get_mut((id & 0xffff_ffff) as usize)?;
+        if u64::from(s.0) != id >> 32 {
+            return None;
+        }
+        s.1.as_mut()
+    }
+
+    fn remove(&mut self, id: ReqId) -> Option<Req> {
+        let i = (id & 0xffff_ffff) as usize;
+        let s = self.slots.get_mut(i)?;
+        if u64::from(s.0) != id >> 32 {
+            return None;
+        }
+        let r = s.1.take()?;
+        s.0 = s.0.checked_add(1).unwrap_or(1);
+        self.free.push(i as u32);
+        Some(r)
+    }
+
+    fn contains(&self, id: ReqId) -> bool {
+        self.get(id).is_some()
+    }
+}
 
 /// The engine of one endpoint.
 pub(crate) struct Engine {
@@ -227,7 +293,26 @@ pub(crate) struct Engine {
     tasks: RefCell<Vec<Weak<RefCell<dyn Task>>>>,
     /// Poll iterations of a wait before it yields (see `spin_budget`).
     spins: u32,
+    /// Which pass of a wait loop is running (see [`Pass`]).
+    pass: std::cell::Cell<Pass>,
 }
+
+/// What the current pass of a wait loop asks of [`Engine::test_step`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// Not inside a wait: test fully (progress, completion, failures).
+    Outside,
+    /// A spinning pass: the loop has just drained the transport and checks
+    /// failures itself on its check passes, so only look at completion.
+    Quiet,
+    /// A check pass: completion and, if pending, abort and peer failure.
+    Check,
+}
+
+/// While spinning, a wait checks abort, peer failures and its deadline on
+/// every this many passes (and on every pass once it yields): the checks
+/// read the clock and the peers' states, which costs more than a pass.
+const CHECK_EVERY: u32 = 32;
 
 /// How long a wait spins before yielding, and yields before blocking.
 /// With no more ranks than cores a waiting rank's partner is running, so
@@ -235,7 +320,24 @@ pub(crate) struct Engine {
 /// cores the partner may need this core, so yield almost at once.
 const SPINS_DEDICATED: u32 = 2000;
 const SPINS_OVERSUBSCRIBED: u32 = 20;
-const YIELDS: u32 = 50;
+
+/// How long a wait keeps yielding before it blocks in the transport
+/// (`HYPERCOMM_YIELD_US` overrides, in microseconds). A yielding rank gives
+/// its core to the ranks that have work and sees their messages within
+/// microseconds; a blocked one needs a wake-up call and a trip through the
+/// scheduler (tens of microseconds), which would be paid on every message
+/// when ranks outnumber cores.
+const YIELD_FOR: Duration = Duration::from_micros(500);
+
+fn yield_for() -> Duration {
+    static D: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *D.get_or_init(|| {
+        std::env::var("HYPERCOMM_YIELD_US")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map_or(YIELD_FOR, Duration::from_micros)
+    })
+}
 
 /// The number of cores this process may use (asked once: the answer
 /// costs system calls and file reads).
@@ -282,6 +384,7 @@ impl Engine {
             me,
             tasks: RefCell::new(Vec::new()),
             spins: spin_budget(n),
+            pass: std::cell::Cell::new(Pass::Outside),
         }
     }
 
@@ -397,7 +500,7 @@ impl Engine {
         if let Some(m) = leftover {
             st.unexpected.push_back(m);
         }
-        if let Some(r) = st.reqs.get_mut(&p.req) {
+        if let Some(r) = st.reqs.get_mut(p.req) {
             r.state = ReqState::Done(result);
         }
     }
@@ -560,15 +663,27 @@ impl Engine {
         what: &dyn Fn() -> String,
         mut poll: impl FnMut(&Self) -> Option<Result<R>>,
     ) -> Result<R> {
-        let start = Instant::now();
-        let deadline = timeout.map(|d| start + d);
+        // The clock is read only when a wait did not end at once (most end
+        // within a few passes): `start` is taken on the first check pass
+        // after the first, microseconds late at most.
+        let mut start: Option<Instant> = None;
+        let mut deadline: Option<Instant> = None;
+        let mut yield_until: Option<Instant> = None;
         let mut spins = 0u32;
         let mut published = false;
+        let outer = self.pass.get();
         let out = loop {
+            let check = spins.is_multiple_of(CHECK_EVERY) || spins >= self.spins;
+            self.pass.set(if check { Pass::Check } else { Pass::Quiet });
             self.progress();
             self.advance_tasks();
             if let Some(r) = poll(self) {
                 break r;
+            }
+            if !check {
+                spins += 1;
+                std::hint::spin_loop();
+                continue;
             }
             if let Err(e) = self.check_abort(g) {
                 break Err(e);
@@ -586,24 +701,33 @@ impl Engine {
                 }
                 break Err(Error::PeerFailed { rank });
             }
-            if let Some(dl) = deadline {
-                if Instant::now() >= dl {
-                    break Err(Error::Timeout {
-                        rank: g.rank(self.me),
-                        op: op.to_string(),
-                        waiting_for: what(),
-                        after: start.elapsed(),
-                        others: self.t.describe_waits(),
-                    });
+            if spins > 0 {
+                if let Some(t) = timeout {
+                    let now = Instant::now();
+                    let begun = *start.get_or_insert(now);
+                    let dl = *deadline.get_or_insert(begun + t);
+                    if now >= dl {
+                        break Err(Error::Timeout {
+                            rank: g.rank(self.me),
+                            op: op.to_string(),
+                            waiting_for: what(),
+                            after: now - begun,
+                            others: self.t.describe_waits(),
+                        });
+                    }
                 }
             }
             if spins == 0 {
                 recorder::hook(Event::Blocked);
             }
             spins += 1;
+            let yielding = spins >= self.spins && {
+                let now = Instant::now();
+                now < *yield_until.get_or_insert_with(|| now + yield_for())
+            };
             if spins < self.spins {
                 std::hint::spin_loop();
-            } else if spins < self.spins + YIELDS {
+            } else if yielding {
                 std::thread::yield_now();
             } else {
                 if !published {
@@ -614,6 +738,7 @@ impl Engine {
                 self.t.wait(deadline);
             }
         };
+        self.pass.set(outer);
         if published {
             self.t.set_waiting(None);
         }
@@ -725,11 +850,7 @@ impl Engine {
     }
 
     fn push_req(&self, r: Req) -> ReqId {
-        let mut st = self.st.borrow_mut();
-        st.next_req += 1;
-        let id = st.next_req;
-        st.reqs.insert(id, r);
-        id
+        self.st.borrow_mut().reqs.insert(r)
     }
 
     // ------------------------------------------------------------ receives
@@ -892,7 +1013,7 @@ impl Engine {
         });
         if let Some(i) = self.find(&m) {
             let r = self.take_unexpected(i, dst, layout);
-            if let Some(q) = self.st.borrow_mut().reqs.get_mut(&req) {
+            if let Some(q) = self.st.borrow_mut().reqs.get_mut(req) {
                 q.state = ReqState::Done(r);
             }
         } else {
@@ -914,13 +1035,29 @@ impl Engine {
     /// Test a request: `Some(result)` when complete (and then released).
     pub(crate) fn test(&self, id: ReqId) -> Option<Result<RawStatus>> {
         self.progress();
+        self.test_settled(id)
+    }
+
+    /// [`Engine::test`] for tasks (collective schedules): inside a wait
+    /// loop, which has just drained the transport, only what the pass asks
+    /// for; outside one, a full test.
+    pub(crate) fn test_step(&self, id: ReqId) -> Option<Result<RawStatus>> {
+        match self.pass.get() {
+            Pass::Outside => self.test(id),
+            Pass::Quiet => self.poll_req(id),
+            Pass::Check => self.test_settled(id),
+        }
+    }
+
+    /// [`Engine::test`] without draining the transport first.
+    fn test_settled(&self, id: ReqId) -> Option<Result<RawStatus>> {
         if let Some(r) = self.poll_req(id) {
             return Some(r);
         }
         // A pending request that can never complete (the job was aborted,
         // or its peer is gone) fails and is withdrawn, as a wait would, in
         // the same order of checks; otherwise a `test` loop spins forever.
-        let group = self.st.borrow().reqs.get(&id)?.group.clone();
+        let group = self.st.borrow().reqs.get(id)?.group.clone();
         let err = match self.check_abort(&group) {
             Err(e) => e,
             Ok(()) => {
@@ -944,7 +1081,7 @@ impl Engine {
     fn req_dead_peer(&self, id: ReqId) -> Option<Rank> {
         let (group, peer) = {
             let st = self.st.borrow();
-            let r = st.reqs.get(&id)?;
+            let r = st.reqs.get(id)?;
             (r.group.clone(), r.peer)
         };
         self.dead_peer(&group, peer)
@@ -953,7 +1090,7 @@ impl Engine {
     fn poll_req(&self, id: ReqId) -> Option<Result<RawStatus>> {
         let mut st = self.st.borrow_mut();
         let st = &mut *st;
-        let r = st.reqs.get_mut(&id)?;
+        let r = st.reqs.get_mut(id)?;
         let finished = match &r.state {
             ReqState::Done(_) => true,
             ReqState::Recv => false,
@@ -990,7 +1127,7 @@ impl Engine {
         if !finished {
             return None;
         }
-        let r = st.reqs.remove(&id).expect("present");
+        let r = st.reqs.remove(id).expect("present");
         match r.state {
             ReqState::Done(res) => Some(res.map_err(|e| map_err(e, &r.group))),
             _ => unreachable!("finished requests are Done"),
@@ -1005,7 +1142,7 @@ impl Engine {
         timeout: Option<Duration>,
         op: &str,
     ) -> Result<RawStatus> {
-        let (group, peer, what) = match self.st.borrow().reqs.get(&id) {
+        let (group, peer, what) = match self.st.borrow().reqs.get(id) {
             Some(r) => (
                 r.group.clone(),
                 r.peer,
@@ -1100,7 +1237,7 @@ impl Engine {
     /// buffer. Afterwards no one touches the request's buffer.
     pub(crate) fn withdraw(&self, id: ReqId) {
         let mut st = self.st.borrow_mut();
-        let Some(r) = st.reqs.remove(&id) else {
+        let Some(r) = st.reqs.remove(id) else {
             return;
         };
         match &r.state {
@@ -1117,7 +1254,7 @@ impl Engine {
 
     /// Is the request still active?
     pub(crate) fn active(&self, id: ReqId) -> bool {
-        self.st.borrow().reqs.contains_key(&id)
+        self.st.borrow().reqs.contains(id)
     }
 
     // ------------------------------------------------------------ global OR

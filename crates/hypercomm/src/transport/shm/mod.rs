@@ -322,7 +322,8 @@ pub struct ShmEndpoint {
     unpulled: RefCell<Vec<(usize, u64, Borrowed, usize)>>,
     lend_cursor: Cell<usize>,
     next_poll: Cell<usize>,
-    last_check: RefCell<Vec<Instant>>,
+    /// When each peer's process was last checked (`sys::coarse_nanos`).
+    last_check: RefCell<Vec<u64>>,
     pidfds: RefCell<Vec<Option<OwnedFd>>>,
     closed: Cell<bool>,
     warned: Cell<bool>,
@@ -368,7 +369,6 @@ impl ShmEndpoint {
                 what: format!("endpoint {me} is already attached (or has ended)"),
             });
         }
-        let now = Instant::now();
         Ok(ShmEndpoint {
             map: Arc::new(map),
             me,
@@ -381,7 +381,7 @@ impl ShmEndpoint {
             unpulled: RefCell::new(Vec::new()),
             lend_cursor: Cell::new(0),
             next_poll: Cell::new(0),
-            last_check: RefCell::new(vec![now; endpoints]),
+            last_check: RefCell::new(vec![sys::coarse_nanos(); endpoints]),
             pidfds: RefCell::new((0..endpoints).map(|_| None).collect()),
             closed: Cell::new(false),
             warned: Cell::new(false),
@@ -1131,8 +1131,8 @@ impl Transport for ShmEndpoint {
         }
         {
             let mut last = self.last_check.borrow_mut();
-            let now = Instant::now();
-            if now.duration_since(last[ep]) < LIVENESS_EVERY {
+            let now = sys::coarse_nanos();
+            if now.saturating_sub(last[ep]) < LIVENESS_EVERY.as_nanos() as u64 {
                 return st;
             }
             last[ep] = now;
