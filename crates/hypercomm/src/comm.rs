@@ -267,7 +267,7 @@ impl Comm {
         self.inner.derived.set(k);
         let ctx = derive(self.inner.ctx, 1, k, 0);
         let g = &self.inner.group;
-        self.child(g.eps.clone(), g.host, ctx)
+        self.child(g.eps.to_vec(), g.host, ctx)
     }
 
     /// Split into communicators by `color`, ordering ranks by `(key, old

@@ -64,7 +64,7 @@ fn scratch_give(v: Vec<u128>) {
 pub(crate) struct Exec<T: Element, O: Operator<T>> {
     sched: Schedule,
     /// Endpoint of each participant.
-    eps: Vec<u32>,
+    eps: Arc<[u32]>,
     ctx: u64,
     tag: u32,
     group: Arc<Group>,
@@ -108,7 +108,7 @@ impl<T: Element, O: Operator<T>> Exec<T, O> {
     #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn new(
         sched: Schedule,
-        eps: Vec<u32>,
+        eps: Arc<[u32]>,
         ctx: u64,
         tag: u32,
         group: Arc<Group>,
@@ -333,7 +333,7 @@ impl<T: Element, O: Operator<T>> Exec<T, O> {
                 self.posted = true;
             }
             while let Some(&(id, want)) = self.pending.last() {
-                match e.test(id) {
+                match e.test_step(id) {
                     None => return None,
                     Some(Err(err)) => return Some(Err(err)),
                     Some(Ok(st)) => {

@@ -108,14 +108,28 @@ pub(crate) enum Kind {
 
 /// Who takes part in one collective call.
 pub(crate) struct Parts {
-    /// Endpoint of each participant.
-    pub(crate) eps: Vec<u32>,
-    /// Rank (in the communicator) of each participant.
-    pub(crate) ranks: Vec<Rank>,
+    /// Endpoint of each participant (the nodes' are the group's own,
+    /// shared, not copied).
+    pub(crate) eps: std::sync::Arc<[u32]>,
     /// My participant index.
     pub(crate) me: usize,
-    /// Whether the host takes part (selects the tag sequence).
+    /// Whether the host takes part, as the last participant (selects the
+    /// tag sequence).
     pub(crate) with_host: bool,
+}
+
+/// The ranks of `p` participants: nodes 0, 1, …, and the host last when
+/// it takes part.
+pub(crate) fn rank_list(p: usize, with_host: bool) -> Vec<Rank> {
+    (0..p)
+        .map(|i| {
+            if with_host && i + 1 == p {
+                Rank::Host
+            } else {
+                Rank::Node(i)
+            }
+        })
+        .collect()
 }
 
 impl Comm {
@@ -131,7 +145,6 @@ impl Comm {
         };
         Ok(Parts {
             eps: self.group().eps.clone(),
-            ranks: (0..self.size()).map(Rank::Node).collect(),
             me,
             with_host: false,
         })
@@ -145,17 +158,14 @@ impl Comm {
                 what: "this communicator has no host".into(),
             });
         };
-        let mut eps = self.group().eps.clone();
+        let mut eps = self.group().eps.to_vec();
         eps.push(h);
-        let mut ranks: Vec<Rank> = (0..self.size()).map(Rank::Node).collect();
-        ranks.push(Rank::Host);
         Ok(Parts {
             me: match self.me() {
                 Rank::Node(r) => r,
                 Rank::Host => self.size(),
             },
-            eps,
-            ranks,
+            eps: eps.into(),
             with_host: true,
         })
     }
@@ -204,7 +214,7 @@ impl Comm {
         let check = check_tag.map(|tag| task::CheckSpec {
             sig,
             eps: parts.eps.clone(),
-            ranks: parts.ranks.clone(),
+            with_host: parts.with_host,
             ctx,
             tag,
             group: self.group().clone(),

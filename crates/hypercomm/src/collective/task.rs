@@ -176,14 +176,15 @@ struct CheckStage {
     exec: Exec<u8, NoOp>,
     _input: Box<[u8]>,
     output: Box<[u8]>,
-    ranks: Vec<Rank>,
+    /// Whether the host is the last participant (names the ranks).
+    with_host: bool,
 }
 
 /// What the check stage needs to know about a call.
 pub(crate) struct CheckSpec {
     pub(crate) sig: Signature,
-    pub(crate) eps: Vec<u32>,
-    pub(crate) ranks: Vec<Rank>,
+    pub(crate) eps: Arc<[u32]>,
+    pub(crate) with_host: bool,
     pub(crate) ctx: u64,
     pub(crate) tag: u32,
     pub(crate) group: Arc<Group>,
@@ -198,7 +199,9 @@ fn end_block(block: &mut Option<(u8, Option<u32>, u32)>) {
 
 /// A collective: check stage (optional) then the main schedule.
 pub(crate) struct CollTask<T: Element, O: Operator<T>> {
-    check: Option<CheckStage>,
+    /// Boxed: most calls run without it, and the task is moved a few times
+    /// on its way to the executor loop.
+    check: Option<Box<CheckStage>>,
     main: Exec<T, O>,
     /// Runs after the main schedule (e.g. exclusive-scan identity fill).
     finish: Option<Box<dyn FnOnce() + 'static>>,
@@ -218,7 +221,7 @@ impl<T: Element, O: Operator<T> + 'static> CollTask<T, O> {
             Some(CheckSpec {
                 sig,
                 eps,
-                ranks,
+                with_host,
                 ctx,
                 tag,
                 group,
@@ -244,12 +247,12 @@ impl<T: Element, O: Operator<T> + 'static> CollTask<T, O> {
                         "check-mode signature exchange",
                     )?
                 };
-                Some(CheckStage {
+                Some(Box::new(CheckStage {
                     exec: ex,
                     _input: input,
                     output,
-                    ranks,
-                })
+                    with_host,
+                }))
             }
         };
         Ok(CollTask {
@@ -290,9 +293,9 @@ impl<T: Element, O: Operator<T>> Task for CollTask<T, O> {
         if let Some(CheckStage {
             exec: ex,
             output: out,
-            ranks,
+            with_host,
             ..
-        }) = &mut self.check
+        }) = self.check.as_deref_mut()
         {
             if !ex.advance(e) {
                 return false;
@@ -305,7 +308,7 @@ impl<T: Element, O: Operator<T>> Task for CollTask<T, O> {
                 Ok(()) => {
                     let sigs: Vec<Signature> =
                         out.chunks(SIG_BYTES).map(Signature::decode).collect();
-                    if let Some(msg) = compare(&sigs, ranks) {
+                    if let Some(msg) = compare(&sigs, &super::rank_list(sigs.len(), *with_host)) {
                         let what = op_name(sigs.iter().map(|s| s.op).min().unwrap_or(0));
                         self.result =
                             Some(Err(Error::CollectiveMismatch(format!("{what}: {msg}"))));
