@@ -19,7 +19,7 @@
 //! With `--transport tcp` each measurement is a job of the launcher
 //! (`hypercomm run --transport tcp` of this command again).
 //!
-//! Not done yet: a progress bar.
+//! A progress bar on standard error follows long runs (`--progress`).
 
 use clap::{Args, ValueEnum};
 use hypercomm::collective::{Max, Sum};
@@ -70,6 +70,10 @@ pub(crate) struct BenchArgs {
     /// Trace levels e,c,m with --trace.
     #[arg(long, default_value = "3,3,3")]
     trace_level: String,
+    /// Progress bar on standard error: `auto` (when it is a terminal),
+    /// `always` or `never`.
+    #[arg(long, value_enum, default_value = "auto")]
+    progress: crate::progress::When,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -437,6 +441,14 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
         );
         println!("{:<28} {:>10}  {:>12}", "variant", "bytes", unit);
     }
+    // Ranks started by this command (shm) draw no bar of their own.
+    let when = if std::env::var_os("HYPERCOMM_BENCH_KEY").is_some() {
+        crate::progress::When::Never
+    } else {
+        a.progress
+    };
+    let mut progress =
+        crate::progress::Progress::new(sizes.len() * a.repeat * variants.len(), when);
     for &size in &sizes {
         let (iters, warm) = match a.op {
             Op::Bw | Op::Bibw => {
@@ -454,6 +466,7 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
         let mut all: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
         for _ in 0..a.repeat {
             for ((label, alg), samples) in variants.iter().zip(all.iter_mut()) {
+                progress.step(&format!("{label} {size} B"));
                 let op = a.op;
                 if let Op::Memcpy = op {
                     samples.push(memcpy_rate(size, iters));
@@ -482,6 +495,7 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
                 samples.push(r);
             }
         }
+        progress.clear();
         for ((label, _), samples) in variants.iter().zip(all) {
             let v = median(samples);
             let value = match unit {

@@ -10,6 +10,7 @@
 //! lands), ssh for remote hosts.
 
 mod bench;
+mod progress;
 mod run;
 mod trace;
 

@@ -1,0 +1,135 @@
+//! `hypercomm bench`: its help names every option, `--format tsv` prints
+//! `op<TAB>n<TAB>bytes<TAB>value<TAB>unit` lines, the progress bar stays
+//! off a pipe unless asked for, and bad input is an error, not a panic.
+
+use std::process::{Command, Output};
+
+fn bench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hypercomm"))
+        .arg("bench")
+        .args(args)
+        .output()
+        .expect("hypercomm runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn help_documents_every_option() {
+    let out = bench(&["--help"]);
+    assert!(out.status.success());
+    let help = text(&out.stdout);
+    for opt in [
+        "--transport",
+        "-n",
+        "--sizes",
+        "--iters",
+        "--repeat",
+        "--format",
+        "--algorithm",
+        "--all-algorithms",
+        "--no-check",
+        "--trace",
+        "--trace-level",
+        "--progress",
+    ] {
+        assert!(help.contains(opt), "--help does not mention {opt}:\n{help}");
+    }
+    for op in [
+        "latency",
+        "bw",
+        "bibw",
+        "allreduce",
+        "reduce",
+        "bcast",
+        "allgather",
+        "alltoall",
+        "barrier",
+    ] {
+        assert!(help.contains(op), "--help does not list the {op} benchmark");
+    }
+}
+
+/// Checks one TSV line and returns its fields.
+fn tsv_line(l: &str) -> (String, usize, usize, f64, String) {
+    let f: Vec<&str> = l.split('\t').collect();
+    assert_eq!(f.len(), 5, "not five tab-separated fields: {l:?}");
+    let value: f64 = f[3].parse().expect("value is a number");
+    assert!(value.is_finite() && value > 0.0, "value {value} in {l:?}");
+    assert!(f[4] == "us" || f[4] == "MB/s", "unit {:?}", f[4]);
+    (
+        f[0].to_string(),
+        f[1].parse().expect("n is a number"),
+        f[2].parse().expect("bytes is a number"),
+        value,
+        f[4].to_string(),
+    )
+}
+
+#[test]
+fn tsv_lines_have_the_documented_format() {
+    let out = bench(&[
+        "latency", "-n", "2", "--sizes", "8,4096", "--iters", "200", "--repeat", "1", "--format",
+        "tsv",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines: Vec<(String, usize, usize, f64, String)> =
+        text(&out.stdout).lines().map(tsv_line).collect();
+    let sizes: Vec<usize> = lines.iter().map(|l| l.2).collect();
+    assert_eq!(sizes, [8, 4096]);
+    assert!(lines
+        .iter()
+        .all(|l| l.0 == "latency" && l.1 == 2 && l.4 == "us"));
+
+    let out = bench(&[
+        "bw", "-n", "2", "--sizes", "65536", "--iters", "200", "--repeat", "1", "--format", "tsv",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let l = tsv_line(text(&out.stdout).trim());
+    assert_eq!((l.0.as_str(), l.2, l.4.as_str()), ("bw", 65536, "MB/s"));
+}
+
+#[test]
+fn progress_bar_only_where_asked() {
+    let args = [
+        "barrier", "-n", "2", "--iters", "100", "--repeat", "2", "--format", "tsv",
+    ];
+    // stderr is a pipe here: `auto` draws nothing.
+    let quiet = bench(&args);
+    assert!(quiet.status.success());
+    assert!(
+        !text(&quiet.stderr).contains('['),
+        "bar drawn into a pipe: {:?}",
+        text(&quiet.stderr)
+    );
+    let mut forced_args = args.to_vec();
+    forced_args.extend(["--progress", "always"]);
+    let forced = bench(&forced_args);
+    assert!(forced.status.success());
+    let err = text(&forced.stderr);
+    assert!(err.contains("1/2") && err.contains("2/2"), "{err:?}");
+    // The figures themselves are untouched by the bar.
+    assert_eq!(text(&forced.stdout).lines().count(), 1);
+    tsv_line(text(&forced.stdout).trim());
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    for (args, says) in [
+        (
+            &["latency", "--transport", "carrier-pigeon"][..],
+            "carrier-pigeon",
+        ),
+        (&["latency", "-n", "1"][..], "-n 1"),
+        (&["allreduce", "--algorithm", "telepathy"][..], "telepathy"),
+        (&["latency", "--repeat", "0"][..], "--repeat"),
+    ] {
+        let out = bench(args);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        let err = text(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
