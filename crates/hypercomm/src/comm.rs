@@ -41,6 +41,8 @@ pub(crate) struct CommInner {
     coll_seq_host: Cell<u32>,
     pub(crate) topology: Cell<crate::collective::Topology>,
     pub(crate) check: Cell<bool>,
+    /// Recent algorithm choices and schedules of collective calls.
+    pub(crate) memo: crate::collective::Memo,
 }
 
 /// splitmix64: a fixed, portable mixing function for context derivation.
@@ -90,6 +92,7 @@ impl Comm {
                 coll_seq_host: Cell::new(0),
                 topology: Cell::new(crate::collective::Topology::Auto),
                 check: Cell::new(true),
+                memo: Default::default(),
             }),
             timeout,
         }

@@ -82,7 +82,7 @@ impl Comm {
         }
         need_len("alltoall", "output", output_len, input_len)?;
         let count = input_len / p;
-        let alg = self.choose(
+        let alg = self.choose_memo(
             select::Coll::Alltoall,
             p,
             count * std::mem::size_of::<T>(),
@@ -175,7 +175,7 @@ impl Comm {
         need_len("alltoallv", "input", input_len, send_counts.iter().sum())?;
         need_len("alltoallv", "output", output_len, recv_counts.iter().sum())?;
         // The choice must not depend on the counts, which differ per node.
-        match self.choose(select::Coll::Alltoallv, p, 0, opts, true)? {
+        match self.choose_memo(select::Coll::Alltoallv, p, 0, opts, true)? {
             Algorithm::Pairwise => {}
             a => return Err(select::unsupported("alltoallv", a)),
         }
@@ -372,7 +372,7 @@ impl Comm {
             );
             a
         } else {
-            let alg = self.choose(
+            let alg = self.choose_memo(
                 select::Coll::ReduceScatter,
                 p,
                 total * std::mem::size_of::<T>(),

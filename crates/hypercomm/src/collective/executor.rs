@@ -23,6 +23,7 @@ use super::ops::{combine_slices, Element, Operator};
 use crate::engine::{Engine, Group, Layout, Match, ReqId};
 use crate::error::{Error, Result};
 use hypercomm_algo::{Buf, Op, Region, Schedule};
+use std::rc::Rc;
 use std::sync::Arc;
 
 thread_local! {
@@ -62,7 +63,8 @@ fn scratch_give(v: Vec<u128>) {
 
 /// One schedule in execution.
 pub(crate) struct Exec<T: Element, O: Operator<T>> {
-    sched: Schedule,
+    /// Shared with the communicator's memo of recent schedules.
+    sched: Rc<Schedule>,
     /// Endpoint of each participant.
     eps: Arc<[u32]>,
     ctx: u64,
@@ -107,7 +109,7 @@ impl<T: Element, O: Operator<T>> Exec<T, O> {
     /// or withdrawn.
     #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn new(
-        sched: Schedule,
+        sched: Rc<Schedule>,
         eps: Arc<[u32]>,
         ctx: u64,
         tag: u32,
@@ -226,9 +228,10 @@ impl<T: Element, O: Operator<T>> Exec<T, O> {
     }
 
     fn post_round(&mut self, e: &Engine) -> Result<()> {
-        let ops = std::mem::take(&mut self.sched.rounds[self.round].ops);
+        let sched = self.sched.clone();
+        let ops = &sched.rounds[self.round].ops;
         let mut result = Ok(());
-        for op in &ops {
+        for op in ops {
             match *op {
                 Op::Recv { from, region } => {
                     let p = self.ptr(region) as *mut u8;
@@ -274,13 +277,12 @@ impl<T: Element, O: Operator<T>> Exec<T, O> {
                 _ => {}
             }
         }
-        self.sched.rounds[self.round].ops = ops;
         result
     }
 
     fn local_ops(&mut self) {
-        let ops = std::mem::take(&mut self.sched.rounds[self.round].ops);
-        for op in &ops {
+        let sched = self.sched.clone();
+        for op in &sched.rounds[self.round].ops {
             match *op {
                 Op::Reduce {
                     src,
@@ -318,7 +320,6 @@ impl<T: Element, O: Operator<T>> Exec<T, O> {
                 _ => {}
             }
         }
-        self.sched.rounds[self.round].ops = ops;
     }
 
     fn step(&mut self, e: &Engine) -> Option<Result<()>> {

@@ -189,7 +189,7 @@ impl Comm {
         if parts.me == r {
             need_len(what, "the root's output", output_len, total)?;
         }
-        let alg = self.choose(
+        let alg = self.choose_memo(
             select::Coll::Gather,
             p,
             total / p * std::mem::size_of::<T>(),
@@ -419,7 +419,7 @@ impl Comm {
         need_len(what, "counts", counts.len(), p)?;
         let total: usize = counts.iter().sum();
         need_len(what, "output", output_len, total)?;
-        let alg = self.choose(
+        let alg = self.choose_memo(
             select::Coll::Allgather,
             p,
             total / p * std::mem::size_of::<T>(),
@@ -618,7 +618,7 @@ impl Comm {
             need_len(what, "the root's input", input_len, total)?;
         }
         need_len(what, "output", output_len, counts[parts.me])?;
-        let alg = self.choose(
+        let alg = self.choose_memo(
             select::Coll::Scatter,
             p,
             total / p * std::mem::size_of::<T>(),

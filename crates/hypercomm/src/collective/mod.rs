@@ -82,6 +82,7 @@ use crate::rank::Rank;
 use executor::{Exec, Task};
 use hypercomm_algo::{Buf, Op, Region, Schedule};
 use std::cell::RefCell;
+use std::rc::Rc;
 pub(crate) use task::{CollTask, NoOp, Signature};
 
 /// Collective operation codes (check signatures, trace block records).
@@ -104,6 +105,94 @@ pub(crate) enum Kind {
     Scatterv = 14,
     Alltoallv = 15,
     SegScan = 17,
+}
+
+/// Recent algorithm choices and schedules of one communicator.
+///
+/// Applications call the same collective with the same sizes over and over;
+/// choosing by the cost model and generating the schedule cost more than
+/// the rest of a small call (callgrind: about 560 and 400 instructions of
+/// 2 400). The last [`MEMO_LEN`] of each are kept; a schedule is pure data
+/// determined by its key, so sharing it between calls changes nothing.
+#[derive(Default)]
+pub(crate) struct Memo {
+    choices: RefCell<Vec<(ChoiceKey, Algorithm)>>,
+    scheds: RefCell<Vec<(SchedKey, Rc<Schedule>)>>,
+}
+
+/// How many choices and schedules a communicator remembers.
+const MEMO_LEN: usize = 8;
+
+/// What an `Auto` choice depends on (the transport and the machine are
+/// fixed for a communicator).
+type ChoiceKey = (select::Coll, usize, usize, bool, Topology);
+
+/// What a schedule depends on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SchedKey {
+    pub(crate) kind: Kind,
+    pub(crate) alg: Algorithm,
+    pub(crate) p: usize,
+    pub(crate) me: usize,
+    pub(crate) count: usize,
+    pub(crate) root: usize,
+    pub(crate) seg: usize,
+    pub(crate) order: RingOrder,
+}
+
+fn remember<K: PartialEq, V: Clone>(v: &RefCell<Vec<(K, V)>>, key: K, val: &V) {
+    let mut v = v.borrow_mut();
+    if v.len() >= MEMO_LEN {
+        v.remove(0);
+    }
+    v.push((key, val.clone()));
+}
+
+fn recall<K: PartialEq, V: Clone>(v: &RefCell<Vec<(K, V)>>, key: &K) -> Option<V> {
+    v.borrow()
+        .iter()
+        .rev()
+        .find(|(k, _)| k == key)
+        .map(|(_, a)| a.clone())
+}
+
+impl Comm {
+    /// [`Comm::choose`], remembered for repeated calls of the same shape.
+    pub(crate) fn choose_memo(
+        &self,
+        c: select::Coll,
+        p: usize,
+        bytes: usize,
+        opts: &CollOpts,
+        commutative: bool,
+    ) -> Result<Algorithm> {
+        if opts.algorithm != Algorithm::Auto {
+            return self.choose(c, p, bytes, opts, commutative);
+        }
+        let key = (c, p, bytes, commutative, self.topology());
+        let memo = &self.inner.memo.choices;
+        if let Some(a) = recall(memo, &key) {
+            return Ok(a);
+        }
+        let a = self.choose(c, p, bytes, opts, commutative)?;
+        remember(memo, key, &a);
+        Ok(a)
+    }
+
+    /// The schedule for `key`, made by `make` unless remembered.
+    pub(crate) fn schedule(
+        &self,
+        key: SchedKey,
+        make: impl FnOnce() -> Result<Schedule>,
+    ) -> Result<Rc<Schedule>> {
+        let memo = &self.inner.memo.scheds;
+        if let Some(s) = recall(memo, &key) {
+            return Ok(s);
+        }
+        let s = Rc::new(make()?);
+        remember(memo, key, &s);
+        Ok(s)
+    }
 }
 
 /// Who takes part in one collective call.
@@ -179,7 +268,7 @@ impl Comm {
     pub(crate) unsafe fn coll_task<T: Element, O: Operator<T> + 'static>(
         &self,
         parts: &Parts,
-        sched: Schedule,
+        sched: impl Into<Rc<Schedule>>,
         input: *const T,
         input_len: usize,
         output: *mut T,
@@ -198,7 +287,7 @@ impl Comm {
         // SAFETY: forwarded to our caller.
         let main = unsafe {
             Exec::new(
-                sched,
+                sched.into(),
                 parts.eps.clone(),
                 ctx,
                 tag,
@@ -272,11 +361,23 @@ impl Comm {
         opts: &CollOpts,
     ) -> Result<CollTask<u8, NoOp>> {
         let p = parts.eps.len();
-        let alg = self.choose(select::Coll::Barrier, p, 0, opts, true)?;
-        let sched = match alg {
-            Algorithm::Tree | Algorithm::Binomial => hypercomm_algo::barrier_tree(parts.me, p),
-            _ => hypercomm_algo::barrier_dissemination(parts.me, p),
+        let alg = self.choose_memo(select::Coll::Barrier, p, 0, opts, true)?;
+        let key = SchedKey {
+            kind: Kind::Barrier,
+            alg,
+            p,
+            me: parts.me,
+            count: 0,
+            root: 0,
+            seg: 0,
+            order: RingOrder::NATURAL,
         };
+        let sched = self.schedule(key, || {
+            Ok(match alg {
+                Algorithm::Tree | Algorithm::Binomial => hypercomm_algo::barrier_tree(parts.me, p),
+                _ => hypercomm_algo::barrier_dissemination(parts.me, p),
+            })
+        })?;
         let sig = Signature {
             op: Kind::Barrier as u8,
             root: -1,
@@ -340,7 +441,7 @@ impl Comm {
         let parts = self.node_parts("bcast")?;
         let p = parts.eps.len();
         let r = self.root_index(root, p, "bcast")?;
-        let alg = self.choose(
+        let alg = self.choose_memo(
             select::Coll::Bcast,
             p,
             count * std::mem::size_of::<T>(),
@@ -349,15 +450,27 @@ impl Comm {
         )?;
         let seg = select::segment_elems::<T>(opts, count, p);
         let order = self.ring_order();
-        let sched = match alg {
-            Algorithm::Binomial => hypercomm_algo::bcast_binomial(parts.me, p, r, count),
-            Algorithm::Star => hypercomm_algo::bcast_star(parts.me, p, r, count, order),
-            Algorithm::Chain => hypercomm_algo::bcast_chain(parts.me, p, r, count, seg, order),
-            Algorithm::BiRing => {
-                hypercomm_algo::bcast_ring_bidirectional(parts.me, p, r, count, seg, order)
-            }
-            a => return Err(select::unsupported("bcast", a)),
+        let key = SchedKey {
+            kind: Kind::Bcast,
+            alg,
+            p,
+            me: parts.me,
+            count,
+            root: r,
+            seg,
+            order,
         };
+        let sched = self.schedule(key, || {
+            Ok(match alg {
+                Algorithm::Binomial => hypercomm_algo::bcast_binomial(parts.me, p, r, count),
+                Algorithm::Star => hypercomm_algo::bcast_star(parts.me, p, r, count, order),
+                Algorithm::Chain => hypercomm_algo::bcast_chain(parts.me, p, r, count, seg, order),
+                Algorithm::BiRing => {
+                    hypercomm_algo::bcast_ring_bidirectional(parts.me, p, r, count, seg, order)
+                }
+                a => return Err(select::unsupported("bcast", a)),
+            })
+        })?;
         let sig = Signature {
             op: Kind::Bcast as u8,
             root: r as i64,
@@ -462,7 +575,7 @@ impl Comm {
         let alg = if opts.reproducible {
             Algorithm::Binomial
         } else {
-            self.choose(
+            self.choose_memo(
                 select::Coll::Reduce,
                 p,
                 count * std::mem::size_of::<T>(),
@@ -581,7 +694,7 @@ impl Comm {
         let alg = if opts.reproducible {
             Algorithm::ReduceBcast
         } else {
-            self.choose(
+            self.choose_memo(
                 select::Coll::Allreduce,
                 p,
                 count * std::mem::size_of::<T>(),
@@ -590,15 +703,31 @@ impl Comm {
             )?
         };
         let order = self.ring_order();
-        let sched = match alg {
-            Algorithm::RecursiveDoubling => {
-                hypercomm_algo::allreduce_recursive_doubling(parts.me, p, count)
-            }
-            Algorithm::Ring => hypercomm_algo::allreduce_ring(parts.me, p, count, order),
-            Algorithm::Rabenseifner => hypercomm_algo::allreduce_rabenseifner(parts.me, p, count),
-            Algorithm::ReduceBcast => hypercomm_algo::allreduce_reduce_bcast(parts.me, p, count),
-            a => return Err(select::unsupported("allreduce", a)),
+        let key = SchedKey {
+            kind: Kind::Allreduce,
+            alg,
+            p,
+            me: parts.me,
+            count,
+            root: 0,
+            seg: 0,
+            order,
         };
+        let sched = self.schedule(key, || {
+            Ok(match alg {
+                Algorithm::RecursiveDoubling => {
+                    hypercomm_algo::allreduce_recursive_doubling(parts.me, p, count)
+                }
+                Algorithm::Ring => hypercomm_algo::allreduce_ring(parts.me, p, count, order),
+                Algorithm::Rabenseifner => {
+                    hypercomm_algo::allreduce_rabenseifner(parts.me, p, count)
+                }
+                Algorithm::ReduceBcast => {
+                    hypercomm_algo::allreduce_reduce_bcast(parts.me, p, count)
+                }
+                a => return Err(select::unsupported("allreduce", a)),
+            })
+        })?;
         let sig = Signature {
             op: Kind::Allreduce as u8,
             root: -1,

@@ -263,7 +263,7 @@ impl Comm {
         let alg = if opts.reproducible {
             Algorithm::Chain
         } else {
-            self.choose(
+            self.choose_memo(
                 select::Coll::Scan,
                 p,
                 count * std::mem::size_of::<T>(),

@@ -234,7 +234,7 @@ impl<T: Element, O: Operator<T> + 'static> CollTask<T, O> {
                 // the executor, so they outlive it and never move.
                 let ex = unsafe {
                     Exec::new(
-                        sched,
+                        sched.into(),
                         eps,
                         ctx,
                         tag,
