@@ -613,10 +613,11 @@ impl Engine {
                 message: msg,
             });
         }
-        if let Some((ep, msg)) = self.st.borrow().abort.clone() {
+        let st = self.st.borrow();
+        if let Some((ep, msg)) = &st.abort {
             return Err(Error::Aborted {
-                rank: g.rank(ep),
-                message: msg,
+                rank: g.rank(*ep),
+                message: msg.clone(),
             });
         }
         Ok(())

@@ -1061,13 +1061,28 @@ impl Transport for ShmEndpoint {
             // Dropped: a borrowed payload reports DROPPED to its sender.
             return Ok(());
         }
-        let item = self.prepare(frame);
+        let mut item = self.prepare(frame);
         let mut outs = self.out.borrow_mut();
         let o = &mut outs[dst];
         let was_empty = o.queue.is_empty();
+        if was_empty {
+            // Nothing queued before it: write straight into the ring (the
+            // common case; no trip through the queue).
+            let start = o.ring.tail;
+            let all = self.write_item(dst, &mut o.ring, &mut item);
+            if o.ring.tail != start {
+                self.wake_receiver(dst);
+            }
+            if all {
+                self.written(dst, item);
+                return Ok(());
+            }
+        }
         o.queue.push_back(item);
         self.queued.set(self.queued.get() + 1);
         if was_empty {
+            // The ring filled up: the queue's protocol (ask the reader to
+            // raise us when it frees slots) takes over.
             self.drain_queue(dst, o);
         }
         Ok(())
