@@ -4,7 +4,9 @@
 //! ```text
 //! 0        header: magic, version, endpoints, geometry; abort word + text
 //! 4096     endpoint records, EP_REC bytes each: state, pid, cma flag,
-//!          futex word + sleeping flag, "waiting for" text, failure text
+//!          futex word + sleeping flag, "waiting for" text, doorbell
+//!          (slots written to this endpoint, in jobs of more than
+//!          `DOORBELL_MIN` endpoints), failure text
 //! ...      lend slots, LENDS per endpoint: (generation << 8 | state, taken)
 //! ...      rings, one per ordered pair (src, dst): consumer head, producer
 //!          "waiting for space" flag, then SLOTS slots of SLOT bytes
@@ -65,6 +67,7 @@ const E_SLEEPING: usize = 68;
 const E_WAIT_SEQ: usize = 128;
 const E_WAIT_LEN: usize = 132;
 const E_WAIT_TEXT: usize = 136;
+const E_DOORBELL: usize = 448;
 const E_FAIL_LEN: usize = 512;
 const E_FAIL_TEXT: usize = 520;
 
@@ -177,6 +180,9 @@ impl Mapping {
     }
     pub(super) fn sleeping(&self, e: usize) -> &AtomicU32 {
         self.at(self.ep(e) + E_SLEEPING)
+    }
+    pub(super) fn doorbell(&self, e: usize) -> &AtomicU64 {
+        self.at(self.ep(e) + E_DOORBELL)
     }
     pub(super) fn abort(&self) -> &AtomicU32 {
         self.at(H_ABORT)
