@@ -314,6 +314,9 @@ enum Pass {
 /// read the clock and the peers' states, which costs more than a pass.
 const CHECK_EVERY: u32 = 32;
 
+/// While yielding, a wait checks on every this many passes.
+const YIELD_CHECK_EVERY: u32 = 4;
+
 /// How long a wait spins before yielding, and yields before blocking.
 /// With no more ranks than cores a waiting rank's partner is running, so
 /// polling pays off for a while (about 50–100 µs); with more ranks than
@@ -674,47 +677,49 @@ impl Engine {
         let mut published = false;
         let outer = self.pass.get();
         let out = loop {
-            let check = spins.is_multiple_of(CHECK_EVERY) || spins >= self.spins;
+            // Spinning: every CHECK_EVERY passes; yielding: every
+            // YIELD_CHECK_EVERY (a collective's wait looks at every member);
+            // blocking: every pass.
+            let check = spins.is_multiple_of(CHECK_EVERY)
+                || (spins >= self.spins && spins.is_multiple_of(YIELD_CHECK_EVERY))
+                || published;
             self.pass.set(if check { Pass::Check } else { Pass::Quiet });
             self.progress();
             self.advance_tasks();
             if let Some(r) = poll(self) {
                 break r;
             }
-            if !check {
-                spins += 1;
-                std::hint::spin_loop();
-                continue;
-            }
-            if let Err(e) = self.check_abort(g) {
-                break Err(e);
-            }
-            if let Some(rank) = self.dead_peer(g, peer) {
-                // Frames may have arrived before the peer finished: look once more.
-                self.progress();
-                if let Some(r) = poll(self) {
-                    break r;
-                }
-                // The peer may have failed *because* of an abort that came
-                // after our check above: then report the abort.
+            if check {
                 if let Err(e) = self.check_abort(g) {
                     break Err(e);
                 }
-                break Err(Error::PeerFailed { rank });
-            }
-            if spins > 0 {
-                if let Some(t) = timeout {
-                    let now = Instant::now();
-                    let begun = *start.get_or_insert(now);
-                    let dl = *deadline.get_or_insert(begun + t);
-                    if now >= dl {
-                        break Err(Error::Timeout {
-                            rank: g.rank(self.me),
-                            op: op.to_string(),
-                            waiting_for: what(),
-                            after: now - begun,
-                            others: self.t.describe_waits(),
-                        });
+                if let Some(rank) = self.dead_peer(g, peer) {
+                    // Frames may have arrived before the peer finished: look once more.
+                    self.progress();
+                    if let Some(r) = poll(self) {
+                        break r;
+                    }
+                    // The peer may have failed *because* of an abort that came
+                    // after our check above: then report the abort.
+                    if let Err(e) = self.check_abort(g) {
+                        break Err(e);
+                    }
+                    break Err(Error::PeerFailed { rank });
+                }
+                if spins > 0 {
+                    if let Some(t) = timeout {
+                        let now = Instant::now();
+                        let begun = *start.get_or_insert(now);
+                        let dl = *deadline.get_or_insert(begun + t);
+                        if now >= dl {
+                            break Err(Error::Timeout {
+                                rank: g.rank(self.me),
+                                op: op.to_string(),
+                                waiting_for: what(),
+                                after: now - begun,
+                                others: self.t.describe_waits(),
+                            });
+                        }
                     }
                 }
             }
