@@ -5,7 +5,8 @@
 //! algorithm module of `hypercomm-algo` gives its cost in these terms, and
 //! `Auto` picks the cheapest candidate for the message size and the number
 //! of participants, with ts and tw of the transport in use
-//! ([`TransportCost`]).
+//! ([`TransportCost`]), plus the time to combine what a reduction combines
+//! on one rank ([`COMBINE_COST`] per byte).
 //!
 //! | topology (setarc0) | barrier | bcast | reduce | allreduce |
 //! |---|---|---|---|---|
@@ -47,12 +48,13 @@
 //! * bcast: binomial up to 16 KiB, bidirectional pipelined ring from
 //!   32 KiB, pipelined chain from 4 MiB (binomial at every size when the
 //!   ranks outnumber the cores);
-//! * allreduce: recursive doubling up to 8 KiB, Rabenseifner from 16 KiB,
-//!   ring from 512 KiB;
+//! * allreduce: recursive doubling up to 4 KiB, Rabenseifner from 8 KiB,
+//!   ring from 512 KiB (with 2 ranks: recursive doubling up to 8 KiB,
+//!   ring from 16 KiB);
 //! * allgather (bytes per rank): recursive doubling up to 2 KiB,
 //!   bidirectional ring from 4 KiB;
 //! * all-to-all (bytes per block): Bruck up to 2 KiB, pairwise from 4 KiB;
-//! * scan: recursive doubling up to 32 KiB, pipelined chain from 64 KiB;
+//! * scan: recursive doubling up to 8 KiB, pipelined chain from 16 KiB;
 //! * gather and scatter: binomial at every size (same bandwidth term as
 //!   the star, fewer start-ups); reduce-scatter: recursive halving at
 //!   every size (the ring's bandwidth term is no better).
@@ -60,7 +62,8 @@
 //! Not done yet:
 //!
 //! * calibration of ts/tw at run time (the constants are per transport);
-//! * the cost model ignores link contention and the local combine time;
+//! * the cost model ignores link contention, and its combine term
+//!   (`COMBINE_COST`) is one constant for every operator and type;
 //! * variable-count calls choose by the average block length.
 
 use super::ops::Element;
@@ -254,6 +257,35 @@ fn cost(c: Coll, a: Algorithm, p: usize, m: usize, t: TransportCost) -> f64 {
     }
 }
 
+/// Time to combine one byte into another (γ in the cost model of Thakur,
+/// Rabenseifner and Gropp): about 10 GB/s for an f64 sum on this class of
+/// machine, whatever the transport.
+pub const COMBINE_COST: f64 = 0.1e-9;
+
+/// Bytes one rank combines in `c` by `a` (m bytes of vector, p ranks):
+/// recursive doubling combines the whole vector at every step, the ring and
+/// Rabenseifner's algorithm combine one block per step. Without this term
+/// the formulas tie recursive doubling and the ring for 2 ranks, which
+/// measure 1.3-2x apart for large vectors.
+fn combined_bytes(c: Coll, a: Algorithm, p: usize, m: usize) -> f64 {
+    use Algorithm::*;
+    let m = m as f64;
+    let steps = (p.max(1) as f64).log2().ceil();
+    let share = (p.saturating_sub(1)) as f64 / p.max(1) as f64;
+    match (c, a) {
+        (
+            Coll::Allreduce | Coll::Reduce | Coll::Scan,
+            RecursiveDoubling | Binomial | ReduceBcast,
+        ) => m * steps,
+        (Coll::Allreduce | Coll::ReduceScatter, Ring | Rabenseifner | RecursiveHalving) => {
+            m * share
+        }
+        (Coll::Reduce, Star) => m * (p.saturating_sub(1)) as f64,
+        (Coll::Scan, Chain) => m,
+        _ => 0.0,
+    }
+}
+
 /// Algorithms that combine contributions out of rank order.
 fn needs_commutative(c: Coll, a: Algorithm) -> bool {
     matches!(
@@ -293,6 +325,8 @@ pub(crate) fn by_cost_on(
     mut t: TransportCost,
     oversubscribed: bool,
 ) -> Algorithm {
+    // Combining, like copying, slows down when the cores serve several ranks.
+    let base_tw = t.tw;
     if oversubscribed {
         // Every message waits for its receiver to be scheduled, and the
         // cores copy for all ranks in turn.
@@ -305,7 +339,10 @@ pub(crate) fn by_cost_on(
         .filter(|&a| {
             !(oversubscribed && pipelined(a) && candidates(c).iter().any(|&b| !pipelined(b)))
         })
-        .map(|a| (a, cost(c, a, p, m, t)))
+        .map(|a| {
+            let combine = combined_bytes(c, a, p, m) * COMBINE_COST;
+            (a, cost(c, a, p, m, t) + combine * t.tw / base_tw)
+        })
         .collect();
     let best = usable.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
     // Within 5 % the formulas cannot tell algorithms apart; the candidate
@@ -466,16 +503,22 @@ mod tests {
         assert_eq!(at(Coll::Bcast, 16 << 10), Binomial);
         assert_eq!(at(Coll::Bcast, 32 << 10), BiRing);
         assert_eq!(at(Coll::Bcast, 4 << 20), Chain);
-        assert_eq!(at(Coll::Allreduce, 8 << 10), RecursiveDoubling);
-        assert_eq!(at(Coll::Allreduce, 16 << 10), Rabenseifner);
+        assert_eq!(at(Coll::Allreduce, 4 << 10), RecursiveDoubling);
+        assert_eq!(at(Coll::Allreduce, 8 << 10), Rabenseifner);
         assert_eq!(at(Coll::Allreduce, 256 << 10), Rabenseifner);
         assert_eq!(at(Coll::Allreduce, 512 << 10), Ring);
         assert_eq!(at(Coll::Allgather, 2 << 10), RecursiveDoubling);
         assert_eq!(at(Coll::Allgather, 4 << 10), BiRing);
         assert_eq!(at(Coll::Alltoall, 2 << 10), Bruck);
         assert_eq!(at(Coll::Alltoall, 4 << 10), Pairwise);
-        assert_eq!(at(Coll::Scan, 32 << 10), RecursiveDoubling);
-        assert_eq!(at(Coll::Scan, 64 << 10), Chain);
+        assert_eq!(at(Coll::Scan, 8 << 10), RecursiveDoubling);
+        assert_eq!(at(Coll::Scan, 16 << 10), Chain);
+        // Two ranks: the ring combines half the vector where recursive
+        // doubling combines all of it (the combine term breaks the tie).
+        let two = |m| by_cost(Coll::Allreduce, 2, m, THREAD_COST);
+        assert_eq!(two(8 << 10), RecursiveDoubling);
+        assert_eq!(two(16 << 10), Ring);
+        assert_eq!(two(4 << 20), Ring);
         // More ranks than cores: no pipelines, and a start-up of 10 µs.
         let over = |c, m| by_cost_on(c, 8, m, THREAD_COST, true);
         assert_eq!(over(Coll::Bcast, 4 << 20), Binomial);
