@@ -187,6 +187,7 @@ fn barrier_and_host_variants() {
         run(n, |comm| {
             comm.barrier()?;
             comm.barrier_with(&opts(Algorithm::Tree))?;
+            comm.barrier_with(&opts(Algorithm::Star))?;
             Ok::<_, Error>(())
         })
         .unwrap();

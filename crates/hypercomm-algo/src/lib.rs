@@ -66,7 +66,8 @@
 //!
 //! # Algorithms
 //!
-//! * barrier: [`barrier_dissemination()`], [`barrier_tree()`] (host + nodes)
+//! * barrier: [`barrier_dissemination()`], [`barrier_tree()`] (host + nodes),
+//!   [`barrier_star()`]
 //! * bcast: [`bcast_binomial()`] (seed 000 forwarding rule), [`bcast_chain()`]
 //!   (pipelined, ring order), [`bcast_ring_bidirectional()`], [`bcast_star()`],
 //!   [`bcast_scatter_allgather()`]
@@ -125,6 +126,7 @@ pub enum Direction {
 }
 
 pub mod barrier_dissemination;
+pub mod barrier_star;
 pub mod barrier_tree;
 pub mod bcast_binomial;
 pub mod bcast_chain;
@@ -133,6 +135,7 @@ pub mod bcast_scatter_allgather;
 pub mod bcast_star;
 
 pub use barrier_dissemination::barrier_dissemination;
+pub use barrier_star::barrier_star;
 pub use barrier_tree::barrier_tree;
 pub use bcast_binomial::bcast_binomial;
 pub use bcast_chain::bcast_chain;

@@ -142,7 +142,11 @@ fn algorithms_for(op: Op) -> &'static [(&'static str, Algorithm)] {
             ("bruck", Bruck),
         ],
         Op::Alltoall => &[("pairwise", Pairwise), ("bruck", Bruck)],
-        Op::Barrier => &[("dissemination", Dissemination), ("tree", Tree)],
+        Op::Barrier => &[
+            ("dissemination", Dissemination),
+            ("tree", Tree),
+            ("star", Star),
+        ],
         _ => &[],
     }
 }

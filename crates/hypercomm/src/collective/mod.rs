@@ -375,6 +375,7 @@ impl Comm {
         let sched = self.schedule(key, || {
             Ok(match alg {
                 Algorithm::Tree | Algorithm::Binomial => hypercomm_algo::barrier_tree(parts.me, p),
+                Algorithm::Star => hypercomm_algo::barrier_star(parts.me, p),
                 _ => hypercomm_algo::barrier_dissemination(parts.me, p),
             })
         })?;

@@ -39,7 +39,8 @@
 //! has cores, a message costs a context switch (ts is raised to 10 µs), the
 //! cores copy for all ranks in turn (tw is multiplied by ranks per core),
 //! and pipelines cannot overlap their stages, so the pipelined chain and
-//! ring broadcasts are left out.
+//! ring broadcasts are left out; with more than two ranks per core the
+//! barrier is the two-round star ([`STAR_BARRIER_RANKS_PER_CORE`]).
 //!
 //! Crossovers for the thread transport (ts = 0.5 µs, tw = 0.1 ns/B), with 8
 //! ranks on enough cores, as the formulas give them (checked by this
@@ -162,6 +163,13 @@ pub const TCP_COST: TransportCost = TransportCost {
     tw: 0.35e-9,
 };
 
+/// With more than this many ranks per core, the barrier is the star (two
+/// rounds) rather than dissemination (⌈log2 p⌉ rounds). Measured on 2 cores
+/// (`hypercomm bench barrier --all-algorithms`, threads / shm, µs):
+/// 4 ranks dissemination 7.0 / 5.7, star 8.7 / 6.9; 8 ranks 16.6 / 18.8
+/// against 15.2 / 16.3; 16 ranks 44.8 / 66.7 against 30.5 / 36.3.
+pub const STAR_BARRIER_RANKS_PER_CORE: usize = 2;
+
 /// Start-up cost of a message when ranks outnumber cores: the receiver
 /// usually has to be scheduled first (a context switch).
 pub const OVERSUBSCRIBED_TS: f64 = 10e-6;
@@ -205,7 +213,7 @@ impl Coll {
 fn candidates(c: Coll) -> &'static [Algorithm] {
     use Algorithm::*;
     match c {
-        Coll::Barrier => &[Dissemination, Tree],
+        Coll::Barrier => &[Dissemination, Tree, Star],
         Coll::Bcast => &[Binomial, Star, Chain, BiRing],
         Coll::Reduce => &[Binomial, Star],
         Coll::Allreduce => &[RecursiveDoubling, Ring, Rabenseifner, ReduceBcast],
@@ -226,6 +234,7 @@ fn cost(c: Coll, a: Algorithm, p: usize, m: usize, t: TransportCost) -> f64 {
     match (c, a) {
         (Coll::Barrier, Dissemination) => h::barrier_dissemination::cost(p, 0, ts, tw),
         (Coll::Barrier, Tree) => h::barrier_tree::cost(p, 0, ts, tw),
+        (Coll::Barrier, Star) => h::barrier_star::cost(p, 0, ts, tw),
         (Coll::Bcast, Binomial) => h::bcast_binomial::cost(p, m, ts, tw),
         (Coll::Bcast, Star) => h::bcast_star::cost(p, m, ts, tw),
         (Coll::Bcast, Chain) => h::bcast_chain::cost(p, m, ts, tw),
@@ -325,6 +334,11 @@ pub(crate) fn by_cost_on(
     mut t: TransportCost,
     oversubscribed: bool,
 ) -> Algorithm {
+    if c == Coll::Barrier && p > STAR_BARRIER_RANKS_PER_CORE * crate::engine::cores() {
+        // Each rank must be scheduled once per round to move on: two
+        // rounds beat ⌈log2 p⌉ when the ranks queue for the cores.
+        return Algorithm::Star;
+    }
     // Combining, like copying, slows down when the cores serve several ranks.
     let base_tw = t.tw;
     if oversubscribed {
@@ -519,6 +533,16 @@ mod tests {
         assert_eq!(two(8 << 10), RecursiveDoubling);
         assert_eq!(two(16 << 10), Ring);
         assert_eq!(two(4 << 20), Ring);
+        // Many more ranks than cores: the two-round star barrier.
+        let cores = crate::engine::cores();
+        assert_eq!(
+            by_cost_on(Coll::Barrier, 2 * cores + 1, 0, THREAD_COST, true),
+            Star
+        );
+        assert_eq!(
+            by_cost_on(Coll::Barrier, 2 * cores, 0, THREAD_COST, true),
+            Dissemination
+        );
         // More ranks than cores: no pipelines, and a start-up of 10 µs.
         let over = |c, m| by_cost_on(c, 8, m, THREAD_COST, true);
         assert_eq!(over(Coll::Bcast, 4 << 20), Binomial);
