@@ -47,11 +47,30 @@ with open(f"{out}/compare.tsv", "w") as f:
 def fmt(v):
     return "—" if v is None else (f"{v:.3f}" if v < 100 else f"{v:.0f}")
 
+def med(lib, key):
+    v = vals.get((lib,) + key)
+    return statistics.median(v) if v else None
+
 with open(f"{out}/compare.md", "w") as f:
     f.write(f"| op | n | bytes | unit | hypercomm ({transport}) | Open MPI | ratio | ≤1 for µs, ≥1 for MB/s |\n")
     f.write("|---|---|---|---|---|---|---|---|\n")
     for (op, n, size), unit, hm, mm, ratio, verdict in rows:
         f.write(f"| {op} | {n} | {size} | {unit} | {fmt(hm)} | {fmt(mm)} | {fmt(ratio)} | {verdict} |\n")
+    # Threads: latency no worse than the processes' transport, 1 MiB at
+    # least twice its rate (half its time), 16-rank barriers under 50 µs.
+    t8, p8 = med("hypercomm-thread", ("latency", 2, 8)), med("hypercomm", ("latency", 2, 8))
+    t1, p1 = med("hypercomm-thread", ("latency", 2, 1 << 20)), med("hypercomm", ("latency", 2, 1 << 20))
+    tb, pb = med("hypercomm-thread", ("barrier", 16, 0)), med("hypercomm", ("barrier", 16, 0))
+    def verdict(ok):
+        return "missing" if ok is None else ("met" if ok else "missed")
+    f.write(f"\n| threads target | threads | hypercomm ({transport}) | verdict |\n|---|---|---|---|\n")
+    f.write(f"| latency 8 B (µs), no worse than {transport} | {fmt(t8)} | {fmt(p8)} | "
+            f"{verdict(None if None in (t8, p8) else t8 <= p8)} |\n")
+    f.write(f"| latency 1 MiB (µs), at least 2× the {transport} rate | {fmt(t1)} | {fmt(p1)} | "
+            f"{verdict(None if None in (t1, p1) else 2 * t1 <= p1)} |\n")
+    f.write(f"| barrier, 16 ranks (µs), under 50 | {fmt(tb)} | {fmt(pb)} | "
+            f"threads {verdict(None if tb is None else tb < 50)}, {transport} "
+            f"{verdict(None if pb is None else pb < 50)} |\n")
 
 # SVG: two panels, latency (µs, log-log) and bandwidth (MB/s, log-x).
 W, H, PAD = 900, 360, 60

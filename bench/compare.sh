@@ -47,6 +47,7 @@ jobs=(
   "alltoall 2 $coll_sizes"
   "barrier 2 0"
   "barrier 4 0"
+  "barrier 16 0"
 )
 : > "$out/raw.tsv"
 for run in 1 2 3; do
@@ -62,6 +63,15 @@ for run in 1 2 3; do
       echo "hypercomm bench $op failed: $(tail -n 1 "$out/hc.err")" >&2
     fi
   done
+done
+# The thread transport's own targets: latency against the processes'
+# transport, and a 16-rank barrier on this machine's cores.
+for run in 1 2 3; do
+  echo "run $run: threads" >&2
+  "$hc" bench latency -n 2 --transport thread --sizes 8,1048576 --iters "$iters" \
+    --repeat 1 --format tsv | sed 's/^/hypercomm-thread\t/' >> "$out/raw.tsv"
+  "$hc" bench barrier -n 16 --transport thread --iters "$iters" \
+    --repeat 1 --no-check --format tsv | sed 's/^/hypercomm-thread\t/' >> "$out/raw.tsv"
 done
 python3 bench/compare.py "$out/raw.tsv" "$out" "$transport"
 cat "$out/compare.md"
