@@ -1,6 +1,7 @@
-//! A collective in flight: the optional check-mode signature exchange, then
-//! the collective's own schedule. Blocking calls and non-blocking requests
-//! both run one of these.
+//! A collective in flight: the optional check-mode signature exchange,
+//! running beside the collective's own schedule, whose result counts once
+//! the signatures agree. Blocking calls and non-blocking requests both run
+//! one of these.
 //!
 //! Not done yet: the signature cannot describe per-node counts, so
 //! all-to-allv checks only the operation and element type (a count
@@ -297,24 +298,35 @@ impl<T: Element, O: Operator<T>> Task for CollTask<T, O> {
             ..
         }) = self.check.as_deref_mut()
         {
-            if !ex.advance(e) {
+            // The signature exchange and the collective itself run side by
+            // side (a check costs the longer of the two, not their sum); the
+            // collective's outcome counts only once the signatures agree.
+            // On a mismatch the collective may have stalled, failed on a
+            // length, or finished with garbage: it is withdrawn and the
+            // mismatch reported, on every rank alike.
+            let checked = ex.advance(e);
+            self.main.advance(e);
+            if !checked {
                 return false;
             }
-            match ex.take_result().unwrap_or(Ok(())) {
-                Err(err) => {
-                    self.result = Some(Err(err));
-                    return true;
-                }
+            let verdict = match ex.take_result().unwrap_or(Ok(())) {
+                Err(err) => Err(err),
                 Ok(()) => {
                     let sigs: Vec<Signature> =
                         out.chunks(SIG_BYTES).map(Signature::decode).collect();
-                    if let Some(msg) = compare(&sigs, &super::rank_list(sigs.len(), *with_host)) {
-                        let what = op_name(sigs.iter().map(|s| s.op).min().unwrap_or(0));
-                        self.result =
-                            Some(Err(Error::CollectiveMismatch(format!("{what}: {msg}"))));
-                        return true;
+                    match compare(&sigs, &super::rank_list(sigs.len(), *with_host)) {
+                        Some(msg) => {
+                            let what = op_name(sigs.iter().map(|s| s.op).min().unwrap_or(0));
+                            Err(Error::CollectiveMismatch(format!("{what}: {msg}")))
+                        }
+                        None => Ok(()),
                     }
                 }
+            };
+            if let Err(err) = verdict {
+                self.main.withdraw(e);
+                self.result = Some(Err(err));
+                return true;
             }
             self.check = None;
         }
