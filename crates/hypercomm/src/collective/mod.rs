@@ -11,7 +11,8 @@
 //! * `task.rs`: check mode (a signature exchange before the schedule) and
 //!   the task that blocking and non-blocking calls share.
 //! * [`select`]: PICL `setarc0` topology setting, per-call algorithm choice,
-//!   and the cost model used by `Auto`.
+//!   and the cost model used by `Auto`; `tuning.rs`: the measured decision
+//!   table `Auto` consults first.
 //!
 //! Every collective runs on the communicator's reserved collective context
 //! with a tag drawn from a per-communicator sequence, so user receives never
@@ -64,6 +65,7 @@ pub mod ops;
 mod scan;
 pub mod select;
 mod task;
+mod tuning;
 
 pub use hypercomm_algo::segmented::Segmentation;
 pub use hypercomm_algo::{Direction, Inclusion, RingOrder};
@@ -74,7 +76,7 @@ pub use ops::{
     Number, Operator, Prod, Sum, UserOp,
 };
 pub use scan::Scan;
-pub use select::{Algorithm, CollOpts, Topology};
+pub use select::{Algorithm, CollOpts, Collective, Topology};
 
 use crate::comm::Comm;
 use crate::error::{Error, Result};
