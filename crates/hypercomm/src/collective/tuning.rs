@@ -13,19 +13,18 @@
 //! sizes is placed at the power of two halfway between them in log2
 //! (rounded down), and the last step covers every larger size.
 //!
-//! Measured on the thread transport, 2026-11-22 UTC, on a 2-vCPU AMD EPYC
-//! KVM guest shared with other work: every algorithm of each collective
-//! for n = 2 (a core per rank), 4 and 8 (oversubscribed), sizes 8 B …
-//! 4 MiB (allgather and all-to-all 8 B … 1 MiB), the fastest forced
-//! algorithm per point by the median of the rounds:
+//! Measured on the thread transport, 2026-11-22 04:15–04:37 UTC, on a
+//! 2-vCPU AMD EPYC KVM guest shared with other work: every algorithm of
+//! each collective for n = 2 (a core per rank), 4 and 8 (oversubscribed),
+//! sizes 8, 512, 4096, 32768, 262144, 1048576 and 4194304 bytes (allgather
+//! and all-to-all up to 1048576), 25 rounds of one run per point; the
+//! fastest forced algorithm per point by the minimum over the rounds (the
+//! least disturbed run: see BENCHMARKS.md for why not the median):
 //!
 //! ```sh
-//! for r in $(seq 11); do for n in 2 4 8; do
-//!   hypercomm bench allreduce -n $n --sizes 8,512,4096,32768,262144,1048576,4194304 \
-//!     --all-algorithms --repeat 1 --min-time-ms 30 --no-check --format tsv
-//!   # … bcast likewise; allgather and alltoall up to 1048576; barrier
-//! done; done > round-$r.tsv
-//! bench/sweep_table.py --rust round-*.tsv
+//! bench/sweep.sh target/release/hypercomm OUT 25 --repeat 1 --min-time-ms 10
+//! bench/sweep_table.py --stat min --rust OUT/round-*.tsv   # the rows below
+//! bench/sweep_table.py --stat min --doc OUT/round-*.tsv    # this list
 //! ```
 //!
 //! The crossovers this table uses (n = 4 and 8 on 2 cores are
@@ -33,29 +32,27 @@
 //! model):
 //!
 //! * allreduce, 2 ranks: recursive-doubling up to 8 KiB, ring up to 64 KiB,
-//!   rabenseifner up to 512 KiB, ring above;
+//!   rabenseifner above;
 //! * allreduce, 3–4 ranks (oversubscribed): recursive-doubling up to 64 KiB,
 //!   reduce-bcast up to 512 KiB, rabenseifner up to 2 MiB, ring above;
 //! * allreduce, 5–8 ranks (oversubscribed): recursive-doubling up to 1 KiB,
 //!   reduce-bcast up to 2 MiB, ring above;
-//! * bcast, 2 ranks: star up to 64 B, biring up to 1 KiB, star up to 512 KiB,
+//! * bcast, 2 ranks: star up to 1 KiB, binomial up to 2 MiB, star above;
+//! * bcast, 3–4 ranks (oversubscribed): chain up to 1 KiB, star up to 8 KiB,
 //!   binomial above;
-//! * bcast, 3–4 ranks (oversubscribed): biring up to 64 B, chain up to 1 KiB,
-//!   star up to 8 KiB, binomial above;
 //! * bcast, 5–8 ranks (oversubscribed): star up to 64 B, chain up to 8 KiB,
 //!   binomial above;
-//! * allgather, 2 ranks: recursive-doubling up to 64 KiB, ring up to 512 KiB,
-//!   recursive-doubling above;
-//! * allgather, 3–4 ranks (oversubscribed): recursive-doubling up to 64 B,
-//!   ring up to 1 KiB, recursive-doubling above;
+//! * allgather, 2 ranks: recursive-doubling up to 64 KiB, ring above;
+//! * allgather, 3–4 ranks (oversubscribed): recursive-doubling up to 1 KiB,
+//!   ring up to 8 KiB, recursive-doubling above;
 //! * allgather, 5–8 ranks (oversubscribed): recursive-doubling up to 64 KiB,
-//!   biring up to 512 KiB, recursive-doubling above;
+//!   biring up to 512 KiB, ring above;
 //! * alltoall, 2 ranks: pairwise at every size;
 //! * alltoall, 3–4 ranks (oversubscribed): bruck up to 8 KiB, pairwise above;
 //! * alltoall, 5–8 ranks (oversubscribed): bruck up to 8 KiB, pairwise above;
-//! * barrier, 2 ranks: dissemination at every size;
-//! * barrier, 3–4 ranks (oversubscribed): dissemination at every size;
-//! * barrier, 5–8 ranks (oversubscribed): dissemination at every size;
+//! * barrier, 2 ranks: dissemination;
+//! * barrier, 3–4 ranks (oversubscribed): dissemination;
+//! * barrier, 5–8 ranks (oversubscribed): dissemination;
 //!
 //! Participant counts between the measured ones (3, 5–7) take the rule of
 //! the next measured count above; they were not measured.
@@ -115,8 +112,7 @@ pub(crate) const TABLE: &[Rule] = &[
         &[
             (8192, RecursiveDoubling),
             (65536, Ring),
-            (524288, Rabenseifner),
-            (usize::MAX, Ring),
+            (usize::MAX, Rabenseifner),
         ],
     ),
     rule(
@@ -150,12 +146,7 @@ pub(crate) const TABLE: &[Rule] = &[
         2,
         2,
         false,
-        &[
-            (64, Star),
-            (1024, BiRing),
-            (524288, Star),
-            (usize::MAX, Binomial),
-        ],
+        &[(1024, Star), (2097152, Binomial), (usize::MAX, Star)],
     ),
     rule(
         Thread,
@@ -163,12 +154,7 @@ pub(crate) const TABLE: &[Rule] = &[
         3,
         4,
         true,
-        &[
-            (64, BiRing),
-            (1024, Chain),
-            (8192, Star),
-            (usize::MAX, Binomial),
-        ],
+        &[(1024, Chain), (8192, Star), (usize::MAX, Binomial)],
     ),
     rule(
         Thread,
@@ -184,11 +170,7 @@ pub(crate) const TABLE: &[Rule] = &[
         2,
         2,
         false,
-        &[
-            (65536, RecursiveDoubling),
-            (524288, Ring),
-            (usize::MAX, RecursiveDoubling),
-        ],
+        &[(65536, RecursiveDoubling), (usize::MAX, Ring)],
     ),
     rule(
         Thread,
@@ -197,8 +179,8 @@ pub(crate) const TABLE: &[Rule] = &[
         4,
         true,
         &[
-            (64, RecursiveDoubling),
-            (1024, Ring),
+            (1024, RecursiveDoubling),
+            (8192, Ring),
             (usize::MAX, RecursiveDoubling),
         ],
     ),
@@ -211,7 +193,7 @@ pub(crate) const TABLE: &[Rule] = &[
         &[
             (65536, RecursiveDoubling),
             (524288, BiRing),
-            (usize::MAX, RecursiveDoubling),
+            (usize::MAX, Ring),
         ],
     ),
     rule(Thread, Alltoall, 2, 2, false, &[(usize::MAX, Pairwise)]),
