@@ -3,7 +3,8 @@
 # allreduce, bcast, allgather, alltoall and barrier on the thread transport,
 # n = 2, 4, 8, in ROUNDS rounds of one run per point. Rounds go round all
 # ranks counts and collectives, and each run goes round all variants, so
-# drift of the machine touches every variant alike; bench/sweep_table.py
+# drift of the machine touches every variant alike (round r starts with
+# variant r, --rotate); bench/sweep_table.py
 # combines the rounds (median or min per point).
 #
 # On a shared machine a run is only started when the other processes have
@@ -12,6 +13,9 @@
 #
 #   bench/sweep.sh target/release/hypercomm OUT ROUNDS [extra bench options]
 #   bench/sweep_table.py --stat min OUT/round-*.tsv
+#
+# With POINTS set to lines "op n bytes", each round measures only those
+# points (every algorithm and auto), to re-measure them with more rounds.
 set -eu
 BIN=$1
 OUT=$2
@@ -51,10 +55,18 @@ gate() {
 
 run() {
     gate "$@"
-    "$BIN" bench "$@" --all-algorithms --no-check --format tsv
+    "$BIN" bench "$@" --all-algorithms --no-check --format tsv --rotate "$r"
 }
 
+POINTS=${POINTS:-}
 for r in $(seq 1 "$ROUNDS"); do
+    if [ -n "$POINTS" ]; then
+        echo "$POINTS" | while read -r op n bytes; do
+            [ -z "$op" ] || run "$op" -n "$n" --sizes "$bytes" "$@"
+        done >"$OUT/round-$r.tsv"
+        echo "$(date -u +%H:%M:%S) round $r, load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/rounds.log"
+        continue
+    fi
     for n in 2 4 8; do
         for op in allreduce bcast; do
             run $op -n $n --sizes 8,512,4096,32768,262144,1048576,4194304 "$@"
