@@ -5,8 +5,9 @@ table in crates/hypercomm/src/collective/tuning.rs.
 
 Input: one or more tsv files (`op<TAB>n<TAB>bytes<TAB>value<TAB>unit`, the
 op column `op`, `op:auto=<algorithm>` or `op:<algorithm>`). When several
-files hold the same point (independent rounds), the point's value is the
-median (or, with --stat min, the minimum) over the files.
+files (or lines of one file) hold the same point (independent rounds),
+the point's value is the median (or, with --stat min, the minimum) over
+them. Files ending in .gz are read compressed.
 
     bench/sweep_table.py sweep.tsv                  # markdown tables
     bench/sweep_table.py --rust round-*.tsv         # tuning.rs rows
@@ -18,6 +19,7 @@ Python 3 standard library only.
 
 import argparse
 import collections
+import gzip
 import math
 import statistics
 import sys
@@ -64,7 +66,8 @@ def load(paths, stat):
     samples = collections.defaultdict(list)
     picked = collections.defaultdict(collections.Counter)
     for path in paths:
-        with open(path) as f:
+        opener = gzip.open if path.endswith(".gz") else open
+        with opener(path, "rt") as f:
             for line in f:
                 parts = line.rstrip("\n").split("\t")
                 if len(parts) != 5:
