@@ -737,3 +737,34 @@ where
     }
     value.ok_or_else(|| "rank 0 printed no figure".to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_of_repeats() {
+        let v = vec![3.0, 1.0, 9.0, 2.0, 5.0];
+        assert_eq!(summary(v.clone(), Stat::Median, false), 3.0);
+        assert_eq!(summary(v.clone(), Stat::Min, false), 1.0);
+        // A rate is better when larger: its least disturbed run is the largest.
+        assert_eq!(summary(v, Stat::Min, true), 9.0);
+    }
+
+    #[test]
+    fn every_collective_names_its_kind() {
+        for op in [
+            Op::Allreduce,
+            Op::Reduce,
+            Op::Bcast,
+            Op::Allgather,
+            Op::Alltoall,
+            Op::Barrier,
+        ] {
+            assert!(op.is_collective());
+            assert!(collective_kind(op).is_some());
+            assert!(!algorithms_for(op).is_empty());
+        }
+        assert!(collective_kind(Op::Latency).is_none());
+    }
+}
