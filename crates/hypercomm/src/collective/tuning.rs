@@ -17,9 +17,12 @@
 //! 2-vCPU AMD EPYC KVM guest shared with other work: every algorithm of
 //! each collective for n = 2 (a core per rank), 4 and 8 (oversubscribed),
 //! sizes 8, 512, 4096, 32768, 262144, 1048576 and 4194304 bytes (allgather
-//! and all-to-all up to 1048576), 25 rounds of one run per point; the
+//! and all-to-all up to 1048576), 25 rounds of one run per point (15 taken
+//! back to back, 10 by `bench/sweep.sh`, which waits for idle CPUs); the
 //! fastest forced algorithm per point by the minimum over the rounds (the
-//! least disturbed run: see BENCHMARKS.md for why not the median):
+//! least disturbed run: BENCHMARKS.md says why not the median). In those
+//! rounds auto always ran first at each size, which only slowed auto (see
+//! BENCHMARKS.md), not the forced algorithms the table is made from.
 //!
 //! ```sh
 //! bench/sweep.sh target/release/hypercomm OUT 25 --repeat 1 --min-time-ms 10
