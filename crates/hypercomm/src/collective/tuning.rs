@@ -30,6 +30,9 @@
 //! bench/sweep_table.py --stat min --doc OUT/round-*.tsv    # this list
 //! ```
 //!
+//! The 25 rounds are `bench/data/collectives-thread-2026-11-22-table.tsv.gz`
+//! (`sweep_table.py` reads it like the round files).
+//!
 //! The crossovers this table uses (n = 4 and 8 on 2 cores are
 //! oversubscribed; with more cores those counts fall back to the cost
 //! model):
