@@ -4,12 +4,19 @@
 //! whose count falls with the message size; `latency` is half the round trip
 //! of a ping-pong between ranks 0 and 1; `bw` sends a window of 64
 //! non-blocking messages and waits for a one-byte acknowledgement. Each
-//! figure is the median of `--repeat` runs.
+//! figure is the median (or, with `--stat min`, the minimum) of `--repeat`
+//! runs; the repeats go round all variants in turn.
 //!
 //! Collectives (`allreduce`, `reduce`, `bcast`, `allgather`, `alltoall`,
 //! `barrier`) follow OSU too: warm-up, a barrier, timed calls, and the
 //! maximum over ranks of each rank's average; `--all-algorithms` measures
-//! every algorithm next to `auto` in one run.
+//! every algorithm next to `auto` in one run and labels auto's line with
+//! the algorithm it ran (`allreduce:auto=ring`, from
+//! [`Comm::chosen_algorithm`]); `--rotate` changes which variant runs
+//! first. `--min-time-ms` raises the number of timed
+//! calls until a run lasts that long (timed from the warm-up, agreed by
+//! all ranks), so that one descheduling of a rank does not dominate a run
+//! of a few large calls.
 //!
 //! With `--transport shm` every measurement runs in fresh processes: the
 //! command creates the shared segment and re-executes itself once per rank
@@ -23,7 +30,7 @@
 
 use clap::{Args, ValueEnum};
 use hypercomm::collective::{Max, Sum};
-use hypercomm::{Algorithm, CollOpts, Comm, Error};
+use hypercomm::{Algorithm, CollOpts, Collective, Comm, Error};
 use std::time::Instant;
 
 /// Options of `hypercomm bench`.
@@ -47,9 +54,26 @@ pub(crate) struct BenchArgs {
     /// Timed iterations for small messages (scaled down for large ones).
     #[arg(long, default_value_t = 10_000)]
     iters: usize,
-    /// Repeat each measurement this many times and report the median.
+    /// Repeat each measurement this many times (going round all variants
+    /// in turn) and report the statistic --stat of the repeats.
     #[arg(long, default_value_t = 5)]
     repeat: usize,
+    /// Statistic over the repeats: `median` (the typical run) or `min` (the
+    /// least disturbed run: on a shared machine other work only ever slows
+    /// a run down).
+    #[arg(long, value_enum, default_value = "median")]
+    stat: Stat,
+    /// Collectives: run at least this many milliseconds of timed calls per
+    /// measurement (the count is raised from --iters, estimated from the
+    /// warm-up and agreed by all ranks; 0: --iters alone).
+    #[arg(long, default_value_t = 0.0)]
+    min_time_ms: f64,
+    /// Rotate the order of the variants: repeat r starts with variant
+    /// (ROTATE + r) mod count (0: auto first), so that no variant always
+    /// runs first after a change of size. A sweep in rounds of one repeat
+    /// passes the round number.
+    #[arg(long, default_value_t = 0)]
+    rotate: usize,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -57,7 +81,8 @@ pub(crate) struct BenchArgs {
     #[arg(long)]
     algorithm: Option<String>,
     /// Collectives: measure every algorithm and auto, one line each
-    /// (the op column reads `op:algorithm`).
+    /// (the op column reads `op:algorithm`, and `op:auto=algorithm` for
+    /// auto, naming the algorithm auto ran).
     #[arg(long)]
     all_algorithms: bool,
     /// Collectives: switch off check mode (the signature exchange before each call).
@@ -152,13 +177,14 @@ fn algorithms_for(op: Op) -> &'static [(&'static str, Algorithm)] {
 }
 
 /// One collective measurement: seconds per call, the maximum over ranks of
-/// each rank's average (OSU).
+/// each rank's average (OSU). With `min_time` > 0 s the number of timed
+/// calls is raised so that they last about that long.
 fn collective(
     comm: &Comm,
     op: Op,
     size: usize,
-    iters: usize,
-    warm: usize,
+    (iters, warm): (usize, usize),
+    min_time: f64,
     opts: &CollOpts,
 ) -> Result<f64, Error> {
     let n = comm.size();
@@ -188,8 +214,17 @@ fn collective(
             _ => unreachable!("not a collective"),
         }
     };
+    let t0 = Instant::now();
     for _ in 0..warm {
         one(comm)?;
+    }
+    let mut iters = iters;
+    if min_time > 0.0 {
+        // The slowest rank's warm-up time per call decides, so that every
+        // rank runs the same number of calls.
+        let per_call = comm.allreduce(&[t0.elapsed().as_secs_f64() / warm as f64], Max)?[0];
+        let want = (min_time / per_call.max(1e-9)).ceil() as usize;
+        iters = iters.max(want.min(1_000_000));
     }
     comm.barrier()?;
     let t0 = Instant::now();
@@ -199,6 +234,14 @@ fn collective(
     let mine = t0.elapsed().as_secs_f64() / iters as f64;
     let worst = comm.allreduce(&[mine], Max)?;
     Ok(worst[0])
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum Stat {
+    /// The middle of the repeats.
+    Median,
+    /// The smallest time (the largest rate) of the repeats.
+    Min,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
@@ -228,9 +271,28 @@ fn iters_for(size: usize, base: usize) -> (usize, usize) {
     (it, (it / 10).max(5))
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+/// The statistic of the repeats; `rate` figures (MB/s) are better when
+/// larger, so their `min` is the largest.
+fn summary(mut v: Vec<f64>, stat: Stat, rate: bool) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
+    match (stat, rate) {
+        (Stat::Median, _) => v[v.len() / 2],
+        (Stat::Min, false) => v[0],
+        (Stat::Min, true) => v[v.len() - 1],
+    }
+}
+
+/// The collective `op` measures, for [`Comm::chosen_algorithm`].
+fn collective_kind(op: Op) -> Option<Collective> {
+    Some(match op {
+        Op::Allreduce => Collective::Allreduce,
+        Op::Reduce => Collective::Reduce,
+        Op::Bcast => Collective::Bcast,
+        Op::Allgather => Collective::Allgather,
+        Op::Alltoall => Collective::Alltoall,
+        Op::Barrier => Collective::Barrier,
+        _ => return None,
+    })
 }
 
 /// One ping-pong measurement: seconds per half round trip on rank 0.
@@ -387,6 +449,9 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
     if a.repeat == 0 || a.iters == 0 {
         return Err("--iters and --repeat must be at least 1".into());
     }
+    if !(a.min_time_ms >= 0.0 && a.min_time_ms.is_finite()) {
+        return Err(format!("--min-time-ms {}: want 0 or more", a.min_time_ms));
+    }
     if let Some(path) = &a.trace {
         let mut cfg = hypercomm::trace::Config::new(path, hypercomm::trace::Output::PiclCompact);
         cfg.levels = hypercomm::trace::parse_levels(&a.trace_level)
@@ -465,11 +530,58 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
             }
             _ => iters_for(size, a.iters),
         };
+        // Which algorithm auto runs at this size, asked of rank 0 in a job
+        // like the measured ones (its index in `algorithms_for`).
+        let auto_label = match collective_kind(a.op) {
+            Some(kind) if a.all_algorithms => {
+                let known = algorithms_for(a.op);
+                let check = !a.no_check;
+                let key = format!("{name}:auto/{size}/choice");
+                // The reductions run on f64 elements (see `collective`).
+                let bytes = match a.op {
+                    Op::Allreduce | Op::Reduce => (size / 8).max(usize::from(size != 0)) * 8,
+                    _ => size,
+                };
+                let ix = run_ranks(&a.transport, a.n, &key, |comm| {
+                    comm.set_check(check);
+                    let alg = comm.chosen_algorithm(kind, bytes, &CollOpts::default(), true)?;
+                    Ok(known
+                        .iter()
+                        .position(|(_, x)| *x == alg)
+                        .map_or(-1.0, |i| i as f64))
+                })?;
+                let alg = known
+                    .get(ix as usize)
+                    .filter(|_| ix >= 0.0)
+                    .map_or("?", |(l, _)| l);
+                format!("{name}:auto={alg}")
+            }
+            _ => name.to_string(),
+        };
+        // The first job at a new size runs slower (measured: a 256 KiB
+        // allreduce on 2 ranks 15 µs, first after 32 KiB 45-400 µs, whichever
+        // variant comes first), so one untimed job of the first variant
+        // settles the process before any is timed.
+        if a.op.is_collective() {
+            let opts = CollOpts {
+                algorithm: variants[a.rotate % variants.len()].1,
+                ..Default::default()
+            };
+            let check = !a.no_check;
+            let key = format!("{name}:settle/{size}");
+            run_ranks(&a.transport, a.n, &key, |comm| {
+                comm.set_check(check);
+                collective(comm, a.op, size, (warm, warm), 0.0, &opts)
+            })?;
+        }
         // Repeats go round all variants in turn, so that drift of the
         // machine over time touches every variant alike.
         let mut all: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
-        for _ in 0..a.repeat {
-            for ((label, alg), samples) in variants.iter().zip(all.iter_mut()) {
+        for rep in 0..a.repeat {
+            let first = (a.rotate + rep) % variants.len();
+            for i in (first..variants.len()).chain(0..first) {
+                let (label, alg) = &variants[i];
+                let samples = &mut all[i];
                 progress.step(&format!("{label} {size} B"));
                 let op = a.op;
                 if let Op::Memcpy = op {
@@ -493,15 +605,20 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
                         Op::Bw => bandwidth(comm, size, iters, warm, false),
                         Op::Bibw => bandwidth(comm, size, iters, warm, true),
                         Op::Handoff => handoff(comm, size, iters, warm),
-                        _ => collective(comm, op, size, iters, warm, &opts),
+                        _ => collective(comm, op, size, (iters, warm), a.min_time_ms / 1e3, &opts),
                     }
                 })?;
                 samples.push(r);
             }
         }
         progress.clear();
-        for ((label, _), samples) in variants.iter().zip(all) {
-            let v = median(samples);
+        for ((label, alg), samples) in variants.iter().zip(all) {
+            let v = summary(samples, a.stat, !matches!(unit, "us" | "ns"));
+            let label = if *alg == Algorithm::Auto && label == name {
+                &auto_label
+            } else {
+                label
+            };
             let value = match unit {
                 "us" => v * 1e6,
                 "ns" => v,
@@ -637,4 +754,35 @@ where
         return Err(e);
     }
     value.ok_or_else(|| "rank 0 printed no figure".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_of_repeats() {
+        let v = vec![3.0, 1.0, 9.0, 2.0, 5.0];
+        assert_eq!(summary(v.clone(), Stat::Median, false), 3.0);
+        assert_eq!(summary(v.clone(), Stat::Min, false), 1.0);
+        // A rate is better when larger: its least disturbed run is the largest.
+        assert_eq!(summary(v, Stat::Min, true), 9.0);
+    }
+
+    #[test]
+    fn every_collective_names_its_kind() {
+        for op in [
+            Op::Allreduce,
+            Op::Reduce,
+            Op::Bcast,
+            Op::Allgather,
+            Op::Alltoall,
+            Op::Barrier,
+        ] {
+            assert!(op.is_collective());
+            assert!(collective_kind(op).is_some());
+            assert!(!algorithms_for(op).is_empty());
+        }
+        assert!(collective_kind(Op::Latency).is_none());
+    }
 }

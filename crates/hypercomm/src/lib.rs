@@ -51,7 +51,7 @@ pub mod trace;
 pub mod transport;
 pub mod wire;
 
-pub use collective::{Algorithm, CollOpts, Topology};
+pub use collective::{Algorithm, CollOpts, Collective, Topology};
 pub use comm::Comm;
 pub use engine::EAGER_LIMIT;
 pub use error::{Error, Result};

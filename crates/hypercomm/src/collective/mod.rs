@@ -11,7 +11,8 @@
 //! * `task.rs`: check mode (a signature exchange before the schedule) and
 //!   the task that blocking and non-blocking calls share.
 //! * [`select`]: PICL `setarc0` topology setting, per-call algorithm choice,
-//!   and the cost model used by `Auto`.
+//!   and the cost model used by `Auto`; `tuning.rs`: the measured decision
+//!   table `Auto` consults first.
 //!
 //! Every collective runs on the communicator's reserved collective context
 //! with a tag drawn from a per-communicator sequence, so user receives never
@@ -64,6 +65,7 @@ pub mod ops;
 mod scan;
 pub mod select;
 mod task;
+mod tuning;
 
 pub use hypercomm_algo::segmented::Segmentation;
 pub use hypercomm_algo::{Direction, Inclusion, RingOrder};
@@ -74,7 +76,7 @@ pub use ops::{
     Number, Operator, Prod, Sum, UserOp,
 };
 pub use scan::Scan;
-pub use select::{Algorithm, CollOpts, Topology};
+pub use select::{Algorithm, CollOpts, Collective, Topology};
 
 use crate::comm::Comm;
 use crate::error::{Error, Result};
@@ -125,7 +127,7 @@ const MEMO_LEN: usize = 8;
 
 /// What an `Auto` choice depends on (the transport and the machine are
 /// fixed for a communicator).
-type ChoiceKey = (select::Coll, usize, usize, bool, Topology);
+type ChoiceKey = (select::Coll, usize, usize, bool, bool, Topology);
 
 /// What a schedule depends on.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -169,7 +171,7 @@ impl Comm {
         if opts.algorithm != Algorithm::Auto {
             return self.choose(c, p, bytes, opts, commutative);
         }
-        let key = (c, p, bytes, commutative, self.topology());
+        let key = (c, p, bytes, commutative, opts.reproducible, self.topology());
         let memo = &self.inner.memo.choices;
         if let Some(a) = recall(memo, &key) {
             return Ok(a);

@@ -1,9 +1,17 @@
 //! Algorithm selection: PICL's `setarc0` topology setting per communicator,
-//! a per-call override, and a cost model for `Auto`.
+//! a per-call override, and for `Auto` a measured decision table with a
+//! cost model behind it.
+//!
+//! `Auto` first looks the call up in the decision table of `tuning.rs`
+//! (per transport, collective, participant count and oversubscription:
+//! size thresholds measured with `hypercomm bench --all-algorithms`; the
+//! crossovers it uses are listed there). Where the table has no rule (other
+//! transports, collectives and participant counts) the cost model decides.
+//! [`Comm::chosen_algorithm`] tells which algorithm a call would run.
 //!
 //! The cost model is seed 001's: a message of m bytes costs ts + tw·m; each
 //! algorithm module of `hypercomm-algo` gives its cost in these terms, and
-//! `Auto` picks the cheapest candidate for the message size and the number
+//! it picks the cheapest candidate for the message size and the number
 //! of participants, with ts and tw of the transport in use
 //! ([`TransportCost`]), plus the time to combine what a reduction combines
 //! on one rank ([`COMBINE_COST`] per byte).
@@ -14,7 +22,7 @@
 //! | `Full` | dissemination | star | star | reduce + bcast (star) |
 //! | `Ring(order)` | dissemination | chain | binomial | ring |
 //! | `BiRing(order)` | dissemination | bidirectional ring | binomial | ring |
-//! | `Auto` | cost model | cost model | cost model | cost model |
+//! | `Auto` | table, cost model | table, cost model | cost model | table, cost model |
 //!
 //! | topology | gather(v) | scatter(v) | allgather(v) | all-to-all | all-to-allv | reduce-scatter | scan |
 //! |---|---|---|---|---|---|---|---|
@@ -22,7 +30,7 @@
 //! | `Full` | star | star | Bruck | Bruck | pairwise | recursive halving | recursive doubling |
 //! | `Ring(order)` | ring | binomial | ring | pairwise | pairwise | ring | chain |
 //! | `BiRing(order)` | ring | binomial | bidirectional ring | pairwise | pairwise | ring | chain |
-//! | `Auto` | cost model | cost model | cost model | cost model | pairwise | cost model | cost model |
+//! | `Auto` | cost model | cost model | table, cost model | table, cost model | pairwise | cost model | cost model |
 //!
 //! Ring allreduce and ring reduce-scatter need a commutative operator; with
 //! a non-commutative one `Auto` and the ring topologies use Rabenseifner or
@@ -32,8 +40,8 @@
 //! the setting. All-to-allv never depends on the counts (they differ per
 //! node), so it is always pairwise.
 //!
-//! `Auto` takes the cheapest candidate by the formulas, and among those
-//! within 5 % of it the one listed first (the formulas cannot tell closer
+//! The cost model takes the cheapest candidate by the formulas, and among
+//! those within 5 % of it the one listed first (the formulas cannot tell closer
 //! costs apart). The costs are per transport (thread, shm, tcp; measured
 //! with `hypercomm bench`). When the job has more ranks than the machine
 //! has cores, a message costs a context switch (ts is raised to 10 µs), the
@@ -42,9 +50,10 @@
 //! ring broadcasts are left out; with more than two ranks per core the
 //! barrier is the two-round star ([`STAR_BARRIER_RANKS_PER_CORE`]).
 //!
-//! Crossovers for the thread transport (ts = 0.5 µs, tw = 0.1 ns/B), with 8
-//! ranks on enough cores, as the formulas give them (checked by this
-//! module's test; BENCHMARKS.md measures them):
+//! Crossovers of the cost model for the thread transport (ts = 0.5 µs,
+//! tw = 0.1 ns/B), with 8 ranks on enough cores, as the formulas give them
+//! (checked by this module's test; the measured table overrides them where
+//! it has a rule, and BENCHMARKS.md measures both):
 //!
 //! * bcast: binomial up to 16 KiB, bidirectional pipelined ring from
 //!   32 KiB, pipelined chain from 4 MiB (binomial at every size when the
@@ -63,11 +72,16 @@
 //! Not done yet:
 //!
 //! * calibration of ts/tw at run time (the constants are per transport);
+//! * decision-table rules for the shm and tcp transports, for more than 8
+//!   ranks, and for the collectives the sweep does not measure (reduce,
+//!   gather, scatter, reduce-scatter, scans);
 //! * the cost model ignores link contention, and its combine term
 //!   (`COMBINE_COST`) is one constant for every operator and type;
 //! * variable-count calls choose by the average block length.
 
 use super::ops::Element;
+use super::tuning;
+pub(crate) use super::tuning::Link;
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use hypercomm_algo::RingOrder;
@@ -174,25 +188,39 @@ pub const STAR_BARRIER_RANKS_PER_CORE: usize = 2;
 /// usually has to be scheduled first (a context switch).
 pub const OVERSUBSCRIBED_TS: f64 = 10e-6;
 
-/// The collectives selection knows about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Coll {
+/// The collectives selection knows about (for [`Comm::chosen_algorithm`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Collective {
+    /// Barrier.
     Barrier,
+    /// Broadcast; bytes are the whole message.
     Bcast,
+    /// Reduce to a root; bytes are the whole vector.
     Reduce,
+    /// Allreduce; bytes are the whole vector.
     Allreduce,
+    /// Gather(v); bytes are one rank's contribution (the average for gatherv).
     Gather,
+    /// Scatter(v); bytes are one rank's block (the average for scatterv).
     Scatter,
+    /// Allgather(v); bytes are one rank's contribution (the average for
+    /// allgatherv).
     Allgather,
+    /// All-to-all; bytes are one block.
     Alltoall,
     /// Variable-count all-to-all (pairwise only: per-rank counts differ, so
     /// the choice must not depend on them).
     Alltoallv,
+    /// Reduce-scatter(v); bytes are the whole vector.
     ReduceScatter,
+    /// Scans; bytes are the vector.
     Scan,
 }
 
-impl Coll {
+/// Short name inside this crate.
+pub(crate) type Coll = Collective;
+
+impl Collective {
     fn name(self) -> &'static str {
         match self {
             Coll::Barrier => "barrier",
@@ -210,7 +238,7 @@ impl Coll {
     }
 }
 
-fn candidates(c: Coll) -> &'static [Algorithm] {
+pub(crate) fn candidates(c: Coll) -> &'static [Algorithm] {
     use Algorithm::*;
     match c {
         Coll::Barrier => &[Dissemination, Tree, Star],
@@ -368,6 +396,32 @@ pub(crate) fn by_cost_on(
         .expect("every collective has candidates")
 }
 
+/// The fixed algorithm of reproducible mode, for the collectives that have
+/// one: the bracketing must depend only on the inputs and the number of
+/// nodes, whatever `Auto`, the topology or a forced algorithm say.
+fn reproducible(c: Coll) -> Option<Algorithm> {
+    match c {
+        Coll::Reduce | Coll::ReduceScatter => Some(Algorithm::Binomial),
+        Coll::Allreduce => Some(Algorithm::ReduceBcast),
+        Coll::Scan => Some(Algorithm::Chain),
+        _ => None,
+    }
+}
+
+/// `Auto`'s pick: the measured table where it covers the case (transport,
+/// collective, participants, oversubscription), else the cost model.
+pub(crate) fn auto(
+    l: Link,
+    c: Coll,
+    p: usize,
+    m: usize,
+    t: TransportCost,
+    oversubscribed: bool,
+) -> Algorithm {
+    tuning::lookup(l, c, p, m, oversubscribed)
+        .unwrap_or_else(|| by_cost_on(c, p, m, t, oversubscribed))
+}
+
 fn by_topology(c: Coll, t: Topology) -> Option<Algorithm> {
     use Algorithm::*;
     Some(match (t, c) {
@@ -424,17 +478,17 @@ pub(crate) fn segment_elems<T: Element>(opts: &CollOpts, count: usize, p: usize)
 }
 
 impl Comm {
-    /// The costs of the transport this communicator runs on, and whether
-    /// the job has more ranks than this machine has cores.
-    pub(crate) fn cost_model(&self) -> (TransportCost, bool) {
+    /// The transport this communicator runs on, its costs, and whether the
+    /// job has more ranks than this machine has cores.
+    pub(crate) fn cost_model(&self) -> (Link, TransportCost, bool) {
         use crate::transport::AnyTransport;
         let e = self.engine();
-        let t = match &e.t {
-            AnyTransport::Thread(_) => THREAD_COST,
-            AnyTransport::Shm(_) => SHM_COST,
-            AnyTransport::Tcp(_) => TCP_COST,
+        let (l, t) = match &e.t {
+            AnyTransport::Thread(_) => (Link::Thread, THREAD_COST),
+            AnyTransport::Shm(_) => (Link::Shm, SHM_COST),
+            AnyTransport::Tcp(_) => (Link::Tcp, TCP_COST),
         };
-        (t, e.t_endpoints() > crate::engine::cores())
+        (l, t, e.t_endpoints() > crate::engine::cores())
     }
 
     /// Set the virtual topology collectives follow (PICL setarc0). Every
@@ -476,6 +530,11 @@ impl Comm {
         commutative: bool,
     ) -> Result<Algorithm> {
         let name = c.name();
+        if opts.reproducible {
+            if let Some(a) = reproducible(c) {
+                return Ok(a);
+            }
+        }
         if !commutative && needs_commutative(c, opts.algorithm) {
             return Err(Error::InvalidArgument {
                 op: name,
@@ -492,8 +551,8 @@ impl Comm {
             return Ok(opts.algorithm);
         }
         let a = by_topology(c, self.topology()).unwrap_or_else(|| {
-            let (t, over) = self.cost_model();
-            by_cost_on(c, p, bytes, t, over)
+            let (l, t, over) = self.cost_model();
+            auto(l, c, p, bytes, t, over)
         });
         if !commutative && needs_commutative(c, a) {
             // Order-keeping alternative with the same bandwidth profile.
@@ -501,15 +560,44 @@ impl Comm {
         }
         Ok(a)
     }
+
+    /// The algorithm a call of collective `c` on this communicator would
+    /// run, with `bytes` counted as [`Collective`] says (whole vector for
+    /// broadcast and reductions, one rank's part for gathers, one block for
+    /// all-to-all; ignored by the barrier), the options `opts` (a forced
+    /// algorithm, reproducible mode) and an operator that is `commutative`
+    /// or not (every built-in operator is; only reductions look at it).
+    ///
+    /// This is the selection the call itself makes (topology setting,
+    /// measured table, cost model, operator and reproducibility rules), so
+    /// a benchmark can say what `Auto` ran. In reproducible mode the
+    /// reductions answer with the fixed schedule's family (allreduce:
+    /// reduce + bcast; reduce and reduce-scatter: binomial, the canonical
+    /// tree; scans: chain).
+    ///
+    /// Errors: the host asked about a node collective, a forced algorithm
+    /// the collective does not have, or one that needs a commutative
+    /// operator when `commutative` is false.
+    pub fn chosen_algorithm(
+        &self,
+        c: Collective,
+        bytes: usize,
+        opts: &CollOpts,
+        commutative: bool,
+    ) -> Result<Algorithm> {
+        let p = self.node_parts(c.name())?.eps.len();
+        self.choose(c, p, bytes, opts, commutative)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The crossovers the module doc states (8 ranks, thread transport
-    /// costs; m in bytes per rank, per block, or of the whole vector, as
-    /// each algorithm's cost formula takes it).
+    /// The crossovers of the cost model the module doc states (8 ranks,
+    /// thread transport costs; m in bytes per rank, per block, or of the
+    /// whole vector, as each algorithm's cost formula takes it): the
+    /// fallback for what the measured table does not cover.
     #[test]
     fn documented_crossovers() {
         let at = |c, m| by_cost(c, 8, m, THREAD_COST);
@@ -552,5 +640,116 @@ mod tests {
             assert_eq!(at(Coll::Scatter, m), Binomial);
             assert_eq!(at(Coll::ReduceScatter, m), RecursiveHalving);
         }
+    }
+
+    /// `Auto` takes the table where it covers the case and the cost model
+    /// elsewhere.
+    #[test]
+    fn table_first_then_cost_model() {
+        use Algorithm::*;
+        for r in tuning::TABLE {
+            for p in [r.ranks.0, r.ranks.1] {
+                for m in [0, 8, 4096, 1 << 20, 1 << 24] {
+                    let want = tuning::lookup(r.link, r.coll, p, m, r.oversubscribed);
+                    assert!(want.is_some());
+                    assert_eq!(
+                        Some(auto(r.link, r.coll, p, m, THREAD_COST, r.oversubscribed)),
+                        want
+                    );
+                }
+            }
+        }
+        // Not in the table: other transports, collectives, counts.
+        for (l, c, p, over) in [
+            (Link::Shm, Coll::Allreduce, 4, false),
+            (Link::Tcp, Coll::Bcast, 8, true),
+            (Link::Thread, Coll::Scan, 8, true),
+            (Link::Thread, Coll::Gather, 2, false),
+            (Link::Thread, Coll::Allreduce, 64, true),
+        ] {
+            for m in [8, 1 << 20] {
+                assert_eq!(tuning::lookup(l, c, p, m, over), None);
+                assert_eq!(
+                    auto(l, c, p, m, THREAD_COST, over),
+                    by_cost_on(c, p, m, THREAD_COST, over)
+                );
+            }
+        }
+        assert_eq!(
+            auto(
+                Link::Thread,
+                Coll::ReduceScatter,
+                8,
+                1 << 20,
+                THREAD_COST,
+                false
+            ),
+            RecursiveHalving
+        );
+    }
+
+    /// What a call runs, asked of a communicator: forced algorithms,
+    /// topology settings, operator and reproducibility rules keep their
+    /// meaning over the table.
+    #[test]
+    fn chosen_algorithm_keeps_the_rules() {
+        use Algorithm::*;
+        let r = crate::run(2, |comm| {
+            let auto = CollOpts::default();
+            let forced = |a| CollOpts {
+                algorithm: a,
+                ..Default::default()
+            };
+            let repro = CollOpts {
+                reproducible: true,
+                ..Default::default()
+            };
+            let (l, t, over) = comm.cost_model();
+            for m in [8, 4096, 1 << 18, 1 << 22] {
+                for c in [
+                    Coll::Allreduce,
+                    Coll::Bcast,
+                    Coll::Allgather,
+                    Coll::Alltoall,
+                ] {
+                    assert_eq!(
+                        comm.chosen_algorithm(c, m, &auto, true)?,
+                        super::auto(l, c, 2, m, t, over)
+                    );
+                }
+                // A non-commutative operator never gets the ring.
+                let a = comm.chosen_algorithm(Coll::Allreduce, m, &auto, false)?;
+                assert_ne!(a, Ring);
+                let a = comm.chosen_algorithm(Coll::ReduceScatter, m, &auto, false)?;
+                assert_ne!(a, Ring);
+                assert_eq!(
+                    comm.chosen_algorithm(Coll::Allreduce, m, &repro, false)?,
+                    ReduceBcast
+                );
+                assert_eq!(comm.chosen_algorithm(Coll::Scan, m, &repro, true)?, Chain);
+                assert_eq!(
+                    comm.chosen_algorithm(Coll::Bcast, m, &forced(Chain), true)?,
+                    Chain
+                );
+            }
+            assert!(comm
+                .chosen_algorithm(Coll::Allreduce, 8, &forced(Ring), false)
+                .is_err());
+            assert!(comm
+                .chosen_algorithm(Coll::Alltoall, 8, &forced(Star), true)
+                .is_err());
+            comm.set_topology(Topology::Hypercube);
+            assert_eq!(
+                comm.chosen_algorithm(Coll::Bcast, 1 << 22, &auto, true)?,
+                Binomial
+            );
+            comm.set_topology(Topology::Auto);
+            assert_eq!(
+                comm.chosen_algorithm(Coll::Alltoallv, 1 << 20, &auto, true)?,
+                Pairwise
+            );
+            Ok::<_, Error>(())
+        });
+        r.unwrap();
     }
 }
