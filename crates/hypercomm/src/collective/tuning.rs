@@ -13,16 +13,17 @@
 //! sizes is placed at the power of two halfway between them in log2
 //! (rounded down), and the last step covers every larger size.
 //!
-//! Measured on the thread transport, 2026-11-22 04:15–04:37 UTC, on a
+//! Measured on the thread transport, 2026-11-22 05:08–05:21 UTC, on a
 //! 2-vCPU AMD EPYC KVM guest shared with other work: every algorithm of
 //! each collective for n = 2 (a core per rank), 4 and 8 (oversubscribed),
 //! sizes 8, 512, 4096, 32768, 262144, 1048576 and 4194304 bytes (allgather
-//! and all-to-all up to 1048576), 25 rounds of one run per point (15 taken
-//! back to back, 10 by `bench/sweep.sh`, which waits for idle CPUs); the
-//! fastest forced algorithm per point by the minimum over the rounds (the
-//! least disturbed run: BENCHMARKS.md says why not the median). In those
-//! rounds auto always ran first at each size, which only slowed auto (see
-//! BENCHMARKS.md), not the forced algorithms the table is made from.
+//! and all-to-all up to 1048576), 25 rounds of one run per point by
+//! `bench/sweep.sh` (which waits for idle CPUs, settles each size with an
+//! untimed job and rotates the variant order); the fastest forced
+//! algorithm per point by the minimum over the rounds (the least disturbed
+//! run: BENCHMARKS.md says why not the median). An earlier table, from
+//! rounds taken before the engine's wait policy changed (yielding before
+//! blocking), is kept in `bench/data/collectives-thread-2026-11-22-table.tsv.gz`.
 //!
 //! ```sh
 //! bench/sweep.sh target/release/hypercomm OUT 25 --repeat 1 --min-time-ms 10
@@ -30,29 +31,31 @@
 //! bench/sweep_table.py --stat min --doc OUT/round-*.tsv    # this list
 //! ```
 //!
-//! The 25 rounds are `bench/data/collectives-thread-2026-11-22-table.tsv.gz`
+//! The 25 rounds are `bench/data/collectives-thread-2026-11-22-table2.tsv.gz`
 //! (`sweep_table.py` reads it like the round files).
 //!
 //! The crossovers this table uses (n = 4 and 8 on 2 cores are
 //! oversubscribed; with more cores those counts fall back to the cost
 //! model):
 //!
-//! * allreduce, 2 ranks: recursive-doubling up to 8 KiB, ring up to 64 KiB,
-//!   rabenseifner above;
-//! * allreduce, 3–4 ranks (oversubscribed): recursive-doubling up to 64 KiB,
+//! * allreduce, 2 ranks: recursive-doubling up to 8 KiB, rabenseifner up to
+//!   64 KiB, ring up to 512 KiB, rabenseifner up to 2 MiB, ring above;
+//! * allreduce, 3–4 ranks (oversubscribed): recursive-doubling up to 8 KiB,
+//!   rabenseifner up to 2 MiB, ring above;
+//! * allreduce, 5–8 ranks (oversubscribed): recursive-doubling up to 8 KiB,
 //!   reduce-bcast up to 512 KiB, rabenseifner up to 2 MiB, ring above;
-//! * allreduce, 5–8 ranks (oversubscribed): recursive-doubling up to 1 KiB,
-//!   reduce-bcast up to 2 MiB, ring above;
-//! * bcast, 2 ranks: star up to 1 KiB, binomial up to 2 MiB, star above;
+//! * bcast, 2 ranks: chain up to 64 B, binomial up to 8 KiB, star up to 512
+//!   KiB, biring above;
 //! * bcast, 3–4 ranks (oversubscribed): chain up to 1 KiB, star up to 8 KiB,
 //!   binomial above;
-//! * bcast, 5–8 ranks (oversubscribed): star up to 64 B, chain up to 8 KiB,
-//!   binomial above;
-//! * allgather, 2 ranks: recursive-doubling up to 64 KiB, ring above;
+//! * bcast, 5–8 ranks (oversubscribed): binomial up to 64 B, biring up to 8
+//!   KiB, binomial above;
+//! * allgather, 2 ranks: recursive-doubling up to 64 B, biring up to 1 KiB,
+//!   ring up to 8 KiB, biring up to 64 KiB, ring up to 512 KiB, biring above;
 //! * allgather, 3–4 ranks (oversubscribed): recursive-doubling up to 1 KiB,
-//!   ring up to 8 KiB, recursive-doubling above;
+//!   bruck up to 8 KiB, recursive-doubling above;
 //! * allgather, 5–8 ranks (oversubscribed): recursive-doubling up to 64 KiB,
-//!   biring up to 512 KiB, ring above;
+//!   biring up to 512 KiB, recursive-doubling above;
 //! * alltoall, 2 ranks: pairwise at every size;
 //! * alltoall, 3–4 ranks (oversubscribed): bruck up to 8 KiB, pairwise above;
 //! * alltoall, 5–8 ranks (oversubscribed): bruck up to 8 KiB, pairwise above;
@@ -117,8 +120,10 @@ pub(crate) const TABLE: &[Rule] = &[
         false,
         &[
             (8192, RecursiveDoubling),
-            (65536, Ring),
-            (usize::MAX, Rabenseifner),
+            (65536, Rabenseifner),
+            (524288, Ring),
+            (2097152, Rabenseifner),
+            (usize::MAX, Ring),
         ],
     ),
     rule(
@@ -128,8 +133,7 @@ pub(crate) const TABLE: &[Rule] = &[
         4,
         true,
         &[
-            (65536, RecursiveDoubling),
-            (524288, ReduceBcast),
+            (8192, RecursiveDoubling),
             (2097152, Rabenseifner),
             (usize::MAX, Ring),
         ],
@@ -141,8 +145,9 @@ pub(crate) const TABLE: &[Rule] = &[
         8,
         true,
         &[
-            (1024, RecursiveDoubling),
-            (2097152, ReduceBcast),
+            (8192, RecursiveDoubling),
+            (524288, ReduceBcast),
+            (2097152, Rabenseifner),
             (usize::MAX, Ring),
         ],
     ),
@@ -152,7 +157,12 @@ pub(crate) const TABLE: &[Rule] = &[
         2,
         2,
         false,
-        &[(1024, Star), (2097152, Binomial), (usize::MAX, Star)],
+        &[
+            (64, Chain),
+            (8192, Binomial),
+            (524288, Star),
+            (usize::MAX, BiRing),
+        ],
     ),
     rule(
         Thread,
@@ -168,7 +178,7 @@ pub(crate) const TABLE: &[Rule] = &[
         5,
         8,
         true,
-        &[(64, Star), (8192, Chain), (usize::MAX, Binomial)],
+        &[(64, Binomial), (8192, BiRing), (usize::MAX, Binomial)],
     ),
     rule(
         Thread,
@@ -176,7 +186,14 @@ pub(crate) const TABLE: &[Rule] = &[
         2,
         2,
         false,
-        &[(65536, RecursiveDoubling), (usize::MAX, Ring)],
+        &[
+            (64, RecursiveDoubling),
+            (1024, BiRing),
+            (8192, Ring),
+            (65536, BiRing),
+            (524288, Ring),
+            (usize::MAX, BiRing),
+        ],
     ),
     rule(
         Thread,
@@ -186,7 +203,7 @@ pub(crate) const TABLE: &[Rule] = &[
         true,
         &[
             (1024, RecursiveDoubling),
-            (8192, Ring),
+            (8192, Bruck),
             (usize::MAX, RecursiveDoubling),
         ],
     ),
@@ -199,7 +216,7 @@ pub(crate) const TABLE: &[Rule] = &[
         &[
             (65536, RecursiveDoubling),
             (524288, BiRing),
-            (usize::MAX, Ring),
+            (usize::MAX, RecursiveDoubling),
         ],
     ),
     rule(Thread, Alltoall, 2, 2, false, &[(usize::MAX, Pairwise)]),
