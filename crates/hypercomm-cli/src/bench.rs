@@ -8,8 +8,10 @@
 //! runs; the repeats go round all variants in turn.
 //!
 //! Collectives (`allreduce`, `reduce`, `bcast`, `allgather`, `alltoall`,
-//! `barrier`) follow OSU too: warm-up, a barrier, timed calls, and the
-//! maximum over ranks of each rank's average; `--all-algorithms` measures
+//! `barrier`) follow OSU too: warm-up, a barrier, then each call timed
+//! alone with an untimed barrier after it (barriers themselves run back to
+//! back), and the maximum over ranks of each rank's average;
+//! `--all-algorithms` measures
 //! every algorithm next to `auto` in one run and labels auto's line with
 //! the algorithm it ran (`allreduce:auto=ring`, from
 //! [`Comm::chosen_algorithm`]); `--rotate` changes which variant runs
@@ -227,11 +229,25 @@ fn collective(
         iters = iters.max(want.min(1_000_000));
     }
     comm.barrier()?;
-    let t0 = Instant::now();
-    for _ in 0..iters {
-        one(comm)?;
+    let mut timed = std::time::Duration::ZERO;
+    if let Op::Barrier = op {
+        let t0 = Instant::now();
+        for _ in 0..iters {
+            one(comm)?;
+        }
+        timed = t0.elapsed();
+    } else {
+        // As OSU: each call is timed alone and followed by an untimed
+        // barrier, so a root cannot run ahead of its receivers (back-to-back
+        // broadcasts measured the receivers' growing backlog instead).
+        for _ in 0..iters {
+            let t = Instant::now();
+            one(comm)?;
+            timed += t.elapsed();
+            comm.barrier()?;
+        }
     }
-    let mine = t0.elapsed().as_secs_f64() / iters as f64;
+    let mine = timed.as_secs_f64() / iters as f64;
     let worst = comm.allreduce(&[mine], Max)?;
     Ok(worst[0])
 }
