@@ -13,25 +13,27 @@
 //! sizes is placed at the power of two halfway between them in log2
 //! (rounded down), and the last step covers every larger size.
 //!
-//! Measured on the thread transport, 2026-11-22 05:08–05:21 UTC, on a
+//! Measured on the thread transport, 2026-11-22 05:30–05:38 UTC, on a
 //! 2-vCPU AMD EPYC KVM guest shared with other work: every algorithm of
 //! each collective for n = 2 (a core per rank), 4 and 8 (oversubscribed),
 //! sizes 8, 512, 4096, 32768, 262144, 1048576 and 4194304 bytes (allgather
-//! and all-to-all up to 1048576), 25 rounds of one run per point by
+//! and all-to-all up to 1048576), 15 rounds of one run per point by
 //! `bench/sweep.sh` (which waits for idle CPUs, settles each size with an
 //! untimed job and rotates the variant order); the fastest forced
 //! algorithm per point by the minimum over the rounds (the least disturbed
-//! run: BENCHMARKS.md says why not the median). An earlier table, from
-//! rounds taken before the engine's wait policy changed (yielding before
-//! blocking), is kept in `bench/data/collectives-thread-2026-11-22-table.tsv.gz`.
+//! run: BENCHMARKS.md says why not the median), each call timed alone with
+//! an untimed barrier after it (OSU). Earlier tables, from rounds taken
+//! before the engine's wait policy changed (yielding before blocking) and
+//! with calls timed back to back, are kept in
+//! `bench/data/collectives-thread-2026-11-22-table.tsv.gz` and `-table2`.
 //!
 //! ```sh
-//! bench/sweep.sh target/release/hypercomm OUT 25 --repeat 1 --min-time-ms 10
+//! bench/sweep.sh target/release/hypercomm OUT 15 --repeat 1 --min-time-ms 10
 //! bench/sweep_table.py --stat min --rust OUT/round-*.tsv   # the rows below
 //! bench/sweep_table.py --stat min --doc OUT/round-*.tsv    # this list
 //! ```
 //!
-//! The 25 rounds are `bench/data/collectives-thread-2026-11-22-table2.tsv.gz`
+//! The 15 rounds are `bench/data/collectives-thread-2026-11-22-table3.tsv.gz`
 //! (`sweep_table.py` reads it like the round files).
 //!
 //! The crossovers this table uses (n = 4 and 8 on 2 cores are
@@ -39,23 +41,24 @@
 //! model):
 //!
 //! * allreduce, 2 ranks: recursive-doubling up to 8 KiB, rabenseifner up to
-//!   64 KiB, ring up to 512 KiB, rabenseifner up to 2 MiB, ring above;
+//!   64 KiB, ring up to 2 MiB, rabenseifner above;
 //! * allreduce, 3–4 ranks (oversubscribed): recursive-doubling up to 8 KiB,
 //!   rabenseifner up to 2 MiB, ring above;
 //! * allreduce, 5–8 ranks (oversubscribed): recursive-doubling up to 8 KiB,
-//!   reduce-bcast up to 512 KiB, rabenseifner up to 2 MiB, ring above;
-//! * bcast, 2 ranks: chain up to 64 B, binomial up to 8 KiB, star up to 512
-//!   KiB, biring above;
-//! * bcast, 3–4 ranks (oversubscribed): chain up to 1 KiB, star up to 8 KiB,
-//!   binomial above;
-//! * bcast, 5–8 ranks (oversubscribed): binomial up to 64 B, biring up to 8
+//!   rabenseifner up to 64 KiB, reduce-bcast up to 512 KiB, rabenseifner up
+//!   to 2 MiB, ring above;
+//! * bcast, 2 ranks: biring up to 1 KiB, binomial up to 8 KiB, star up to 64
+//!   KiB, binomial up to 512 KiB, chain above;
+//! * bcast, 3–4 ranks (oversubscribed): binomial up to 64 B, star up to 1
+//!   KiB, biring up to 64 KiB, binomial above;
+//! * bcast, 5–8 ranks (oversubscribed): star up to 8 KiB, biring up to 64
 //!   KiB, binomial above;
-//! * allgather, 2 ranks: recursive-doubling up to 64 B, biring up to 1 KiB,
-//!   ring up to 8 KiB, biring up to 64 KiB, ring up to 512 KiB, biring above;
-//! * allgather, 3–4 ranks (oversubscribed): recursive-doubling up to 1 KiB,
-//!   bruck up to 8 KiB, recursive-doubling above;
-//! * allgather, 5–8 ranks (oversubscribed): recursive-doubling up to 64 KiB,
-//!   biring up to 512 KiB, recursive-doubling above;
+//! * allgather, 2 ranks: ring up to 64 B, recursive-doubling up to 1 KiB,
+//!   biring up to 8 KiB, recursive-doubling up to 64 KiB, biring above;
+//! * allgather, 3–4 ranks (oversubscribed): ring up to 1 KiB, biring up to 64
+//!   KiB, recursive-doubling above;
+//! * allgather, 5–8 ranks (oversubscribed): bruck up to 64 B, recursive-
+//!   doubling up to 512 KiB, biring above;
 //! * alltoall, 2 ranks: pairwise at every size;
 //! * alltoall, 3–4 ranks (oversubscribed): bruck up to 8 KiB, pairwise above;
 //! * alltoall, 5–8 ranks (oversubscribed): bruck up to 8 KiB, pairwise above;
@@ -121,9 +124,8 @@ pub(crate) const TABLE: &[Rule] = &[
         &[
             (8192, RecursiveDoubling),
             (65536, Rabenseifner),
-            (524288, Ring),
-            (2097152, Rabenseifner),
-            (usize::MAX, Ring),
+            (2097152, Ring),
+            (usize::MAX, Rabenseifner),
         ],
     ),
     rule(
@@ -146,6 +148,7 @@ pub(crate) const TABLE: &[Rule] = &[
         true,
         &[
             (8192, RecursiveDoubling),
+            (65536, Rabenseifner),
             (524288, ReduceBcast),
             (2097152, Rabenseifner),
             (usize::MAX, Ring),
@@ -158,10 +161,11 @@ pub(crate) const TABLE: &[Rule] = &[
         2,
         false,
         &[
-            (64, Chain),
+            (1024, BiRing),
             (8192, Binomial),
-            (524288, Star),
-            (usize::MAX, BiRing),
+            (65536, Star),
+            (524288, Binomial),
+            (usize::MAX, Chain),
         ],
     ),
     rule(
@@ -170,7 +174,12 @@ pub(crate) const TABLE: &[Rule] = &[
         3,
         4,
         true,
-        &[(1024, Chain), (8192, Star), (usize::MAX, Binomial)],
+        &[
+            (64, Binomial),
+            (1024, Star),
+            (65536, BiRing),
+            (usize::MAX, Binomial),
+        ],
     ),
     rule(
         Thread,
@@ -178,7 +187,7 @@ pub(crate) const TABLE: &[Rule] = &[
         5,
         8,
         true,
-        &[(64, Binomial), (8192, BiRing), (usize::MAX, Binomial)],
+        &[(8192, Star), (65536, BiRing), (usize::MAX, Binomial)],
     ),
     rule(
         Thread,
@@ -187,11 +196,10 @@ pub(crate) const TABLE: &[Rule] = &[
         2,
         false,
         &[
-            (64, RecursiveDoubling),
-            (1024, BiRing),
-            (8192, Ring),
-            (65536, BiRing),
-            (524288, Ring),
+            (64, Ring),
+            (1024, RecursiveDoubling),
+            (8192, BiRing),
+            (65536, RecursiveDoubling),
             (usize::MAX, BiRing),
         ],
     ),
@@ -202,8 +210,8 @@ pub(crate) const TABLE: &[Rule] = &[
         4,
         true,
         &[
-            (1024, RecursiveDoubling),
-            (8192, Bruck),
+            (1024, Ring),
+            (65536, BiRing),
             (usize::MAX, RecursiveDoubling),
         ],
     ),
@@ -214,9 +222,9 @@ pub(crate) const TABLE: &[Rule] = &[
         8,
         true,
         &[
-            (65536, RecursiveDoubling),
-            (524288, BiRing),
-            (usize::MAX, RecursiveDoubling),
+            (64, Bruck),
+            (524288, RecursiveDoubling),
+            (usize::MAX, BiRing),
         ],
     ),
     rule(Thread, Alltoall, 2, 2, false, &[(usize::MAX, Pairwise)]),
