@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Measure hypercomm and Open MPI side by side on this machine, with the same
-# methodology (bench/osu.c mirrors `hypercomm bench`), three runs each, and
-# print the medians with their ratio. Writes bench/results/compare.tsv,
+# methodology (bench/osu.c mirrors `hypercomm bench`), three runs each
+# alternating between the libraries (each run's figure is already the median
+# of 3 measurements in both), and print the medians with their ratio. Writes bench/results/compare.tsv,
 # bench/results/compare.md and bench/results/compare.svg.
 #
 # usage: bench/compare.sh [--transport shm|tcp|thread] [--quick]
@@ -57,7 +58,7 @@ for run in 1 2 3; do
     echo "run $run: $op n=$n" >&2
     "${mpi[@]}" -n "$n" "$out/osu" "$op" "$sizes" "$iters" | sed 's/^/openmpi\t/' >> "$out/raw.tsv"
     if "$hc" bench "$op" -n "$n" --transport "$transport" --sizes "$sizes" --iters "$iters" \
-         --repeat 1 --no-check --format tsv > "$out/hc.tmp" 2> "$out/hc.err"; then
+         --repeat 3 --no-check --format tsv > "$out/hc.tmp" 2> "$out/hc.err"; then
       sed 's/^/hypercomm\t/' "$out/hc.tmp" >> "$out/raw.tsv"
     else
       echo "hypercomm bench $op failed: $(tail -n 1 "$out/hc.err")" >&2
@@ -69,9 +70,9 @@ done
 for run in 1 2 3; do
   echo "run $run: threads" >&2
   "$hc" bench latency -n 2 --transport thread --sizes 8,1048576 --iters "$iters" \
-    --repeat 1 --format tsv | sed 's/^/hypercomm-thread\t/' >> "$out/raw.tsv"
+    --repeat 3 --format tsv | sed 's/^/hypercomm-thread\t/' >> "$out/raw.tsv"
   "$hc" bench barrier -n 16 --transport thread --iters "$iters" \
-    --repeat 1 --no-check --format tsv | sed 's/^/hypercomm-thread\t/' >> "$out/raw.tsv"
+    --repeat 3 --no-check --format tsv | sed 's/^/hypercomm-thread\t/' >> "$out/raw.tsv"
 done
 python3 bench/compare.py "$out/raw.tsv" "$out" "$transport"
 cat "$out/compare.md"

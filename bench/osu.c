@@ -110,6 +110,13 @@ static double collective(const char *op, long size, long iters, long warm, int m
     return worst;
 }
 
+#define REPEAT 3
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int me, n;
@@ -125,19 +132,24 @@ int main(int argc, char **argv) {
     char *sizes = strdup(argv[2]);
     for (char *tok = strtok(sizes, ","); tok; tok = strtok(NULL, ",")) {
         long size = atol(tok), iters, warm;
-        double v;
+        double v, r[REPEAT];
         const char *unit = "us";
-        if (!strcmp(op, "latency")) { iters_for(size, base, &iters, &warm); v = latency(size, iters, warm, me); }
-        else if (!strcmp(op, "bw") || !strcmp(op, "bibw")) {
-            iters_for(size, base / 50 + 1, &iters, &warm);
-            if (iters < 5) iters = 5;
-            v = bandwidth(size, iters, warm, me, !strcmp(op, "bibw"));
-            unit = "MB/s";
-        } else {
-            iters_for(size * n, base / 10 + 1, &iters, &warm);
-            if (iters < 10) iters = 10;
-            v = collective(op, size, iters, warm, me, n);
+        /* The median of REPEAT measurements, as `hypercomm bench --repeat`. */
+        for (int k = 0; k < REPEAT; k++) {
+            if (!strcmp(op, "latency")) { iters_for(size, base, &iters, &warm); r[k] = latency(size, iters, warm, me); }
+            else if (!strcmp(op, "bw") || !strcmp(op, "bibw")) {
+                iters_for(size, base / 50 + 1, &iters, &warm);
+                if (iters < 5) iters = 5;
+                r[k] = bandwidth(size, iters, warm, me, !strcmp(op, "bibw"));
+                unit = "MB/s";
+            } else {
+                iters_for(size * n, base / 10 + 1, &iters, &warm);
+                if (iters < 10) iters = 10;
+                r[k] = collective(op, size, iters, warm, me, n);
+            }
         }
+        qsort(r, REPEAT, sizeof r[0], cmp_double);
+        v = r[REPEAT / 2];
         if (me == 0) { printf("%s\t%d\t%ld\t%.3f\t%s\n", op, n, size, v, unit); fflush(stdout); }
     }
     free(sizes);

@@ -31,7 +31,7 @@ ORDER = {
     "bcast": ["binomial", "star", "chain", "biring"],
     "allgather": ["recursive-doubling", "ring", "biring", "bruck"],
     "alltoall": ["pairwise", "bruck"],
-    "barrier": ["dissemination", "tree"],
+    "barrier": ["dissemination", "tree", "star"],
     "reduce": ["binomial", "star"],
 }
 

@@ -64,7 +64,7 @@
 //! * alltoall, 5–8 ranks (oversubscribed): bruck up to 8 KiB, pairwise above;
 //! * barrier, 2 ranks: dissemination;
 //! * barrier, 3–4 ranks (oversubscribed): dissemination;
-//! * barrier, 5–8 ranks (oversubscribed): dissemination;
+//! * barrier, 5–8 ranks (oversubscribed): star;
 //!
 //! Participant counts between the measured ones (3, 5–7) take the rule of
 //! the next measured count above; they were not measured.
@@ -246,7 +246,7 @@ pub(crate) const TABLE: &[Rule] = &[
     ),
     rule(Thread, Barrier, 2, 2, false, &[(usize::MAX, Dissemination)]),
     rule(Thread, Barrier, 3, 4, true, &[(usize::MAX, Dissemination)]),
-    rule(Thread, Barrier, 5, 8, true, &[(usize::MAX, Dissemination)]),
+    rule(Thread, Barrier, 5, 8, true, &[(usize::MAX, Star)]),
 ];
 
 /// The table's algorithm for `c` with `p` participants and `m` bytes, if a
