@@ -302,12 +302,15 @@ mod tests {
     #[test]
     fn spot_checks() {
         let at = |c, p, m, over| lookup(Thread, c, p, m, over);
-        // Measured: the dissemination barrier always wins; Bruck wins small
-        // all-to-all blocks and pairwise large ones with 8 ranks on 2 cores;
-        // small allreduce is recursive doubling; the largest broadcast with
-        // 8 ranks on 2 cores is binomial.
+        // Measured: the dissemination barrier wins up to 2 ranks per core,
+        // the two-round star beyond; Bruck wins small all-to-all blocks and
+        // pairwise large ones with 8 ranks on 2 cores; small allreduce is
+        // recursive doubling; the largest broadcast with 8 ranks on 2 cores
+        // is binomial.
+        assert_eq!(at(Barrier, 2, 0, false), Some(Dissemination));
+        assert_eq!(at(Barrier, 4, 0, true), Some(Dissemination));
+        assert_eq!(at(Barrier, 8, 0, true), Some(Star));
         for (p, over) in [(2, false), (4, true), (8, true)] {
-            assert_eq!(at(Barrier, p, 0, over), Some(Dissemination));
             assert_eq!(at(Allreduce, p, 8, over), Some(RecursiveDoubling));
         }
         assert_eq!(at(Alltoall, 8, 8, true), Some(Bruck));
