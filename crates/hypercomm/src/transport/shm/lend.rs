@@ -49,6 +49,7 @@ pub(super) fn alloc(map: &Mapping, me: usize, cursor: &mut usize) -> Option<(usi
             taken.store(0, Ordering::Relaxed);
             w.store(word(gen, L_PENDING), Ordering::Release);
             map.lends_out.fetch_add(1, Ordering::Relaxed);
+            map.mark_lent(me, k, true);
             *cursor = k + 1;
             return Some((k, gen));
         }
@@ -76,6 +77,7 @@ pub(super) fn free(map: &Mapping, me: usize, k: usize, gen: u64) {
     map.lend(me, k)
         .0
         .store(word(gen, L_EMPTY), Ordering::Release);
+    map.mark_lent(me, k, false);
     map.lends_out.fetch_sub(1, Ordering::Relaxed);
 }
 

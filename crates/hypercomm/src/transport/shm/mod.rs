@@ -958,7 +958,7 @@ impl ShmEndpoint {
             return true;
         }
         if self.map.lends_out.load(Ordering::Relaxed) > 0 {
-            for k in 0..segment::LENDS {
+            for k in self.map.lent_slots(self.me) {
                 let s = self.map.lend(self.me, k).0.load(Ordering::Acquire) & 0xff;
                 if s == lend::L_DONE || s == lend::L_DROPPED {
                     return true;
@@ -971,7 +971,7 @@ impl ShmEndpoint {
     /// Is a reader copying one of our lent buffers at this moment?
     fn copy_under_way(&self) -> bool {
         self.map.lends_out.load(Ordering::Relaxed) > 0
-            && (0..segment::LENDS).any(|k| {
+            && self.map.lent_slots(self.me).any(|k| {
                 self.map.lend(self.me, k).0.load(Ordering::Acquire) & 0xff == lend::L_COPYING
             })
     }
