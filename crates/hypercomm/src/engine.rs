@@ -310,15 +310,16 @@ enum Pass {
 }
 
 /// While spinning, a wait checks abort, peer failures and its deadline on
-/// every this many passes (and on every pass once it yields): the checks
-/// read the clock and the peers' states, which costs more than a pass.
+/// every this many passes (every [`YIELD_CHECK_EVERY`] while yielding, and
+/// every pass once blocking): the checks read the clock and the peers'
+/// states, which costs more than a pass.
 const CHECK_EVERY: u32 = 32;
 
 /// While yielding, a wait checks on every this many passes.
 const YIELD_CHECK_EVERY: u32 = 4;
 
-/// How long a wait spins before yielding, and yields before blocking.
-/// With no more ranks than cores a waiting rank's partner is running, so
+/// How long a wait spins before yielding (then it yields for
+/// [`YIELD_FOR`] before blocking). With no more ranks than cores a waiting rank's partner is running, so
 /// polling pays off for a while (about 50–100 µs); with more ranks than
 /// cores the partner may need this core, so yield almost at once.
 const SPINS_DEDICATED: u32 = 2000;
