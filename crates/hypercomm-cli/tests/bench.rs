@@ -123,6 +123,7 @@ fn bad_input_is_a_clear_error() {
             "carrier-pigeon",
         ),
         (&["latency", "-n", "1"][..], "-n 1"),
+        (&["barrier", "-n", "0"][..], "-n 0"),
         (&["allreduce", "--algorithm", "telepathy"][..], "telepathy"),
         (&["latency", "--repeat", "0"][..], "--repeat"),
     ] {
