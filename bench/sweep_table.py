@@ -150,9 +150,25 @@ def human(b):
     return f"{b} B"
 
 
-def rules(points, cores):
+def winners_of(points, op, n, sizes, tie):
+    """The algorithm for each size: the fastest forced one, except that an
+    algorithm within `tie` (a fraction) of the fastest keeps its place when
+    it won the size below, so that noise between near-equal algorithms
+    does not become a switch."""
+    out = []
+    for s in sizes:
+        row = points[(op, n, s)]
+        b, name = best(row, op)
+        if out and out[-1] in row and row[out[-1]] <= b * (1 + tie):
+            name = out[-1]
+        out.append(name)
+    return out
+
+
+def rules(points, cores, tie=0.0):
     """[(op, lo, hi, oversubscribed, [(upto or None, algorithm)])]: the
-    fastest forced algorithm per measured size, merged into steps."""
+    fastest forced algorithm per measured size (see `winners_of`), merged
+    into steps."""
     out = []
     ops = [op for op in ORDER if any(k[0] == op for k in points)]
     ns = sorted({k[1] for k in points})
@@ -162,7 +178,7 @@ def rules(points, cores):
             sizes = sorted(k[2] for k in points if k[0] == op and k[1] == n)
             if not sizes:
                 continue
-            winners = [best(points[(op, n, s)], op)[1] for s in sizes]
+            winners = winners_of(points, op, n, sizes, tie)
             steps = []
             for i, (s, w) in enumerate(zip(sizes, winners)):
                 if i + 1 < len(sizes) and winners[i + 1] == w:
@@ -174,8 +190,8 @@ def rules(points, cores):
     return out
 
 
-def doc(points, cores):
-    for op, lo, hi, over, steps in rules(points, cores):
+def doc(points, cores, tie):
+    for op, lo, hi, over, steps in rules(points, cores, tie):
         ranks = f"{hi} ranks" if lo == hi else f"{lo}–{hi} ranks"
         if over:
             ranks += " (oversubscribed)"
@@ -191,8 +207,8 @@ def doc(points, cores):
             print(("//! * " if i == 0 else "//!   ") + w)
 
 
-def rust(points, cores):
-    for op, lo, hi, over, steps in rules(points, cores):
+def rust(points, cores, tie):
+    for op, lo, hi, over, steps in rules(points, cores, tie):
         body = ", ".join(
             f"({'usize::MAX' if u is None else u}, {RUST_ALG[w]})" for u, w in steps
         )
@@ -210,14 +226,17 @@ def main():
                     help="print the crossovers as tuning.rs's module doc lists them")
     ap.add_argument("--cores", type=int, default=2,
                     help="cores of the measuring machine (oversubscribed: n > cores)")
+    ap.add_argument("--tie", type=float, default=0.0,
+                    help="--rust/--doc: an algorithm within this fraction of the fastest "
+                         "keeps the size below's choice (default 0)")
     ap.add_argument("--limit", type=float, default=1.10,
                     help="auto/best counted as within (default 1.10)")
     a = ap.parse_args()
     points, picks = load(a.files, a.stat)
     if a.rust:
-        rust(points, a.cores)
+        rust(points, a.cores, a.tie)
     elif a.doc:
-        doc(points, a.cores)
+        doc(points, a.cores, a.tie)
     else:
         markdown(points, picks, a.limit)
 

@@ -76,6 +76,13 @@ pub(crate) struct BenchArgs {
     /// passes the round number.
     #[arg(long, default_value_t = 0)]
     rotate: usize,
+    /// Collectives: run all repeats of all variants of a size in one job
+    /// (one set of ranks), the variants taking turns as with --rotate, so
+    /// that every variant meets the same placement of ranks and the same
+    /// state of the machine. Without it each repeat of each variant is a
+    /// job of its own.
+    #[arg(long)]
+    interleave: bool,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -536,8 +543,15 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
     } else {
         a.progress
     };
-    let mut progress =
-        crate::progress::Progress::new(sizes.len() * a.repeat * variants.len(), when);
+    if a.interleave && !a.op.is_collective() {
+        return Err(format!("--interleave applies to collectives, not {name}"));
+    }
+    let jobs_per_size = if a.interleave {
+        1
+    } else {
+        a.repeat * variants.len()
+    };
+    let mut progress = crate::progress::Progress::new(sizes.len() * jobs_per_size, when);
     for &size in &sizes {
         let (iters, warm) = match a.op {
             Op::Bw | Op::Bibw => {
@@ -597,39 +611,65 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
         // Repeats go round all variants in turn, so that drift of the
         // machine over time touches every variant alike.
         let mut all: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
-        for rep in 0..a.repeat {
-            let first = (a.rotate + rep) % variants.len();
-            for i in (first..variants.len()).chain(0..first) {
-                let (label, alg) = &variants[i];
-                let samples = &mut all[i];
-                progress.step(&format!("{label} {size} B"));
-                let op = a.op;
-                if let Op::Memcpy = op {
-                    samples.push(memcpy_rate(size, iters));
-                    continue;
-                }
-                if let Op::TraceCost = op {
-                    samples.push(trace_cost(iters.max(100_000))?);
-                    continue;
-                }
-                let opts = CollOpts {
-                    algorithm: *alg,
-                    ..Default::default()
-                };
-                let check = !a.no_check;
-                let key = format!("{label}/{size}/{}", samples.len());
-                let r = run_ranks(&a.transport, a.n, &key, |comm| {
-                    comm.set_check(check);
-                    match op {
-                        Op::Latency => latency(comm, size, iters, warm),
-                        Op::Bw => bandwidth(comm, size, iters, warm, false),
-                        Op::Bibw => bandwidth(comm, size, iters, warm, true),
-                        Op::Handoff => handoff(comm, size, iters, warm),
-                        _ => collective(comm, op, size, (iters, warm), a.min_time_ms / 1e3, &opts),
-                    }
-                })?;
-                samples.push(r);
+        // The order the variants take turns in: repeat r starts with
+        // variant (rotate + r) mod count.
+        let order: Vec<usize> = (0..a.repeat)
+            .flat_map(|rep| {
+                let first = (a.rotate + rep) % variants.len();
+                (first..variants.len()).chain(0..first)
+            })
+            .collect();
+        if a.interleave {
+            progress.step(&format!("{name} {size} B, all variants"));
+            let check = !a.no_check;
+            let key = format!("{name}:interleaved/{size}");
+            let figs = run_ranks_many(&a.transport, a.n, &key, order.len(), |comm| {
+                comm.set_check(check);
+                order
+                    .iter()
+                    .map(|&i| {
+                        let opts = CollOpts {
+                            algorithm: variants[i].1,
+                            ..Default::default()
+                        };
+                        collective(comm, a.op, size, (iters, warm), a.min_time_ms / 1e3, &opts)
+                    })
+                    .collect()
+            })?;
+            for (&i, v) in order.iter().zip(figs) {
+                all[i].push(v);
             }
+        }
+        for &i in order.iter().filter(|_| !a.interleave) {
+            let (label, alg) = &variants[i];
+            let samples = &mut all[i];
+            progress.step(&format!("{label} {size} B"));
+            let op = a.op;
+            if let Op::Memcpy = op {
+                samples.push(memcpy_rate(size, iters));
+                continue;
+            }
+            if let Op::TraceCost = op {
+                samples.push(trace_cost(iters.max(100_000))?);
+                continue;
+            }
+            let opts = CollOpts {
+                algorithm: *alg,
+                ..Default::default()
+            };
+            let check = !a.no_check;
+            let key = format!("{label}/{size}/{}", samples.len());
+            let r = run_ranks(&a.transport, a.n, &key, |comm| {
+                comm.set_check(check);
+                match op {
+                    Op::Latency => latency(comm, size, iters, warm),
+                    Op::Bw => bandwidth(comm, size, iters, warm, false),
+                    Op::Bibw => bandwidth(comm, size, iters, warm, true),
+                    Op::Handoff => handoff(comm, size, iters, warm),
+                    _ => collective(comm, op, size, (iters, warm), a.min_time_ms / 1e3, &opts),
+                }
+            })?;
+            samples.push(r);
         }
         progress.clear();
         for ((label, alg), samples) in variants.iter().zip(all) {
@@ -662,15 +702,50 @@ fn run_ranks<F>(transport: &str, n: usize, key: &str, f: F) -> Result<f64, Strin
 where
     F: Fn(&Comm) -> Result<f64, Error> + Sync,
 {
+    run_ranks_many(transport, n, key, 1, |comm| f(comm).map(|v| vec![v])).map(|v| v[0])
+}
+
+/// As [`run_ranks`], for a measurement that yields `count` figures (rank
+/// 0's list; processes print it on one line).
+fn run_ranks_many<F>(
+    transport: &str,
+    n: usize,
+    key: &str,
+    count: usize,
+    f: F,
+) -> Result<Vec<f64>, String>
+where
+    F: Fn(&Comm) -> Result<Vec<f64>, Error> + Sync,
+{
+    let v = run_ranks_inner(transport, n, key, count, f)?;
+    if v.len() != count {
+        return Err(format!(
+            "{key}: rank 0 gave {} figures, want {count}",
+            v.len()
+        ));
+    }
+    Ok(v)
+}
+
+fn run_ranks_inner<F>(
+    transport: &str,
+    n: usize,
+    key: &str,
+    count: usize,
+    f: F,
+) -> Result<Vec<f64>, String>
+where
+    F: Fn(&Comm) -> Result<Vec<f64>, Error> + Sync,
+{
     use hypercomm::transport::shm;
     if transport == "thread" {
         return hypercomm::run(n, f)
-            .map(|r| r[0])
+            .map(|mut r| r.swap_remove(0))
             .map_err(|e| e.to_string());
     }
     if let Ok(mine) = std::env::var("HYPERCOMM_BENCH_KEY") {
         if mine != key {
-            return Ok(0.0);
+            return Ok(vec![0.0; count]);
         }
         if transport == "tcp" {
             // Started by the launcher: join the job like any program.
@@ -683,7 +758,7 @@ where
             match result {
                 Ok((rank, v)) => {
                     if rank == 0 {
-                        println!("HYPERCOMM_BENCH_RESULT {v:e}");
+                        println!("HYPERCOMM_BENCH_RESULT {}", figures(&v));
                     }
                     std::process::exit(0)
                 }
@@ -700,7 +775,7 @@ where
         let fd = shm::fd_from_env().map_err(|e| e.to_string())?;
         match shm::run_process(fd, n, false, me, f) {
             Ok(v) => {
-                println!("HYPERCOMM_BENCH_RESULT {v:e}");
+                println!("HYPERCOMM_BENCH_RESULT {}", figures(&v));
                 std::process::exit(0)
             }
             Err(e) => {
@@ -730,11 +805,7 @@ where
         if !out.status.success() {
             return Err(format!("the tcp job ended with {}", out.status));
         }
-        return String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .find_map(|l| l.strip_prefix("HYPERCOMM_BENCH_RESULT "))
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .ok_or_else(|| "rank 0 printed no figure".to_string());
+        return parse_figures(&out.stdout).ok_or_else(|| "rank 0 printed no figure".to_string());
     }
     let fd = shm::create_segment(n).map_err(|e| format!("shared segment: {e}"))?;
     shm::share_with_children(&fd).map_err(|e| e.to_string())?;
@@ -764,16 +835,33 @@ where
             failed.get_or_insert(format!("rank {r} ended with {}", out.status));
         }
         if r == 0 {
-            value = String::from_utf8_lossy(&out.stdout)
-                .lines()
-                .find_map(|l| l.strip_prefix("HYPERCOMM_BENCH_RESULT "))
-                .and_then(|v| v.trim().parse::<f64>().ok());
+            value = parse_figures(&out.stdout);
         }
     }
     if let Some(e) = failed {
         return Err(e);
     }
     value.ok_or_else(|| "rank 0 printed no figure".to_string())
+}
+
+/// A list of figures as a rank process prints it.
+fn figures(v: &[f64]) -> String {
+    let v: Vec<String> = v.iter().map(|x| format!("{x:e}")).collect();
+    v.join(" ")
+}
+
+/// The figures rank 0 printed (`HYPERCOMM_BENCH_RESULT v1 v2 …`); `None`
+/// when there is no such line, a figure does not parse or there is none.
+fn parse_figures(stdout: &[u8]) -> Option<Vec<f64>> {
+    let line = String::from_utf8_lossy(stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("HYPERCOMM_BENCH_RESULT ").map(str::to_owned))?;
+    let v: Vec<f64> = line
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    (!v.is_empty()).then_some(v)
 }
 
 #[cfg(test)]
@@ -787,6 +875,16 @@ mod tests {
         assert_eq!(summary(v.clone(), Stat::Min, false), 1.0);
         // A rate is better when larger: its least disturbed run is the largest.
         assert_eq!(summary(v, Stat::Min, true), 9.0);
+    }
+
+    #[test]
+    fn figures_round_trip() {
+        let v = vec![1.5e-6, 2.0, 0.0];
+        let line = format!("noise\nHYPERCOMM_BENCH_RESULT {}\n", figures(&v));
+        assert_eq!(parse_figures(line.as_bytes()), Some(v));
+        assert_eq!(parse_figures(b"HYPERCOMM_BENCH_RESULT 1 x"), None);
+        assert_eq!(parse_figures(b"HYPERCOMM_BENCH_RESULT "), None);
+        assert_eq!(parse_figures(b"nothing"), None);
     }
 
     #[test]
