@@ -12,7 +12,12 @@
 # seconds; the waits go to OUT/gate.log).
 #
 #   bench/sweep.sh target/release/hypercomm OUT ROUNDS [extra bench options]
-#   bench/sweep_table.py --stat min OUT/round-*.tsv
+#   bench/sweep_table.py OUT/round-*.tsv
+#
+# BENCHMARKS.md's sweeps pass `--repeat 15 --interleave --min-time-ms 2`:
+# each run is then one job per size in which all variants take turns 15
+# times (the run's figure per variant is the median of its 15), and the
+# rounds repeat that in fresh jobs.
 #
 # With POINTS set to lines "op n bytes", each round measures only those
 # points (every algorithm and auto), to re-measure them with more rounds.

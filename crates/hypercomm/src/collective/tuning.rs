@@ -13,52 +13,50 @@
 //! sizes is placed at the power of two halfway between them in log2
 //! (rounded down), and the last step covers every larger size.
 //!
-//! Measured on the thread transport, 2026-11-22 05:30–05:38 UTC, on a
+//! Measured on the thread transport, 2026-11-22 07:43–08:02 UTC, on a
 //! 2-vCPU AMD EPYC KVM guest shared with other work: every algorithm of
 //! each collective for n = 2 (a core per rank), 4 and 8 (oversubscribed),
 //! sizes 8, 512, 4096, 32768, 262144, 1048576 and 4194304 bytes (allgather
-//! and all-to-all up to 1048576), 15 rounds of one run per point by
-//! `bench/sweep.sh` (which waits for idle CPUs, settles each size with an
-//! untimed job and rotates the variant order); the fastest forced
-//! algorithm per point by the minimum over the rounds (the least disturbed
-//! run: BENCHMARKS.md says why not the median), each call timed alone with
-//! an untimed barrier after it (OSU). Earlier tables, from rounds taken
-//! before the engine's wait policy changed (yielding before blocking) and
-//! with calls timed back to back, are kept in
-//! `bench/data/collectives-thread-2026-11-22-table.tsv.gz` and `-table2`.
+//! and all-to-all up to 1048576), by `bench/sweep.sh` (which waits for idle
+//! CPUs) in 8 rounds; in each round one job per size runs all variants in
+//! turn 15 times (`--interleave`: two variants measured in separate jobs
+//! differed by more than the algorithms do), at least 2 ms of calls each,
+//! every call timed alone with an untimed barrier after it (OSU). The
+//! figure per point is the median over the rounds of each round's median;
+//! an algorithm within 3 % of the fastest keeps its place when it won the
+//! size below (`--tie`), so that noise between equal algorithms does not
+//! become a switch. Earlier tables (separate jobs per variant, the minimum
+//! over rounds) are kept in
+//! `bench/data/collectives-thread-2026-11-22-table*.tsv.gz`.
 //!
 //! ```sh
-//! bench/sweep.sh target/release/hypercomm OUT 15 --repeat 1 --min-time-ms 10
-//! bench/sweep_table.py --stat min --rust OUT/round-*.tsv   # the rows below
-//! bench/sweep_table.py --stat min --doc OUT/round-*.tsv    # this list
+//! bench/sweep.sh target/release/hypercomm OUT 8 --repeat 15 --interleave --min-time-ms 2
+//! bench/sweep_table.py --tie 0.03 --rust OUT/round-*.tsv   # the rows below
+//! bench/sweep_table.py --tie 0.03 --doc OUT/round-*.tsv    # this list
 //! ```
 //!
-//! The 15 rounds are `bench/data/collectives-thread-2026-11-22-table3.tsv.gz`
+//! The 8 rounds are `bench/data/collectives-thread-2026-11-22-table4.tsv.gz`
 //! (`sweep_table.py` reads it like the round files).
 //!
 //! The crossovers this table uses (n = 4 and 8 on 2 cores are
 //! oversubscribed; with more cores those counts fall back to the cost
 //! model):
 //!
-//! * allreduce, 2 ranks: recursive-doubling up to 8 KiB, rabenseifner up to
-//!   64 KiB, ring up to 2 MiB, rabenseifner above;
+//! * allreduce, 2 ranks: recursive-doubling up to 8 KiB, rabenseifner above;
 //! * allreduce, 3–4 ranks (oversubscribed): recursive-doubling up to 8 KiB,
 //!   rabenseifner up to 2 MiB, ring above;
 //! * allreduce, 5–8 ranks (oversubscribed): recursive-doubling up to 8 KiB,
-//!   rabenseifner up to 64 KiB, reduce-bcast up to 512 KiB, rabenseifner up
-//!   to 2 MiB, ring above;
-//! * bcast, 2 ranks: biring up to 1 KiB, binomial up to 8 KiB, star up to 64
-//!   KiB, binomial up to 512 KiB, chain above;
-//! * bcast, 3–4 ranks (oversubscribed): binomial up to 64 B, star up to 1
-//!   KiB, biring up to 64 KiB, binomial above;
+//!   rabenseifner up to 2 MiB, ring above;
+//! * bcast, 2 ranks: binomial up to 2 MiB, biring above;
+//! * bcast, 3–4 ranks (oversubscribed): star up to 64 B, biring up to 64 KiB,
+//!   binomial above;
 //! * bcast, 5–8 ranks (oversubscribed): star up to 8 KiB, biring up to 64
 //!   KiB, binomial above;
-//! * allgather, 2 ranks: ring up to 64 B, recursive-doubling up to 1 KiB,
-//!   biring up to 8 KiB, recursive-doubling up to 64 KiB, biring above;
-//! * allgather, 3–4 ranks (oversubscribed): ring up to 1 KiB, biring up to 64
-//!   KiB, recursive-doubling above;
+//! * allgather, 2 ranks: recursive-doubling at every size;
+//! * allgather, 3–4 ranks (oversubscribed): biring up to 64 B, recursive-
+//!   doubling up to 1 KiB, biring up to 64 KiB, recursive-doubling above;
 //! * allgather, 5–8 ranks (oversubscribed): bruck up to 64 B, recursive-
-//!   doubling up to 512 KiB, biring above;
+//!   doubling up to 64 KiB, biring up to 512 KiB, recursive-doubling above;
 //! * alltoall, 2 ranks: pairwise at every size;
 //! * alltoall, 3–4 ranks (oversubscribed): bruck up to 8 KiB, pairwise above;
 //! * alltoall, 5–8 ranks (oversubscribed): bruck up to 8 KiB, pairwise above;
@@ -121,12 +119,7 @@ pub(crate) const TABLE: &[Rule] = &[
         2,
         2,
         false,
-        &[
-            (8192, RecursiveDoubling),
-            (65536, Rabenseifner),
-            (2097152, Ring),
-            (usize::MAX, Rabenseifner),
-        ],
+        &[(8192, RecursiveDoubling), (usize::MAX, Rabenseifner)],
     ),
     rule(
         Thread,
@@ -148,8 +141,6 @@ pub(crate) const TABLE: &[Rule] = &[
         true,
         &[
             (8192, RecursiveDoubling),
-            (65536, Rabenseifner),
-            (524288, ReduceBcast),
             (2097152, Rabenseifner),
             (usize::MAX, Ring),
         ],
@@ -160,13 +151,7 @@ pub(crate) const TABLE: &[Rule] = &[
         2,
         2,
         false,
-        &[
-            (1024, BiRing),
-            (8192, Binomial),
-            (65536, Star),
-            (524288, Binomial),
-            (usize::MAX, Chain),
-        ],
+        &[(2097152, Binomial), (usize::MAX, BiRing)],
     ),
     rule(
         Thread,
@@ -174,12 +159,7 @@ pub(crate) const TABLE: &[Rule] = &[
         3,
         4,
         true,
-        &[
-            (64, Binomial),
-            (1024, Star),
-            (65536, BiRing),
-            (usize::MAX, Binomial),
-        ],
+        &[(64, Star), (65536, BiRing), (usize::MAX, Binomial)],
     ),
     rule(
         Thread,
@@ -195,13 +175,7 @@ pub(crate) const TABLE: &[Rule] = &[
         2,
         2,
         false,
-        &[
-            (64, Ring),
-            (1024, RecursiveDoubling),
-            (8192, BiRing),
-            (65536, RecursiveDoubling),
-            (usize::MAX, BiRing),
-        ],
+        &[(usize::MAX, RecursiveDoubling)],
     ),
     rule(
         Thread,
@@ -210,7 +184,8 @@ pub(crate) const TABLE: &[Rule] = &[
         4,
         true,
         &[
-            (1024, Ring),
+            (64, BiRing),
+            (1024, RecursiveDoubling),
             (65536, BiRing),
             (usize::MAX, RecursiveDoubling),
         ],
@@ -223,8 +198,9 @@ pub(crate) const TABLE: &[Rule] = &[
         true,
         &[
             (64, Bruck),
-            (524288, RecursiveDoubling),
-            (usize::MAX, BiRing),
+            (65536, RecursiveDoubling),
+            (524288, BiRing),
+            (usize::MAX, RecursiveDoubling),
         ],
     ),
     rule(Thread, Alltoall, 2, 2, false, &[(usize::MAX, Pairwise)]),
