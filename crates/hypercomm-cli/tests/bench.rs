@@ -34,6 +34,10 @@ fn help_documents_every_option() {
         "--trace",
         "--trace-level",
         "--progress",
+        "--stat",
+        "--min-time-ms",
+        "--rotate",
+        "--interleave",
     ] {
         assert!(help.contains(opt), "--help does not mention {opt}:\n{help}");
     }
@@ -91,6 +95,51 @@ fn tsv_lines_have_the_documented_format() {
     assert_eq!((l.0.as_str(), l.2, l.4.as_str()), ("bw", 65536, "MB/s"));
 }
 
+/// `--interleave`: one job per size runs every variant in turn; each variant
+/// still gets its own line, auto's naming the algorithm it ran. Over shm
+/// rank 0 (a process) hands back one figure per turn.
+#[test]
+fn interleaved_variants_each_get_a_line() {
+    for transport in ["thread", "shm"] {
+        let out = bench(&[
+            "allreduce",
+            "--transport",
+            transport,
+            "-n",
+            "2",
+            "--sizes",
+            "8,4096",
+            "--iters",
+            "50",
+            "--repeat",
+            "2",
+            "--all-algorithms",
+            "--interleave",
+            "--format",
+            "tsv",
+        ]);
+        assert!(out.status.success(), "{transport}: {}", text(&out.stderr));
+        let lines: Vec<_> = text(&out.stdout).lines().map(tsv_line).collect();
+        // auto and the four allreduce algorithms, at each of two sizes.
+        assert_eq!(lines.len(), 10, "{transport}: {lines:?}");
+        for (size, group) in [8, 4096].iter().zip(lines.chunks(5)) {
+            assert!(group.iter().all(|l| l.2 == *size && l.1 == 2));
+            assert!(group[0].0.starts_with("allreduce:auto="), "{group:?}");
+            let mut names: Vec<&str> = group[1..].iter().map(|l| l.0.as_str()).collect();
+            names.sort_unstable();
+            assert_eq!(
+                names,
+                [
+                    "allreduce:rabenseifner",
+                    "allreduce:recursive-doubling",
+                    "allreduce:reduce-bcast",
+                    "allreduce:ring"
+                ]
+            );
+        }
+    }
+}
+
 #[test]
 fn progress_bar_only_where_asked() {
     let args = [
@@ -126,6 +175,7 @@ fn bad_input_is_a_clear_error() {
         (&["barrier", "-n", "0"][..], "-n 0"),
         (&["allreduce", "--algorithm", "telepathy"][..], "telepathy"),
         (&["latency", "--repeat", "0"][..], "--repeat"),
+        (&["latency", "--interleave"][..], "--interleave"),
     ] {
         let out = bench(args);
         assert!(!out.status.success(), "{args:?} succeeded");
