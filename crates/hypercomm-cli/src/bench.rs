@@ -15,7 +15,9 @@
 //! every algorithm next to `auto` in one run and labels auto's line with
 //! the algorithm it ran (`allreduce:auto=ring`, from
 //! [`Comm::chosen_algorithm`]); `--rotate` changes which variant runs
-//! first. `--min-time-ms` raises the number of timed
+//! first, and `--interleave` runs all repeats of all variants of a size
+//! in one job, taking turns (jobs differ: each places its threads anew).
+//! `--min-time-ms` raises the number of timed
 //! calls until a run lasts that long (timed from the warm-up, agreed by
 //! all ranks), so that one descheduling of a rank does not dominate a run
 //! of a few large calls.
