@@ -719,31 +719,23 @@ fn run_ranks_many<F>(
 where
     F: Fn(&Comm) -> Result<Vec<f64>, Error> + Sync,
 {
-    let v = run_ranks_inner(transport, n, key, count, f)?;
-    if v.len() != count {
-        return Err(format!(
-            "{key}: rank 0 gave {} figures, want {count}",
-            v.len()
-        ));
-    }
-    Ok(v)
-}
-
-fn run_ranks_inner<F>(
-    transport: &str,
-    n: usize,
-    key: &str,
-    count: usize,
-    f: F,
-) -> Result<Vec<f64>, String>
-where
-    F: Fn(&Comm) -> Result<Vec<f64>, Error> + Sync,
-{
+    // Rank 0's list, checked for its length.
+    let exactly = |v: Vec<f64>| {
+        if v.len() == count {
+            Ok(v)
+        } else {
+            Err(format!(
+                "{key}: rank 0 gave {} figures, want {count}",
+                v.len()
+            ))
+        }
+    };
     use hypercomm::transport::shm;
     if transport == "thread" {
         return hypercomm::run(n, f)
             .map(|mut r| r.swap_remove(0))
-            .map_err(|e| e.to_string());
+            .map_err(|e| e.to_string())
+            .and_then(exactly);
     }
     if let Ok(mine) = std::env::var("HYPERCOMM_BENCH_KEY") {
         if mine != key {
@@ -807,7 +799,9 @@ where
         if !out.status.success() {
             return Err(format!("the tcp job ended with {}", out.status));
         }
-        return parse_figures(&out.stdout).ok_or_else(|| "rank 0 printed no figure".to_string());
+        return parse_figures(&out.stdout)
+            .ok_or_else(|| "rank 0 printed no figure".to_string())
+            .and_then(exactly);
     }
     let fd = shm::create_segment(n).map_err(|e| format!("shared segment: {e}"))?;
     shm::share_with_children(&fd).map_err(|e| e.to_string())?;
@@ -843,7 +837,9 @@ where
     if let Some(e) = failed {
         return Err(e);
     }
-    value.ok_or_else(|| "rank 0 printed no figure".to_string())
+    value
+        .ok_or_else(|| "rank 0 printed no figure".to_string())
+        .and_then(exactly)
 }
 
 /// A list of figures as a rank process prints it.
