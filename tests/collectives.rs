@@ -216,6 +216,64 @@ fn barrier_and_host_variants() {
     }
 }
 
+/// A host-rooted call whose host-side length differs from the nodes': node
+/// 0 cannot take the host's data, and every node fails at once with a
+/// mismatch (check mode) instead of waiting for node 0; the communicator
+/// stays usable.
+#[test]
+fn host_length_mismatch_fails_every_node() {
+    for n in [1usize, 2, 5] {
+        let (h, nodes) = hypercomm::run_with_host(
+            n,
+            |host| {
+                host.bcast(&mut [1u32, 2, 3, 4], Rank::Host)?;
+                let all: Vec<u32> = (0..2 * n as u32 + 1).collect();
+                host.scatter_into(&all, &mut [], Rank::Host)?;
+                let counts = vec![1usize; n];
+                host.scatterv_into(&vec![9u32; n], &counts, &mut [], Rank::Host)?;
+                let mut ok = vec![7u32, 8, 9];
+                host.bcast(&mut ok, Rank::Host)?;
+                Ok::<_, Error>(())
+            },
+            |comm| {
+                let mut errs = Vec::new();
+                let mut b = vec![0u32; 3];
+                errs.push(comm.bcast(&mut b, Rank::Host).unwrap_err());
+                let mut s = vec![0u32; 2];
+                errs.push(comm.scatter_into(&[], &mut s, Rank::Host).unwrap_err());
+                let counts = vec![2usize; n];
+                errs.push(
+                    comm.scatterv_into(&[], &counts, &mut s, Rank::Host)
+                        .unwrap_err(),
+                );
+                let mut ok = vec![0u32; 3];
+                comm.bcast(&mut ok, Rank::Host)?;
+                Ok::<_, Error>((errs, ok))
+            },
+        )
+        .unwrap();
+        let _: () = h;
+        for (r, (errs, ok)) in nodes.iter().enumerate() {
+            assert_eq!(ok, &vec![7, 8, 9], "n={n} node {r}");
+            for e in errs {
+                assert!(
+                    matches!(e, Error::CollectiveMismatch(_)),
+                    "n={n} node {r}: {e}"
+                );
+                let m = e.to_string();
+                if r == 0 {
+                    assert!(m.contains("bytes"), "n={n} node 0: {m}");
+                } else {
+                    assert!(
+                        m.contains("host") && m.contains("rank 0"),
+                        "n={n} node {r}: {m}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn mismatch_is_an_error_on_every_rank() {
     for n in [2usize, 3, 5] {

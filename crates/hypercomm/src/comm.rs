@@ -41,6 +41,10 @@ pub(crate) struct CommInner {
     coll_seq_host: Cell<u32>,
     pub(crate) topology: Cell<crate::collective::Topology>,
     pub(crate) check: Cell<bool>,
+    /// Set while node 0 runs the node stage of a host-rooted call whose
+    /// data from the host it could not take: the stage's signature says
+    /// so, and every node fails (see `Comm::after_host_handoff`).
+    pub(crate) host_misfit: Cell<bool>,
     /// Recent algorithm choices and schedules of collective calls.
     pub(crate) memo: crate::collective::Memo,
 }
@@ -92,6 +96,7 @@ impl Comm {
                 coll_seq_host: Cell::new(0),
                 topology: Cell::new(crate::collective::Topology::Auto),
                 check: Cell::new(true),
+                host_misfit: Cell::new(false),
                 memo: Default::default(),
             }),
             timeout,

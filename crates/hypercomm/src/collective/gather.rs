@@ -538,10 +538,13 @@ impl Comm {
                     0
                 }
             ];
-            if self.rank() == 0 {
-                self.coll_recv_into(Rank::Host, tag, bytemuck::cast_slice_mut(&mut tmp))?;
-            }
-            return self.scatter_into_with(&tmp, output, 0usize, opts);
+            let got = if self.rank() == 0 {
+                self.coll_recv_into(Rank::Host, tag, bytemuck::cast_slice_mut(&mut tmp))
+            } else {
+                Ok(())
+            };
+            return self
+                .after_host_handoff(got, || self.scatter_into_with(&tmp, output, 0usize, opts));
         }
         // SAFETY: the buffers are borrowed for the whole blocking call.
         let task = unsafe {
@@ -671,10 +674,14 @@ impl Comm {
                 return self.coll_send_tagged(Rank::Node(0), tag, bytemuck::cast_slice(input));
             }
             let mut tmp = vec![T::zeroed(); if self.rank() == 0 { total } else { 0 }];
-            if self.rank() == 0 {
-                self.coll_recv_into(Rank::Host, tag, bytemuck::cast_slice_mut(&mut tmp))?;
-            }
-            return self.scatterv_into_with(&tmp, counts, output, 0usize, opts);
+            let got = if self.rank() == 0 {
+                self.coll_recv_into(Rank::Host, tag, bytemuck::cast_slice_mut(&mut tmp))
+            } else {
+                Ok(())
+            };
+            return self.after_host_handoff(got, || {
+                self.scatterv_into_with(&tmp, counts, output, 0usize, opts)
+            });
         }
         // SAFETY: the buffers are borrowed for the whole blocking call.
         let task = unsafe {

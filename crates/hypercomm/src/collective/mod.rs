@@ -53,6 +53,12 @@
 //! * collectives with the host as a member (allgather, scans) other than
 //!   the host+nodes barrier;
 //! * a multicast rooted at the host;
+//! * the host's own side of a host-rooted call carries no check signature:
+//!   a host that calls a different operation or root than the nodes is not
+//!   named, and the nodes wait until their timeout. A host whose length
+//!   differs from the nodes' is caught by node 0 and, in check mode, fails
+//!   every node (with check mode off the other nodes wait until their
+//!   timeout);
 //! * see also the lists at the end of [`select`] and of each operation's
 //!   module.
 
@@ -279,6 +285,10 @@ impl Comm {
         sig: Signature,
         what: &'static str,
     ) -> Result<CollTask<T, O>> {
+        let mut sig = sig;
+        if self.inner.host_misfit.get() {
+            sig.variant = task::HOST_MISFIT;
+        }
         let ctx = self.coll_ctx();
         let check_tag = if self.check_mode() {
             Some(self.next_tag(parts.with_host))
@@ -314,6 +324,29 @@ impl Comm {
             .ok()
             .and_then(|r| parts.eps.get(r).copied());
         CollTask::new(main, check, parts.me).map(|t| t.traced(sig.op, root, tag & 0x7fff_ffff))
+    }
+
+    /// The node stage of a host-rooted call, after node 0 has received (`got`)
+    /// the host's data: run `stage` when that went well. When it did not
+    /// (the host's length differs from the nodes'), node 0 still runs the
+    /// stage in check mode, with a signature that says so, so that every
+    /// node fails with [`Error::CollectiveMismatch`] instead of waiting for
+    /// node 0; node 0 returns its own error. With check mode off the other
+    /// nodes wait until their timeout (nothing would tell them).
+    pub(crate) fn after_host_handoff<R>(
+        &self,
+        got: Result<()>,
+        stage: impl FnOnce() -> Result<R>,
+    ) -> Result<R> {
+        let Err(e) = got else {
+            return stage();
+        };
+        if self.check_mode() {
+            self.inner.host_misfit.set(true);
+            let _ = stage();
+            self.inner.host_misfit.set(false);
+        }
+        Err(e)
     }
 
     /// Run a task to completion.
@@ -418,10 +451,12 @@ impl Comm {
                 self.coll_send_tagged(Rank::Node(0), tag, bytemuck::cast_slice(buf))?;
                 return Ok(());
             }
-            if self.rank() == 0 {
-                self.coll_recv_into(Rank::Host, tag, bytemuck::cast_slice_mut(buf))?;
-            }
-            return self.bcast_with(buf, 0usize, opts);
+            let got = if self.rank() == 0 {
+                self.coll_recv_into(Rank::Host, tag, bytemuck::cast_slice_mut(buf))
+            } else {
+                Ok(())
+            };
+            return self.after_host_handoff(got, || self.bcast_with(buf, 0usize, opts));
         }
         let (ptr, len) = (buf.as_mut_ptr(), buf.len());
         // SAFETY: `buf` is borrowed for the whole call, which runs the task to

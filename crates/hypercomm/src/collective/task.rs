@@ -29,6 +29,10 @@ pub(crate) struct Signature {
 
 pub(crate) const SIG_BYTES: usize = 24;
 
+/// The variant byte of a host-rooted call's node stage when node 0 could
+/// not take the host's data (no scan or phase uses it).
+pub(crate) const HOST_MISFIT: u8 = 0xff;
+
 /// Names of collective operations by code (for mismatch messages).
 pub(crate) fn op_name(code: u8) -> &'static str {
     match code {
@@ -108,6 +112,14 @@ fn root_name(r: i64) -> String {
 /// Compare every participant's signature with participant 0's; describe the
 /// differences, naming ranks and fields.
 fn compare(sigs: &[Signature], ranks: &[Rank]) -> Option<String> {
+    if let Some(i) = sigs.iter().position(|s| s.variant == HOST_MISFIT) {
+        return Some(format!(
+            "{} could not take the host's data for this {} from the host: the host's \
+             length differs from the one the nodes call it with",
+            ranks[i],
+            op_name(sigs[i].op)
+        ));
+    }
     let base = sigs[0];
     let mut diffs = Vec::new();
     for (i, s) in sigs.iter().enumerate().skip(1) {
