@@ -57,8 +57,9 @@
 //!   a host that calls a different operation or root than the nodes is not
 //!   named, and the nodes wait until their timeout. A host whose length
 //!   differs from the nodes' is caught by node 0 and, in check mode, fails
-//!   every node (with check mode off the other nodes wait until their
-//!   timeout);
+//!   every node (with check mode off, as in MPI, nothing tells the other
+//!   nodes: they wait for node 0, which may take its next collective for
+//!   this one);
 //! * see also the lists at the end of [`select`] and of each operation's
 //!   module.
 
@@ -331,8 +332,9 @@ impl Comm {
     /// (the host's length differs from the nodes'), node 0 still runs the
     /// stage in check mode, with a signature that says so, so that every
     /// node fails with [`Error::CollectiveMismatch`] instead of waiting for
-    /// node 0; node 0 returns its own error. With check mode off the other
-    /// nodes wait until their timeout (nothing would tell them).
+    /// node 0; node 0 returns its own error. With check mode off nothing
+    /// tells the other nodes (as in MPI, the program is erroneous): they
+    /// wait for node 0, which may take its next collective for this one.
     pub(crate) fn after_host_handoff<R>(
         &self,
         got: Result<()>,
