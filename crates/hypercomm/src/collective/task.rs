@@ -114,8 +114,8 @@ fn root_name(r: i64) -> String {
 fn compare(sigs: &[Signature], ranks: &[Rank]) -> Option<String> {
     if let Some(i) = sigs.iter().position(|s| s.variant == HOST_MISFIT) {
         return Some(format!(
-            "{} could not take the host's data for this {} from the host: the host's \
-             length differs from the one the nodes call it with",
+            "{} could not take the host's data for this {}: the host's length \
+             differs from the one the nodes call it with",
             ranks[i],
             op_name(sigs[i].op)
         ));
