@@ -408,8 +408,8 @@ fn handoff(comm: &Comm, size: usize, iters: usize, warm: usize) -> Result<f64, E
 
 /// ns per message event added by recording at levels 3,3,3 (one sample).
 fn trace_cost(iters: usize) -> Result<f64, String> {
-    use hypercomm::recorder::{hook, Event};
     use hypercomm::trace::{self, Config, Output};
+    use hypercomm::trace::{hook, Event};
     let body = move |_: &Comm| {
         let t0 = Instant::now();
         for i in 0..iters as u32 {

@@ -44,7 +44,6 @@ pub mod error;
 pub mod launch;
 pub mod p2p;
 pub mod rank;
-pub mod recorder;
 pub mod request;
 mod run;
 pub mod trace;

@@ -23,8 +23,8 @@
 //! }).unwrap();
 //! ```
 
-use crate::collective::executor::Task;
 use crate::comm::Comm;
+use crate::engine::Task;
 use crate::engine::{Engine, Group, Layout, ReqId};
 use crate::error::{Error, Result};
 use crate::rank::{Rank, Source, Status, Tag};

@@ -20,7 +20,7 @@
 //! own receives); scratch buffers are allocated per call, not pooled.
 
 use super::ops::{combine_slices, Element, Operator};
-use crate::engine::{Engine, Group, Layout, Match, ReqId};
+use crate::engine::{Engine, Group, Layout, Match, ReqId, Task};
 use crate::error::{Error, Result};
 use hypercomm_algo::{Buf, Op, Region, Schedule};
 use std::rc::Rc;
@@ -84,20 +84,6 @@ pub(crate) struct Exec<T: Element, O: Operator<T>> {
     pending: Vec<(ReqId, Option<usize>)>,
     result: Option<Result<()>>,
     what: &'static str,
-}
-
-/// Something the engine can advance while any wait of the rank spins.
-pub(crate) trait Task {
-    /// Make progress without blocking; true when finished.
-    fn advance(&mut self, e: &Engine) -> bool;
-    /// The result once finished (taken once).
-    fn take_result(&mut self) -> Option<Result<()>>;
-    /// The group it runs on (for failure detection and messages).
-    fn group(&self) -> &Arc<Group>;
-    /// What it is, for timeout messages.
-    fn describe(&self) -> String;
-    /// Withdraw every outstanding request (after an error or timeout).
-    fn withdraw(&mut self, e: &Engine);
 }
 
 impl<T: Element, O: Operator<T>> Exec<T, O> {
@@ -403,25 +389,5 @@ impl<T: Element, O: Operator<T>> Task for Exec<T, O> {
         for (id, _) in self.pending.drain(..) {
             e.withdraw(id);
         }
-    }
-}
-
-/// A boxed task is a task (lets one `_start` function return differently
-/// typed tasks, e.g. plain and segmented scans).
-impl<X: Task + ?Sized> Task for Box<X> {
-    fn advance(&mut self, e: &Engine) -> bool {
-        (**self).advance(e)
-    }
-    fn take_result(&mut self) -> Option<Result<()>> {
-        (**self).take_result()
-    }
-    fn group(&self) -> &Arc<Group> {
-        (**self).group()
-    }
-    fn describe(&self) -> String {
-        (**self).describe()
-    }
-    fn withdraw(&mut self, e: &Engine) {
-        (**self).withdraw(e)
     }
 }

@@ -86,9 +86,10 @@ pub use scan::Scan;
 pub use select::{Algorithm, CollOpts, Collective, Topology};
 
 use crate::comm::Comm;
+use crate::engine::Task;
 use crate::error::{Error, Result};
 use crate::rank::Rank;
-use executor::{Exec, Task};
+use executor::Exec;
 use hypercomm_algo::{Buf, Op, Region, Schedule};
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -14,12 +14,12 @@
 //! Not done yet: non-blocking forms of the host-rooted variants, of the
 //! variable-count calls and of the multicast.
 
-use super::executor::Task;
 use super::ops::{Element, Operator};
 use super::scan::Scan;
 use super::select::CollOpts;
 use crate::comm::Comm;
 use crate::engine::Engine;
+use crate::engine::Task;
 use crate::error::Result;
 use crate::rank::Rank;
 use crate::request::Scope;

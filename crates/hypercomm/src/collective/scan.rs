@@ -255,7 +255,7 @@ impl Comm {
         op: O,
         scan: &Scan,
         opts: &CollOpts,
-    ) -> Result<Box<dyn super::executor::Task>> {
+    ) -> Result<Box<dyn crate::engine::Task>> {
         let what = "scan";
         let parts = self.node_parts(what)?;
         let p = parts.eps.len();

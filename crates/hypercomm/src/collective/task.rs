@@ -7,8 +7,9 @@
 //! all-to-allv checks only the operation and element type (a count
 //! mismatch there is still reported, by the message length).
 
-use super::executor::{Exec, Task};
+use super::executor::Exec;
 use super::ops::{Element, Operator};
+use crate::engine::Task;
 use crate::engine::{Engine, Group};
 use crate::error::{Error, Result};
 use crate::rank::Rank;
@@ -206,7 +207,7 @@ pub(crate) struct CheckSpec {
 /// Record the block_end of a traced task (once).
 fn end_block(block: &mut Option<(u8, Option<u32>, u32)>) {
     if let Some((op, root, seq)) = block.take() {
-        crate::recorder::hook(crate::recorder::Event::BlockEnd { op, root, seq });
+        crate::trace::recorder::hook(crate::trace::event::Event::BlockEnd { op, root, seq });
     }
 }
 
@@ -280,7 +281,7 @@ impl<T: Element, O: Operator<T> + 'static> CollTask<T, O> {
 
     /// Record a block_begin now and a block_end when the task ends (tracing).
     pub(crate) fn traced(mut self, op: u8, root: Option<u32>, seq: u32) -> Self {
-        crate::recorder::hook(crate::recorder::Event::BlockBegin { op, root, seq });
+        crate::trace::recorder::hook(crate::trace::event::Event::BlockBegin { op, root, seq });
         self.block = Some((op, root, seq));
         self
     }

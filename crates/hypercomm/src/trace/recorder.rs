@@ -18,9 +18,9 @@
 #![cfg_attr(not(feature = "trace"), allow(dead_code))]
 
 use super::clock::{Correction, Offset, RankStream, TimeSource};
+use super::config::{Config, Info, Policy};
+pub(crate) use super::event::Event;
 use super::event::{block, Kind, Levels, Record, HOST_ID};
-use super::{Config, Info, Policy};
-use crate::recorder::Event;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -548,4 +548,15 @@ pub(crate) fn uninstall() -> Option<RankRec> {
 /// Run `f` on this thread's recorder, if any.
 pub(crate) fn with<R>(f: impl FnOnce(&mut RankRec) -> R) -> Option<R> {
     REC.with(|c| c.try_borrow_mut().ok()?.as_mut().map(f))
+}
+
+/// Report one event. One predictable branch when tracing is off.
+#[inline(always)]
+pub fn hook(event: Event) {
+    #[cfg(feature = "trace")]
+    if ACTIVE.load(std::sync::atomic::Ordering::Relaxed) != 0 {
+        on_event(event);
+    }
+    #[cfg(not(feature = "trace"))]
+    let _ = event;
 }

@@ -1,0 +1,373 @@
+//! Matching: what a receive looks for, what arrived, delivery into the
+//! receiver's buffer, blocking receives and probes.
+
+use super::requests::ReqState;
+use super::{map_err, Engine, Group};
+use crate::error::{Error, Result};
+use crate::rank::{Rank, Status};
+use crate::trace::recorder::{self, Event};
+use crate::transport::{Frame, Payload};
+use crate::wire::{Header, Kind};
+use std::time::Duration;
+
+/// Match criteria of a receive.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Match {
+    pub(crate) ctx: u64,
+    pub(crate) src: Option<u32>,
+    pub(crate) tag: Option<u32>,
+}
+
+impl Match {
+    #[inline]
+    pub(super) fn hits(&self, m: &Msg) -> bool {
+        m.ctx == self.ctx
+            && self.src.is_none_or(|s| s == m.src)
+            && self.tag.is_none_or(|t| t == m.tag)
+    }
+}
+
+/// A message that arrived.
+pub(crate) struct Msg {
+    pub(crate) ctx: u64,
+    pub(crate) src: u32,
+    pub(crate) tag: u32,
+    pub(crate) sync: Option<u64>,
+    pub(crate) payload: Payload,
+}
+
+/// An arrived message as the engine reports it (endpoint numbering).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RawStatus {
+    pub(crate) src: u32,
+    pub(crate) tag: u32,
+    pub(crate) len: usize,
+}
+
+impl RawStatus {
+    pub(crate) fn to_status(self, g: &Group) -> Status {
+        Status {
+            source: g.rank(self.src),
+            tag: self.tag,
+            len: self.len,
+        }
+    }
+}
+
+/// How received bytes are laid into the destination.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Layout {
+    /// Contiguous; the message must fit (`Truncated` otherwise).
+    Contiguous,
+    /// Contiguous; copy `min(len, cap)` (CMMD negotiation).
+    Partial,
+    /// CMMD vector receive: `count` elements of `elem_len` bytes, `stride`
+    /// apart; the message must fill them exactly or be shorter.
+    Strided {
+        elem_len: usize,
+        stride: usize,
+        count: usize,
+    },
+}
+
+impl Layout {
+    /// Bytes this layout can take.
+    pub(super) fn capacity(&self, buf_len: usize) -> usize {
+        match *self {
+            Layout::Contiguous | Layout::Partial => buf_len,
+            Layout::Strided {
+                elem_len, count, ..
+            } => elem_len * count,
+        }
+    }
+}
+
+/// Scatter a packed byte stream into a strided destination (CMMD receive_v).
+pub(crate) fn unpack_strided(src: &[u8], dst: &mut [u8], elem_len: usize, stride: usize) -> usize {
+    if elem_len == 0 {
+        return 0;
+    }
+    for (i, chunk) in src.chunks(elem_len).enumerate() {
+        let at = i * stride;
+        dst[at..at + chunk.len()].copy_from_slice(chunk);
+    }
+    src.len()
+}
+
+/// Run `f` on the bytes of a payload, completing a borrow. `None` when the
+/// sender revoked a borrowed payload.
+pub(super) fn with_payload(p: Payload, f: impl FnOnce(&[u8]) -> usize) -> Option<usize> {
+    match p {
+        Payload::Inline(i) => Some(f(i.bytes())),
+        Payload::Bytes(b) => Some(f(&b)),
+        Payload::Vec(v) => Some(f(v.bytes())),
+        Payload::Borrowed(b) => b.with_bytes(f),
+    }
+}
+
+impl Engine {
+    pub(super) fn handle(&self, f: Frame) {
+        let h = f.header;
+        match h.kind {
+            Kind::Data => {
+                let msg = Msg {
+                    ctx: h.context,
+                    src: h.src,
+                    tag: h.tag,
+                    sync: (h.flags & Header::FLAG_SYNC != 0).then_some(h.id),
+                    payload: f.payload,
+                };
+                self.arrive(msg);
+            }
+            Kind::SyncAck => self.st.borrow_mut().acks.push((h.id, h.len as usize)),
+            Kind::GlobalOr => {
+                let mut st = self.st.borrow_mut();
+                if let Some(b) = st.global_or.get_mut(h.src as usize) {
+                    *b = h.id != 0;
+                }
+            }
+            Kind::Abort => {
+                let text = match &f.payload {
+                    Payload::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+                    _ => String::new(),
+                };
+                let mut st = self.st.borrow_mut();
+                if st.abort.is_none() {
+                    st.abort = Some((h.src, text));
+                }
+            }
+            Kind::Goodbye => {}
+        }
+    }
+
+    pub(super) fn arrive(&self, msg: Msg) {
+        let mut st = self.st.borrow_mut();
+        let Some(i) = st.posted.iter().position(|p| p.m.hits(&msg)) else {
+            st.unexpected.push_back(msg);
+            return;
+        };
+        let p = st.posted.remove(i);
+        // SAFETY: the posted buffer was a live `&mut [u8]` of the request's
+        // scope, which cannot end before the request is completed or removed.
+        let dst = unsafe { std::slice::from_raw_parts_mut(p.buf.ptr, p.buf.len) };
+        let (result, leftover) = self.deliver(msg, dst, p.layout);
+        if let Some(m) = leftover {
+            st.unexpected.push_back(m);
+        }
+        if let Some(r) = st.reqs.get_mut(p.req) {
+            r.state = ReqState::Done(result);
+        }
+    }
+
+    /// Copy a matched message into `dst`. Returns the outcome and, when the
+    /// message did not fit, the untouched message to keep.
+    pub(super) fn deliver(
+        &self,
+        msg: Msg,
+        dst: &mut [u8],
+        layout: Layout,
+    ) -> (Result<RawStatus>, Option<Msg>) {
+        let len = msg.payload.len();
+        let cap = layout.capacity(dst.len());
+        let status = RawStatus {
+            src: msg.src,
+            tag: msg.tag,
+            len,
+        };
+        if len > cap && !matches!(layout, Layout::Partial) {
+            return (
+                Err(Error::Truncated {
+                    from: Rank::Node(msg.src as usize), // mapped by the caller
+                    tag: msg.tag,
+                    len,
+                    capacity: cap,
+                }),
+                Some(msg),
+            );
+        }
+        let (src, sync, ctx) = (msg.src, msg.sync, msg.ctx);
+        let taken = match (msg.payload, layout) {
+            // Single copy straight from the lender (another thread or process).
+            (Payload::Borrowed(b), Layout::Contiguous | Layout::Partial) => b.copy_into(dst),
+            (p, layout) => with_payload(p, |b| match layout {
+                Layout::Contiguous | Layout::Partial => {
+                    let n = b.len().min(dst.len());
+                    dst[..n].copy_from_slice(&b[..n]);
+                    n
+                }
+                Layout::Strided {
+                    elem_len, stride, ..
+                } => unpack_strided(b, dst, elem_len, stride),
+            }),
+        };
+        let Some(taken) = taken else {
+            return (
+                Err(Error::PeerFailed {
+                    rank: Rank::Node(src as usize),
+                }),
+                None,
+            );
+        };
+        if let Some(id) = sync {
+            self.ack(src, id, taken);
+        }
+        recorder::hook(Event::Recv {
+            src,
+            tag: status.tag,
+            len,
+            coll: ctx & 1 == 1,
+        });
+        (Ok(status), None)
+    }
+
+    /// Take the first unexpected message matching `m` if `pred` accepts it.
+    pub(super) fn find(&self, m: &Match) -> Option<usize> {
+        self.st.borrow().unexpected.iter().position(|x| m.hits(x))
+    }
+
+    /// Deliver unexpected message `i` into `dst`; a message that does not
+    /// fit goes back where it was (nothing else was taken meanwhile).
+    pub(super) fn take_unexpected(
+        &self,
+        i: usize,
+        dst: &mut [u8],
+        layout: Layout,
+    ) -> Result<RawStatus> {
+        let msg = self
+            .st
+            .borrow_mut()
+            .unexpected
+            .remove(i)
+            .expect("index just found");
+        let (r, leftover) = self.deliver(msg, dst, layout);
+        if let Some(msg) = leftover {
+            self.st.borrow_mut().unexpected.insert(i, msg);
+        }
+        r
+    }
+
+    /// Non-blocking probe.
+    pub(crate) fn iprobe(&self, m: &Match) -> Option<RawStatus> {
+        recorder::hook(Event::Probe);
+        self.progress();
+        let st = self.st.borrow();
+        st.unexpected.iter().find(|x| m.hits(x)).map(|x| RawStatus {
+            src: x.src,
+            tag: x.tag,
+            len: x.payload.len(),
+        })
+    }
+
+    /// Blocking receive into `dst` with `layout`.
+    pub(crate) fn recv(
+        &self,
+        g: &Group,
+        m: Match,
+        dst: &mut [u8],
+        layout: Layout,
+        timeout: Option<Duration>,
+        op: &str,
+    ) -> Result<RawStatus> {
+        let what = || describe_match(g, &m);
+        recorder::hook(Event::RecvBegin {
+            tag: m.tag,
+            coll: m.ctx & 1 == 1,
+        });
+        let i = self.wait_loop(g, m.src, timeout, op, &what, |e| e.find(&m).map(Ok));
+        let r = i.and_then(|i| self.take_unexpected(i, dst, layout));
+        recorder::hook(Event::Done);
+        r.map_err(|e| map_err(e, g))
+    }
+
+    /// Blocking receive of a whole message as an owned payload (zero copy for
+    /// handed-off vectors).
+    pub(crate) fn recv_payload(
+        &self,
+        g: &Group,
+        m: Match,
+        timeout: Option<Duration>,
+        op: &str,
+    ) -> Result<(RawStatus, Payload)> {
+        let what = || describe_match(g, &m);
+        recorder::hook(Event::RecvBegin {
+            tag: m.tag,
+            coll: m.ctx & 1 == 1,
+        });
+        let i = self.wait_loop(g, m.src, timeout, op, &what, |e| e.find(&m).map(Ok));
+        let i = match i {
+            Ok(i) => i,
+            Err(e) => {
+                recorder::hook(Event::Done);
+                return Err(e);
+            }
+        };
+        let msg = self
+            .st
+            .borrow_mut()
+            .unexpected
+            .remove(i)
+            .expect("index just found");
+        let ctx = msg.ctx;
+        let status = RawStatus {
+            src: msg.src,
+            tag: msg.tag,
+            len: msg.payload.len(),
+        };
+        let payload = match msg.payload {
+            Payload::Borrowed(b) => {
+                let mut v = vec![0u8; b.len()];
+                if b.copy_into(&mut v).is_none() {
+                    return Err(Error::PeerFailed {
+                        rank: g.rank(msg.src),
+                    });
+                }
+                Payload::Bytes(v)
+            }
+            p => p,
+        };
+        if let Some(id) = msg.sync {
+            self.ack(msg.src, id, status.len);
+        }
+        recorder::hook(Event::Recv {
+            src: status.src,
+            tag: status.tag,
+            len: status.len,
+            coll: ctx & 1 == 1,
+        });
+        recorder::hook(Event::Done);
+        Ok((status, payload))
+    }
+
+    /// Blocking probe.
+    pub(crate) fn probe(
+        &self,
+        g: &Group,
+        m: Match,
+        timeout: Option<Duration>,
+    ) -> Result<RawStatus> {
+        let what = || describe_match(g, &m);
+        recorder::hook(Event::Probe);
+        self.wait_loop(g, m.src, timeout, "probe", &what, |e| {
+            let st = e.st.borrow();
+            st.unexpected.iter().find(|x| m.hits(x)).map(|x| {
+                Ok(RawStatus {
+                    src: x.src,
+                    tag: x.tag,
+                    len: x.payload.len(),
+                })
+            })
+        })
+    }
+}
+
+pub(super) fn describe_match(g: &Group, m: &Match) -> String {
+    let src = match m.src {
+        Some(s) => g.rank(s).to_string(),
+        None => "any source".into(),
+    };
+    let tag = match m.tag {
+        Some(t) => format!("tag {t}"),
+        None => "any tag".into(),
+    };
+    format!("a message from {src} with {tag} (context {:#x})", m.ctx)
+}

@@ -1,0 +1,145 @@
+//! The point-to-point engine of one endpoint: matching, requests, progress,
+//! waits.
+//!
+//! Design:
+//! * Incoming data frames are matched against posted receives (`irecv`) in
+//!   post order, else queued as *unexpected* in arrival order. Blocking
+//!   receives and probes look only at the unexpected queue (after draining the
+//!   transport), so nothing is posted for them. Per-pair FIFO of the transport
+//!   plus in-order queues give MPI's non-overtaking rule.
+//! * Sends up to [`EAGER_LIMIT`] bytes are copied into the frame and complete
+//!   at once. Larger sends lend the sender's buffer (single copy, the receiver
+//!   copies from it); the sender waits for the copy. Synchronous sends wait
+//!   for an acknowledgement frame.
+//! * Every wait runs the same loop: drain the transport, advance the
+//!   registered [`Task`]s, test the condition, check abort, peer failure and
+//!   the deadline, then spin briefly, yield, and finally block in the
+//!   transport. Nothing busy-loops forever.
+//! * Each send, receive and wait event goes through one recorder hook
+//!   ([`crate::trace::recorder::hook`]).
+//!
+//! ## Files
+//!
+//! | file | what |
+//! |---|---|
+//! | `mod.rs` | the [`Engine`] of one endpoint, its state, construction |
+//! | `group.rs` | [`Group`]: how a communicator maps endpoints to ranks |
+//! | `matching.rs` | match criteria, arrival, delivery, blocking receives and probes |
+//! | `requests.rs` | sends, posted receives, the request slab, test / wait / withdraw |
+//! | `progress.rs` | draining the transport, control frames, the [`Task`] trait for work advanced by every wait (non-blocking collectives) |
+//! | `waits.rs` | the one wait loop: spin, yield, block; abort, failure and deadline checks |
+//!
+//! ## What may import what
+//!
+//! The engine sits on the transport ([`crate::transport`]), the wire format
+//! and the trace recorder's hook; it imports nothing from the layers above
+//! it (communicators, collectives, launch). Work of those layers that must
+//! progress while a rank waits enters through the [`Task`] trait.
+//!
+//! Not done yet: cancellation of a matched receive; message-size based
+//! pipelining for byte-stream transports (they chunk below this layer).
+
+mod group;
+mod matching;
+mod progress;
+mod requests;
+mod waits;
+
+pub(crate) use group::{map_err, Group};
+pub(crate) use matching::{Layout, Match, RawStatus};
+pub(crate) use progress::Task;
+pub(crate) use requests::ReqId;
+
+use crate::error::{Error, Result};
+use crate::transport::{AnyTransport, Transport};
+use matching::Msg;
+use requests::{Posted, Slab};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Weak;
+use std::time::Duration;
+use waits::{spin_budget, Pass};
+
+/// Sends up to this many bytes are copied (eager); larger ones lend the buffer.
+pub const EAGER_LIMIT: usize = 16 * 1024;
+
+#[derive(Default)]
+pub(super) struct State {
+    unexpected: VecDeque<Msg>,
+    posted: Vec<Posted>,
+    reqs: Slab,
+    next_sync: u64,
+    acks: Vec<(u64, usize)>,
+    global_or: Vec<bool>,
+    abort: Option<(u32, String)>,
+}
+
+/// The engine of one endpoint.
+pub(crate) struct Engine {
+    pub(crate) t: AnyTransport,
+    st: RefCell<State>,
+    pub(crate) default_timeout: Option<Duration>,
+    me: u32,
+    /// Non-blocking collectives in flight: advanced by every wait.
+    tasks: RefCell<Vec<Weak<RefCell<dyn Task>>>>,
+    /// Poll iterations of a wait before it yields (see `spin_budget`).
+    spins: u32,
+    /// Which pass of a wait loop is running (see [`Pass`]).
+    pass: std::cell::Cell<Pass>,
+}
+
+/// The number of cores this process may use (asked once: the answer
+/// costs system calls and file reads).
+pub(crate) fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
+}
+
+/// Parse `HYPERCOMM_TIMEOUT` (seconds, may be fractional).
+pub(crate) fn env_timeout() -> Result<Option<Duration>> {
+    match std::env::var("HYPERCOMM_TIMEOUT") {
+        Err(_) => Ok(None),
+        Ok(s) if s.trim().is_empty() => Ok(None),
+        Ok(s) => match s.trim().parse::<f64>() {
+            Ok(v) if v > 0.0 && v.is_finite() => Ok(Some(Duration::from_secs_f64(v))),
+            _ => Err(Error::InvalidArgument {
+                op: "HYPERCOMM_TIMEOUT",
+                what: format!("{s:?} is not a positive number of seconds"),
+            }),
+        },
+    }
+}
+
+impl Engine {
+    pub(crate) fn new(t: AnyTransport, default_timeout: Option<Duration>) -> Engine {
+        let n = t.endpoints();
+        let me = t.endpoint() as u32;
+        Engine {
+            t,
+            st: RefCell::new(State {
+                global_or: vec![false; n],
+                ..Default::default()
+            }),
+            default_timeout,
+            me,
+            tasks: RefCell::new(Vec::new()),
+            spins: spin_budget(n),
+            pass: std::cell::Cell::new(Pass::Outside),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn me(&self) -> u32 {
+        self.me
+    }
+
+    /// Abort: tell the transport (which tells everyone).
+    pub(crate) fn abort(&self, message: &str) {
+        self.t.abort(message);
+    }
+
+    /// Number of endpoints of the job.
+    pub(crate) fn t_endpoints(&self) -> usize {
+        self.t.endpoints()
+    }
+}

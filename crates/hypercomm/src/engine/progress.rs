@@ -1,0 +1,167 @@
+//! Progress: draining the transport into the matching structures, control
+//! frames (acknowledgements, the global OR flag, abort), and the [`Task`]s
+//! that every wait advances (non-blocking collectives).
+
+use super::{Engine, Group};
+use crate::error::Result;
+use crate::trace::recorder::{self, Event};
+use crate::transport::{Frame, Payload, Transport};
+use crate::wire::{Header, Kind};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Something the engine advances while any wait of the rank spins: a
+/// non-blocking collective, or a blocking one being run.
+pub(crate) trait Task {
+    /// Make progress without blocking; true when finished.
+    fn advance(&mut self, e: &Engine) -> bool;
+    /// The result once finished (taken once).
+    fn take_result(&mut self) -> Option<Result<()>>;
+    /// The group it runs on (for failure detection and messages).
+    fn group(&self) -> &Arc<Group>;
+    /// What it is, for timeout messages.
+    fn describe(&self) -> String;
+    /// Withdraw every outstanding request (after an error or timeout).
+    fn withdraw(&mut self, e: &Engine);
+}
+
+/// A boxed task is a task (lets one start function return differently
+/// typed tasks, e.g. plain and segmented scans).
+impl<X: Task + ?Sized> Task for Box<X> {
+    fn advance(&mut self, e: &Engine) -> bool {
+        (**self).advance(e)
+    }
+    fn take_result(&mut self) -> Option<Result<()>> {
+        (**self).take_result()
+    }
+    fn group(&self) -> &Arc<Group> {
+        (**self).group()
+    }
+    fn describe(&self) -> String {
+        (**self).describe()
+    }
+    fn withdraw(&mut self, e: &Engine) {
+        (**self).withdraw(e)
+    }
+}
+
+impl Engine {
+    /// Register a non-blocking collective so that every wait advances it.
+    pub(crate) fn register(&self, t: &Rc<RefCell<dyn Task>>) {
+        let mut v = self.tasks.borrow_mut();
+        v.retain(|w| w.strong_count() > 0);
+        v.push(Rc::downgrade(t));
+    }
+
+    /// Advance every registered task that is not already being advanced.
+    pub(super) fn advance_tasks(&self) {
+        if self.tasks.borrow().is_empty() {
+            return;
+        }
+        let live: Vec<Rc<RefCell<dyn Task>>> = {
+            let mut v = self.tasks.borrow_mut();
+            v.retain(|w| w.strong_count() > 0);
+            v.iter().filter_map(|w| w.upgrade()).collect()
+        };
+        for t in live {
+            if let Ok(mut t) = t.try_borrow_mut() {
+                t.advance(self);
+            }
+        }
+    }
+
+    /// Run a task to completion (blocking collectives, and waits on
+    /// non-blocking ones). On error or timeout the task is withdrawn.
+    pub(crate) fn run_task(
+        &self,
+        task: &RefCell<dyn Task>,
+        timeout: Option<Duration>,
+        op: &str,
+    ) -> Result<()> {
+        let group = task.borrow().group().clone();
+        let what = || task.try_borrow().map(|t| t.describe()).unwrap_or_default();
+        recorder::hook(Event::Wait);
+        let r = self.wait_loop(&group, None, timeout, op, &what, |e| {
+            let mut t = task.borrow_mut();
+            if t.advance(e) {
+                Some(t.take_result().unwrap_or(Ok(())))
+            } else {
+                None
+            }
+        });
+        recorder::hook(Event::Done);
+        if r.is_err() {
+            task.borrow_mut().withdraw(self);
+        }
+        r
+    }
+
+    // ---------------------------------------------------------------- progress
+
+    /// Drain every arrived frame into the matching structures.
+    pub(crate) fn progress(&self) {
+        while let Some(f) = self.t.try_recv() {
+            self.handle(f);
+        }
+    }
+
+    pub(super) fn ack(&self, to: u32, id: u64, taken: usize) {
+        let _ = self.t.send(Frame {
+            header: Header {
+                kind: Kind::SyncAck,
+                flags: 0,
+                src: self.me,
+                dst: to,
+                context: 0,
+                tag: 0,
+                id,
+                len: taken as u64,
+            },
+            payload: Payload::Bytes(Vec::new()),
+        });
+    }
+
+    /// Send a control frame (no payload semantics for matching).
+    pub(crate) fn control(&self, to: u32, kind: Kind, id: u64, payload: Vec<u8>) {
+        let _ = self.t.send(Frame {
+            header: Header {
+                kind,
+                flags: 0,
+                src: self.me,
+                dst: to,
+                context: 0,
+                tag: 0,
+                id,
+                len: payload.len() as u64,
+            },
+            payload: Payload::Bytes(payload),
+        });
+    }
+
+    // ------------------------------------------------------------ global OR
+
+    /// Set this endpoint's global-OR bit and tell the members of `g`.
+    pub(crate) fn set_global_or(&self, g: &Group, v: bool) {
+        let changed = {
+            let mut st = self.st.borrow_mut();
+            let me = self.me as usize;
+            let old = st.global_or[me];
+            st.global_or[me] = v;
+            old != v
+        };
+        if changed {
+            for m in g.members().filter(|&m| m != self.me) {
+                self.control(m, Kind::GlobalOr, v as u64, Vec::new());
+            }
+        }
+    }
+
+    /// The OR of the latest bits known from the members of `g`.
+    pub(crate) fn get_global_or(&self, g: &Group) -> bool {
+        self.progress();
+        let st = self.st.borrow();
+        g.members().any(|m| st.global_or[m as usize])
+    }
+}

@@ -1,0 +1,501 @@
+//! Requests: sends (eager, lent, synchronous), posted receives, and the
+//! slab of request slots with test, wait, wait-any and withdraw.
+
+use super::matching::{Layout, Match, RawStatus};
+use super::waits::Pass;
+use super::{map_err, Engine, Group, EAGER_LIMIT};
+use crate::error::{Error, Result};
+use crate::rank::Rank;
+use crate::trace::recorder::{self, Event};
+use crate::transport::{Borrowed, Completion, Frame, Payload, Transport};
+use crate::wire::{Header, Kind};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Raw destination of a posted receive.
+pub(super) struct RawBuf {
+    pub(super) ptr: *mut u8,
+    pub(super) len: usize,
+}
+
+pub(super) struct Posted {
+    pub(super) req: u64,
+    pub(super) m: Match,
+    pub(super) buf: RawBuf,
+    pub(super) layout: Layout,
+}
+
+pub(super) enum ReqState {
+    /// A receive waiting in `posted`.
+    Recv,
+    /// A send whose borrowed buffer is still lent.
+    Lent { done: Arc<Completion> },
+    /// A synchronous send waiting for its acknowledgement (and possibly
+    /// lending its buffer until then).
+    AwaitAck {
+        id: u64,
+        lent: Option<Arc<Completion>>,
+    },
+    /// Finished with this result.
+    Done(Result<RawStatus>),
+}
+
+pub(super) struct Req {
+    pub(super) state: ReqState,
+    /// The endpoint this request depends on (`None`: any member of the group).
+    pub(super) peer: Option<u32>,
+    pub(super) group: Arc<Group>,
+    pub(super) send: bool,
+    pub(super) tag: u32,
+    pub(super) len: usize,
+}
+
+/// A request handle inside the engine; never reused within a run.
+pub(crate) type ReqId = u64;
+
+/// The requests of one endpoint: a vector of slots with a free list, so
+/// that starting and completing a request costs no hashing and, in the
+/// steady state, no allocation. An id is the slot index in the low 32 bits
+/// and the slot's generation in the high 32 bits: a slot is reused, an id
+/// never is (until 2³² reuses of one slot).
+#[derive(Default)]
+pub(super) struct Slab {
+    pub(super) slots: Vec<(u32, Option<Req>)>,
+    pub(super) free: Vec<u32>,
+}
+
+impl Slab {
+    pub(super) fn insert(&mut self, r: Req) -> ReqId {
+        let i = match self.free.pop() {
+            Some(i) => i as usize,
+            None => {
+                // Generations start at 1, so no id is 0 (requests that
+                // completed at once carry 0 and must never match a slot).
+                self.slots.push((1, None));
+                self.slots.len() - 1
+            }
+        };
+        let slot = &mut self.slots[i];
+        slot.1 = Some(r);
+        (u64::from(slot.0) << 32) | i as u64
+    }
+
+    pub(super) fn slot(&self, id: ReqId) -> Option<&(u32, Option<Req>)> {
+        self.slots
+            .get((id & 0xffff_ffff) as usize)
+            .filter(|s| u64::from(s.0) == id >> 32)
+    }
+
+    pub(super) fn get(&self, id: ReqId) -> Option<&Req> {
+        self.slot(id)?.1.as_ref()
+    }
+
+    pub(super) fn get_mut(&mut self, id: ReqId) -> Option<&mut Req> {
+        let s = self.slots.get_mut((id & 0xffff_ffff) as usize)?;
+        if u64::from(s.0) != id >> 32 {
+            return None;
+        }
+        s.1.as_mut()
+    }
+
+    pub(super) fn remove(&mut self, id: ReqId) -> Option<Req> {
+        let i = (id & 0xffff_ffff) as usize;
+        let s = self.slots.get_mut(i)?;
+        if u64::from(s.0) != id >> 32 {
+            return None;
+        }
+        let r = s.1.take()?;
+        s.0 = s.0.checked_add(1).unwrap_or(1);
+        self.free.push(i as u32);
+        Some(r)
+    }
+
+    pub(super) fn contains(&self, id: ReqId) -> bool {
+        self.get(id).is_some()
+    }
+}
+
+impl Engine {
+    // --------------------------------------------------------------- sends
+
+    pub(super) fn frame(
+        &self,
+        dst: u32,
+        ctx: u64,
+        tag: u32,
+        sync: Option<u64>,
+        payload: Payload,
+    ) -> Frame {
+        Frame {
+            header: Header {
+                kind: Kind::Data,
+                flags: if sync.is_some() { Header::FLAG_SYNC } else { 0 },
+                src: self.me,
+                dst,
+                context: ctx,
+                tag,
+                id: sync.unwrap_or(0),
+                len: payload.len() as u64,
+            },
+            payload,
+        }
+    }
+
+    pub(super) fn check_dst(&self, g: &Group, dst: u32) -> Result<()> {
+        self.check_abort(g)?;
+        if let Some(rank) = self.dead_peer(g, Some(dst)) {
+            return Err(Error::PeerFailed { rank });
+        }
+        Ok(())
+    }
+
+    /// Start a send of `data`. Returns a request id when the send is not yet
+    /// complete (borrowed or synchronous), `None` when it is.
+    ///
+    /// # Safety
+    /// When the result is `Some(id)`, `data` must stay alive and unmodified
+    /// until the request completes (`finish`/`wait_req` returned).
+    pub(crate) unsafe fn start_send(
+        &self,
+        g: &Arc<Group>,
+        dst: u32,
+        ctx: u64,
+        tag: u32,
+        data: &[u8],
+        synchronous: bool,
+    ) -> Result<Option<ReqId>> {
+        self.check_dst(g, dst)?;
+        recorder::hook(Event::Send {
+            dst,
+            tag,
+            len: data.len(),
+            coll: ctx & 1 == 1,
+        });
+        let sync = synchronous.then(|| {
+            let mut st = self.st.borrow_mut();
+            st.next_sync += 1;
+            st.next_sync
+        });
+        let lent = if data.len() > EAGER_LIMIT && self.t.keeps_borrows() {
+            let done = Completion::new();
+            // SAFETY: forwarded to our caller's contract.
+            let b = unsafe { Borrowed::new(data, done.clone()) };
+            self.t
+                .send(self.frame(dst, ctx, tag, sync, Payload::Borrowed(b)))
+                .map(|()| Some(done))
+        } else {
+            let p = Payload::copy_of(data);
+            self.t
+                .send(self.frame(dst, ctx, tag, sync, p))
+                .map(|()| None)
+        };
+        recorder::hook(Event::Done);
+        let lent = lent?;
+        let state = match (sync, lent) {
+            (Some(id), lent) => ReqState::AwaitAck { id, lent },
+            (None, Some(done)) => ReqState::Lent { done },
+            (None, None) => return Ok(None),
+        };
+        Ok(Some(self.push_req(Req {
+            state,
+            peer: Some(dst),
+            group: g.clone(),
+            send: true,
+            tag,
+            len: data.len(),
+        })))
+    }
+
+    /// Send an owned payload (vector hand-off); completes at once.
+    pub(crate) fn send_owned(
+        &self,
+        g: &Group,
+        dst: u32,
+        ctx: u64,
+        tag: u32,
+        p: Payload,
+    ) -> Result<()> {
+        self.check_dst(g, dst)?;
+        recorder::hook(Event::Send {
+            dst,
+            tag,
+            len: p.len(),
+            coll: ctx & 1 == 1,
+        });
+        let r = self.t.send(self.frame(dst, ctx, tag, None, p));
+        recorder::hook(Event::Done);
+        r
+    }
+
+    pub(super) fn push_req(&self, r: Req) -> ReqId {
+        self.st.borrow_mut().reqs.insert(r)
+    }
+
+    /// Post a non-blocking receive.
+    ///
+    /// # Safety
+    /// `dst` must stay alive, and not be accessed otherwise, until the request
+    /// completes or is cancelled.
+    pub(crate) unsafe fn post_recv(
+        &self,
+        g: &Arc<Group>,
+        m: Match,
+        dst: &mut [u8],
+        layout: Layout,
+    ) -> Result<ReqId> {
+        self.check_abort(g)?;
+        self.progress();
+        let req = self.push_req(Req {
+            state: ReqState::Recv,
+            peer: m.src,
+            group: g.clone(),
+            send: false,
+            tag: m.tag.unwrap_or(u32::MAX),
+            len: dst.len(),
+        });
+        if let Some(i) = self.find(&m) {
+            let r = self.take_unexpected(i, dst, layout);
+            if let Some(q) = self.st.borrow_mut().reqs.get_mut(req) {
+                q.state = ReqState::Done(r);
+            }
+        } else {
+            self.st.borrow_mut().posted.push(Posted {
+                req,
+                m,
+                buf: RawBuf {
+                    ptr: dst.as_mut_ptr(),
+                    len: dst.len(),
+                },
+                layout,
+            });
+        }
+        Ok(req)
+    }
+
+    // ------------------------------------------------------------ requests
+
+    /// Test a request: `Some(result)` when complete (and then released).
+    pub(crate) fn test(&self, id: ReqId) -> Option<Result<RawStatus>> {
+        self.progress();
+        self.test_settled(id)
+    }
+
+    /// [`Engine::test`] for tasks (collective schedules): inside a wait
+    /// loop, which has just drained the transport, only what the pass asks
+    /// for; outside one, a full test.
+    pub(crate) fn test_step(&self, id: ReqId) -> Option<Result<RawStatus>> {
+        match self.pass.get() {
+            Pass::Outside => self.test(id),
+            Pass::Quiet => self.poll_req(id),
+            Pass::Check => self.test_settled(id),
+        }
+    }
+
+    /// [`Engine::test`] without draining the transport first.
+    pub(super) fn test_settled(&self, id: ReqId) -> Option<Result<RawStatus>> {
+        if let Some(r) = self.poll_req(id) {
+            return Some(r);
+        }
+        // A pending request that can never complete (the job was aborted,
+        // or its peer is gone) fails and is withdrawn, as a wait would, in
+        // the same order of checks; otherwise a `test` loop spins forever.
+        let group = self.st.borrow().reqs.get(id)?.group.clone();
+        let err = match self.check_abort(&group) {
+            Err(e) => e,
+            Ok(()) => {
+                let rank = self.req_dead_peer(id)?;
+                self.progress(); // frames may have arrived before the peer left
+                if let Some(r) = self.poll_req(id) {
+                    return Some(r);
+                }
+                // As in `wait_loop`: the peer may have failed after an abort.
+                self.check_abort(&group)
+                    .err()
+                    .unwrap_or(Error::PeerFailed { rank })
+            }
+        };
+        self.withdraw(id);
+        Some(Err(err))
+    }
+
+    /// The rank a pending request depends on, if it is gone (for a wildcard
+    /// receive, as for a blocking wildcard receive).
+    pub(super) fn req_dead_peer(&self, id: ReqId) -> Option<Rank> {
+        let (group, peer) = {
+            let st = self.st.borrow();
+            let r = st.reqs.get(id)?;
+            (r.group.clone(), r.peer)
+        };
+        self.dead_peer(&group, peer)
+    }
+
+    pub(super) fn poll_req(&self, id: ReqId) -> Option<Result<RawStatus>> {
+        let mut st = self.st.borrow_mut();
+        let st = &mut *st;
+        let r = st.reqs.get_mut(id)?;
+        let finished = match &r.state {
+            ReqState::Done(_) => true,
+            ReqState::Recv => false,
+            ReqState::Lent { done } => match done.finished() {
+                None => false,
+                Some(Ok(_)) => {
+                    r.state = ReqState::Done(Ok(RawStatus {
+                        src: self.me,
+                        tag: r.tag,
+                        len: r.len,
+                    }));
+                    true
+                }
+                Some(Err(())) => {
+                    // Endpoint numbering; `map_err` turns it into a rank.
+                    let rank = Rank::Node(r.peer.unwrap_or(self.me) as usize);
+                    r.state = ReqState::Done(Err(Error::PeerFailed { rank }));
+                    true
+                }
+            },
+            ReqState::AwaitAck { id, .. } => match st.acks.iter().position(|a| a.0 == *id) {
+                None => false,
+                Some(i) => {
+                    let (_, taken) = st.acks.swap_remove(i);
+                    r.state = ReqState::Done(Ok(RawStatus {
+                        src: self.me,
+                        tag: r.tag,
+                        len: taken,
+                    }));
+                    true
+                }
+            },
+        };
+        if !finished {
+            return None;
+        }
+        let r = st.reqs.remove(id).expect("present");
+        match r.state {
+            ReqState::Done(res) => Some(res.map_err(|e| map_err(e, &r.group))),
+            _ => unreachable!("finished requests are Done"),
+        }
+    }
+
+    /// Wait for a request to complete. On failure or timeout the request is
+    /// withdrawn (its buffer is no longer used by anyone).
+    pub(crate) fn wait_req(
+        &self,
+        id: ReqId,
+        timeout: Option<Duration>,
+        op: &str,
+    ) -> Result<RawStatus> {
+        let (group, peer, what) = match self.st.borrow().reqs.get(id) {
+            Some(r) => (
+                r.group.clone(),
+                r.peer,
+                if r.send {
+                    format!(
+                        "a send of {} bytes with tag {} to {} to complete",
+                        r.len,
+                        r.tag,
+                        r.group.rank(r.peer.unwrap_or(self.me))
+                    )
+                } else {
+                    let src = match r.peer {
+                        Some(p) => r.group.rank(p).to_string(),
+                        None => "any source".into(),
+                    };
+                    let tag = if r.tag == u32::MAX {
+                        "any tag".to_string()
+                    } else {
+                        format!("tag {}", r.tag)
+                    };
+                    format!("a message from {src} with {tag}")
+                },
+            ),
+            None => {
+                return Err(Error::InvalidArgument {
+                    op: "wait",
+                    what: format!("request {id} is not active"),
+                })
+            }
+        };
+        recorder::hook(Event::Wait);
+        let what = move || what.clone();
+        let r = self.wait_loop(&group, peer, timeout, op, &what, |e| e.poll_req(id));
+        recorder::hook(Event::Done);
+        if r.is_err() {
+            self.withdraw(id);
+        }
+        r
+    }
+
+    /// Wait until one of `ids` completes: its index and result. A request
+    /// whose peer is gone is reported (and withdrawn) with `PeerFailed`; on
+    /// timeout or abort the first request is reported with the error (and
+    /// withdrawn).
+    pub(crate) fn wait_any(
+        &self,
+        g: &Group,
+        ids: &[ReqId],
+        timeout: Option<Duration>,
+    ) -> (usize, Result<RawStatus>) {
+        let what = || format!("any of {} requests", ids.len());
+        let done = |e: &Self| {
+            ids.iter()
+                .enumerate()
+                .find_map(|(i, &id)| e.poll_req(id).map(|r| (i, r)))
+        };
+        // Peer failures are checked per request (the loop itself depends on
+        // no one, hence `Some(self.me)`): a request fails, under its own
+        // index, only when *its* peer is gone; a failed rank that none of
+        // the requests depends on does not disturb the others.
+        let r = self.wait_loop(g, Some(self.me), timeout, "wait_any", &what, |e| {
+            if let Some(x) = done(e) {
+                return Some(Ok(x));
+            }
+            if e.check_abort(g).is_err() {
+                return None; // the loop reports the abort next
+            }
+            let (i, rank) = ids
+                .iter()
+                .enumerate()
+                .find_map(|(i, &id)| e.req_dead_peer(id).map(|rank| (i, rank)))?;
+            e.progress(); // frames may have arrived before the peer left
+            if let Some(x) = done(e) {
+                return Some(Ok(x));
+            }
+            if e.check_abort(g).is_err() {
+                return None; // the peer failed after an abort: report that
+            }
+            e.withdraw(ids[i]);
+            Some(Ok((i, Err(Error::PeerFailed { rank }))))
+        });
+        match r {
+            Ok((i, r)) => (i, r),
+            Err(err) => {
+                self.withdraw(ids[0]);
+                (0, Err(err))
+            }
+        }
+    }
+
+    /// Withdraw an unfinished request: remove a posted receive, revoke a lent
+    /// buffer. Afterwards no one touches the request's buffer.
+    pub(crate) fn withdraw(&self, id: ReqId) {
+        let mut st = self.st.borrow_mut();
+        let Some(r) = st.reqs.remove(id) else {
+            return;
+        };
+        match &r.state {
+            ReqState::Lent { done }
+            | ReqState::AwaitAck {
+                lent: Some(done), ..
+            } => {
+                done.revoke();
+            }
+            _ => {}
+        }
+        st.posted.retain(|p| p.req != id);
+    }
+
+    /// Is the request still active?
+    pub(crate) fn active(&self, id: ReqId) -> bool {
+        self.st.borrow().reqs.contains(id)
+    }
+}

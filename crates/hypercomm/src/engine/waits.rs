@@ -1,0 +1,216 @@
+//! The one wait loop of the engine: drain, advance tasks, poll; check
+//! abort, peer failure and the deadline; spin, then yield, then block in the
+//! transport.
+
+use super::{cores, Engine, Group};
+use crate::error::{Error, Result};
+use crate::rank::Rank;
+use crate::trace::recorder::{self, Event};
+use crate::transport::{PeerState, Transport};
+use std::time::{Duration, Instant};
+
+/// What the current pass of a wait loop asks of [`Engine::test_step`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Pass {
+    /// Not inside a wait: test fully (progress, completion, failures).
+    Outside,
+    /// A spinning pass: the loop has just drained the transport and checks
+    /// failures itself on its check passes, so only look at completion.
+    Quiet,
+    /// A check pass: completion and, if pending, abort and peer failure.
+    Check,
+}
+
+/// While spinning, a wait checks abort, peer failures and its deadline on
+/// every this many passes (every [`YIELD_CHECK_EVERY`] while yielding, and
+/// every pass once blocking): the checks read the clock and the peers'
+/// states, which costs more than a pass.
+pub(super) const CHECK_EVERY: u32 = 32;
+
+/// While yielding, a wait checks on every this many passes.
+pub(super) const YIELD_CHECK_EVERY: u32 = 4;
+
+/// How long a wait spins before yielding (then it yields for
+/// [`YIELD_FOR`] before blocking). With no more ranks than cores a waiting rank's partner is running, so
+/// polling pays off for a while (about 50–100 µs); with more ranks than
+/// cores the partner may need this core, so yield almost at once.
+pub(super) const SPINS_DEDICATED: u32 = 2000;
+pub(super) const SPINS_OVERSUBSCRIBED: u32 = 20;
+
+/// How long a wait keeps yielding before it blocks in the transport
+/// (`HYPERCOMM_YIELD_US` overrides, in microseconds). A yielding rank gives
+/// its core to the ranks that have work and sees their messages within
+/// microseconds; a blocked one needs a wake-up call and a trip through the
+/// scheduler (tens of microseconds), which would be paid on every message
+/// when ranks outnumber cores.
+pub(super) const YIELD_FOR: Duration = Duration::from_micros(500);
+
+pub(super) fn yield_for() -> Duration {
+    static D: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *D.get_or_init(|| {
+        std::env::var("HYPERCOMM_YIELD_US")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map_or(YIELD_FOR, Duration::from_micros)
+    })
+}
+
+/// Poll iterations before yielding, for a job of `endpoints` ranks.
+pub(super) fn spin_budget(endpoints: usize) -> u32 {
+    if endpoints <= cores() {
+        SPINS_DEDICATED
+    } else {
+        SPINS_OVERSUBSCRIBED
+    }
+}
+
+impl Engine {
+    // ------------------------------------------------------------- failures
+
+    /// Fail if the job was aborted. Also used by the non-blocking calls
+    /// (`iprobe`, `Request::test`) so that a polling loop ends after an abort.
+    pub(crate) fn check_abort(&self, g: &Group) -> Result<()> {
+        if let Some(msg) = self.t.protocol_error() {
+            return Err(Error::Protocol(msg));
+        }
+        if let Some((ep, msg)) = self.t.aborted() {
+            return Err(Error::Aborted {
+                rank: g.rank(ep as u32),
+                message: msg,
+            });
+        }
+        let st = self.st.borrow();
+        if let Some((ep, msg)) = &st.abort {
+            return Err(Error::Aborted {
+                rank: g.rank(*ep),
+                message: msg.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Is the endpoint (or, for `None`, any member needed by a wildcard) gone?
+    pub(super) fn dead_peer(&self, g: &Group, peer: Option<u32>) -> Option<Rank> {
+        match peer {
+            Some(p) if p == self.me => None,
+            Some(p) => match self.t.peer_state(p as usize) {
+                PeerState::Alive => None,
+                _ => Some(g.rank(p)),
+            },
+            None => {
+                // A wildcard fails when any other member failed, or when every
+                // other member has finished (nobody can still send).
+                let (mut finished, mut alive) = (None, false);
+                for m in g.members().filter(|&m| m != self.me) {
+                    match self.t.peer_state(m as usize) {
+                        PeerState::Failed(_) => return Some(g.rank(m)),
+                        PeerState::Finished => {
+                            finished.get_or_insert(m);
+                        }
+                        PeerState::Alive => alive = true,
+                    }
+                }
+                if alive {
+                    None
+                } else {
+                    finished.map(|m| g.rank(m))
+                }
+            }
+        }
+    }
+
+    /// The shared wait loop. `poll` is tried after each drain of the
+    /// transport; `peer` is what the wait depends on.
+    pub(crate) fn wait_loop<R>(
+        &self,
+        g: &Group,
+        peer: Option<u32>,
+        timeout: Option<Duration>,
+        op: &str,
+        what: &dyn Fn() -> String,
+        mut poll: impl FnMut(&Self) -> Option<Result<R>>,
+    ) -> Result<R> {
+        // The clock is read only when a wait did not end at once (most end
+        // within a few passes): `start` is taken on the first check pass
+        // after the first, microseconds late at most.
+        let mut start: Option<Instant> = None;
+        let mut deadline: Option<Instant> = None;
+        let mut yield_until: Option<Instant> = None;
+        let mut spins = 0u32;
+        let mut published = false;
+        let outer = self.pass.get();
+        let out = loop {
+            // Spinning: every CHECK_EVERY passes; yielding: every
+            // YIELD_CHECK_EVERY (a collective's wait looks at every member);
+            // blocking: every pass.
+            let check = spins.is_multiple_of(CHECK_EVERY)
+                || (spins >= self.spins && spins.is_multiple_of(YIELD_CHECK_EVERY))
+                || published;
+            self.pass.set(if check { Pass::Check } else { Pass::Quiet });
+            self.progress();
+            self.advance_tasks();
+            if let Some(r) = poll(self) {
+                break r;
+            }
+            if check {
+                if let Err(e) = self.check_abort(g) {
+                    break Err(e);
+                }
+                if let Some(rank) = self.dead_peer(g, peer) {
+                    // Frames may have arrived before the peer finished: look once more.
+                    self.progress();
+                    if let Some(r) = poll(self) {
+                        break r;
+                    }
+                    // The peer may have failed *because* of an abort that came
+                    // after our check above: then report the abort.
+                    if let Err(e) = self.check_abort(g) {
+                        break Err(e);
+                    }
+                    break Err(Error::PeerFailed { rank });
+                }
+                if spins > 0 {
+                    if let Some(t) = timeout {
+                        let now = Instant::now();
+                        let begun = *start.get_or_insert(now);
+                        let dl = *deadline.get_or_insert(begun + t);
+                        if now >= dl {
+                            break Err(Error::Timeout {
+                                rank: g.rank(self.me),
+                                op: op.to_string(),
+                                waiting_for: what(),
+                                after: now - begun,
+                                others: self.t.describe_waits(),
+                            });
+                        }
+                    }
+                }
+            }
+            if spins == 0 {
+                recorder::hook(Event::Blocked);
+            }
+            spins += 1;
+            let yielding = spins >= self.spins && {
+                let now = Instant::now();
+                now < *yield_until.get_or_insert_with(|| now + yield_for())
+            };
+            if spins < self.spins {
+                std::hint::spin_loop();
+            } else if yielding {
+                std::thread::yield_now();
+            } else {
+                if !published {
+                    self.t
+                        .set_waiting(Some(format!("{} in {op}: {}", g.rank(self.me), what())));
+                    published = true;
+                }
+                self.t.wait(deadline);
+            }
+        };
+        self.pass.set(outer);
+        if published {
+            self.t.set_waiting(None);
+        }
+        out
+    }
+}

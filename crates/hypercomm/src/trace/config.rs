@@ -1,0 +1,174 @@
+//! How a trace is configured: output format, buffer policy, levels, and
+//! what a rank can ask about its tracing.
+
+use super::clock::{Monotonic, TimeSource};
+use super::event::Levels;
+use crate::error::{Error, Result};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Output format of a trace file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// PICL verbose text.
+    PiclVerbose,
+    /// PICL compact text.
+    PiclCompact,
+    /// Chrome Trace Event Format JSON (Perfetto, chrome://tracing).
+    Chrome,
+    /// Self-contained HTML report.
+    Html,
+    /// Our raw per-rank streams (JSON), nanosecond times and clock
+    /// corrections; what separate processes write for `trace convert`.
+    Raw,
+}
+
+impl Output {
+    /// Parse a format name (`picl-verbose`, `picl-compact`, `chrome`,
+    /// `html`, `raw`; also `verbose`, `compact`, `json`).
+    pub fn parse(s: &str) -> Option<Output> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "picl-verbose" | "picl" | "verbose" => Output::PiclVerbose,
+            "picl-compact" | "compact" => Output::PiclCompact,
+            "chrome" | "json" | "perfetto" => Output::Chrome,
+            "html" | "report" => Output::Html,
+            "raw" => Output::Raw,
+            _ => return None,
+        })
+    }
+}
+
+/// What to do when a rank's buffer is full (PICL tracenode's `flush`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Policy {
+    /// Stop recording (a `trace_stop` record); statistics go on. PICL's
+    /// choice for performance measurements (no flush perturbs the run).
+    Stop,
+    /// Hand the buffer to the collector and go on (a `trace_flush` record
+    /// marks the time it took). Our default: nothing is lost.
+    #[default]
+    Flush,
+}
+
+/// Tracing configuration.
+#[derive(Clone)]
+pub struct Config {
+    /// The output file.
+    pub path: PathBuf,
+    /// Its format.
+    pub output: Output,
+    /// Initial levels (PICL tracelevel).
+    pub levels: Levels,
+    /// Buffer size per rank, in records (at least 16; 64 bytes each).
+    pub buffer: usize,
+    /// What to do when the buffer is full.
+    pub policy: Policy,
+    /// Measure clock offsets to rank 0 at start and exit.
+    pub sync: bool,
+    /// Where timestamps come from.
+    pub clock: Arc<dyn TimeSource>,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("path", &self.path)
+            .field("output", &self.output)
+            .field("levels", &self.levels)
+            .field("buffer", &self.buffer)
+            .field("policy", &self.policy)
+            .field("sync", &self.sync)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Config {
+    /// Levels 3,3,3, a buffer of 64 Ki records per rank (4 MiB, allocated
+    /// and touched at trace start), flush policy (nothing is lost; each
+    /// flush is marked by a `trace_flush` record), synchronised clocks, the
+    /// monotonic clock.
+    pub fn new(path: impl Into<PathBuf>, output: Output) -> Config {
+        Config {
+            path: path.into(),
+            output,
+            levels: Levels::all(3),
+            buffer: 1 << 16,
+            policy: Policy::Flush,
+            sync: true,
+            clock: Arc::new(Monotonic),
+        }
+    }
+
+    /// From `HYPERCOMM_TRACE=path[:format]` and `HYPERCOMM_TRACE_LEVEL=e,c,m`
+    /// (also `HYPERCOMM_TRACE_BUFFER=records`, `HYPERCOMM_TRACE_POLICY=stop|flush`).
+    /// `Ok(None)` when `HYPERCOMM_TRACE` is unset or empty.
+    pub fn from_env() -> Result<Option<Config>> {
+        let get = |k: &str| std::env::var(k).ok().filter(|s| !s.trim().is_empty());
+        let Some(spec) = get("HYPERCOMM_TRACE") else {
+            return Ok(None);
+        };
+        let bad = |op: &'static str, what: String| Error::InvalidArgument { op, what };
+        let (path, output) = match spec.rsplit_once(':') {
+            Some((p, f)) if Output::parse(f).is_some() && !p.is_empty() => {
+                (p.to_string(), Output::parse(f).expect("checked"))
+            }
+            _ => (spec.clone(), Output::PiclVerbose),
+        };
+        let mut c = Config::new(path, output);
+        if let Some(l) = get("HYPERCOMM_TRACE_LEVEL") {
+            c.levels = parse_levels(&l).ok_or_else(|| {
+                bad(
+                    "HYPERCOMM_TRACE_LEVEL",
+                    format!("{l:?} is not e,c,m (three integers 0..3)"),
+                )
+            })?;
+        }
+        if let Some(b) = get("HYPERCOMM_TRACE_BUFFER") {
+            c.buffer = b.trim().parse().map_err(|_| {
+                bad(
+                    "HYPERCOMM_TRACE_BUFFER",
+                    format!("{b:?} is not a number of records"),
+                )
+            })?;
+        }
+        if let Some(p) = get("HYPERCOMM_TRACE_POLICY") {
+            c.policy = match p.trim() {
+                "stop" => Policy::Stop,
+                "flush" => Policy::Flush,
+                _ => {
+                    return Err(bad(
+                        "HYPERCOMM_TRACE_POLICY",
+                        format!("{p:?} is neither stop nor flush"),
+                    ))
+                }
+            };
+        }
+        Ok(Some(c))
+    }
+}
+
+/// Parse `e,c,m`.
+pub fn parse_levels(s: &str) -> Option<Levels> {
+    let v: Vec<i32> = s
+        .split(',')
+        .map(|x| x.trim().parse::<i32>().ok())
+        .collect::<Option<_>>()?;
+    match v[..] {
+        [event, compstats, commstats] => Some(Levels {
+            event,
+            compstats,
+            commstats,
+        }),
+        _ => None,
+    }
+}
+
+/// What [`info`] reports (PICL traceinfo).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Info {
+    /// Lower bound on the records that still fit in the buffer (0 when not
+    /// tracing, stopped or exited).
+    pub remaining: usize,
+    /// Current levels.
+    pub levels: Levels,
+}
