@@ -1,20 +1,17 @@
 //! The shared-memory transport with real processes.
 //!
-//! Each test creates a segment in this (parent) process, lets children
-//! inherit it, and re-executes this test binary once per rank with
-//! `HC_SHM_TEST_ROLE` naming what the child does (`child_entry` runs the
-//! role and exits). A child prints `RESULT <text>` or `ERROR <ms> <error>`
-//! (milliseconds since the epoch, to time failure detection); the parent
-//! checks every line. A watchdog kills the whole job if it hangs.
+//! Each test runs its ranks as processes of this test binary
+//! ([`hypercomm::launch::Processes`]: the launcher's engine starts them with
+//! a shared segment and collects every rank's result); a rank runs the
+//! role the test names and returns its result as text. The job has a time
+//! limit, so a hang fails the test.
 
-use hypercomm::transport::shm::{create_segment, fd_from_env, run_process, share_with_children};
-use hypercomm::{scope, wait_all, Comm, Error, Rank, ANY_SOURCE, ANY_TAG};
-use std::io::Read;
-use std::os::fd::AsRawFd;
-use std::process::{Child, Command, Stdio};
+use hypercomm::launch::{Processes, RankEnd};
+use hypercomm::{scope, wait_all, Comm, Error, Rank, TransportKind, ANY_SOURCE, ANY_TAG};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-const ROLE: &str = "HC_SHM_TEST_ROLE";
+/// Where the rank that kills itself writes the time (ms) it did.
+const KILL_FILE: &str = "HC_SHM_TEST_KILL_FILE";
 
 fn now_ms() -> u128 {
     SystemTime::now()
@@ -29,34 +26,7 @@ fn pattern(k: usize, len: usize) -> Vec<u8> {
         .collect()
 }
 
-// ------------------------------------------------------------ the children
-
-/// Entry point of a child process (a no-op in the parent's test run).
-#[test]
-fn child_entry() {
-    let Ok(role) = std::env::var(ROLE) else {
-        return;
-    };
-    let var = |k: &str| std::env::var(k).unwrap_or_default();
-    let nodes: usize = var("HYPERCOMM_NODES").parse().expect("HYPERCOMM_NODES");
-    let host = var("HYPERCOMM_HOST") == "1";
-    let me: usize = var("HYPERCOMM_RANK").parse().expect("HYPERCOMM_RANK");
-    let fd = fd_from_env().expect("segment descriptor");
-    let comm_timeout = Some(Duration::from_secs(30));
-    let r = run_process(fd, nodes, host, me, |comm| {
-        role_body(&role, &comm.with_timeout(comm_timeout))
-    });
-    match r {
-        Ok(s) => {
-            println!("RESULT {s}");
-            std::process::exit(0)
-        }
-        Err(e) => {
-            println!("ERROR {} {e:?}", now_ms());
-            std::process::exit(3)
-        }
-    }
-}
+// ------------------------------------------------------------ the ranks
 
 fn role_body(role: &str, comm: &Comm) -> Result<String, Error> {
     let me = comm.rank();
@@ -214,12 +184,20 @@ fn role_body(role: &str, comm: &Comm) -> Result<String, Error> {
         }
         "exchange_forever" => {
             // Everybody exchanges with both ring neighbours until a peer
-            // fails; the parent kills one rank with SIGKILL meanwhile.
+            // fails; rank 2 kills itself with SIGKILL after half a second,
+            // writing the time to the file the test names first.
             let (right, left) = ((me + 1) % n, (me + n - 1) % n);
-            println!("READY");
             let out = vec![me as u8; 70_000];
             let mut inb = vec![0u8; 70_000];
+            let start = Instant::now();
             loop {
+                if me == 2 && start.elapsed() > Duration::from_millis(500) {
+                    let file = std::env::var(KILL_FILE).expect("the file for the time of death");
+                    std::fs::write(file, now_ms().to_string()).expect("writing the time");
+                    // SAFETY: kill(2) on our own pid with SIGKILL: the
+                    // process ends here, as a `kill -9` from outside would.
+                    unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+                }
                 comm.send_recv(&out, right, 1, &mut inb, left, 1)?;
                 comm.send_recv(&out[..10], left, 2, &mut inb[..10], right, 2)?;
             }
@@ -258,108 +236,48 @@ fn role_body(role: &str, comm: &Comm) -> Result<String, Error> {
 
 // ------------------------------------------------------------ the parent
 
-struct Job {
-    children: Vec<Child>,
+/// A job of `nodes` rank processes (and a host) running `role`, started by
+/// the test `test` (whose copies run it again and become the ranks).
+fn job(test: &str, nodes: usize, env: &[(&str, &str)]) -> Processes {
+    let mut p = Processes::new(nodes)
+        .transport(TransportKind::Shm)
+        .key(test)
+        .args([test, "--exact", "--nocapture", "--test-threads=1", "-q"])
+        .timeout(Duration::from_secs(120));
+    for (k, v) in env {
+        p = p.env(k, v);
+    }
+    p
 }
 
-fn spawn(role: &str, nodes: usize, host: bool, env: &[(&str, &str)]) -> Job {
-    let endpoints = nodes + host as usize;
-    let fd = create_segment(endpoints).expect("segment");
-    share_with_children(&fd).expect("inheritable segment");
-    let exe = std::env::current_exe().expect("test binary");
-    let children = (0..endpoints)
-        .map(|r| {
-            let mut c = Command::new(&exe);
-            c.args([
-                "child_entry",
-                "--exact",
-                "--nocapture",
-                "--test-threads=1",
-                "-q",
-            ])
-            .env(ROLE, role)
-            .env("HYPERCOMM_SHM_FD", fd.as_raw_fd().to_string())
-            .env("HYPERCOMM_RANK", r.to_string())
-            .env("HYPERCOMM_NODES", nodes.to_string())
-            .env("HYPERCOMM_HOST", if host { "1" } else { "0" })
-            .env("HYPERCOMM_TRANSPORT", "shm")
-            .stdout(Stdio::piped());
-            for (k, v) in env {
-                c.env(k, v);
-            }
-            c.spawn().expect("spawning a rank")
+/// Every rank's result; the role must succeed everywhere.
+fn run_ok(test: &str, role: &str, nodes: usize, host: bool, env: &[(&str, &str)]) -> Vec<String> {
+    let body = |c: &Comm| role_body(role, &c.with_timeout(Some(Duration::from_secs(30))));
+    if host {
+        let (h, mut v) = job(test, nodes, env)
+            .run_with_host(body, body)
+            .unwrap_or_else(|e| panic!("{role}: {e}"));
+        v.push(h);
+        v
+    } else {
+        job(test, nodes, env)
+            .run(body)
+            .unwrap_or_else(|e| panic!("{role}: {e}"))
+    }
+}
+
+/// How every rank ended: its role's result or error (with the time it saw
+/// the error), and the job's failure.
+type Ends = (Vec<RankEnd<Result<String, (u128, String)>>>, Option<Error>);
+
+fn run_ends(test: &str, role: &str, nodes: usize, env: &[(&str, &str)]) -> Ends {
+    job(test, nodes, env)
+        .quiet()
+        .ends(|c| {
+            let r = role_body(role, &c.with_timeout(Some(Duration::from_secs(30))));
+            Ok::<_, Error>(r.map_err(|e| (now_ms(), format!("{e:?}"))))
         })
-        .collect();
-    // `fd` closes here: the children hold the segment now.
-    Job { children }
-}
-
-struct Ended {
-    code: Option<i32>,
-    out: String,
-}
-
-impl Ended {
-    fn line(&self, prefix: &str) -> Option<&str> {
-        self.out
-            .lines()
-            .find_map(|l| l.strip_prefix(prefix).map(str::trim))
-    }
-    fn result(&self) -> &str {
-        self.line("RESULT ")
-            .unwrap_or_else(|| panic!("no result (exit {:?}): {}", self.code, self.out))
-    }
-}
-
-impl Job {
-    /// Wait for every child; kill them all if `limit` passes.
-    fn wait(mut self, limit: Duration) -> Vec<Ended> {
-        let end = Instant::now() + limit;
-        let mut codes: Vec<Option<Option<i32>>> = vec![None; self.children.len()];
-        while codes.iter().any(Option::is_none) {
-            for (c, code) in self.children.iter_mut().zip(codes.iter_mut()) {
-                if code.is_none() {
-                    if let Some(st) = c.try_wait().expect("try_wait") {
-                        *code = Some(st.code());
-                    }
-                }
-            }
-            if Instant::now() > end {
-                for c in &mut self.children {
-                    let _ = c.kill();
-                    let _ = c.wait();
-                }
-                panic!("job did not finish within {limit:?}");
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        self.children
-            .iter_mut()
-            .zip(codes)
-            .map(|(c, code)| {
-                let mut out = String::new();
-                if let Some(mut s) = c.stdout.take() {
-                    let _ = s.read_to_string(&mut out);
-                }
-                Ended {
-                    code: code.expect("ended"),
-                    out,
-                }
-            })
-            .collect()
-    }
-}
-
-fn run_ok(role: &str, nodes: usize, host: bool, env: &[(&str, &str)]) -> Vec<String> {
-    let ended = spawn(role, nodes, host, env).wait(Duration::from_secs(120));
-    ended
-        .iter()
-        .enumerate()
-        .map(|(r, e)| {
-            assert_eq!(e.code, Some(0), "rank {r} of {role}: {}", e.out);
-            e.result().to_string()
-        })
-        .collect()
+        .unwrap_or_else(|e| panic!("{role}: {e}"))
 }
 
 fn dev_shm() -> Vec<String> {
@@ -376,43 +294,71 @@ fn dev_shm() -> Vec<String> {
 
 #[test]
 fn ping_pong_all_sizes() {
-    assert_eq!(run_ok("ping_pong", 2, false, &[]), ["ok", "ok"]);
+    let r = run_ok("ping_pong_all_sizes", "ping_pong", 2, false, &[]);
+    assert_eq!(r, ["ok", "ok"]);
 }
 
 #[test]
 fn ping_pong_without_single_copy() {
     // The fallback: large messages through the ring slots.
-    let r = run_ok("ping_pong", 2, false, &[("HYPERCOMM_SHM_CMA", "0")]);
+    let r = run_ok(
+        "ping_pong_without_single_copy",
+        "ping_pong",
+        2,
+        false,
+        &[("HYPERCOMM_SHM_CMA", "0")],
+    );
     assert_eq!(r, ["ok", "ok"]);
 }
 
 #[test]
 fn ordering_probe_and_wildcards() {
     assert_eq!(
-        run_ok("ordering_wildcards", 3, false, &[]),
+        run_ok(
+            "ordering_probe_and_wildcards",
+            "ordering_wildcards",
+            3,
+            false,
+            &[]
+        ),
         ["ok", "sent", "sent"]
     );
 }
 
 #[test]
 fn truncation_keeps_message_and_zero_length() {
-    assert_eq!(run_ok("truncation_zero", 2, false, &[]), ["ok", "ok"]);
+    let r = run_ok(
+        "truncation_keeps_message_and_zero_length",
+        "truncation_zero",
+        2,
+        false,
+        &[],
+    );
+    assert_eq!(r, ["ok", "ok"]);
 }
 
 #[test]
 fn large_message_64mib() {
-    assert_eq!(run_ok("large_64mib", 2, false, &[]), ["ok", "ok"]);
+    let r = run_ok("large_message_64mib", "large_64mib", 2, false, &[]);
+    assert_eq!(r, ["ok", "ok"]);
 }
 
 #[test]
 fn ten_thousand_outstanding_isends() {
-    assert_eq!(run_ok("isends_10000", 2, false, &[]), ["ok", "ok"]);
+    let r = run_ok(
+        "ten_thousand_outstanding_isends",
+        "isends_10000",
+        2,
+        false,
+        &[],
+    );
+    assert_eq!(r, ["ok", "ok"]);
 }
 
 #[test]
 fn ring_of_8_processes_on_few_cores() {
     let t0 = Instant::now();
-    let r = run_ok("ring", 8, false, &[]);
+    let r = run_ok("ring_of_8_processes_on_few_cores", "ring", 8, false, &[]);
     eprintln!("8-process ring, 300 laps: {:?}", t0.elapsed());
     let want: Vec<String> = (0..8u64)
         .map(|r| if r == 0 { 299 * 8 + 7 } else { 299 * 8 + r - 1 })
@@ -423,44 +369,71 @@ fn ring_of_8_processes_on_few_cores() {
 
 #[test]
 fn host_and_nodes() {
-    assert_eq!(run_ok("host", 3, true, &[]), ["ok", "ok", "ok", "30"]);
+    let r = run_ok("host_and_nodes", "host", 3, true, &[]);
+    assert_eq!(r, ["ok", "ok", "ok", "30"]);
 }
 
 #[test]
 fn abort_reaches_every_rank() {
-    let ended = spawn("abort", 3, false, &[]).wait(Duration::from_secs(30));
-    for (r, e) in ended.iter().enumerate() {
-        assert_eq!(e.code, Some(3), "rank {r}: {}", e.out);
-        let err = e.line("ERROR ").expect("an error line");
+    let (ends, failure) = run_ends("abort_reaches_every_rank", "abort", 3, &[]);
+    assert_eq!(ends.len(), 3);
+    for e in &ends {
+        let got = e
+            .result
+            .clone()
+            .unwrap_or_else(|| panic!("{:?} gave nothing", e.rank));
+        let (_, err) = got.expect_err("every rank sees the abort");
         assert!(
             err.contains("Aborted") && err.contains("boom from rank 1") && err.contains("Node(1)"),
-            "rank {r}: {err}"
+            "{:?}: {err}",
+            e.rank
         );
     }
+    let failure = failure.expect("the job failed").to_string();
+    assert!(
+        failure.contains("rank 1 aborted the job: boom from rank 1"),
+        "{failure}"
+    );
 }
 
 #[test]
 fn kill_9_is_reported_within_a_second() {
     let before = dev_shm();
-    let mut job = spawn("exchange_forever", 4, false, &[]);
-    // Let the exchange run, then kill rank 2 in the middle of it.
-    std::thread::sleep(Duration::from_millis(500));
+    let file = std::env::temp_dir().join(format!("hc-shm-kill-{}", std::process::id()));
+    let file_s = file.to_string_lossy().into_owned();
+    let (ends, failure) = run_ends(
+        "kill_9_is_reported_within_a_second",
+        "exchange_forever",
+        4,
+        &[(KILL_FILE, &file_s)],
+    );
+    let killed_at: u128 = std::fs::read_to_string(&file)
+        .expect("the victim wrote its time of death")
+        .trim()
+        .parse()
+        .expect("a time");
+    let _ = std::fs::remove_file(&file);
     let victim = 2;
-    job.children[victim].kill().expect("kill -9");
-    let killed_at = now_ms();
-    let ended = job.wait(Duration::from_secs(30));
-    assert_eq!(ended[victim].code, None, "killed by a signal");
-    for (r, e) in ended.iter().enumerate().filter(|(r, _)| *r != victim) {
-        assert_eq!(e.code, Some(3), "rank {r}: {}", e.out);
-        let err = e.line("ERROR ").expect("an error line");
-        let (at, what) = err.split_once(' ').expect("time and error");
-        let at: u128 = at.parse().expect("time");
-        assert!(what.contains("PeerFailed"), "rank {r}: {what}");
+    assert_eq!(
+        ends[victim].result, None,
+        "the killed rank delivers nothing"
+    );
+    let failure = failure.expect("the job failed").to_string();
+    assert!(
+        failure.contains("rank 2") && failure.contains("SIGKILL"),
+        "{failure}"
+    );
+    for e in ends.iter().filter(|e| e.rank != Rank::Node(victim)) {
+        let got = e
+            .result
+            .clone()
+            .unwrap_or_else(|| panic!("{:?} gave nothing", e.rank));
+        let (at, what) = got.expect_err("the survivors see the death");
+        assert!(what.contains("PeerFailed"), "{:?}: {what}", e.rank);
         let delay = at.saturating_sub(killed_at);
-        eprintln!("rank {r}: {what} after {delay} ms");
-        assert!(delay < 1000, "rank {r} noticed after {delay} ms");
+        eprintln!("{:?}: {what} after {delay} ms", e.rank);
+        assert!(delay < 1000, "{:?} noticed after {delay} ms", e.rank);
     }
-    // Every process has ended (waited for above) and nothing is left in
-    // /dev/shm (the segment is a memfd).
+    // Nothing is left in /dev/shm (the segment is a memfd).
     assert_eq!(dev_shm(), before);
 }

@@ -2,21 +2,21 @@
 //! the example programs (built on demand into this test's target directory
 //! and profile, as `tests/examples.rs` does), each under a time limit; and
 //! the [`Processes`] launcher, which runs the conformance suite's test
-//! bodies as processes of a TCP or shared-memory job started by
-//! `hypercomm run`.
+//! bodies as processes of a TCP or shared-memory job.
 //!
-//! How [`Processes`] works: the test (in the parent test process) starts
-//! `hypercomm run -n 16 --host <this test binary> -- <this test binary>`
-//! filtered to the same test. Every process of that job runs the whole test
-//! body in lockstep; each `launch(n, f)` inside it becomes a sub-job: the
-//! first `n` world nodes (and the world's host, for `launch_with_host`)
-//! split off a communicator that looks like a fresh world and run `f`; then
-//! all processes exchange the results (serde), so every process continues
-//! the body with the same values. Randomised bodies use the same proptest
-//! seed in every process (`PROPTEST_RNG_SEED`).
+//! How [`Processes`] works: the test (in the parent test process) starts a
+//! job of 16 nodes and a host, all copies of this test binary filtered to
+//! the same test, with the library's [`hypercomm::launch::Processes`]. Every
+//! process of that job runs the whole test body in lockstep; each
+//! `launch(n, f)` inside it becomes a sub-job: the first `n` world nodes
+//! (and the world's host, for `launch_with_host`) split off a communicator
+//! that looks like a fresh world and run `f`; then all processes exchange
+//! the results (serde), so every process continues the body with the same
+//! values. Randomised bodies use the same proptest seed in every process
+//! (`PROPTEST_RNG_SEED`).
 
 use super::Launcher;
-use hypercomm::{BoxError, Comm, Rank};
+use hypercomm::{BoxError, Comm, Rank, TransportKind};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::cell::RefCell;
@@ -177,23 +177,23 @@ const POOL: usize = 16;
 /// A whole conformance test as processes must end within this.
 const TEST_LIMIT: Duration = Duration::from_secs(300);
 
-/// Which transport a [`Processes`] job uses (`hypercomm run --transport`);
-/// also the name of the test module that instantiates the suite with it.
+/// Which transport a [`Processes`] job uses; its name is also the name of
+/// the test module that instantiates the suite with it.
 pub(crate) trait ProcTransport {
-    /// `tcp` or `shm`.
-    const NAME: &'static str;
+    /// The kind.
+    const KIND: TransportKind;
 }
 
 /// TCP between the processes.
 pub(crate) struct Tcp;
 impl ProcTransport for Tcp {
-    const NAME: &'static str = "tcp";
+    const KIND: TransportKind = TransportKind::Tcp;
 }
 
 /// Shared memory between the processes.
 pub(crate) struct Shm;
 impl ProcTransport for Shm {
-    const NAME: &'static str = "shm";
+    const KIND: TransportKind = TransportKind::Shm;
 }
 
 /// Processes started by `hypercomm run` over transport `T` (TCP by default).
@@ -205,9 +205,9 @@ thread_local! {
 
 fn world() -> Comm {
     WORLD.with(|w| {
-        w.borrow_mut()
-            .get_or_insert_with(|| hypercomm::init().expect("joining the test job"))
+        w.borrow()
             .clone()
+            .expect("a conformance body runs inside its job (Launcher::test)")
     })
 }
 
@@ -285,57 +285,46 @@ fn sub_job<R: Serialize + DeserializeOwned>(
 
 impl<T: ProcTransport> Launcher for Processes<T> {
     fn test(name: &'static str, body: fn()) {
-        if std::env::var_os("HYPERCOMM_RANK").is_some() {
-            // A process of the job: run the body in lockstep with the others.
-            watchdog_limit(name, move || {
-                body();
-                if let Some(w) = WORLD.with(|w| w.borrow_mut().take()) {
-                    hypercomm::finalize(w).expect("finalizing the test job");
-                }
-            });
+        let filter = format!("{}::{name}", T::KIND);
+        // In a copy of this binary (a rank of the job): the body runs with
+        // the world the job gives, in lockstep with the others.
+        let in_world = |w: &Comm| -> Result<(), String> {
+            WORLD.with(|x| *x.borrow_mut() = Some(w.clone()));
+            body();
+            WORLD.with(|x| x.borrow_mut().take());
+            Ok(())
+        };
+        let job = || {
+            hypercomm::launch::Processes::new(POOL)
+                .transport(T::KIND)
+                .key(filter.clone())
+                .args([
+                    filter.as_str(),
+                    "--exact",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
+                .env("PROPTEST_RNG_SEED", "20240601")
+                .env("HYPERCOMM_TIMEOUT", "60")
+                .timeout(TEST_LIMIT)
+                .run_with_host(in_world, in_world)
+        };
+        if hypercomm::launch::Processes::is_copy() {
+            // Never returns in the copy started for this test.
+            let _ = job();
             return;
         }
         // One job of 17 processes at a time is plenty for a small machine.
         static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-        let exe = std::env::current_exe().expect("the test's own path");
-        let filter = format!("{}::{name}", T::NAME);
-        let args = [
-            filter.as_str(),
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ];
-        let mut cmd = Command::new(hypercomm_bin());
-        cmd.args(["run", "-n", &POOL.to_string(), "--transport", T::NAME])
-            .arg("--timeout")
-            .arg(TEST_LIMIT.as_secs().to_string())
-            .arg("--host")
-            .arg(&exe)
-            .args(args)
-            .arg("--")
-            .arg(&exe)
-            .args(args)
-            .env("PROPTEST_RNG_SEED", "20240601")
-            .env("HYPERCOMM_TIMEOUT", "60");
-        let out = run_limited(cmd, TEST_LIMIT + Duration::from_secs(30));
+        let started = Instant::now();
+        let r = job();
         assert!(
-            out.status.success(),
-            "the job running {name} over {} failed:\n{}",
-            T::NAME,
-            out.both()
-        );
-        // Every process ran the test and passed it.
-        let passed = out
-            .stdout
-            .lines()
-            .filter(|l| l.contains(&format!("test {filter} ... ok")))
-            .count();
-        assert_eq!(
-            passed,
-            POOL + 1,
-            "every process passes {name}:\n{}",
-            out.both()
+            r.is_ok(),
+            "the job running {name} over {} failed after {:?}: {}",
+            T::KIND,
+            started.elapsed(),
+            r.err().map(|e| e.to_string()).unwrap_or_default()
         );
     }
 
@@ -386,11 +375,6 @@ impl<T: ProcTransport> Launcher for Processes<T> {
             .collect();
         Ok((host, nodes))
     }
-}
-
-/// The watchdog with the limit of a whole process test.
-fn watchdog_limit(name: &str, body: impl FnOnce() + Send + 'static) {
-    super::watchdog_for(TEST_LIMIT, name, body)
 }
 
 /// Run example `name` with `args` as a process (60 s limit, 30 s operation

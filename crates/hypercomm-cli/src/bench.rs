@@ -22,19 +22,18 @@
 //! all ranks), so that one descheduling of a rank does not dominate a run
 //! of a few large calls.
 //!
-//! With `--transport shm` every measurement runs in fresh processes: the
-//! command creates the shared segment and re-executes itself once per rank
-//! (`HYPERCOMM_BENCH_KEY` names the measurement a child takes part in;
-//! rank 0 prints its figure, which the parent collects).
-//!
-//! With `--transport tcp` each measurement is a job of the launcher
-//! (`hypercomm run --transport tcp` of this command again).
+//! With `--transport shm` or `tcp` every measurement runs in fresh
+//! processes: the command re-executes itself once per rank
+//! ([`hypercomm::launch::Processes`], keyed by the measurement; a copy
+//! skips every other measurement and stays quiet), and rank 0's figures
+//! come back to the parent as its result.
 //!
 //! A progress bar on standard error follows long runs (`--progress`).
 
 use clap::{Args, ValueEnum};
 use hypercomm::collective::{Max, Sum};
-use hypercomm::{Algorithm, CollOpts, Collective, Comm, Error};
+use hypercomm::launch::Processes;
+use hypercomm::{Algorithm, CollOpts, Collective, Comm, Error, TransportKind};
 use std::time::Instant;
 
 /// Options of `hypercomm bench`.
@@ -44,11 +43,11 @@ pub(crate) struct BenchArgs {
     #[arg(value_enum)]
     op: Op,
     /// Transport: `thread` (ranks are threads of this process), `shm`
-    /// (ranks are processes on this machine, over shared memory; the
-    /// benchmark starts them by re-executing itself) or `tcp` (processes
-    /// started through `hypercomm run --transport tcp`).
-    #[arg(long, default_value = "thread")]
-    transport: String,
+    /// (ranks are processes on this machine, over shared memory) or `tcp`
+    /// (processes over TCP on loopback); the benchmark starts the
+    /// processes by re-executing itself.
+    #[arg(long, value_enum, default_value = "thread")]
+    transport: TransportKind,
     /// Number of ranks.
     #[arg(short = 'n', long, default_value_t = 2)]
     n: usize,
@@ -459,12 +458,6 @@ fn memcpy_rate(size: usize, iters: usize) -> f64 {
 }
 
 pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
-    if !["thread", "shm", "tcp"].contains(&a.transport.as_str()) {
-        return Err(format!(
-            "transport {:?} is not one of thread, shm, tcp",
-            a.transport
-        ));
-    }
     if a.repeat == 0 || a.iters == 0 {
         return Err("--iters and --repeat must be at least 1".into());
     }
@@ -532,7 +525,10 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
             "--algorithm and --all-algorithms apply to collectives, not {name}"
         ));
     }
-    if a.format == Format::Table {
+    // The copies started for the ranks of shm and tcp measurements print
+    // nothing: their output would reach this terminal.
+    let quiet = Processes::is_copy();
+    if a.format == Format::Table && !quiet {
         println!(
             "# hypercomm bench {name}, transport {}, n = {}",
             a.transport, a.n
@@ -540,7 +536,7 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
         println!("{:<28} {:>10}  {:>12}", "variant", "bytes", unit);
     }
     // Ranks started by this command (shm) draw no bar of their own.
-    let when = if std::env::var_os("HYPERCOMM_BENCH_KEY").is_some() {
+    let when = if Processes::is_copy() {
         crate::progress::When::Never
     } else {
         a.progress
@@ -578,7 +574,7 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
                     Op::Allreduce | Op::Reduce => (size / 8).max(usize::from(size != 0)) * 8,
                     _ => size,
                 };
-                let ix = run_ranks(&a.transport, a.n, &key, |comm| {
+                let ix = run_ranks(a.transport, a.n, &key, |comm| {
                     comm.set_check(check);
                     let alg = comm.chosen_algorithm(kind, bytes, &CollOpts::default(), true)?;
                     Ok(known
@@ -605,7 +601,7 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
             };
             let check = !a.no_check;
             let key = format!("{name}:settle/{size}");
-            run_ranks(&a.transport, a.n, &key, |comm| {
+            run_ranks(a.transport, a.n, &key, |comm| {
                 comm.set_check(check);
                 collective(comm, a.op, size, (warm, warm), 0.0, &opts)
             })?;
@@ -625,7 +621,7 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
             progress.step(&format!("{name} {size} B, all variants"));
             let check = !a.no_check;
             let key = format!("{name}:interleaved/{size}");
-            let figs = run_ranks_many(&a.transport, a.n, &key, order.len(), |comm| {
+            let figs = run_ranks_many(a.transport, a.n, &key, order.len(), |comm| {
                 comm.set_check(check);
                 order
                     .iter()
@@ -663,7 +659,7 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
             };
             let check = !a.no_check;
             let key = format!("{label}/{size}/{}", samples.len());
-            let r = run_ranks(&a.transport, a.n, &key, |comm| {
+            let r = run_ranks(a.transport, a.n, &key, |comm| {
                 comm.set_check(check);
                 match op {
                     Op::Latency => latency(comm, size, iters, warm),
@@ -689,6 +685,7 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
                 _ => v / 1e6,
             };
             match a.format {
+                _ if quiet => {}
                 Format::Table => println!("{label:<28} {size:>10}  {value:>12.3}"),
                 Format::Tsv => println!("{label}\t{}\t{size}\t{value:.3}\t{unit}", a.n),
             }
@@ -699,10 +696,10 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
 
 /// Run one measurement on `n` ranks over `transport`; rank 0's figure.
 ///
-/// For `shm` the ranks are processes: this command again, with
-/// `HYPERCOMM_BENCH_KEY` = `key`. A child skips every other measurement
+/// For `shm` and `tcp` the ranks are processes: this command again, started
+/// for the measurement `key`; a copy skips every other measurement
 /// (returning 0 without running it) and exits after its own.
-fn run_ranks<F>(transport: &str, n: usize, key: &str, f: F) -> Result<f64, String>
+fn run_ranks<F>(transport: TransportKind, n: usize, key: &str, f: F) -> Result<f64, String>
 where
     F: Fn(&Comm) -> Result<f64, Error> + Sync,
 {
@@ -710,9 +707,9 @@ where
 }
 
 /// As [`run_ranks`], for a measurement that yields `count` figures (rank
-/// 0's list; processes print it on one line).
+/// 0's list).
 fn run_ranks_many<F>(
-    transport: &str,
+    transport: TransportKind,
     n: usize,
     key: &str,
     count: usize,
@@ -721,147 +718,30 @@ fn run_ranks_many<F>(
 where
     F: Fn(&Comm) -> Result<Vec<f64>, Error> + Sync,
 {
-    // Rank 0's list, checked for its length.
-    let exactly = |v: Vec<f64>| {
-        if v.len() == count {
-            Ok(v)
-        } else {
-            Err(format!(
-                "{key}: rank 0 gave {} figures, want {count}",
-                v.len()
-            ))
-        }
-    };
-    use hypercomm::transport::shm;
-    if transport == "thread" {
-        return hypercomm::run(n, f)
-            .map(|mut r| r.swap_remove(0))
-            .map_err(|e| e.to_string())
-            .and_then(exactly);
-    }
-    if let Ok(mine) = std::env::var("HYPERCOMM_BENCH_KEY") {
-        if mine != key {
+    let mut ranks = if transport == TransportKind::Thread {
+        hypercomm::run(n, f).map_err(|e| e.to_string())?
+    } else {
+        let r = Processes::new(n)
+            .transport(transport)
+            .key(key)
+            .quiet()
+            .run(f)
+            .map_err(|e| e.to_string())?;
+        if r.is_empty() {
+            // A copy started for another measurement: skip this one.
             return Ok(vec![0.0; count]);
         }
-        if transport == "tcp" {
-            // Started by the launcher: join the job like any program.
-            let result = hypercomm::init().and_then(|comm| {
-                let v = f(&comm);
-                let rank = comm.rank();
-                hypercomm::finalize(comm)?;
-                Ok((rank, v?))
-            });
-            match result {
-                Ok((rank, v)) => {
-                    if rank == 0 {
-                        println!("HYPERCOMM_BENCH_RESULT {}", figures(&v));
-                    }
-                    std::process::exit(0)
-                }
-                Err(e) => {
-                    eprintln!("hypercomm bench: {e}");
-                    std::process::exit(1)
-                }
-            }
-        }
-        let me: usize = std::env::var("HYPERCOMM_RANK")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .ok_or("HYPERCOMM_RANK is not set")?;
-        let fd = shm::fd_from_env().map_err(|e| e.to_string())?;
-        match shm::run_process(fd, n, false, me, f) {
-            Ok(v) => {
-                println!("HYPERCOMM_BENCH_RESULT {}", figures(&v));
-                std::process::exit(0)
-            }
-            Err(e) => {
-                eprintln!("hypercomm bench (rank {me}): {e}");
-                std::process::exit(1)
-            }
-        }
+        r
+    };
+    let v = ranks.swap_remove(0);
+    if v.len() == count {
+        Ok(v)
+    } else {
+        Err(format!(
+            "{key}: rank 0 gave {} figures, want {count}",
+            v.len()
+        ))
     }
-    if transport == "tcp" {
-        // The ranks are processes started by the launcher, over TCP.
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        let out = std::process::Command::new(&exe)
-            .args([
-                "run",
-                "-n",
-                &n.to_string(),
-                "--transport",
-                "tcp",
-                "--no-prefix",
-            ])
-            .arg(&exe)
-            .args(std::env::args_os().skip(1))
-            .env("HYPERCOMM_BENCH_KEY", key)
-            .stderr(std::process::Stdio::inherit())
-            .output()
-            .map_err(|e| format!("starting the launcher: {e}"))?;
-        if !out.status.success() {
-            return Err(format!("the tcp job ended with {}", out.status));
-        }
-        return parse_figures(&out.stdout)
-            .ok_or_else(|| "rank 0 printed no figure".to_string())
-            .and_then(exactly);
-    }
-    let fd = shm::create_segment(n).map_err(|e| format!("shared segment: {e}"))?;
-    shm::share_with_children(&fd).map_err(|e| e.to_string())?;
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let fd_num = std::os::fd::AsRawFd::as_raw_fd(&fd).to_string();
-    let mut children = Vec::new();
-    for r in 0..n {
-        let child = std::process::Command::new(&exe)
-            .args(std::env::args_os().skip(1))
-            .env("HYPERCOMM_BENCH_KEY", key)
-            .env("HYPERCOMM_SHM_FD", &fd_num)
-            .env("HYPERCOMM_RANK", r.to_string())
-            .env("HYPERCOMM_NODES", n.to_string())
-            .env("HYPERCOMM_HOST", "0")
-            .env("HYPERCOMM_TRANSPORT", "shm")
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("starting rank {r}: {e}"))?;
-        children.push(child);
-    }
-    drop(fd);
-    let mut value = None;
-    let mut failed = None;
-    for (r, c) in children.into_iter().enumerate() {
-        let out = c.wait_with_output().map_err(|e| e.to_string())?;
-        if !out.status.success() {
-            failed.get_or_insert(format!("rank {r} ended with {}", out.status));
-        }
-        if r == 0 {
-            value = parse_figures(&out.stdout);
-        }
-    }
-    if let Some(e) = failed {
-        return Err(e);
-    }
-    value
-        .ok_or_else(|| "rank 0 printed no figure".to_string())
-        .and_then(exactly)
-}
-
-/// A list of figures as a rank process prints it.
-fn figures(v: &[f64]) -> String {
-    let v: Vec<String> = v.iter().map(|x| format!("{x:e}")).collect();
-    v.join(" ")
-}
-
-/// The figures rank 0 printed (`HYPERCOMM_BENCH_RESULT v1 v2 …`); `None`
-/// when there is no such line, a figure does not parse or there is none.
-fn parse_figures(stdout: &[u8]) -> Option<Vec<f64>> {
-    let line = String::from_utf8_lossy(stdout)
-        .lines()
-        .find_map(|l| l.strip_prefix("HYPERCOMM_BENCH_RESULT ").map(str::to_owned))?;
-    let v: Vec<f64> = line
-        .split_whitespace()
-        .map(str::parse)
-        .collect::<Result<_, _>>()
-        .ok()?;
-    (!v.is_empty()).then_some(v)
 }
 
 #[cfg(test)]
@@ -875,16 +755,6 @@ mod tests {
         assert_eq!(summary(v.clone(), Stat::Min, false), 1.0);
         // A rate is better when larger: its least disturbed run is the largest.
         assert_eq!(summary(v, Stat::Min, true), 9.0);
-    }
-
-    #[test]
-    fn figures_round_trip() {
-        let v = vec![1.5e-6, 2.0, 0.0];
-        let line = format!("noise\nHYPERCOMM_BENCH_RESULT {}\n", figures(&v));
-        assert_eq!(parse_figures(line.as_bytes()), Some(v));
-        assert_eq!(parse_figures(b"HYPERCOMM_BENCH_RESULT 1 x"), None);
-        assert_eq!(parse_figures(b"HYPERCOMM_BENCH_RESULT "), None);
-        assert_eq!(parse_figures(b"nothing"), None);
     }
 
     #[test]

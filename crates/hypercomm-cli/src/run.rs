@@ -1,8 +1,8 @@
 //! `hypercomm run`: the launcher (like `mpirun`).
 
 use clap::Args;
-use hypercomm::launch::env::TransportKind;
 use hypercomm::launch::job::{run_job, JobSpec};
+use hypercomm::TransportKind;
 use std::ffi::OsString;
 use std::net::{IpAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -37,10 +37,11 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "PROG", num_args = 1.., allow_hyphen_values = false, value_terminator = "--")]
     host: Option<Vec<OsString>>,
 
-    /// Transport between the processes. `shm` (shared memory, one machine)
-    /// is the default once it is available; until then `tcp`.
-    #[arg(long, value_name = "shm|tcp", default_value = "tcp")]
-    transport: TransportKind,
+    /// Transport between the processes: `shm` (shared memory, one
+    /// machine; the default) or `tcp` (the default with --hosts or
+    /// --hostfile, and the one to use across machines).
+    #[arg(long, value_enum)]
+    transport: Option<TransportKind>,
 
     /// Comma-separated addresses (or names) the ranks listen on,
     /// round-robin. They must be addresses of this machine (remote hosts
@@ -124,16 +125,18 @@ pub(crate) fn main(a: RunArgs) -> Result<i32, String> {
         }
         None => None,
     };
-    let spec = JobSpec {
-        nodes: a.nodes,
-        program: a.program,
-        host_program: a.host,
-        transport: a.transport,
-        hosts,
-        listen: a.interface,
-        timeout,
-        prefix: !a.no_prefix,
-    };
+    let transport = a.transport.unwrap_or(if hosts.is_empty() {
+        TransportKind::Shm
+    } else {
+        TransportKind::Tcp
+    });
+    let mut spec = JobSpec::new(a.nodes, a.program);
+    spec.host_program = a.host;
+    spec.transport = transport;
+    spec.hosts = hosts;
+    spec.listen = a.interface;
+    spec.timeout = timeout;
+    spec.prefix = !a.no_prefix;
     let out = run_job(&spec).map_err(|e| e.to_string())?;
     Ok(out.code)
 }

@@ -54,10 +54,13 @@ pub use collective::{Algorithm, CollOpts, Collective, Topology};
 pub use comm::Comm;
 pub use engine::EAGER_LIMIT;
 pub use error::{Error, Result};
-pub use launch::{finalize, init, spawn};
+pub use launch::{finalize, init, run_processes, spawn, start_rank, Processes};
 pub use rank::{Partial, Rank, Source, Status, Tag, ANY_SOURCE, ANY_TAG, PICL_HOST};
 pub use request::{scope, wait_all, wait_any, Request, Scope};
-pub use run::{run, run_with_host, BoxError};
+pub use run::{
+    run, run_builders, run_builders_with_host, run_on, run_with_host, run_with_host_on, BoxError,
+};
+pub use transport::TransportKind;
 
 /// The names most programs need.
 pub mod prelude {

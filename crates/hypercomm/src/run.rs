@@ -1,110 +1,51 @@
-//! Starting a job of threads: [`run`] and [`run_with_host`].
+//! Starting a job of threads: [`run`], [`run_with_host`], and the same on
+//! any transport that can run its ranks as threads ([`run_on`]) or on
+//! builders of one's own ([`run_builders`]).
 //!
-//! Each rank runs on its own thread of this process over the thread
-//! transport. A rank that panics or returns an error is marked failed; the
-//! others' operations that need it fail with [`Error::PeerFailed`] (or
-//! [`Error::Aborted`] after [`Comm::abort`]), and `run` returns an error
-//! naming the rank that failed first, with its message.
+//! Each rank runs on its own thread of this process. A rank that panics or
+//! returns an error is marked failed; the others' operations that need it
+//! fail with [`Error::PeerFailed`] (or [`Error::Aborted`] after
+//! [`Comm::abort`]), and `run` returns an error naming the rank that failed
+//! first, with its message.
 
 use crate::comm::Comm;
-use crate::engine::{env_timeout, Engine};
+use crate::engine::env_timeout;
 use crate::error::{Error, Result};
+use crate::launch::rank::{panic_message, run_rank, Ended, Outcome};
 use crate::rank::Rank;
 use crate::trace;
-use crate::transport::{AnyTransport, ThreadJob, Transport};
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::rc::Rc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use crate::transport::{Builder, Fault, TransportKind};
+use std::sync::atomic::AtomicUsize;
 
 /// The error type a rank's closure may return: anything that converts into a
 /// boxed error (`hypercomm::Error`, `String`, `anyhow::Error`, `io::Error`…).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// How one rank ended.
-enum Outcome<R> {
-    Ok(R),
-    /// Failed; `primary` is false when the failure is a consequence of
-    /// another rank's (PeerFailed or Aborted); `seq` orders failures in time.
-    Failed {
-        message: String,
-        primary: bool,
-        seq: usize,
-    },
-}
-
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        format!("panicked: {s}")
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        format!("panicked: {s}")
-    } else {
-        "panicked".to_string()
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn run_rank<R, E: Into<BoxError>>(
-    job: &Arc<ThreadJob>,
-    ep: usize,
-    nodes: usize,
-    host: bool,
-    timeout: Option<std::time::Duration>,
-    order: &AtomicUsize,
-    tr: &Option<Arc<trace::JobTrace>>,
-    f: impl FnOnce(&Comm) -> std::result::Result<R, E>,
-) -> Outcome<R> {
-    let t = job.endpoint(ep);
-    let engine = Rc::new(Engine::new(AnyTransport::Thread(t), timeout));
-    let comm = Comm::world(engine.clone(), nodes, host);
-    let res = catch_unwind(AssertUnwindSafe(|| {
-        trace::rank_begin(tr, &comm)?;
-        f(&comm).map_err(Into::into)
-    }));
-    let ok = matches!(res, Ok(Ok(_)));
-    trace::rank_end(tr, &comm, ok);
-    let outcome = match res {
-        Ok(Ok(v)) => {
-            engine.t.close(Ok(()));
-            return Outcome::Ok(v);
-        }
-        Ok(Err(e)) => {
-            let e: BoxError = e;
-            let secondary = matches!(
-                e.downcast_ref::<Error>(),
-                Some(Error::PeerFailed { .. } | Error::Aborted { .. })
-            );
-            (e.to_string(), !secondary)
-        }
-        Err(p) => (panic_message(&*p), true),
-    };
-    let seq = order.fetch_add(1, Ordering::SeqCst);
-    engine.t.close(Err(outcome.0.clone()));
-    Outcome::Failed {
-        message: outcome.0,
-        primary: outcome.1,
-        seq,
-    }
-}
-
 /// Pick the error that explains the run: an abort, else the earliest primary
 /// failure, else the earliest failure.
-fn verdict<R>(job: &ThreadJob, nodes: usize, outcomes: &[(Rank, &Outcome<R>)]) -> Option<Error> {
-    if let Some((ep, message)) = job.abort_info() {
-        let rank = if ep == nodes {
+fn verdict<R>(nodes: usize, ended: &[(Rank, &Ended<R>)]) -> Option<Error> {
+    let rank_of = |ep: usize| {
+        if ep == nodes {
             Rank::Host
         } else {
             Rank::Node(ep)
-        };
-        return Some(Error::Aborted { rank, message });
+        }
+    };
+    for (_, e) in ended {
+        if let Some(Fault::Aborted { endpoint, message }) = &e.fault {
+            return Some(Error::Aborted {
+                rank: rank_of(*endpoint),
+                message: message.clone(),
+            });
+        }
     }
     let mut best: Option<(bool, usize, Rank, &str)> = None;
-    for (rank, o) in outcomes {
+    for (rank, e) in ended {
         if let Outcome::Failed {
             message,
             primary,
             seq,
-        } = o
+        } = &e.outcome
         {
             let key = (!*primary, *seq);
             if best.is_none_or(|b| key < (!b.0, b.1)) {
@@ -116,6 +57,13 @@ fn verdict<R>(job: &ThreadJob, nodes: usize, outcomes: &[(Rank, &Outcome<R>)]) -
         rank,
         message: message.to_string(),
     })
+}
+
+fn no_nodes(op: &'static str) -> Error {
+    Error::InvalidArgument {
+        op,
+        what: "a job needs at least one node (n = 0)".into(),
+    }
 }
 
 /// Run `n` ranks as threads of this process and return each rank's result in
@@ -131,77 +79,113 @@ where
     E: Into<BoxError>,
     F: Fn(&Comm) -> std::result::Result<R, E> + Sync,
 {
+    run_on(TransportKind::Thread, n, f)
+}
+
+/// [`run`] over another transport whose ranks can be threads of this
+/// process: `shm` (one segment shared by the threads) and `tcp` (loopback
+/// connections) can, to test a program against them without a launcher.
+pub fn run_on<R, E, F>(kind: TransportKind, n: usize, f: F) -> Result<Vec<R>>
+where
+    R: Send,
+    E: Into<BoxError>,
+    F: Fn(&Comm) -> std::result::Result<R, E> + Sync,
+{
     if n == 0 {
-        return Err(Error::InvalidArgument {
-            op: "run",
-            what: "a job needs at least one node (n = 0)".into(),
-        });
+        return Err(no_nodes("run"));
     }
-    let timeout = env_timeout()?;
+    run_builders(kind.thread_builders(n)?, f)
+}
+
+/// Run one rank per builder, each on its own thread, with no host (the
+/// number of nodes is the number of builders); results in rank order. This
+/// is how a transport from outside the crate runs a job.
+pub fn run_builders<R, E, F>(builders: Vec<Box<dyn Builder>>, f: F) -> Result<Vec<R>>
+where
+    R: Send,
+    E: Into<BoxError>,
+    F: Fn(&Comm) -> std::result::Result<R, E> + Sync,
+{
+    let n = builders.len();
+    if n == 0 {
+        return Err(no_nodes("run"));
+    }
+    // A bad HYPERCOMM_TIMEOUT is the caller's error, not every rank's.
+    env_timeout()?;
     let tr = trace::job_begin(n, false)?;
-    let job = ThreadJob::new(n);
     let order = AtomicUsize::new(0);
-    let outcomes: Vec<Outcome<R>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..n)
-            .map(|i| {
-                let (job, f, order, tr) = (&job, &f, &order, &tr);
+    let ended: Vec<Ended<R>> = std::thread::scope(|s| {
+        let handles: Vec<_> = builders
+            .into_iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let (f, order, tr) = (&f, &order, &tr);
                 std::thread::Builder::new()
                     .name(format!("hypercomm-rank-{i}"))
-                    .spawn_scoped(s, move || run_rank(job, i, n, false, timeout, order, tr, f))
+                    .spawn_scoped(s, move || run_rank(b, false, order, tr, f))
                     .expect("spawning a rank thread")
             })
             .collect();
         handles.into_iter().map(join).collect()
     });
-    let r = finish(&job, outcomes, None::<Outcome<()>>).map(|(v, _)| v);
+    let r = finish(ended, None::<Ended<()>>).map(|(v, _)| v);
     trace::job_end(tr)?;
     r
 }
 
-fn join<R>(h: std::thread::ScopedJoinHandle<'_, Outcome<R>>) -> Outcome<R> {
-    h.join().unwrap_or_else(|p| Outcome::Failed {
-        message: panic_message(&*p),
-        primary: true,
-        seq: usize::MAX,
+fn join<R>(h: std::thread::ScopedJoinHandle<'_, Ended<R>>) -> Ended<R> {
+    h.join().unwrap_or_else(|p| Ended {
+        outcome: Outcome::Failed {
+            message: panic_message(&*p),
+            primary: true,
+            seq: usize::MAX,
+        },
+        fault: None,
     })
 }
 
-fn finish<R, H>(
-    job: &ThreadJob,
-    nodes: Vec<Outcome<R>>,
-    host: Option<Outcome<H>>,
-) -> Result<(Vec<R>, Option<H>)> {
-    let mut view: Vec<(Rank, &Outcome<R>)> = Vec::new();
+fn finish<R, H>(nodes: Vec<Ended<R>>, host: Option<Ended<H>>) -> Result<(Vec<R>, Option<H>)> {
+    let n = nodes.len();
+    let mut view: Vec<(Rank, &Ended<R>)> = Vec::new();
     for (i, o) in nodes.iter().enumerate() {
         view.push((Rank::Node(i), o));
     }
     // The host's outcome participates with the same rules.
-    let host_fail = match &host {
-        Some(Outcome::Failed {
-            message,
-            primary,
-            seq,
-        }) => Some(Outcome::<R>::Failed {
-            message: message.clone(),
-            primary: *primary,
-            seq: *seq,
-        }),
-        _ => None,
-    };
-    if let Some(h) = &host_fail {
-        view.push((Rank::Host, h));
+    let host_view = host.as_ref().map(|h| Ended::<R> {
+        outcome: match &h.outcome {
+            Outcome::Ok(_) => Outcome::Failed {
+                message: String::new(),
+                primary: false,
+                seq: usize::MAX,
+            },
+            Outcome::Failed {
+                message,
+                primary,
+                seq,
+            } => Outcome::Failed {
+                message: message.clone(),
+                primary: *primary,
+                seq: *seq,
+            },
+        },
+        fault: h.fault.clone(),
+    });
+    if let (Some(h), Some(hv)) = (&host, &host_view) {
+        if matches!(h.outcome, Outcome::Failed { .. }) || hv.fault.is_some() {
+            view.push((Rank::Host, hv));
+        }
     }
-    if let Some(e) = verdict(job, nodes.len(), &view) {
+    if let Some(e) = verdict(n, &view) {
         return Err(e);
     }
     let v = nodes
         .into_iter()
-        .map(|o| match o {
+        .map(|o| match o.outcome {
             Outcome::Ok(v) => v,
             Outcome::Failed { .. } => unreachable!("no failures"),
         })
         .collect();
-    let h = host.map(|o| match o {
+    let h = host.map(|o| match o.outcome {
         Outcome::Ok(v) => v,
         Outcome::Failed { .. } => unreachable!("no failures"),
     });
@@ -224,37 +208,77 @@ where
     FH: FnOnce(&Comm) -> std::result::Result<H, EH> + Send,
     FN: Fn(&Comm) -> std::result::Result<R, EN> + Sync,
 {
+    run_with_host_on(TransportKind::Thread, n, host_fn, node_fn)
+}
+
+/// [`run_with_host`] over another transport whose ranks can be threads of
+/// this process (see [`run_on`]).
+pub fn run_with_host_on<H, R, EH, EN, FH, FN>(
+    kind: TransportKind,
+    n: usize,
+    host_fn: FH,
+    node_fn: FN,
+) -> Result<(H, Vec<R>)>
+where
+    H: Send,
+    R: Send,
+    EH: Into<BoxError>,
+    EN: Into<BoxError>,
+    FH: FnOnce(&Comm) -> std::result::Result<H, EH> + Send,
+    FN: Fn(&Comm) -> std::result::Result<R, EN> + Sync,
+{
     if n == 0 {
-        return Err(Error::InvalidArgument {
-            op: "run_with_host",
-            what: "a job needs at least one node (n = 0)".into(),
-        });
+        return Err(no_nodes("run_with_host"));
     }
-    let timeout = env_timeout()?;
+    run_builders_with_host(kind.thread_builders(n + 1)?, host_fn, node_fn)
+}
+
+/// [`run_with_host`] with one builder per endpoint: the nodes' first, the
+/// host's last (so `builders.len() - 1` nodes).
+pub fn run_builders_with_host<H, R, EH, EN, FH, FN>(
+    mut builders: Vec<Box<dyn Builder>>,
+    host_fn: FH,
+    node_fn: FN,
+) -> Result<(H, Vec<R>)>
+where
+    H: Send,
+    R: Send,
+    EH: Into<BoxError>,
+    EN: Into<BoxError>,
+    FH: FnOnce(&Comm) -> std::result::Result<H, EH> + Send,
+    FN: Fn(&Comm) -> std::result::Result<R, EN> + Sync,
+{
+    if builders.len() < 2 {
+        return Err(no_nodes("run_with_host"));
+    }
+    let n = builders.len() - 1;
+    env_timeout()?;
+    let host_builder = builders.pop().expect("n + 1 builders");
     let tr = trace::job_begin(n, true)?;
-    let job = ThreadJob::new(n + 1);
     let order = AtomicUsize::new(0);
     let (nodes, host) = std::thread::scope(|s| {
-        let (jobr, orderr, trr) = (&job, &order, &tr);
+        let (orderr, trr) = (&order, &tr);
         let hh = std::thread::Builder::new()
             .name("hypercomm-host".into())
             .spawn_scoped(s, move || {
-                run_rank(jobr, n, n, true, timeout, orderr, trr, host_fn)
+                run_rank(host_builder, true, orderr, trr, host_fn)
             })
             .expect("spawning the host thread");
-        let handles: Vec<_> = (0..n)
-            .map(|i| {
-                let (job, f, order, tr) = (&job, &node_fn, &order, &tr);
+        let handles: Vec<_> = builders
+            .into_iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let (f, order, tr) = (&node_fn, &order, &tr);
                 std::thread::Builder::new()
                     .name(format!("hypercomm-rank-{i}"))
-                    .spawn_scoped(s, move || run_rank(job, i, n, true, timeout, order, tr, f))
+                    .spawn_scoped(s, move || run_rank(b, true, order, tr, f))
                     .expect("spawning a rank thread")
             })
             .collect();
-        let nodes: Vec<Outcome<R>> = handles.into_iter().map(join).collect();
+        let nodes: Vec<Ended<R>> = handles.into_iter().map(join).collect();
         (nodes, join(hh))
     });
-    let r = finish(&job, nodes, Some(host));
+    let r = finish(nodes, Some(host));
     trace::job_end(tr)?;
     let (v, h) = r?;
     Ok((h.expect("host outcome"), v))

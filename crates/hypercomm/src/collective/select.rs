@@ -362,7 +362,7 @@ pub(crate) fn by_cost_on(
     mut t: TransportCost,
     oversubscribed: bool,
 ) -> Algorithm {
-    if c == Coll::Barrier && p > STAR_BARRIER_RANKS_PER_CORE * crate::engine::cores() {
+    if c == Coll::Barrier && p > STAR_BARRIER_RANKS_PER_CORE * crate::transport::cores() {
         // Each rank must be scheduled once per round to move on: two
         // rounds beat ⌈log2 p⌉ when the ranks queue for the cores.
         return Algorithm::Star;
@@ -373,7 +373,7 @@ pub(crate) fn by_cost_on(
         // Every message waits for its receiver to be scheduled, and the
         // cores copy for all ranks in turn.
         t.ts = t.ts.max(OVERSUBSCRIBED_TS);
-        t.tw *= (p as f64 / crate::engine::cores() as f64).max(1.0);
+        t.tw *= (p as f64 / crate::transport::cores() as f64).max(1.0);
     }
     let usable: Vec<(Algorithm, f64)> = candidates(c)
         .iter()
@@ -411,14 +411,14 @@ fn reproducible(c: Coll) -> Option<Algorithm> {
 /// `Auto`'s pick: the measured table where it covers the case (transport,
 /// collective, participants, oversubscription), else the cost model.
 pub(crate) fn auto(
-    l: Link,
+    l: Option<Link>,
     c: Coll,
     p: usize,
     m: usize,
     t: TransportCost,
     oversubscribed: bool,
 ) -> Algorithm {
-    tuning::lookup(l, c, p, m, oversubscribed)
+    l.and_then(|l| tuning::lookup(l, c, p, m, oversubscribed))
         .unwrap_or_else(|| by_cost_on(c, p, m, t, oversubscribed))
 }
 
@@ -480,15 +480,14 @@ pub(crate) fn segment_elems<T: Element>(opts: &CollOpts, count: usize, p: usize)
 impl Comm {
     /// The transport this communicator runs on, its costs, and whether the
     /// job has more ranks than this machine has cores.
-    pub(crate) fn cost_model(&self) -> (Link, TransportCost, bool) {
-        use crate::transport::AnyTransport;
-        let e = self.engine();
-        let (l, t) = match &e.t {
-            AnyTransport::Thread(_) => (Link::Thread, THREAD_COST),
-            AnyTransport::Shm(_) => (Link::Shm, SHM_COST),
-            AnyTransport::Tcp(_) => (Link::Tcp, TCP_COST),
+    pub(crate) fn cost_model(&self) -> (Option<Link>, TransportCost, bool) {
+        use crate::transport::Transport;
+        let link = self.engine().t.link();
+        let cost = TransportCost {
+            ts: link.ts,
+            tw: link.tw,
         };
-        (l, t, e.t_endpoints() > crate::engine::cores())
+        (link.kind, cost, link.oversubscribed())
     }
 
     /// Set the virtual topology collectives follow (PICL setarc0). Every
@@ -622,7 +621,7 @@ mod tests {
         assert_eq!(two(16 << 10), Ring);
         assert_eq!(two(4 << 20), Ring);
         // Many more ranks than cores: the two-round star barrier.
-        let cores = crate::engine::cores();
+        let cores = crate::transport::cores();
         assert_eq!(
             by_cost_on(Coll::Barrier, 2 * cores + 1, 0, THREAD_COST, true),
             Star
@@ -653,7 +652,14 @@ mod tests {
                     let want = tuning::lookup(r.link, r.coll, p, m, r.oversubscribed);
                     assert!(want.is_some());
                     assert_eq!(
-                        Some(auto(r.link, r.coll, p, m, THREAD_COST, r.oversubscribed)),
+                        Some(auto(
+                            Some(r.link),
+                            r.coll,
+                            p,
+                            m,
+                            THREAD_COST,
+                            r.oversubscribed
+                        )),
                         want
                     );
                 }
@@ -670,14 +676,14 @@ mod tests {
             for m in [8, 1 << 20] {
                 assert_eq!(tuning::lookup(l, c, p, m, over), None);
                 assert_eq!(
-                    auto(l, c, p, m, THREAD_COST, over),
+                    auto(Some(l), c, p, m, THREAD_COST, over),
                     by_cost_on(c, p, m, THREAD_COST, over)
                 );
             }
         }
         assert_eq!(
             auto(
-                Link::Thread,
+                Some(Link::Thread),
                 Coll::ReduceScatter,
                 8,
                 1 << 20,

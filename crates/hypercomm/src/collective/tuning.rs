@@ -71,13 +71,8 @@
 
 use super::select::{Algorithm, Coll, Collective};
 
-/// The transports the table distinguishes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Link {
-    Thread,
-    Shm,
-    Tcp,
-}
+/// The transports the table distinguishes (their kinds).
+pub(crate) use crate::transport::TransportKind as Link;
 
 /// One row of the table.
 #[derive(Debug)]

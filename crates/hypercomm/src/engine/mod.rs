@@ -79,6 +79,9 @@ pub(crate) struct Engine {
     pub(crate) t: AnyTransport,
     st: RefCell<State>,
     pub(crate) default_timeout: Option<Duration>,
+    /// The job runner closes this endpoint (threads of `run`), not the
+    /// rank: `finalize` leaves it open.
+    pub(crate) managed: bool,
     me: u32,
     /// Non-blocking collectives in flight: advanced by every wait.
     tasks: RefCell<Vec<Weak<RefCell<dyn Task>>>>,
@@ -86,13 +89,6 @@ pub(crate) struct Engine {
     spins: u32,
     /// Which pass of a wait loop is running (see [`Pass`]).
     pass: std::cell::Cell<Pass>,
-}
-
-/// The number of cores this process may use (asked once: the answer
-/// costs system calls and file reads).
-pub(crate) fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
 }
 
 /// Parse `HYPERCOMM_TIMEOUT` (seconds, may be fractional).
@@ -121,6 +117,7 @@ impl Engine {
                 ..Default::default()
             }),
             default_timeout,
+            managed: false,
             me,
             tasks: RefCell::new(Vec::new()),
             spins: spin_budget(n),

@@ -176,7 +176,7 @@ impl Engine {
             st.next_sync += 1;
             st.next_sync
         });
-        let lent = if data.len() > EAGER_LIMIT && self.t.keeps_borrows() {
+        let lent = if data.len() > EAGER_LIMIT {
             let done = Completion::new();
             // SAFETY: forwarded to our caller's contract.
             let b = unsafe { Borrowed::new(data, done.clone()) };

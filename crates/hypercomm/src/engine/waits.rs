@@ -2,11 +2,12 @@
 //! abort, peer failure and the deadline; spin, then yield, then block in the
 //! transport.
 
-use super::{cores, Engine, Group};
+use super::{Engine, Group};
 use crate::error::{Error, Result};
 use crate::rank::Rank;
 use crate::trace::recorder::{self, Event};
-use crate::transport::{PeerState, Transport};
+use crate::transport::cores;
+use crate::transport::{Fault, PeerState, Transport};
 use std::time::{Duration, Instant};
 
 /// What the current pass of a wait loop asks of [`Engine::test_step`].
@@ -70,14 +71,15 @@ impl Engine {
     /// Fail if the job was aborted. Also used by the non-blocking calls
     /// (`iprobe`, `Request::test`) so that a polling loop ends after an abort.
     pub(crate) fn check_abort(&self, g: &Group) -> Result<()> {
-        if let Some(msg) = self.t.protocol_error() {
-            return Err(Error::Protocol(msg));
-        }
-        if let Some((ep, msg)) = self.t.aborted() {
-            return Err(Error::Aborted {
-                rank: g.rank(ep as u32),
-                message: msg,
-            });
+        match self.t.fault() {
+            Some(Fault::Protocol(msg)) => return Err(Error::Protocol(msg)),
+            Some(Fault::Aborted { endpoint, message }) => {
+                return Err(Error::Aborted {
+                    rank: g.rank(endpoint as u32),
+                    message,
+                })
+            }
+            None => {}
         }
         let st = self.st.borrow();
         if let Some((ep, msg)) = &st.abort {
@@ -200,8 +202,8 @@ impl Engine {
                 std::thread::yield_now();
             } else {
                 if !published {
-                    self.t
-                        .set_waiting(Some(format!("{} in {op}: {}", g.rank(self.me), what())));
+                    let w = format!("{} in {op}: {}", g.rank(self.me), what());
+                    self.t.set_waiting(Some(&w));
                     published = true;
                 }
                 self.t.wait(deadline);

@@ -45,6 +45,13 @@ pub(crate) enum Ctl {
         /// Why not, when not.
         message: String,
     },
+    /// Endpoint → rendezvous: the result of a rank of
+    /// [`run_processes`](super::run_processes) (serialised), sent before
+    /// `Finished`.
+    Result {
+        /// The encoded result.
+        bytes: Vec<u8>,
+    },
     /// Rendezvous → endpoints: `endpoint` aborted the job.
     Aborted {
         /// Who aborted.
@@ -117,6 +124,9 @@ mod tests {
             Ctl::Finished {
                 ok: false,
                 message: "y".into(),
+            },
+            Ctl::Result {
+                bytes: vec![1, 2, 3],
             },
         ];
         let mut buf = Vec::new();

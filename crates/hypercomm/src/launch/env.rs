@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::transport::tcp::auth::from_hex;
+use crate::transport::TransportKind;
 use std::net::IpAddr;
 
 /// Endpoint index of this process: nodes `0..n`, the host `n`.
@@ -11,7 +12,7 @@ pub const RANK: &str = "HYPERCOMM_RANK";
 pub const NODES: &str = "HYPERCOMM_NODES";
 /// `1` when the job has a host (endpoint `n`), else `0`.
 pub const HOST: &str = "HYPERCOMM_HOST";
-/// `shm` or `tcp`.
+/// The transport kind's name ([`TransportKind`]: `shm` or `tcp`).
 pub const TRANSPORT: &str = "HYPERCOMM_TRANSPORT";
 /// `ip:port` of the rendezvous listener.
 pub const RENDEZVOUS: &str = "HYPERCOMM_RENDEZVOUS";
@@ -23,46 +24,11 @@ pub const JOB: &str = "HYPERCOMM_JOB";
 /// (set by `--hosts`); default: the local address of its connection to the
 /// rendezvous.
 pub const BIND: &str = "HYPERCOMM_BIND";
-/// shm only: an inherited file descriptor of the job's shared segment.
-pub const SHM_FD: &str = "HYPERCOMM_SHM_FD";
+/// shm only: an inherited file descriptor of the job's shared segment
+/// (the shm transport's own variable).
+pub const SHM_FD: &str = crate::transport::shm::SHM_FD;
 /// Set to `1` to make `init()` ignore Slurm's variables.
 pub const NO_SLURM: &str = "HYPERCOMM_NO_SLURM";
-
-/// The transports a launched job can use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TransportKind {
-    /// Shared memory between processes of one machine.
-    Shm,
-    /// TCP, on one machine or several.
-    Tcp,
-}
-
-impl TransportKind {
-    /// The name used on the command line and in [`TRANSPORT`].
-    pub fn name(self) -> &'static str {
-        match self {
-            TransportKind::Shm => "shm",
-            TransportKind::Tcp => "tcp",
-        }
-    }
-}
-
-impl std::str::FromStr for TransportKind {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "shm" => Ok(TransportKind::Shm),
-            "tcp" => Ok(TransportKind::Tcp),
-            _ => Err(format!("unknown transport {s:?} (expected shm or tcp)")),
-        }
-    }
-}
-
-impl std::fmt::Display for TransportKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// Everything a launched process learns from its environment.
 #[derive(Debug, Clone)]
@@ -75,7 +41,6 @@ pub(crate) struct JobEnv {
     pub(crate) secret: Vec<u8>,
     pub(crate) job: String,
     pub(crate) bind: Option<IpAddr>,
-    pub(crate) shm_fd: Option<i32>,
 }
 
 fn bad(var: &str, what: String) -> Error {
@@ -139,14 +104,6 @@ impl JobEnv {
             ),
             _ => None,
         };
-        let shm_fd = match std::env::var(SHM_FD) {
-            Ok(s) => Some(
-                s.trim()
-                    .parse()
-                    .map_err(|_| bad(SHM_FD, format!("{s:?} is not a file descriptor")))?,
-            ),
-            Err(_) => None,
-        };
         Ok(JobEnv {
             endpoint,
             nodes,
@@ -156,7 +113,6 @@ impl JobEnv {
             secret,
             job: get(JOB)?,
             bind,
-            shm_fd,
         })
     }
 }

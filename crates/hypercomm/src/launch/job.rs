@@ -14,10 +14,12 @@
 //! each rank listens on its address, but every process runs on this
 //! machine), stdin forwarding.
 
-use super::env::{self, TransportKind};
+use super::env;
 use super::monitor::{self, Event, Monitor, MonitorSetup, Rendezvous, Verdict};
 use crate::error::{Error, Result};
+use crate::rank::Rank;
 use crate::transport::tcp::auth::{random_bytes, to_hex, SECRET_LEN};
+use crate::transport::TransportKind;
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
@@ -49,6 +51,35 @@ pub struct JobSpec {
     pub timeout: Option<Duration>,
     /// Prefix every output line with `[rank] ` / `[host] `.
     pub prefix: bool,
+    /// Extra environment variables for every process.
+    pub env: Vec<(OsString, OsString)>,
+    /// Stop the job on SIGINT, SIGTERM and SIGHUP to this process (the
+    /// launcher command does; a program running [`super::run_processes`]
+    /// keeps its own signal handling).
+    pub signals: bool,
+    /// Print what went wrong on stderr (`hypercomm: rank 2 exited with …`).
+    pub verbose: bool,
+}
+
+impl JobSpec {
+    /// `nodes` processes of `program` (program and arguments) over the
+    /// shared-memory transport, output prefixed, no host, no time limit,
+    /// signals handled, failures reported on stderr.
+    pub fn new(nodes: usize, program: Vec<OsString>) -> JobSpec {
+        JobSpec {
+            nodes,
+            program,
+            host_program: None,
+            transport: TransportKind::Shm,
+            hosts: Vec::new(),
+            listen: None,
+            timeout: None,
+            prefix: true,
+            env: Vec::new(),
+            signals: true,
+            verbose: true,
+        }
+    }
 }
 
 /// How a job ended.
@@ -58,6 +89,11 @@ pub struct JobOutcome {
     pub code: i32,
     /// What went wrong first, if anything (already printed on stderr).
     pub failure: Option<String>,
+    /// The rank that went wrong first, when one did.
+    pub culprit: Option<Rank>,
+    /// What each endpoint reported as its result (ranks of
+    /// [`super::run_processes`]).
+    pub(crate) results: Vec<Option<Vec<u8>>>,
 }
 
 fn io_err(op: &str, e: impl std::fmt::Display) -> Error {
@@ -65,14 +101,6 @@ fn io_err(op: &str, e: impl std::fmt::Display) -> Error {
         op: op.to_string(),
         message: e.to_string(),
     }
-}
-
-/// The shared-memory segment for a job (a memfd; the children inherit it,
-/// see `start`).
-fn shm_segment(endpoints: usize) -> Result<Option<std::os::fd::OwnedFd>> {
-    crate::transport::shm::create_segment(endpoints)
-        .map(Some)
-        .map_err(|e| io_err("creating the shared-memory segment", e))
 }
 
 /// Per-job identity: a fresh secret and a job id.
@@ -132,7 +160,10 @@ pub(crate) struct JobVars {
     pub(crate) rendezvous: SocketAddr,
     pub(crate) secret: Vec<u8>,
     pub(crate) job: String,
-    pub(crate) shm_fd: Option<i32>,
+    /// Variables the transport asked for, and the user's.
+    pub(crate) env: Vec<(OsString, OsString)>,
+    /// Descriptors every process inherits.
+    pub(crate) inherit: Vec<i32>,
 }
 
 /// Start one process with the contract's environment; its output is
@@ -161,23 +192,21 @@ pub(crate) fn start(
         .env(env::JOB, &vars.job)
         .env_remove(env::SHM_FD)
         .env_remove(env::BIND)
+        .envs(vars.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     if let Some(b) = p.bind {
         cmd.env(env::BIND, b.to_string());
     }
-    let shm_fd = vars.shm_fd;
-    if let Some(fd) = shm_fd {
-        cmd.env(env::SHM_FD, fd.to_string());
-    }
+    let inherit = vars.inherit.clone();
     // SAFETY: the closure runs between fork and exec and only makes
     // async-signal-safe system calls (prctl, fcntl) on plain integers.
     unsafe {
         cmd.pre_exec(move || {
             // Die with the launcher (its thread that started us).
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-            if let Some(fd) = shm_fd {
+            for &fd in &inherit {
                 let flags = libc::fcntl(fd, libc::F_GETFD);
                 if flags >= 0 {
                     libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
@@ -262,17 +291,22 @@ pub fn run_job(spec: &JobSpec) -> Result<JobOutcome> {
     }
     let host = spec.host_program.is_some();
     let endpoints = spec.nodes + host as usize;
-    let shm = match spec.transport {
-        TransportKind::Shm => shm_segment(endpoints)?,
-        TransportKind::Tcp => None,
-    };
+    let prepared = spec.transport.setup().prepare(endpoints)?;
     let (secret, job) = new_identity()?;
     let ip = spec
         .listen
         .or_else(|| spec.hosts.first().copied())
         .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
     let rv = listen(ip, &secret, &job, endpoints)?;
-    install_signal_handlers();
+    if spec.signals {
+        install_signal_handlers();
+    }
+    let mut extra: Vec<(OsString, OsString)> = prepared
+        .env
+        .iter()
+        .map(|(k, v)| (k.into(), v.into()))
+        .collect();
+    extra.extend(spec.env.iter().cloned());
     let vars = JobVars {
         nodes: spec.nodes,
         host,
@@ -280,9 +314,10 @@ pub fn run_job(spec: &JobSpec) -> Result<JobOutcome> {
         rendezvous: rv.addr,
         secret,
         job,
-        shm_fd: {
+        env: extra,
+        inherit: {
             use std::os::fd::AsRawFd;
-            shm.as_ref().map(|f| f.as_raw_fd())
+            prepared.inherit.iter().map(|f| f.as_raw_fd()).collect()
         },
     };
     let mut pids = vec![None; endpoints];
@@ -328,14 +363,31 @@ pub fn run_job(spec: &JobSpec) -> Result<JobOutcome> {
         host,
         pids,
         timeout: spec.timeout,
-        interrupted: Some(&INTERRUPTED),
+        interrupted: spec.signals.then_some(&INTERRUPTED),
         stop: Arc::new(AtomicBool::new(false)),
-        verbose: true,
+        verbose: spec.verbose,
     });
-    let Verdict { code, failure } = m.run(&rv.events);
+    let Verdict {
+        code,
+        failure,
+        culprit,
+        results,
+    } = m.run(&rv.events);
     for f in forwarders {
         let _ = f.join();
     }
-    drop(shm);
-    Ok(JobOutcome { code, failure })
+    drop(prepared);
+    let culprit = culprit.map(|ep| {
+        if host && ep == spec.nodes {
+            Rank::Host
+        } else {
+            Rank::Node(ep)
+        }
+    });
+    Ok(JobOutcome {
+        code,
+        failure,
+        culprit,
+        results,
+    })
 }

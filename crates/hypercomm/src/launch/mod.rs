@@ -46,12 +46,12 @@
 //! | `HYPERCOMM_RANK` | endpoint index: nodes `0..n`, the host `n` |
 //! | `HYPERCOMM_NODES` | `n` |
 //! | `HYPERCOMM_HOST` | `1` if the job has a host, else `0` |
-//! | `HYPERCOMM_TRANSPORT` | `shm` or `tcp` |
+//! | `HYPERCOMM_TRANSPORT` | the transport kind: `shm` or `tcp` |
 //! | `HYPERCOMM_RENDEZVOUS` | `ip:port` of the launcher's rendezvous listener |
 //! | `HYPERCOMM_SECRET` | the per-job secret, 32 random bytes in hex |
 //! | `HYPERCOMM_JOB` | the job id |
 //! | `HYPERCOMM_BIND` | optional: the IP this endpoint listens on (`--hosts`) |
-//! | `HYPERCOMM_SHM_FD` | shm only: an inherited descriptor of the memfd segment made by `transport::shm::create_segment(endpoints)` |
+//! | `HYPERCOMM_SHM_FD` | shm only: an inherited descriptor of the memfd segment the launcher made (the shm transport's `setup.rs`) |
 //!
 //! Every process, whatever the transport, first opens a **control
 //! connection** to the rendezvous, authenticates with the secret
@@ -84,40 +84,58 @@
 //! SIGTERM if the thread that spawned them exits, so call `spawn` from the
 //! thread that uses the communicator (it must anyway).
 //!
+//! ## Ranks as processes of this program
+//!
+//! [`run_processes`] (and [`Processes`] for more options) is [`run`](crate::run)
+//! with processes: it starts `n` copies of the running executable as a job
+//! of the chosen transport; each copy runs the program from `main` again
+//! until it reaches the same call, where it runs the closure as its rank,
+//! hands the result back to the parent and exits. The benchmark and the
+//! multi-process tests are built on it.
+//!
+//! ## Files
+//!
+//! | file | what |
+//! |---|---|
+//! | `mod.rs` | `init`, `finalize`, start-mode detection |
+//! | `rank.rs` | [`start_rank`]: one rank's engine and world; the rank lifecycle |
+//! | `join.rs` | the rendezvous handshake every transport kind goes through; reports to the launcher |
+//! | `job.rs` | the launcher's engine: [`job::run_job`] starts processes, forwards output, monitors |
+//! | `processes.rs` | [`run_processes`]: ranks as processes of this program |
+//! | `spawn.rs` | [`spawn`]: a host program starting its own nodes |
+//! | `monitor.rs`, `control.rs` | the rendezvous server and job monitor; the control protocol |
+//! | `env.rs`, `slurm.rs` | the environment contract; Slurm bootstrap |
+//!
+//! `launch` owns processes: nothing else in the library starts one. It
+//! builds on the transports (their `setup.rs` says what a process of each
+//! kind needs) and on communicators; nothing below it imports it.
+//!
 //! Not done yet: ssh for remote `--hosts`, spawning more nodes into a
 //! running job (MPI `Comm_spawn` with inter-communicators).
 
 pub(crate) mod control;
 pub mod env;
 pub mod job;
+pub(crate) mod join;
 pub(crate) mod monitor;
+mod processes;
+pub(crate) mod rank;
 pub(crate) mod slurm;
+mod spawn;
+pub(crate) mod trace;
+
+pub use processes::{run_processes, Processes, RankEnd};
+pub use rank::start_rank;
+pub use spawn::spawn;
 
 use crate::comm::Comm;
-use crate::engine::{env_timeout, Engine};
 use crate::error::{Error, Result};
-use crate::transport::tcp::{auth, tune, TcpEndpoint, TcpSetup};
-use crate::transport::{AnyTransport, ThreadJob, Transport};
-use control::Ctl;
-use env::{JobEnv, TransportKind};
-use std::ffi::OsString;
-use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::rc::Rc;
+use crate::transport::{Fault, Transport, TransportKind};
+use env::JobEnv;
+use join::{connect_rendezvous, join_job, JoinSpec};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-
-/// How long an endpoint keeps trying to reach the rendezvous.
-const RENDEZVOUS_TIMEOUT: Duration = Duration::from_secs(60);
 
 static JOINED: AtomicBool = AtomicBool::new(false);
-
-fn io_err(op: &str, e: impl std::fmt::Display) -> Error {
-    Error::Io {
-        op: op.to_string(),
-        message: e.to_string(),
-    }
-}
 
 /// True when this process was started as part of a job (by the launcher or
 /// by Slurm), i.e. when [`init`] will join a job of more than itself.
@@ -144,7 +162,7 @@ pub fn init() -> Result<Comm> {
     };
     // Tracing by environment (HYPERCOMM_TRACE): every process starts its
     // rank's stream here and writes it in `finalize`.
-    crate::trace::process_begin(&comm)?;
+    trace::process_begin(&comm)?;
     Ok(comm)
 }
 
@@ -160,312 +178,45 @@ fn claim() -> Result<()> {
 }
 
 fn singleton() -> Result<Comm> {
-    let job = ThreadJob::new(1);
-    let engine = Engine::new(AnyTransport::Thread(job.endpoint(0)), env_timeout()?);
-    Ok(Comm::world(Rc::new(engine), 1, false))
+    let mut b = TransportKind::Thread.thread_builders(1)?;
+    start_rank(b.pop().expect("one builder"), false)
 }
 
 /// Leave the job cleanly: every peer is told this process finished (the
 /// same happens when the last handle of the communicator is dropped). Under
 /// [`run`](crate::run) it only ends tracing, if any.
 pub fn finalize(comm: Comm) -> Result<()> {
-    let traced = crate::trace::process_end(&comm, true);
+    let traced = trace::process_end(&comm, true);
     let e = comm.engine();
-    match &e.t {
-        AnyTransport::Thread(_) => traced.map(|_| ()),
-        t => {
-            let aborted = e.t.aborted();
-            t.close(Ok(()));
-            match aborted {
-                Some((ep, message)) => Err(Error::Aborted {
-                    rank: comm.group().rank(ep as u32),
-                    message,
-                }),
-                None => traced.map(|_| ()),
-            }
-        }
+    if e.managed {
+        return traced.map(|_| ());
     }
-}
-
-/// Connect to the rendezvous as `endpoint` and authenticate.
-pub(crate) fn connect_rendezvous(
-    addr: &str,
-    secret: &[u8],
-    job: &str,
-    endpoint: usize,
-) -> Result<TcpStream> {
-    let deadline = Instant::now() + RENDEZVOUS_TIMEOUT;
-    let mut s = loop {
-        let attempt = addr
-            .to_socket_addrs()
-            .map_err(|e| e.to_string())
-            .and_then(|mut a| a.next().ok_or_else(|| "no address".to_string()))
-            .and_then(|a| {
-                TcpStream::connect_timeout(&a, Duration::from_secs(5)).map_err(|e| e.to_string())
-            });
-        match attempt {
-            Ok(s) => break s,
-            Err(e) if Instant::now() >= deadline => {
-                return Err(io_err(
-                    "joining the job",
-                    format!("endpoint {endpoint} could not reach the rendezvous at {addr}: {e}"),
-                ))
-            }
-            Err(_) => std::thread::sleep(Duration::from_millis(100)),
-        }
-    };
-    tune(&s);
-    auth::client(&mut s, secret, job, endpoint as u32)
-        .map_err(|e| io_err("joining the job", format!("rendezvous at {addr}: {e}")))?;
-    Ok(s)
-}
-
-/// Over an authenticated control connection: open this endpoint's listener,
-/// say hello, get the table and connect to every peer.
-pub(crate) fn join_tcp(
-    mut ctl: TcpStream,
-    me: usize,
-    endpoints: usize,
-    bind: Option<IpAddr>,
-    secret: &[u8],
-    job: &str,
-) -> Result<TcpEndpoint> {
-    let ip = match bind {
-        Some(ip) => ip,
-        None => ctl
-            .local_addr()
-            .map_err(|e| io_err("joining the job", e))?
-            .ip(),
-    };
-    let listener = TcpListener::bind((ip, 0)).map_err(|e| {
-        io_err(
-            "joining the job",
-            format!("endpoint {me} cannot listen on {ip}: {e}"),
-        )
-    })?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| io_err("joining the job", e))?;
-    control::write(
-        &mut ctl,
-        &Ctl::Hello {
-            endpoint: me as u32,
-            addr: addr.to_string(),
-        },
-    )
-    .map_err(|e| io_err("joining the job", e))?;
-    let table = match control::read(&mut ctl) {
-        Ok(Some(Ctl::Table { addrs })) => addrs,
-        Ok(Some(Ctl::Aborted { endpoint, message })) => {
-            return Err(Error::Protocol(format!(
-                "the job was aborted by endpoint {endpoint} before it started: {message}"
-            )))
-        }
-        Ok(Some(Ctl::PeerFailed { message, .. })) => {
-            return Err(io_err(
-                "joining the job",
-                format!("the job failed before it started: {message}"),
-            ))
-        }
-        Ok(other) => {
-            return Err(Error::Protocol(format!(
-                "expected the address table from the rendezvous, got {other:?}"
-            )))
-        }
-        Err(e) => {
-            return Err(io_err(
-                "joining the job",
-                format!("waiting for the address table: {e}"),
-            ))
-        }
-    };
-    if table.len() != endpoints {
-        return Err(Error::Protocol(format!(
-            "the address table has {} entries for a job of {endpoints} endpoints",
-            table.len()
-        )));
+    let fault = e.t.fault();
+    e.t.close(Ok(()));
+    match fault {
+        Some(Fault::Aborted { endpoint, message }) => Err(Error::Aborted {
+            rank: comm.group().rank(endpoint as u32),
+            message,
+        }),
+        Some(Fault::Protocol(m)) => Err(Error::Protocol(m)),
+        None => traced.map(|_| ()),
     }
-    let addrs = table
-        .iter()
-        .map(|a| {
-            a.parse::<SocketAddr>()
-                .map_err(|_| Error::Protocol(format!("bad address {a:?} in the table")))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    TcpEndpoint::establish(TcpSetup {
-        me,
-        addrs,
-        listener,
-        secret: secret.to_vec(),
-        job: job.to_string(),
-        control: Some(ctl),
-    })
-}
-
-/// A world communicator over an established TCP endpoint.
-pub(crate) fn world_over(t: TcpEndpoint, nodes: usize, host: bool) -> Result<Comm> {
-    let engine = Engine::new(AnyTransport::Tcp(t), env_timeout()?);
-    Ok(Comm::world(Rc::new(engine), nodes, host))
-}
-
-/// The shared-memory join: attach to the inherited segment, then say hello
-/// (no address) and wait for the table, so that every endpoint is attached
-/// (its pid known to the others) before anyone sends. The control
-/// connection stays with the endpoint (abort and finish reports, the
-/// launcher's failure notices).
-fn join_shm(e: &JobEnv, mut ctl: TcpStream) -> Result<Comm> {
-    use crate::transport::shm::{fd_from_env, ShmEndpoint};
-    let endpoints = e.nodes + e.host as usize;
-    if e.shm_fd.is_none() {
-        return Err(Error::InvalidArgument {
-            op: "hypercomm::init",
-            what: "HYPERCOMM_TRANSPORT is shm but HYPERCOMM_SHM_FD is not set".into(),
-        });
-    }
-    let fd = fd_from_env()?;
-    let t = ShmEndpoint::attach(fd, endpoints, e.endpoint)?;
-    control::write(
-        &mut ctl,
-        &Ctl::Hello {
-            endpoint: e.endpoint as u32,
-            addr: String::new(),
-        },
-    )
-    .map_err(|err| io_err("joining the job", err))?;
-    match control::read(&mut ctl) {
-        Ok(Some(Ctl::Table { addrs })) if addrs.len() == endpoints => {}
-        Ok(Some(Ctl::Aborted { endpoint, message })) => {
-            return Err(Error::Protocol(format!(
-                "the job was aborted by endpoint {endpoint} before it started: {message}"
-            )))
-        }
-        Ok(Some(Ctl::PeerFailed { message, .. })) => {
-            return Err(io_err(
-                "joining the job",
-                format!("the job failed before it started: {message}"),
-            ))
-        }
-        Ok(other) => {
-            return Err(Error::Protocol(format!(
-                "expected the table of {endpoints} endpoints from the rendezvous, got {other:?}"
-            )))
-        }
-        Err(err) => {
-            return Err(io_err(
-                "joining the job",
-                format!("waiting for the table: {err}"),
-            ))
-        }
-    }
-    t.set_control(ctl)?;
-    let engine = Engine::new(AnyTransport::Shm(t), env_timeout()?);
-    Ok(Comm::world(Rc::new(engine), e.nodes, e.host))
 }
 
 /// Join a launched job from its environment.
 fn join(e: &JobEnv) -> Result<Comm> {
-    let endpoints = e.nodes + e.host as usize;
     let ctl = connect_rendezvous(&e.rendezvous, &e.secret, &e.job, e.endpoint)?;
-    match e.transport {
-        TransportKind::Tcp => {
-            let t = join_tcp(ctl, e.endpoint, endpoints, e.bind, &e.secret, &e.job)?;
-            world_over(t, e.nodes, e.host)
-        }
-        TransportKind::Shm => join_shm(e, ctl),
-    }
-}
-
-/// Start `n` node processes running `program` with `args` and return a
-/// communicator whose host is this process (PICL `open0` + `load0`). The
-/// nodes call [`init`]; their output reaches this process's stdout/stderr
-/// with `[rank]` prefixes. See the module docs.
-pub fn spawn<S: AsRef<std::ffi::OsStr>>(
-    n: usize,
-    program: impl AsRef<std::ffi::OsStr>,
-    args: &[S],
-) -> Result<Comm> {
-    if n == 0 {
-        return Err(Error::InvalidArgument {
-            op: "spawn",
-            what: "a job needs at least one node (n = 0)".into(),
-        });
-    }
-    claim()?;
-    let (secret, jobid) = job::new_identity()?;
-    let rv = job::listen(
-        IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
-        &secret,
-        &jobid,
-        n + 1,
-    )?;
-    let vars = job::JobVars {
-        nodes: n,
-        host: true,
-        transport: TransportKind::Tcp,
-        rendezvous: rv.addr,
-        secret: secret.clone(),
-        job: jobid.clone(),
-        shm_fd: None,
-    };
-    let mut argv: Vec<OsString> = vec![program.as_ref().to_os_string()];
-    argv.extend(args.iter().map(|a| a.as_ref().to_os_string()));
-    let mut pids = vec![None; n + 1];
-    let mut forwarders = Vec::new();
-    for (ep, pid) in pids.iter_mut().enumerate().take(n) {
-        let p = job::Proc {
-            ep,
-            argv: &argv,
-            bind: None,
-        };
-        match job::start(&p, &vars, true, &rv.sender) {
-            Ok((id, fw)) => {
-                *pid = Some(id);
-                forwarders.extend(fw);
-            }
-            Err(e) => {
-                for id in pids.iter().flatten() {
-                    monitor::kill(*id, libc::SIGKILL);
-                }
-                return Err(e);
-            }
-        }
-    }
-    let stop = Arc::new(AtomicBool::new(false));
-    let m = monitor::Monitor::new(monitor::MonitorSetup {
-        nodes: n,
-        host: true,
-        pids: pids.clone(),
-        timeout: None,
-        interrupted: None,
-        stop: stop.clone(),
-        verbose: true,
-    });
-    let events = rv.events;
-    let handle = std::thread::Builder::new()
-        .name("hypercomm-spawn-monitor".into())
-        .spawn(move || m.run(&events))
-        .map_err(|e| io_err("spawn", e))?;
-    let bg = Arc::new(monitor::Background {
-        stop,
-        handle: Mutex::new(Some(handle)),
-    });
-    let joined = connect_rendezvous(&rv.addr.to_string(), &secret, &jobid, n)
-        .and_then(|ctl| join_tcp(ctl, n, n + 1, None, &secret, &jobid));
-    let t = match joined {
-        Ok(t) => t,
-        Err(e) => {
-            for id in pids.iter().flatten() {
-                monitor::kill(*id, libc::SIGKILL);
-            }
-            bg.finish();
-            return Err(e);
-        }
-    };
-    t.on_close(Box::new(move || {
-        bg.finish();
-        for f in forwarders {
-            let _ = f.join();
-        }
-    }));
-    world_over(t, n, true)
+    join_job(
+        ctl,
+        JoinSpec {
+            kind: e.transport,
+            endpoint: e.endpoint,
+            nodes: e.nodes,
+            host: e.host,
+            bind: e.bind,
+            secret: e.secret.clone(),
+            job: e.job.clone(),
+            after_finish: None,
+        },
+    )
 }

@@ -206,6 +206,10 @@ pub(crate) struct Verdict {
     pub(crate) code: i32,
     /// What went wrong first, when something did.
     pub(crate) failure: Option<String>,
+    /// The endpoint that went wrong first, when one did.
+    pub(crate) culprit: Option<usize>,
+    /// What each endpoint reported with `Ctl::Result`.
+    pub(crate) results: Vec<Option<Vec<u8>>>,
 }
 
 /// The running monitor.
@@ -217,11 +221,13 @@ pub(crate) struct Monitor {
     exited: Vec<bool>,
     ctl_closed: Vec<bool>,
     finished: Vec<bool>,
-    failure: Option<(String, i32)>,
+    failure: Option<(String, i32, Option<usize>)>,
     aborted: bool,
+    results: Vec<Option<Vec<u8>>>,
     teardown: Option<Instant>,
-    /// Failures seen but not yet attributed: (class, order, text, code).
-    candidates: Vec<(u8, usize, String, i32)>,
+    /// Failures seen but not yet attributed: (class, order, text, code,
+    /// endpoint).
+    candidates: Vec<(u8, usize, String, i32, usize)>,
     decide_at: Option<Instant>,
     term_sent: Option<Instant>,
     killed: bool,
@@ -241,6 +247,7 @@ impl Monitor {
             finished: vec![false; endpoints],
             failure: None,
             aborted: false,
+            results: vec![None; endpoints],
             teardown: None,
             candidates: Vec::new(),
             decide_at: None,
@@ -287,7 +294,7 @@ impl Monitor {
             },
         );
         let seq = self.candidates.len();
-        self.candidates.push((!signal as u8, seq, what, code));
+        self.candidates.push((!signal as u8, seq, what, code, ep));
         let now = Instant::now();
         self.decide_at.get_or_insert(now + WINDOW);
         self.teardown.get_or_insert(now + GRACE);
@@ -300,11 +307,11 @@ impl Monitor {
         }
         let mut c = std::mem::take(&mut self.candidates);
         c.sort_by_key(|x| (x.0, x.1));
-        for (_, _, what, _) in &c {
+        for (_, _, what, _, _) in &c {
             self.say(what);
         }
-        let (_, _, what, code) = c.swap_remove(0);
-        self.failure = Some((what, code));
+        let (_, _, what, code, ep) = c.swap_remove(0);
+        self.failure = Some((what, code, Some(ep)));
     }
 
     fn signal_all(&mut self, sig: i32) {
@@ -326,7 +333,12 @@ impl Monitor {
             .enumerate()
             .all(|(ep, p)| p.is_none() || self.exited[ep]);
         if children {
+            // A child that joined may have reported its result just before
+            // it exited: its control connection's end (read after every
+            // message on it) says that nothing more will come.
             all_exited
+                && (0..self.writers.len())
+                    .all(|ep| self.writers[ep].is_none() || self.ctl_closed[ep])
         } else {
             self.ctl_closed.iter().all(|&c| c)
         }
@@ -353,7 +365,7 @@ impl Monitor {
                     self.aborted = true;
                     let text = format!("{} aborted the job: {message}", self.label(ep));
                     self.say(&text);
-                    self.failure = Some((text, 1));
+                    self.failure = Some((text, 1, Some(ep)));
                     self.broadcast(
                         ep,
                         &Ctl::Aborted {
@@ -363,6 +375,7 @@ impl Monitor {
                     );
                     self.teardown.get_or_insert(Instant::now() + GRACE);
                 }
+                Ctl::Result { bytes } => self.results[ep] = Some(bytes),
                 Ctl::Finished { ok, message } => {
                     self.finished[ep] = true;
                     if !ok && self.setup.pids[ep].is_none() {
@@ -431,7 +444,8 @@ impl Monitor {
                 if flag.load(Ordering::SeqCst) && !interrupted {
                     interrupted = true;
                     self.say("interrupted; stopping the job");
-                    self.failure.get_or_insert(("interrupted".into(), 130));
+                    self.failure
+                        .get_or_insert(("interrupted".into(), 130, None));
                     self.signal_all(libc::SIGTERM);
                     self.term_sent = Some(now);
                 }
@@ -444,7 +458,7 @@ impl Monitor {
                         t.as_secs_f64()
                     );
                     self.say(&what);
-                    self.failure.get_or_insert((what, 124));
+                    self.failure.get_or_insert((what, 124, None));
                     self.signal_all(libc::SIGTERM);
                     self.term_sent = Some(now);
                 }
@@ -467,14 +481,19 @@ impl Monitor {
             }
         }
         self.decide();
+        let results = std::mem::take(&mut self.results);
         match self.failure {
-            Some((what, code)) => Verdict {
+            Some((what, code, culprit)) => Verdict {
                 code: if code == 0 { 1 } else { code },
                 failure: Some(what),
+                culprit,
+                results,
             },
             None => Verdict {
                 code: 0,
                 failure: None,
+                culprit: None,
+                results,
             },
         }
     }

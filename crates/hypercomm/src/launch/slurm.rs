@@ -6,11 +6,12 @@
 //! Slurm, node lists with several bracket groups in one name
 //! (`a[1-2]b[3-4]`: only the first group is expanded).
 
+use super::join::{connect_rendezvous, io_err, join_job, JoinSpec};
 use super::monitor::{self, Monitor, MonitorSetup};
-use super::{connect_rendezvous, io_err, join_tcp, world_over};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::transport::tcp::auth::from_hex;
+use crate::transport::TransportKind;
 use sha2::{Digest, Sha256};
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::sync::atomic::AtomicBool;
@@ -181,8 +182,19 @@ pub(crate) fn join(s: &SlurmEnv) -> Result<Comm> {
             .map_err(|e| io_err("starting the Slurm rendezvous", e))?;
     }
     let ctl = connect_rendezvous(&addr.to_string(), &secret, &job, s.procid)?;
-    let t = join_tcp(ctl, s.procid, s.ntasks, None, &secret, &job)?;
-    world_over(t, s.ntasks, false)
+    join_job(
+        ctl,
+        JoinSpec {
+            kind: TransportKind::Tcp,
+            endpoint: s.procid,
+            nodes: s.ntasks,
+            host: false,
+            bind: None,
+            secret,
+            job,
+            after_finish: None,
+        },
+    )
 }
 
 #[cfg(test)]

@@ -65,15 +65,13 @@ pub use config::{parse_levels, Config, Info, Output, Policy};
 pub use event::{Event, Kind, Levels, Record, Trace, HOST_ID};
 pub use recorder::hook;
 
-use crate::comm::Comm;
-use crate::engine::{Layout, Match};
 use crate::error::{Error, Result};
-use clock::{Offset, RankStream};
+pub use clock::Offset;
+use clock::RankStream;
 use recorder::{Collector, RankRec};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 thread_local! {
     /// Configuration for the jobs this thread starts.
@@ -183,105 +181,43 @@ pub fn job_begin(nodes: usize, host: bool) -> Result<Option<Arc<JobTrace>>> {
     })))
 }
 
-/// Private context of the clock exchanges (odd: never a user context).
-const SYNC_CTX: u64 = 0x7ace_c10c_0000_0001;
-/// Exchanges per measurement.
-const SYNC_ROUNDS: u32 = 8;
+impl JobTrace {
+    /// Whether the ranks measure their clock offsets to node 0.
+    pub(crate) fn syncs(&self) -> bool {
+        self.cfg.sync
+    }
 
-/// Measure this rank's clock offset to node 0 of `comm` (`round`
-/// distinguishes start and exit). Node 0 answers every other member in turn.
-fn measure(comm: &Comm, clock: &dyn TimeSource, round: u32) -> Result<Option<Offset>> {
-    let e = comm.engine();
-    let g = comm.group();
-    let root = g.eps[0];
-    let me = e.me();
-    let timeout = Some(Duration::from_secs(30));
-    let send = |to: u32, tag: u32, v: i64| -> Result<()> {
-        let b = v.to_le_bytes();
-        // SAFETY: 8 bytes go eagerly (copied); the buffer outlives the call.
-        let id = unsafe { e.start_send(g, to, SYNC_CTX, tag, &b, false)? };
-        if let Some(id) = id {
-            e.wait_req(id, timeout, "trace clock sync")?;
-        }
-        Ok(())
-    };
-    let recv = |from: u32, tag: u32| -> Result<i64> {
-        let mut b = [0u8; 8];
-        let m = Match {
-            ctx: SYNC_CTX,
-            src: Some(from),
-            tag: Some(tag),
+    /// The job's clock.
+    pub(crate) fn clock(&self) -> &dyn TimeSource {
+        &*self.cfg.clock
+    }
+
+    /// Start recording on this thread as PICL node `node` (the host when
+    /// `host`), with the clock offset measured at start, if any: installs
+    /// the recorder, writes trace_start and open.
+    pub(crate) fn rank_begin(&self, node: i32, host: bool, start: Option<Offset>) {
+        let mut r = RankRec::new(&self.cfg, node, self.nodes as u32, self.collector.clone());
+        r.start_offset = start;
+        r.start(host.then_some(self.nodes as i64), host);
+        recorder::install(r);
+    }
+
+    /// Whether this thread is recording for a job.
+    pub(crate) fn recording() -> bool {
+        recorder::with(|_| ()).is_some()
+    }
+
+    /// Stop recording on this thread: close and trace_exit records, the
+    /// clock offset measured at exit (`end`, taken by `measure_end` while
+    /// the close record is already written), records to the collector.
+    pub(crate) fn rank_end(&self, measure_end: impl FnOnce() -> Option<Offset>) {
+        let Some(mut r) = recorder::uninstall() else {
+            return;
         };
-        e.recv(
-            g,
-            m,
-            &mut b,
-            Layout::Contiguous,
-            timeout,
-            "trace clock sync",
-        )?;
-        Ok(i64::from_le_bytes(b))
-    };
-    if me == root {
-        for m in g.members().filter(|&m| m != root) {
-            for k in 0..SYNC_ROUNDS {
-                let tag = round * 64 + k;
-                recv(m, tag)?;
-                send(m, tag, clock.now_ns())?;
-            }
-        }
-        let now = clock.now_ns();
-        return Ok(Some(Offset {
-            at: now,
-            offset: 0,
-            rtt: 0,
-        }));
+        r.close();
+        let end = measure_end();
+        r.finish(end, self.cfg.clock.shared());
     }
-    let mut samples = Vec::with_capacity(SYNC_ROUNDS as usize);
-    for k in 0..SYNC_ROUNDS {
-        let tag = round * 64 + k;
-        let t0 = clock.now_ns();
-        send(root, tag, t0)?;
-        let tr = recv(root, tag)?;
-        let t1 = clock.now_ns();
-        samples.push((t0, tr, t1));
-    }
-    Ok(clock::best_offset(&samples))
-}
-
-/// Start tracing on this rank (called by the job runner after the world
-/// communicator exists; `init()` calls it too). Measures the clock offset
-/// (when configured), installs the recorder, writes trace_start and open.
-pub fn rank_begin(job: &Option<Arc<JobTrace>>, comm: &Comm) -> Result<()> {
-    let Some(job) = job else { return Ok(()) };
-    let start = if job.cfg.sync && comm.size() + comm.has_host() as usize > 1 {
-        measure(comm, &*job.cfg.clock, 0)?
-    } else {
-        None
-    };
-    let node = comm.me().to_picl();
-    let mut r = RankRec::new(&job.cfg, node, job.nodes as u32, job.collector.clone());
-    r.start_offset = start;
-    let host = comm.is_host();
-    r.start(host.then_some(job.nodes as i64), host);
-    recorder::install(r);
-    Ok(())
-}
-
-/// End tracing on this rank: close and trace_exit records, the exit clock
-/// measurement (when `ok` and configured), records to the collector.
-pub fn rank_end(job: &Option<Arc<JobTrace>>, comm: &Comm, ok: bool) {
-    let Some(job) = job else { return };
-    let Some(mut r) = recorder::uninstall() else {
-        return;
-    };
-    r.close();
-    let end = if ok && job.cfg.sync && comm.size() + comm.has_host() as usize > 1 {
-        measure(comm, &*job.cfg.clock, 1).ok().flatten()
-    } else {
-        None
-    };
-    r.finish(end, job.cfg.clock.shared());
 }
 
 /// The job's streams, merged (corrected, sorted, causal).
@@ -311,31 +247,6 @@ pub fn job_end(job: Option<Arc<JobTrace>>) -> Result<()> {
     }
     let t = job_trace(&job);
     write_file(&job.cfg.path, &t, job.cfg.output)
-}
-
-/// The traced job of this process when its ranks are processes.
-static PROCESS_JOB: std::sync::Mutex<Option<Arc<JobTrace>>> = std::sync::Mutex::new(None);
-
-/// For `hypercomm::init()` (ranks as processes): start tracing this
-/// process's rank when [`enable`] or `HYPERCOMM_TRACE` asks for it. Every
-/// process of the job must call it (the clock measurement talks to node 0).
-pub fn process_begin(comm: &Comm) -> Result<()> {
-    let job = job_begin(comm.size(), comm.has_host())?;
-    rank_begin(&job, comm)?;
-    *PROCESS_JOB.lock().unwrap_or_else(|p| p.into_inner()) = job;
-    Ok(())
-}
-
-/// For `hypercomm::finalize()`: end this rank's tracing (exit clock
-/// measurement with node 0 when `ok`) and write `PATH.<node>.raw`. Returns
-/// the file written, `None` when not tracing.
-pub fn process_end(comm: &Comm, ok: bool) -> Result<Option<PathBuf>> {
-    let job = PROCESS_JOB.lock().unwrap_or_else(|p| p.into_inner()).take();
-    if job.is_none() {
-        return Ok(None);
-    }
-    rank_end(&job, comm, ok);
-    finish_process(job, comm.me().to_picl()).map(Some)
 }
 
 /// End of a job whose ranks are separate processes: this process writes its

@@ -4,352 +4,75 @@
 //! host (when the job has one) as endpoint `n`. A transport knows nothing of
 //! communicators, tags or matching; the p2p engine above it does all that.
 //!
-//! The trait has eight methods: [`Transport::endpoint`],
-//! [`Transport::endpoints`], [`Transport::send`], [`Transport::try_recv`],
-//! [`Transport::wait`], [`Transport::peer_state`], [`Transport::abort`] and
-//! [`Transport::close`]. The engine dispatches through one enum of the known
-//! transports (`AnyTransport`) so that there is no dynamic dispatch on the
-//! fast path.
+//! ## The boundary
 //!
-//! A [`Frame`] is a [`Header`] plus a [`Payload`]. A payload may be owned
-//! bytes, a handed-off typed vector (zero copy between threads), or a borrow
-//! of the sender's buffer that the receiver copies from directly (single
-//! copy); a byte-stream transport turns the latter two into bytes while
-//! sending.
+//! Everything the engine and the collectives need from a transport is in
+//! [`Transport`]: identity ([`Transport::endpoint`],
+//! [`Transport::endpoints`]), moving frames ([`Transport::send`],
+//! [`Transport::try_recv`], [`Transport::wait`]), what is known of the peers
+//! and of the job ([`Transport::peer_state`], [`Transport::fault`]), ending
+//! ([`Transport::abort`], [`Transport::close`]), what selection needs
+//! ([`Transport::link`]: start-up and per-byte cost, shared memory, ranks
+//! and cores per node), and two diagnostics with defaults
+//! ([`Transport::set_waiting`], [`Transport::describe_waits`]).
 //!
-//! A borrowed payload may also live in another process: the shared-memory
-//! transport lends the sender's buffer to a receiver in another address
-//! space (`RemoteBorrow` on the receiving side, `RemoteCompletion` on the
-//! lending side), and the engine sees the same [`Borrowed`]/[`Completion`]
-//! protocol as between threads.
+//! A transport is made in two steps (timely's `AllocateBuilder`): a
+//! [`Builder`] is `Send` and travels to the thread that will use the
+//! endpoint, where [`Builder::build`] makes it; `launch::start_rank` turns
+//! a builder into a rank (engine and world communicator).
 //!
-//! Transports: `thread` (ranks as threads), `shm` (processes on one
-//! machine, [`shm`]) and `tcp` (processes, [`tcp`]).
+//! Transports report an abort and their end to whoever supervises the job
+//! (a launcher) through a [`Supervisor`] they are given, and hear of other
+//! endpoints' deaths and aborts through the [`Notices`] they hand back; they
+//! know nothing of how a launcher talks.
 //!
-//! Not done yet: the MPI and simulated transports.
+//! ## Kinds
+//!
+//! The known transports are listed once, in the `transports!` invocation
+//! below: one line each makes the [`TransportKind`] (parsed from the
+//! command line and the environment), the [`AnyTransport`] variant the
+//! engine dispatches through (no dynamic dispatch on the fast path), and
+//! the link to the transport's folder, whose `setup.rs` says how a job of
+//! that kind is made (threads of this process, or processes started by a
+//! launcher). Transports from outside the crate (tests, experiments) run
+//! through [`AnyTransport::other`].
+//!
+//! | kind | folder | ranks are |
+//! |---|---|---|
+//! | `thread` | [`thread`] | threads of one process |
+//! | `shm` | [`shm`] | processes on one machine (shared segment) |
+//! | `tcp` | [`tcp`] | processes on one or several machines |
+//!
+//! Every transport folder uses the same file names for the same concepts
+//! (gloo's `transport/{tcp,uv,ibverbs}/`): `mod.rs` (the endpoint and its
+//! `Transport` impl), `setup.rs` (making a job), `liveness.rs` (peer
+//! states, failures, abort), and where they apply `wake.rs` (sleeping and
+//! waking) and the transport's own pieces (`segment.rs`, `ring.rs`,
+//! `lend.rs` for shm; `connection.rs`, `framing.rs`, `auth.rs`, `io.rs` for
+//! tcp; `spsc.rs` for threads).
+//!
+//! ## What may import what
+//!
+//! `transport/` imports only [`crate::error`] and [`crate::wire`] (and, in
+//! tests, its own pieces): nothing from the engine, communicators,
+//! collectives, launch or run.
+//!
+//! Not done yet: the MPI and simulated transports (each will be one folder
+//! and one line in `transports!`).
 
+mod frame;
 pub mod shm;
-mod spsc;
 pub mod tcp;
-pub(crate) mod thread;
+pub mod thread;
 
-use crate::error::Result;
-use crate::wire::Header;
-use std::any::Any;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+pub use frame::{Borrowed, Completion, Frame, Inline, OwnedBytes, Payload, INLINE_MAX};
+pub(crate) use frame::{Lent, RemoteBorrow, RemoteCompletion, DONE, PENDING};
+
+use crate::error::{Error, Result};
+use std::net::IpAddr;
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
 use std::time::Instant;
-
-pub(crate) use thread::{ThreadEndpoint, ThreadJob};
-
-/// A frame in flight: header and payload.
-pub struct Frame {
-    /// The header (its `len` equals the payload's length).
-    pub header: Header,
-    /// The bytes.
-    pub payload: Payload,
-}
-
-impl std::fmt::Debug for Frame {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Frame")
-            .field("header", &self.header)
-            .field("len", &self.payload.len())
-            .finish()
-    }
-}
-
-/// A typed vector handed over whole (threads: no copy at all).
-pub trait OwnedBytes: Send {
-    /// The bytes of the vector.
-    fn bytes(&self) -> &[u8];
-    /// For downcasting back to the concrete `Vec<T>`.
-    fn into_any(self: Box<Self>) -> Box<dyn Any>;
-    /// `TypeId` of the concrete `Vec<T>`.
-    fn vec_type(&self) -> std::any::TypeId;
-}
-
-impl<T: bytemuck::Pod + Send> OwnedBytes for Vec<T> {
-    fn bytes(&self) -> &[u8] {
-        bytemuck::cast_slice(self)
-    }
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
-        self
-    }
-    fn vec_type(&self) -> std::any::TypeId {
-        std::any::TypeId::of::<Vec<T>>()
-    }
-}
-
-/// Longest payload carried inline in a frame (no allocation).
-pub const INLINE_MAX: usize = 32;
-
-/// A short payload stored in the frame itself.
-#[derive(Clone, Copy)]
-pub struct Inline {
-    len: u8,
-    data: [u8; INLINE_MAX],
-}
-
-impl Inline {
-    /// Copy `b` (at most [`INLINE_MAX`] bytes) into an inline payload.
-    #[inline]
-    pub fn new(b: &[u8]) -> Option<Inline> {
-        if b.len() > INLINE_MAX {
-            return None;
-        }
-        let mut data = [0u8; INLINE_MAX];
-        data[..b.len()].copy_from_slice(b);
-        Some(Inline {
-            len: b.len() as u8,
-            data,
-        })
-    }
-    /// The bytes.
-    #[inline]
-    pub fn bytes(&self) -> &[u8] {
-        &self.data[..self.len as usize]
-    }
-}
-
-/// A frame's payload.
-pub enum Payload {
-    /// A short payload inside the frame.
-    Inline(Inline),
-    /// Owned bytes.
-    Bytes(Vec<u8>),
-    /// A vector handed over without copying.
-    Vec(Box<dyn OwnedBytes>),
-    /// The sender's own buffer, to be copied by the receiver.
-    Borrowed(Borrowed),
-}
-
-impl Payload {
-    /// Short data inline, longer data as owned bytes.
-    #[inline]
-    pub fn copy_of(b: &[u8]) -> Payload {
-        match Inline::new(b) {
-            Some(i) => Payload::Inline(i),
-            None => Payload::Bytes(b.to_vec()),
-        }
-    }
-
-    /// Payload length in bytes.
-    pub fn len(&self) -> usize {
-        match self {
-            Payload::Inline(i) => i.len as usize,
-            Payload::Bytes(b) => b.len(),
-            Payload::Vec(v) => v.bytes().len(),
-            Payload::Borrowed(b) => b.len(),
-        }
-    }
-    /// True when the payload has no bytes.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-const PENDING: u8 = 0;
-const COPYING: u8 = 1;
-const DONE: u8 = 2;
-const DROPPED: u8 = 3;
-const REVOKED: u8 = 4;
-/// The state lives elsewhere (another process): ask the [`RemoteCompletion`].
-const REMOTE: u8 = 5;
-
-/// The lending side of a borrow whose reader is in another process: the
-/// state is kept outside this process (e.g. in a shared segment).
-pub(crate) trait RemoteCompletion: Send + Sync {
-    /// As [`Completion::finished`].
-    fn finished(&self) -> Option<std::result::Result<usize, ()>>;
-    /// As [`Completion::revoke`]: afterwards nobody reads the buffer.
-    fn revoke(&self) -> bool;
-}
-
-/// The receiving side of a buffer lent by another process.
-pub(crate) trait RemoteBorrow: Send {
-    /// Length in bytes.
-    fn len(&self) -> usize;
-    /// Copy the first `dst.len()` bytes (at most `len`) into `dst` straight
-    /// from the lender, completing the borrow; `None` when revoked or failed.
-    fn copy_into(self: Box<Self>, dst: &mut [u8]) -> Option<usize>;
-    /// Fetch the bytes, run `f` on them and complete the borrow with the
-    /// count `f` returns; `None` when revoked or failed.
-    fn with_bytes(self: Box<Self>, f: &mut dyn FnMut(&[u8]) -> usize) -> Option<usize>;
-}
-
-/// Shared completion state of a borrowed payload.
-///
-/// The sender keeps its buffer alive and unmodified until [`Completion::finished`]
-/// says so, and may only give up through [`Completion::revoke`], which waits
-/// out a copy that is already under way.
-pub struct Completion {
-    state: AtomicU8,
-    taken: AtomicUsize,
-    owner: std::thread::Thread,
-    remote: OnceLock<Box<dyn RemoteCompletion>>,
-}
-
-impl Completion {
-    /// A new completion that wakes the calling thread when it changes.
-    pub fn new() -> Arc<Completion> {
-        Arc::new(Completion {
-            state: AtomicU8::new(PENDING),
-            taken: AtomicUsize::new(0),
-            owner: std::thread::current(),
-            remote: OnceLock::new(),
-        })
-    }
-    /// Hand the state over to a reader in another process: from now on
-    /// `finished` and `revoke` ask `r`. Only for a pending completion.
-    pub(crate) fn hand_over(&self, r: Box<dyn RemoteCompletion>) {
-        if self.remote.set(r).is_ok() {
-            self.state.store(REMOTE, Ordering::Release);
-        }
-    }
-    /// `Some(Ok(bytes taken))` when the receiver copied the data,
-    /// `Some(Err(()))` when the payload was dropped unread, `None` while pending.
-    pub fn finished(&self) -> Option<std::result::Result<usize, ()>> {
-        match self.state.load(Ordering::Acquire) {
-            DONE => Some(Ok(self.taken.load(Ordering::Relaxed))),
-            DROPPED | REVOKED => Some(Err(())),
-            REMOTE => self.remote.get().and_then(|r| r.finished()),
-            _ => None,
-        }
-    }
-    /// The sender gives up: afterwards no receiver will touch the buffer.
-    /// Waits (briefly) for a copy already in progress. Returns true when the
-    /// receiver had already taken the data.
-    pub fn revoke(&self) -> bool {
-        loop {
-            match self
-                .state
-                .compare_exchange(PENDING, REVOKED, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => return false,
-                Err(COPYING) => std::thread::yield_now(),
-                Err(DONE) => return true,
-                Err(REMOTE) => return self.remote.get().is_some_and(|r| r.revoke()),
-                Err(_) => return false,
-            }
-        }
-    }
-    fn set(&self, s: u8) {
-        self.state.store(s, Ordering::Release);
-        self.owner.unpark();
-    }
-}
-
-/// A borrow of the sender's buffer: in this process (threads), or in
-/// another process (shared memory), read by the receiver directly.
-pub struct Borrowed {
-    lent: Lent,
-}
-
-enum Lent {
-    /// The sender is a thread of this process.
-    Local {
-        ptr: *const u8,
-        len: usize,
-        done: Arc<Completion>,
-    },
-    /// The sender is another process (`None` once used).
-    Remote(Option<Box<dyn RemoteBorrow>>),
-}
-
-// SAFETY: the pointer refers to memory the sender keeps alive and unmodified
-// until the completion says DONE, DROPPED or REVOKED; reading it from another
-// thread is then sound, and the state machine serialises access. The remote
-// variant is `Send` by its trait bound.
-unsafe impl Send for Borrowed {}
-
-impl Borrowed {
-    /// Borrow `data` until `done` completes.
-    ///
-    /// # Safety
-    /// The caller must keep `data` alive and unmodified until
-    /// `done.finished()` is `Some` or `done.revoke()` has returned.
-    pub unsafe fn new(data: &[u8], done: Arc<Completion>) -> Borrowed {
-        Borrowed {
-            lent: Lent::Local {
-                ptr: data.as_ptr(),
-                len: data.len(),
-                done,
-            },
-        }
-    }
-    /// A buffer lent by another process.
-    pub(crate) fn remote(r: Box<dyn RemoteBorrow>) -> Borrowed {
-        Borrowed {
-            lent: Lent::Remote(Some(r)),
-        }
-    }
-    /// Copy the first `dst.len()` bytes (at most `len`) into `dst`, completing
-    /// the borrow. Returns `None` when the sender revoked it (or, across
-    /// processes, failed).
-    pub fn copy_into(mut self, dst: &mut [u8]) -> Option<usize> {
-        if let Lent::Remote(r) = &mut self.lent {
-            return r.take()?.copy_into(dst);
-        }
-        self.with_bytes(|b| {
-            let n = b.len().min(dst.len());
-            dst[..n].copy_from_slice(&b[..n]);
-            n
-        })
-    }
-    /// Run `f` on the borrowed bytes and complete the borrow with the count
-    /// `f` returns. Returns `None` when the sender revoked it.
-    pub fn with_bytes(mut self, f: impl FnOnce(&[u8]) -> usize) -> Option<usize> {
-        let (ptr, len, done) = match &mut self.lent {
-            Lent::Remote(r) => {
-                let mut f = Some(f);
-                return r.take()?.with_bytes(&mut |b| f.take().map_or(0, |f| f(b)));
-            }
-            Lent::Local { ptr, len, done } => (*ptr, *len, done),
-        };
-        if done
-            .state
-            .compare_exchange(PENDING, COPYING, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            return None;
-        }
-        // SAFETY: state is COPYING, so the sender keeps the buffer alive and
-        // unmodified (revoke waits for us); ptr/len came from a live slice.
-        let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
-        let n = f(bytes);
-        done.taken.store(n, Ordering::Relaxed);
-        done.set(DONE);
-        // Drop will see DONE and do nothing more.
-        n.into()
-    }
-    /// Length in bytes.
-    pub fn len(&self) -> usize {
-        match &self.lent {
-            Lent::Local { len, .. } => *len,
-            Lent::Remote(r) => r.as_ref().map_or(0, |r| r.len()),
-        }
-    }
-    /// True when empty.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-impl Drop for Borrowed {
-    fn drop(&mut self) {
-        // A remote borrow reports itself dropped through its own `Drop`.
-        if let Lent::Local { done, .. } = &self.lent {
-            if done
-                .state
-                .compare_exchange(PENDING, DROPPED, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-            {
-                done.owner.unpark();
-            }
-        }
-    }
-}
 
 /// What a transport knows about a peer endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -362,6 +85,54 @@ pub enum PeerState {
     Failed(String),
 }
 
+/// Something that happened to the whole job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// Endpoint `endpoint` aborted the job with `message`.
+    Aborted {
+        /// Who aborted.
+        endpoint: usize,
+        /// Why.
+        message: String,
+    },
+    /// A peer sent bytes that are not our protocol: every later operation
+    /// fails with [`Error::Protocol`] and this text.
+    Protocol(String),
+}
+
+/// What collective selection needs to know about a transport (seed 001's
+/// cost model, calibrated per transport, plus the machine's shape).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Link {
+    /// The kind, for a built-in transport (selection's measured decision
+    /// table is per kind); `None` for a transport from outside the crate.
+    pub kind: Option<TransportKind>,
+    /// Start-up cost of one message, seconds (ts).
+    pub ts: f64,
+    /// Cost per byte, seconds (tw).
+    pub tw: f64,
+    /// Whether this endpoint shares memory with its peers (threads, shm).
+    pub shared_memory: bool,
+    /// Endpoints of the job on this endpoint's machine.
+    pub ranks_per_node: usize,
+    /// Cores this process may use.
+    pub cores_per_node: usize,
+}
+
+impl Link {
+    /// Whether the ranks on this machine outnumber its cores.
+    pub fn oversubscribed(&self) -> bool {
+        self.ranks_per_node > self.cores_per_node
+    }
+}
+
+/// The number of cores this process may use (asked once: the answer
+/// costs system calls and file reads).
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
+}
+
 /// The transport interface. See the module docs.
 pub trait Transport {
     /// This endpoint's index.
@@ -369,6 +140,9 @@ pub trait Transport {
     /// Number of endpoints (nodes plus host).
     fn endpoints(&self) -> usize;
     /// Send a frame to `frame.header.dst`. FIFO per ordered endpoint pair.
+    /// A [`Payload::Borrowed`] may be kept until the receiver copies it (or
+    /// written out before returning); either way its completion must be
+    /// set, or it is dropped (which tells the sender).
     fn send(&self, frame: Frame) -> Result<()>;
     /// Take the next arrived frame, if any. Never blocks.
     fn try_recv(&self) -> Option<Frame>;
@@ -377,75 +151,211 @@ pub trait Transport {
     fn wait(&self, deadline: Option<Instant>);
     /// What is known about a peer.
     fn peer_state(&self, endpoint: usize) -> PeerState;
+    /// A job-wide fault (an abort, a protocol violation), if any.
+    fn fault(&self) -> Option<Fault>;
     /// Abort the whole job: every endpoint's next operation fails with
     /// `Aborted` naming this endpoint and `message`.
     fn abort(&self, message: &str);
     /// Leave the job: `Ok` for a normal finish, `Err(msg)` for a failure.
     fn close(&self, outcome: std::result::Result<(), String>);
+    /// Costs and machine shape, for collective selection.
+    fn link(&self) -> Link;
+    /// Publish what this endpoint is waiting for (`None`: not waiting), for
+    /// other endpoints' timeout messages. Default: not published.
+    fn set_waiting(&self, what: Option<&str>) {
+        let _ = what;
+    }
+    /// What every other endpoint is waiting for, when this transport can
+    /// see it (diagnostics for timeout messages).
+    fn describe_waits(&self) -> String {
+        "; what the other endpoints wait for is not visible over this transport".into()
+    }
 }
 
-/// The known transports (enum dispatch).
-pub(crate) enum AnyTransport {
-    Thread(ThreadEndpoint),
-    Shm(shm::ShmEndpoint),
-    Tcp(tcp::TcpEndpoint),
+/// Makes a transport endpoint on the thread that will use it (endpoints
+/// need not be `Send`; their builders are).
+pub trait Builder: Send {
+    /// Make the endpoint.
+    fn build(self: Box<Self>) -> Result<AnyTransport>;
+}
+
+/// Where an endpoint reports to the job's supervisor (a launcher, a
+/// spawning host, rank 0 under Slurm).
+pub trait Supervisor: Send {
+    /// This endpoint aborts the job with `message`.
+    fn aborting(&self, message: &str);
+    /// This endpoint leaves the job (`Err`: it failed, with why).
+    fn finished(&self, outcome: &std::result::Result<(), String>);
+}
+
+/// How a supervisor's news reaches an endpoint (called from another thread).
+pub trait Notices: Send + Sync {
+    /// `endpoint` died (what the supervisor saw).
+    fn peer_failed(&self, endpoint: usize, message: &str);
+    /// `endpoint` aborted the job.
+    fn aborted(&self, endpoint: usize, message: &str);
+}
+
+/// What a process learns when it joins a launched job, as its transport
+/// needs it.
+#[derive(Debug, Clone)]
+pub struct JoinInfo {
+    /// This endpoint's index.
+    pub endpoint: usize,
+    /// Endpoints of the job.
+    pub endpoints: usize,
+    /// The address to listen on for data connections (the launcher's
+    /// `--hosts`), else `local_ip`.
+    pub bind: Option<IpAddr>,
+    /// This process's address on its connection to the rendezvous.
+    pub local_ip: IpAddr,
+    /// The per-job secret.
+    pub secret: Vec<u8>,
+    /// The job id.
+    pub job: String,
+}
+
+/// What the processes of a job of one kind need from their launcher.
+#[derive(Debug, Default)]
+pub struct Prepared {
+    /// Extra environment variables for every process.
+    pub env: Vec<(String, String)>,
+    /// Descriptors every process inherits (their numbers are in `env`);
+    /// kept open by the launcher until the job ends.
+    pub inherit: Vec<OwnedFd>,
+}
+
+/// A process half-way into a job: it has announced itself (its address, if
+/// any, goes into the rendezvous's table) and waits for the others.
+pub trait Joining {
+    /// The address to announce (empty when the transport needs none).
+    fn address(&self) -> String;
+    /// Finish joining with every endpoint's announced address.
+    fn complete(self: Box<Self>, table: &[String], sup: Box<dyn Supervisor>) -> Result<Joined>;
+}
+
+/// A joined endpoint and the handle for its supervisor's news.
+pub struct Joined {
+    /// The endpoint.
+    pub transport: AnyTransport,
+    /// Where the supervisor's notices go.
+    pub notices: Arc<dyn Notices>,
+}
+
+/// How a job of one kind of transport is made (each transport folder's
+/// `setup.rs`).
+pub(crate) trait Setup: Sync {
+    /// Builders for a job of `endpoints` endpoints that are threads of this
+    /// process; `None` when this kind runs only as processes.
+    fn threads(&self, endpoints: usize) -> Option<Vec<Box<dyn Builder>>>;
+    /// Launcher side of a job of processes (made before they start).
+    fn prepare(&self, endpoints: usize) -> Result<Prepared>;
+    /// Process side: begin joining a launched job.
+    fn join(&self, info: &JoinInfo) -> Result<Box<dyn Joining>>;
+}
+
+/// The error of a kind that has no process jobs, or no thread jobs.
+pub(crate) fn not_for(kind: TransportKind, what: &str) -> Error {
+    Error::InvalidArgument {
+        op: "transport",
+        what: format!("the {kind} transport cannot {what}"),
+    }
+}
+
+/// Declares the known transports: `Kind = "name" => folder::Endpoint`.
+macro_rules! transports {
+    ($( $(#[$doc:meta])* $kind:ident = $name:literal => $folder:ident :: $endpoint:ident, )*) => {
+        /// The kinds of transport this library has (`--transport`,
+        /// `HYPERCOMM_TRANSPORT`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+        pub enum TransportKind {
+            $( $(#[$doc])* #[cfg_attr(feature = "clap", value(name = $name))] $kind, )*
+        }
+
+        impl TransportKind {
+            /// Every kind, in declaration order.
+            pub const ALL: &'static [TransportKind] = &[$(TransportKind::$kind),*];
+
+            /// The name used on the command line and in the environment.
+            pub fn name(self) -> &'static str {
+                match self { $(TransportKind::$kind => $name,)* }
+            }
+
+            pub(crate) fn setup(self) -> &'static dyn Setup {
+                match self { $(TransportKind::$kind => &$folder::setup::SETUP,)* }
+            }
+        }
+
+        /// An endpoint of any transport: the known ones by enum dispatch,
+        /// others boxed.
+        pub enum AnyTransport {
+            $( $(#[$doc])* $kind($folder::$endpoint), )*
+            /// A transport from outside this crate.
+            Other(Box<dyn Transport>),
+        }
+
+        $(impl From<$folder::$endpoint> for AnyTransport {
+            fn from(t: $folder::$endpoint) -> AnyTransport {
+                AnyTransport::$kind(t)
+            }
+        })*
+
+        macro_rules! dispatch {
+            ($self:ident, $t:ident => $e:expr) => {
+                match $self {
+                    $(AnyTransport::$kind($t) => $e,)*
+                    AnyTransport::Other($t) => $e,
+                }
+            };
+        }
+    };
+}
+
+transports! {
+    /// Ranks as threads of one process (the embedded default).
+    Thread = "thread" => thread::ThreadEndpoint,
+    /// Processes on one machine, over a shared memory segment.
+    Shm = "shm" => shm::ShmEndpoint,
+    /// Processes on one or several machines, over TCP.
+    Tcp = "tcp" => tcp::TcpEndpoint,
+}
+
+impl TransportKind {
+    /// Builders for a job of `endpoints` endpoints as threads of this
+    /// process (an error for kinds whose ranks are processes).
+    pub fn thread_builders(self, endpoints: usize) -> Result<Vec<Box<dyn Builder>>> {
+        self.setup()
+            .threads(endpoints)
+            .ok_or_else(|| not_for(self, "run ranks as threads of one process"))
+    }
+}
+
+impl std::str::FromStr for TransportKind {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        TransportKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.name() == s.trim())
+            .ok_or_else(|| {
+                let names: Vec<&str> = TransportKind::ALL.iter().map(|k| k.name()).collect();
+                format!("unknown transport {s:?} (expected {})", names.join(", "))
+            })
+    }
+}
+
+impl std::fmt::Display for TransportKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl AnyTransport {
-    /// If some endpoint aborted the job: who and why.
-    pub(crate) fn aborted(&self) -> Option<(usize, String)> {
-        match self {
-            AnyTransport::Thread(t) => t.aborted(),
-            AnyTransport::Shm(t) => t.aborted(),
-            AnyTransport::Tcp(t) => t.aborted(),
-        }
+    /// A transport from outside this crate.
+    pub fn other(t: impl Transport + 'static) -> AnyTransport {
+        AnyTransport::Other(Box::new(t))
     }
-    /// A peer sent bytes that are not our protocol: every later operation
-    /// fails with `Error::Protocol` and this text.
-    pub(crate) fn protocol_error(&self) -> Option<String> {
-        match self {
-            AnyTransport::Thread(_) => None,
-            AnyTransport::Shm(_) => None,
-            AnyTransport::Tcp(t) => t.protocol_error(),
-        }
-    }
-    /// What every endpoint is waiting for (diagnostics), when known.
-    pub(crate) fn describe_waits(&self) -> String {
-        match self {
-            AnyTransport::Thread(t) => t.describe_waits(),
-            AnyTransport::Shm(t) => t.describe_waits(),
-            AnyTransport::Tcp(t) => t.describe_waits(),
-        }
-    }
-    /// Publish what this endpoint is waiting for (`None`: not waiting).
-    pub(crate) fn set_waiting(&self, what: Option<String>) {
-        match self {
-            AnyTransport::Thread(t) => t.set_waiting(what),
-            AnyTransport::Shm(t) => t.set_waiting(what),
-            // Not visible across processes.
-            AnyTransport::Tcp(_) => drop(what),
-        }
-    }
-    /// Whether borrowed payloads stay borrowed after `send` returns.
-    pub(crate) fn keeps_borrows(&self) -> bool {
-        match self {
-            AnyTransport::Thread(_) => true,
-            AnyTransport::Shm(_) => true,
-            // TCP writes a borrowed payload during `send` (so lending it
-            // avoids a copy) and completes the borrow before returning.
-            AnyTransport::Tcp(_) => true,
-        }
-    }
-}
-
-macro_rules! dispatch {
-    ($self:ident, $t:ident => $e:expr) => {
-        match $self {
-            AnyTransport::Thread($t) => $e,
-            AnyTransport::Shm($t) => $e,
-            AnyTransport::Tcp($t) => $e,
-        }
-    };
 }
 
 impl Transport for AnyTransport {
@@ -473,10 +383,62 @@ impl Transport for AnyTransport {
     fn peer_state(&self, endpoint: usize) -> PeerState {
         dispatch!(self, t => t.peer_state(endpoint))
     }
+    #[inline]
+    fn fault(&self) -> Option<Fault> {
+        dispatch!(self, t => t.fault())
+    }
     fn abort(&self, message: &str) {
         dispatch!(self, t => t.abort(message))
     }
     fn close(&self, outcome: std::result::Result<(), String>) {
         dispatch!(self, t => t.close(outcome))
+    }
+    fn link(&self) -> Link {
+        dispatch!(self, t => t.link())
+    }
+    fn set_waiting(&self, what: Option<&str>) {
+        dispatch!(self, t => t.set_waiting(what))
+    }
+    fn describe_waits(&self) -> String {
+        dispatch!(self, t => t.describe_waits())
+    }
+}
+
+impl<T: Transport + ?Sized> Transport for Box<T> {
+    fn endpoint(&self) -> usize {
+        (**self).endpoint()
+    }
+    fn endpoints(&self) -> usize {
+        (**self).endpoints()
+    }
+    fn send(&self, frame: Frame) -> Result<()> {
+        (**self).send(frame)
+    }
+    fn try_recv(&self) -> Option<Frame> {
+        (**self).try_recv()
+    }
+    fn wait(&self, deadline: Option<Instant>) {
+        (**self).wait(deadline)
+    }
+    fn peer_state(&self, endpoint: usize) -> PeerState {
+        (**self).peer_state(endpoint)
+    }
+    fn fault(&self) -> Option<Fault> {
+        (**self).fault()
+    }
+    fn abort(&self, message: &str) {
+        (**self).abort(message)
+    }
+    fn close(&self, outcome: std::result::Result<(), String>) {
+        (**self).close(outcome)
+    }
+    fn link(&self) -> Link {
+        (**self).link()
+    }
+    fn set_waiting(&self, what: Option<&str>) {
+        (**self).set_waiting(what)
+    }
+    fn describe_waits(&self) -> String {
+        (**self).describe_waits()
     }
 }

@@ -20,7 +20,7 @@
 
 use super::segment::{Mapping, LENDS};
 use super::sys;
-use super::wake_always;
+use super::wake::wake_always;
 use crate::transport::{RemoteBorrow, RemoteCompletion};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};

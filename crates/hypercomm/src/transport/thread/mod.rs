@@ -10,12 +10,25 @@
 //!
 //! Failure: when an endpoint's closure panics or returns an error, `close`
 //! marks it failed and wakes everyone; the engine turns that into
-//! `PeerFailed` for operations that need it.
+//! `PeerFailed` for operations that need it (`liveness.rs`).
+//!
+//! Files: `mod.rs` (the job, the endpoint, sending and receiving),
+//! `spsc.rs` (the queue), `liveness.rs` (peer states, abort, what each
+//! endpoint waits for), `setup.rs` (builders for a job of threads).
+//!
+//! Not done yet: receiver-side flow control for eager messages (a sender
+//! that runs ahead grows its receiver's unexpected queue).
 
-use super::spsc::Spsc;
-use super::{Frame, PeerState, Transport};
+mod liveness;
+pub(crate) mod setup;
+mod spsc;
+
+pub use setup::ThreadBuilder;
+
+use super::{Fault, Frame, Link, PeerState, Transport};
 use crate::error::Result;
 use crossbeam_utils::CachePadded;
+use spsc::Spsc;
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{fence, AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -47,7 +60,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// The shared state of a job whose endpoints are threads.
-pub(crate) struct ThreadJob {
+pub struct ThreadJob {
     slots: Vec<CachePadded<Slot>>,
     aborted: Mutex<Option<(usize, String)>>,
     abort_flag: AtomicBool,
@@ -55,7 +68,7 @@ pub(crate) struct ThreadJob {
 
 impl ThreadJob {
     /// A job with `endpoints` endpoints.
-    pub(crate) fn new(endpoints: usize) -> Arc<ThreadJob> {
+    pub fn new(endpoints: usize) -> Arc<ThreadJob> {
         Arc::new(ThreadJob {
             slots: (0..endpoints)
                 .map(|_| {
@@ -76,7 +89,7 @@ impl ThreadJob {
     }
 
     /// The endpoint `me`, to be created on the thread that will use it.
-    pub(crate) fn endpoint(self: &Arc<Self>, me: usize) -> ThreadEndpoint {
+    pub fn endpoint(self: &Arc<Self>, me: usize) -> ThreadEndpoint {
         *lock(&self.slots[me].thread) = Some(std::thread::current());
         ThreadEndpoint {
             job: self.clone(),
@@ -86,21 +99,6 @@ impl ThreadJob {
             seen_generation: Cell::new(usize::MAX),
             next_poll: Cell::new(0),
         }
-    }
-
-    /// Mark `ep` failed from outside its thread (e.g. after it panicked).
-    pub(crate) fn mark_failed(&self, ep: usize, message: String) {
-        let slot = &self.slots[ep];
-        if slot.state.load(Ordering::Acquire) == ALIVE {
-            *lock(&slot.failure) = Some(message);
-            slot.state.store(FAILED, Ordering::Release);
-            self.wake_all();
-        }
-    }
-
-    /// Who aborted the job, and why.
-    pub(crate) fn abort_info(&self) -> Option<(usize, String)> {
-        lock(&self.aborted).clone()
     }
 
     fn wake_all(&self) {
@@ -113,7 +111,7 @@ impl ThreadJob {
 }
 
 /// One thread's endpoint.
-pub(crate) struct ThreadEndpoint {
+pub struct ThreadEndpoint {
     job: Arc<ThreadJob>,
     me: usize,
     /// Queue to each destination, once used (this endpoint is its producer).
@@ -167,39 +165,6 @@ impl ThreadEndpoint {
                 drop(f);
             }
         }
-    }
-}
-
-impl ThreadEndpoint {
-    pub(crate) fn aborted(&self) -> Option<(usize, String)> {
-        if self.job.abort_flag.load(Ordering::Acquire) {
-            lock(&self.job.aborted).clone()
-        } else {
-            None
-        }
-    }
-
-    pub(crate) fn set_waiting(&self, what: Option<String>) {
-        *lock(&self.job.slots[self.me].waiting) = what;
-    }
-
-    pub(crate) fn describe_waits(&self) -> String {
-        let mut out = String::new();
-        for (i, s) in self.job.slots.iter().enumerate() {
-            if i == self.me {
-                continue;
-            }
-            let st = match s.state.load(Ordering::Acquire) {
-                FINISHED => "finished".to_string(),
-                FAILED => format!("failed ({})", lock(&s.failure).clone().unwrap_or_default()),
-                _ => match lock(&s.waiting).clone() {
-                    Some(w) => format!("waiting for {w}"),
-                    None => "running".to_string(),
-                },
-            };
-            out.push_str(&format!("; endpoint {i}: {st}"));
-        }
-        out
     }
 }
 
@@ -277,23 +242,35 @@ impl Transport for ThreadEndpoint {
     }
 
     fn peer_state(&self, endpoint: usize) -> PeerState {
-        let s = &self.job.slots[endpoint];
-        match s.state.load(Ordering::Acquire) {
-            ALIVE => PeerState::Alive,
-            FINISHED => PeerState::Finished,
-            _ => PeerState::Failed(lock(&s.failure).clone().unwrap_or_default()),
-        }
+        self.job.peer_state(endpoint)
+    }
+
+    fn fault(&self) -> Option<Fault> {
+        self.aborted()
+            .map(|(endpoint, message)| Fault::Aborted { endpoint, message })
     }
 
     fn abort(&self, message: &str) {
-        {
-            let mut a = lock(&self.job.aborted);
-            if a.is_none() {
-                *a = Some((self.me, message.to_string()));
-            }
+        self.job.abort(self.me, message);
+    }
+
+    fn link(&self) -> Link {
+        Link {
+            kind: Some(super::TransportKind::Thread),
+            ts: 0.5e-6,
+            tw: 0.1e-9,
+            shared_memory: true,
+            ranks_per_node: self.job.slots.len(),
+            cores_per_node: super::cores(),
         }
-        self.job.abort_flag.store(true, Ordering::Release);
-        self.job.wake_all();
+    }
+
+    fn set_waiting(&self, what: Option<&str>) {
+        *lock(&self.job.slots[self.me].waiting) = what.map(str::to_owned);
+    }
+
+    fn describe_waits(&self) -> String {
+        self.job.describe_waits(self.me)
     }
 
     fn close(&self, outcome: std::result::Result<(), String>) {

@@ -1,0 +1,328 @@
+//! Frames and payloads: what a transport moves, and the protocol by which
+//! a receiver copies straight out of a sender's lent buffer.
+//!
+//! A [`Frame`] is a [`Header`] plus a [`Payload`]. A payload may be short
+//! bytes inline in the frame, owned bytes, a handed-off typed vector (zero
+//! copy between threads), or a borrow of the sender's buffer that the
+//! receiver copies from directly (single copy); a byte-stream transport
+//! turns the latter two into bytes while sending.
+//!
+//! A borrowed payload may also live in another process: the shared-memory
+//! transport lends the sender's buffer to a receiver in another address
+//! space (`RemoteBorrow` on the receiving side, `RemoteCompletion` on the
+//! lending side), and the engine sees the same [`Borrowed`]/[`Completion`]
+//! protocol as between threads.
+
+use crate::wire::Header;
+use std::any::Any;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// A frame in flight: header and payload.
+pub struct Frame {
+    /// The header (its `len` equals the payload's length).
+    pub header: Header,
+    /// The bytes.
+    pub payload: Payload,
+}
+
+impl std::fmt::Debug for Frame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Frame")
+            .field("header", &self.header)
+            .field("len", &self.payload.len())
+            .finish()
+    }
+}
+
+/// A typed vector handed over whole (threads: no copy at all).
+pub trait OwnedBytes: Send {
+    /// The bytes of the vector.
+    fn bytes(&self) -> &[u8];
+    /// For downcasting back to the concrete `Vec<T>`.
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+    /// `TypeId` of the concrete `Vec<T>`.
+    fn vec_type(&self) -> std::any::TypeId;
+}
+
+impl<T: bytemuck::Pod + Send> OwnedBytes for Vec<T> {
+    fn bytes(&self) -> &[u8] {
+        bytemuck::cast_slice(self)
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+    fn vec_type(&self) -> std::any::TypeId {
+        std::any::TypeId::of::<Vec<T>>()
+    }
+}
+
+/// Longest payload carried inline in a frame (no allocation).
+pub const INLINE_MAX: usize = 32;
+
+/// A short payload stored in the frame itself.
+#[derive(Clone, Copy)]
+pub struct Inline {
+    len: u8,
+    data: [u8; INLINE_MAX],
+}
+
+impl Inline {
+    /// Copy `b` (at most [`INLINE_MAX`] bytes) into an inline payload.
+    #[inline]
+    pub fn new(b: &[u8]) -> Option<Inline> {
+        if b.len() > INLINE_MAX {
+            return None;
+        }
+        let mut data = [0u8; INLINE_MAX];
+        data[..b.len()].copy_from_slice(b);
+        Some(Inline {
+            len: b.len() as u8,
+            data,
+        })
+    }
+    /// The bytes.
+    #[inline]
+    pub fn bytes(&self) -> &[u8] {
+        &self.data[..self.len as usize]
+    }
+}
+
+/// A frame's payload.
+pub enum Payload {
+    /// A short payload inside the frame.
+    Inline(Inline),
+    /// Owned bytes.
+    Bytes(Vec<u8>),
+    /// A vector handed over without copying.
+    Vec(Box<dyn OwnedBytes>),
+    /// The sender's own buffer, to be copied by the receiver.
+    Borrowed(Borrowed),
+}
+
+impl Payload {
+    /// Short data inline, longer data as owned bytes.
+    #[inline]
+    pub fn copy_of(b: &[u8]) -> Payload {
+        match Inline::new(b) {
+            Some(i) => Payload::Inline(i),
+            None => Payload::Bytes(b.to_vec()),
+        }
+    }
+
+    /// Payload length in bytes.
+    pub fn len(&self) -> usize {
+        match self {
+            Payload::Inline(i) => i.len as usize,
+            Payload::Bytes(b) => b.len(),
+            Payload::Vec(v) => v.bytes().len(),
+            Payload::Borrowed(b) => b.len(),
+        }
+    }
+    /// True when the payload has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+pub(crate) const PENDING: u8 = 0;
+const COPYING: u8 = 1;
+pub(crate) const DONE: u8 = 2;
+const DROPPED: u8 = 3;
+const REVOKED: u8 = 4;
+/// The state lives elsewhere (another process): ask the [`RemoteCompletion`].
+const REMOTE: u8 = 5;
+
+/// The lending side of a borrow whose reader is in another process: the
+/// state is kept outside this process (e.g. in a shared segment).
+pub(crate) trait RemoteCompletion: Send + Sync {
+    /// As [`Completion::finished`].
+    fn finished(&self) -> Option<std::result::Result<usize, ()>>;
+    /// As [`Completion::revoke`]: afterwards nobody reads the buffer.
+    fn revoke(&self) -> bool;
+}
+
+/// The receiving side of a buffer lent by another process.
+pub(crate) trait RemoteBorrow: Send {
+    /// Length in bytes.
+    fn len(&self) -> usize;
+    /// Copy the first `dst.len()` bytes (at most `len`) into `dst` straight
+    /// from the lender, completing the borrow; `None` when revoked or failed.
+    fn copy_into(self: Box<Self>, dst: &mut [u8]) -> Option<usize>;
+    /// Fetch the bytes, run `f` on them and complete the borrow with the
+    /// count `f` returns; `None` when revoked or failed.
+    fn with_bytes(self: Box<Self>, f: &mut dyn FnMut(&[u8]) -> usize) -> Option<usize>;
+}
+
+/// Shared completion state of a borrowed payload.
+///
+/// The sender keeps its buffer alive and unmodified until [`Completion::finished`]
+/// says so, and may only give up through [`Completion::revoke`], which waits
+/// out a copy that is already under way.
+pub struct Completion {
+    pub(crate) state: AtomicU8,
+    pub(crate) taken: AtomicUsize,
+    owner: std::thread::Thread,
+    remote: OnceLock<Box<dyn RemoteCompletion>>,
+}
+
+impl Completion {
+    /// A new completion that wakes the calling thread when it changes.
+    pub fn new() -> Arc<Completion> {
+        Arc::new(Completion {
+            state: AtomicU8::new(PENDING),
+            taken: AtomicUsize::new(0),
+            owner: std::thread::current(),
+            remote: OnceLock::new(),
+        })
+    }
+    /// Hand the state over to a reader in another process: from now on
+    /// `finished` and `revoke` ask `r`. Only for a pending completion.
+    pub(crate) fn hand_over(&self, r: Box<dyn RemoteCompletion>) {
+        if self.remote.set(r).is_ok() {
+            self.state.store(REMOTE, Ordering::Release);
+        }
+    }
+    /// `Some(Ok(bytes taken))` when the receiver copied the data,
+    /// `Some(Err(()))` when the payload was dropped unread, `None` while pending.
+    pub fn finished(&self) -> Option<std::result::Result<usize, ()>> {
+        match self.state.load(Ordering::Acquire) {
+            DONE => Some(Ok(self.taken.load(Ordering::Relaxed))),
+            DROPPED | REVOKED => Some(Err(())),
+            REMOTE => self.remote.get().and_then(|r| r.finished()),
+            _ => None,
+        }
+    }
+    /// The sender gives up: afterwards no receiver will touch the buffer.
+    /// Waits (briefly) for a copy already in progress. Returns true when the
+    /// receiver had already taken the data.
+    pub fn revoke(&self) -> bool {
+        loop {
+            match self
+                .state
+                .compare_exchange(PENDING, REVOKED, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return false,
+                Err(COPYING) => std::thread::yield_now(),
+                Err(DONE) => return true,
+                Err(REMOTE) => return self.remote.get().is_some_and(|r| r.revoke()),
+                Err(_) => return false,
+            }
+        }
+    }
+    pub(crate) fn set(&self, s: u8) {
+        self.state.store(s, Ordering::Release);
+        self.owner.unpark();
+    }
+}
+
+/// A borrow of the sender's buffer: in this process (threads), or in
+/// another process (shared memory), read by the receiver directly.
+pub struct Borrowed {
+    pub(crate) lent: Lent,
+}
+
+pub(crate) enum Lent {
+    /// The sender is a thread of this process.
+    Local {
+        ptr: *const u8,
+        len: usize,
+        done: Arc<Completion>,
+    },
+    /// The sender is another process (`None` once used).
+    Remote(Option<Box<dyn RemoteBorrow>>),
+}
+
+// SAFETY: the pointer refers to memory the sender keeps alive and unmodified
+// until the completion says DONE, DROPPED or REVOKED; reading it from another
+// thread is then sound, and the state machine serialises access. The remote
+// variant is `Send` by its trait bound.
+unsafe impl Send for Borrowed {}
+
+impl Borrowed {
+    /// Borrow `data` until `done` completes.
+    ///
+    /// # Safety
+    /// The caller must keep `data` alive and unmodified until
+    /// `done.finished()` is `Some` or `done.revoke()` has returned.
+    pub unsafe fn new(data: &[u8], done: Arc<Completion>) -> Borrowed {
+        Borrowed {
+            lent: Lent::Local {
+                ptr: data.as_ptr(),
+                len: data.len(),
+                done,
+            },
+        }
+    }
+    /// A buffer lent by another process.
+    pub(crate) fn remote(r: Box<dyn RemoteBorrow>) -> Borrowed {
+        Borrowed {
+            lent: Lent::Remote(Some(r)),
+        }
+    }
+    /// Copy the first `dst.len()` bytes (at most `len`) into `dst`, completing
+    /// the borrow. Returns `None` when the sender revoked it (or, across
+    /// processes, failed).
+    pub fn copy_into(mut self, dst: &mut [u8]) -> Option<usize> {
+        if let Lent::Remote(r) = &mut self.lent {
+            return r.take()?.copy_into(dst);
+        }
+        self.with_bytes(|b| {
+            let n = b.len().min(dst.len());
+            dst[..n].copy_from_slice(&b[..n]);
+            n
+        })
+    }
+    /// Run `f` on the borrowed bytes and complete the borrow with the count
+    /// `f` returns. Returns `None` when the sender revoked it.
+    pub fn with_bytes(mut self, f: impl FnOnce(&[u8]) -> usize) -> Option<usize> {
+        let (ptr, len, done) = match &mut self.lent {
+            Lent::Remote(r) => {
+                let mut f = Some(f);
+                return r.take()?.with_bytes(&mut |b| f.take().map_or(0, |f| f(b)));
+            }
+            Lent::Local { ptr, len, done } => (*ptr, *len, done),
+        };
+        if done
+            .state
+            .compare_exchange(PENDING, COPYING, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return None;
+        }
+        // SAFETY: state is COPYING, so the sender keeps the buffer alive and
+        // unmodified (revoke waits for us); ptr/len came from a live slice.
+        let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
+        let n = f(bytes);
+        done.taken.store(n, Ordering::Relaxed);
+        done.set(DONE);
+        // Drop will see DONE and do nothing more.
+        n.into()
+    }
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        match &self.lent {
+            Lent::Local { len, .. } => *len,
+            Lent::Remote(r) => r.as_ref().map_or(0, |r| r.len()),
+        }
+    }
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Drop for Borrowed {
+    fn drop(&mut self) {
+        // A remote borrow reports itself dropped through its own `Drop`.
+        if let Lent::Local { done, .. } = &self.lent {
+            if done
+                .state
+                .compare_exchange(PENDING, DROPPED, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                done.owner.unpark();
+            }
+        }
+    }
+}

@@ -1,0 +1,559 @@
+//! The rings: one lock-free single-producer single-consumer ring of 4 KiB
+//! slots per ordered pair of endpoints, the sender's queue for frames that
+//! wait for ring space, and the reader's reassembly of multi-slot messages.
+//! See the module docs of [`super`] for the protocol.
+
+use super::segment::{self, SLOTS, SLOT_DATA};
+use super::wake::wake_always;
+use super::{lend, ShmEndpoint, CMA_MIN, LEND_VEC_MIN};
+use crate::transport::{Borrowed, Frame, Lent, OwnedBytes, Payload, DONE, PENDING};
+use crate::wire::Header;
+use std::collections::VecDeque;
+use std::sync::atomic::{fence, AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+/// Slot kinds (in the control word).
+pub(super) const K_FIRST: u64 = 1;
+
+pub(super) const K_CONT: u64 = 2;
+
+pub(super) const K_RNDV: u64 = 3;
+
+/// The rest of a partly written message will not come (sender withdrew).
+pub(super) const K_CANCEL: u64 = 4;
+
+/// Bytes of a rendezvous record: header, address, slot, pad, generation.
+pub(super) const RNDV_LEN: usize = Header::SIZE + 24;
+
+pub(super) fn ctrl(seq: u64, kind: u64, used: usize) -> u64 {
+    (seq as u32 as u64) | kind << 32 | (used as u64) << 40
+}
+
+/// A frame waiting to be written into a ring.
+pub(super) enum Outgoing {
+    /// Header and payload, `off` payload bytes written so far.
+    Frame {
+        header: Header,
+        payload: Payload,
+        off: usize,
+        started: bool,
+    },
+    /// A lent buffer: only its address travels; `keep` holds a handed-off
+    /// vector alive until the reader is done.
+    Rndv {
+        header: Header,
+        addr: usize,
+        slot: usize,
+        gen: u64,
+        keep: Option<Box<dyn OwnedBytes>>,
+    },
+}
+
+/// Producer side of one ring.
+#[derive(Default)]
+pub(super) struct RingOut {
+    /// Slots written so far.
+    pub(super) tail: u64,
+    /// Last head (slots freed by the reader) seen.
+    pub(super) head_seen: u64,
+}
+
+#[derive(Default)]
+pub(super) struct Out {
+    pub(super) ring: RingOut,
+    pub(super) queue: VecDeque<Outgoing>,
+}
+
+/// Consumer side of one ring.
+#[derive(Default)]
+pub(super) struct In {
+    pub(super) head: u64,
+    pub(super) partial: Option<(Header, Vec<u8>)>,
+}
+
+/// A handed-off vector lent to a reader.
+pub(super) struct OwnedLend {
+    pub(super) reader: usize,
+    pub(super) slot: usize,
+    pub(super) gen: u64,
+    pub(super) _keep: Box<dyn OwnedBytes>,
+}
+
+impl ShmEndpoint {
+    pub(super) fn alloc_lend(&self) -> Option<(usize, u64)> {
+        let mut c = self.lend_cursor.get();
+        let r = lend::alloc(&self.map, self.me, &mut c);
+        self.lend_cursor.set(c);
+        r
+    }
+
+    /// Turn a frame into what goes into the ring: lend large buffers when
+    /// the reader can read them, copy everything else.
+    pub(super) fn prepare(&self, frame: Frame) -> Outgoing {
+        let header = frame.header;
+        let dst = header.dst as usize;
+        let can_lend = self.cma && self.map.cma(dst).load(Ordering::Relaxed) != 0;
+        let payload = match frame.payload {
+            Payload::Borrowed(b) => match &b.lent {
+                Lent::Local { ptr, len, done } if can_lend && *len >= CMA_MIN => {
+                    match self.alloc_lend() {
+                        Some((slot, gen)) => {
+                            done.hand_over(Box::new(lend::Lend {
+                                map: self.map.clone(),
+                                me: self.me,
+                                reader: dst,
+                                slot,
+                                gen,
+                                result: OnceLock::new(),
+                            }));
+                            return Outgoing::Rndv {
+                                header,
+                                addr: *ptr as usize,
+                                slot,
+                                gen,
+                                keep: None,
+                            };
+                        }
+                        None => Payload::Borrowed(b),
+                    }
+                }
+                // Through the ring, straight from the lent buffer.
+                Lent::Local { .. } => Payload::Borrowed(b),
+                Lent::Remote(_) => {
+                    let mut v = vec![0u8; b.len()];
+                    let n = b.copy_into(&mut v).unwrap_or(0);
+                    v.truncate(n);
+                    Payload::Bytes(v)
+                }
+            },
+            Payload::Vec(v) if can_lend && v.bytes().len() >= LEND_VEC_MIN => {
+                match self.alloc_lend() {
+                    Some((slot, gen)) => {
+                        return Outgoing::Rndv {
+                            header,
+                            addr: v.bytes().as_ptr() as usize,
+                            slot,
+                            gen,
+                            keep: Some(v),
+                        }
+                    }
+                    None => Payload::Vec(v),
+                }
+            }
+            p => p,
+        };
+        Outgoing::Frame {
+            header,
+            payload,
+            off: 0,
+            started: false,
+        }
+    }
+
+    /// Is there a free slot in the ring to `dst`?
+    #[inline]
+    pub(super) fn has_space(&self, dst: usize, r: &mut RingOut) -> bool {
+        if r.tail - r.head_seen < SLOTS as u64 {
+            return true;
+        }
+        r.head_seen = self.map.head(self.me, dst).load(Ordering::Acquire);
+        r.tail - r.head_seen < SLOTS as u64
+    }
+
+    /// Write one slot of `kind` holding the concatenation of `parts`.
+    #[inline]
+    pub(super) fn put_slot(&self, dst: usize, r: &mut RingOut, kind: u64, parts: &[&[u8]]) {
+        let off = self.map.slot(self.me, dst, r.tail as usize);
+        let used: usize = parts.iter().map(|p| p.len()).sum();
+        debug_assert!(used <= SLOT_DATA);
+        let data = self.map.bytes(off + 8, used);
+        let mut at = 0;
+        for p in parts {
+            // SAFETY: the slot belongs to the writer (the reader's head has
+            // passed it: `has_space`), `data` has room for `used` bytes
+            // (bounds checked by `bytes`), and `p` is a separate local slice.
+            unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), data.wrapping_add(at), p.len()) };
+            at += p.len();
+        }
+        r.tail += 1;
+        self.map
+            .at::<AtomicU64>(off)
+            .store(ctrl(r.tail, kind, used), Ordering::Release);
+    }
+
+    /// Write as much of `item` as fits; true when all of it is written.
+    pub(super) fn write_item(&self, dst: usize, r: &mut RingOut, item: &mut Outgoing) -> bool {
+        loop {
+            if !self.has_space(dst, r) {
+                return false;
+            }
+            match item {
+                Outgoing::Rndv {
+                    header,
+                    addr,
+                    slot,
+                    gen,
+                    ..
+                } => {
+                    let mut rec = [0u8; 24];
+                    rec[0..8].copy_from_slice(&(*addr as u64).to_le_bytes());
+                    rec[8..12].copy_from_slice(&(*slot as u32).to_le_bytes());
+                    rec[16..24].copy_from_slice(&gen.to_le_bytes());
+                    self.put_slot(dst, r, K_RNDV, &[&header.encode(), &rec]);
+                    return true;
+                }
+                Outgoing::Frame {
+                    header,
+                    payload,
+                    off,
+                    started,
+                } => {
+                    let mut lent = None;
+                    let bytes: &[u8] = match payload {
+                        Payload::Inline(i) => i.bytes(),
+                        Payload::Bytes(b) => b,
+                        Payload::Vec(v) => v.bytes(),
+                        Payload::Borrowed(b) => match &b.lent {
+                            Lent::Local { ptr, len, done } => {
+                                if done.state.load(Ordering::Acquire) != PENDING {
+                                    // The sender withdrew: end what was begun.
+                                    if *started {
+                                        self.put_slot(dst, r, K_CANCEL, &[]);
+                                    }
+                                    return true;
+                                }
+                                lent = Some(done);
+                                // SAFETY: the completion is still pending
+                                // (checked just above, and only this thread
+                                // could change it before we finish this
+                                // call), so the engine keeps the buffer alive
+                                // and unmodified.
+                                unsafe { std::slice::from_raw_parts(*ptr, *len) }
+                            }
+                            // `prepare` copies a re-sent remote borrow.
+                            Lent::Remote(_) => &[],
+                        },
+                    };
+                    if !*started {
+                        let n = bytes.len().min(SLOT_DATA - Header::SIZE);
+                        self.put_slot(dst, r, K_FIRST, &[&header.encode(), &bytes[..n]]);
+                        *off = n;
+                        *started = true;
+                    } else {
+                        let n = (bytes.len() - *off).min(SLOT_DATA);
+                        self.put_slot(dst, r, K_CONT, &[&bytes[*off..*off + n]]);
+                        *off += n;
+                    }
+                    if *off >= bytes.len() {
+                        let len = bytes.len();
+                        if lent.is_some() {
+                            // Not DONE yet: a lent (above-eager) send must
+                            // not run ahead of its receiver. Completing here
+                            // let a rooted collective (bcast, reduce) send
+                            // message after message while the receiver
+                            // drained them into ever more unexpected vectors
+                            // (hundreds of MB, every page a fresh fault:
+                            // 64 KiB bcast 43 µs). Complete it once the
+                            // reader's head passes our last slot instead.
+                            // (Kept alive: dropping it would report DROPPED.)
+                            if let Payload::Borrowed(b) =
+                                std::mem::replace(payload, Payload::Bytes(Vec::new()))
+                            {
+                                self.unpulled.borrow_mut().push((dst, r.tail, b, len));
+                            }
+                        }
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Push the queue to `dst` into its ring as far as it goes.
+    pub(super) fn drain_queue(&self, dst: usize, o: &mut Out) {
+        let start = o.ring.tail;
+        while let Some(item) = o.queue.front_mut() {
+            if self.write_item(dst, &mut o.ring, item) {
+                let item = o.queue.pop_front().expect("front exists");
+                self.queued.set(self.queued.get() - 1);
+                self.written(dst, item);
+                continue;
+            }
+            // Full: ask the reader to raise us when it frees slots, then
+            // look once more (it may have freed them meanwhile).
+            self.map
+                .space_wanted(self.me, dst)
+                .store(1, Ordering::SeqCst);
+            fence(Ordering::SeqCst);
+            o.ring.head_seen = self.map.head(self.me, dst).load(Ordering::Acquire);
+            if o.ring.tail - o.ring.head_seen >= SLOTS as u64 {
+                break;
+            }
+        }
+        if o.ring.tail != start {
+            self.wake_receiver(dst);
+        }
+    }
+
+    /// An item is fully in the ring: keep a lent vector alive.
+    pub(super) fn written(&self, dst: usize, item: Outgoing) {
+        if let Outgoing::Rndv {
+            slot,
+            gen,
+            keep: Some(keep),
+            ..
+        } = item
+        {
+            self.owned.borrow_mut().push(OwnedLend {
+                reader: dst,
+                slot,
+                gen,
+                _keep: keep,
+            });
+        }
+    }
+
+    /// The receiver is gone: drop what waits for it.
+    pub(super) fn discard(&self, dst: usize, item: Outgoing) {
+        if let Outgoing::Rndv { slot, gen, .. } = &item {
+            // Nobody will read it: report it dropped to the lender's
+            // completion (or to the owned-vector reaper).
+            let w = self.map.lend(self.me, *slot).0;
+            let _ = w.compare_exchange(
+                (gen << 8) | lend::L_PENDING,
+                (gen << 8) | lend::L_DROPPED,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
+        }
+        self.written(dst, item);
+    }
+
+    /// Push every queue on (dropping those of receivers that are gone).
+    pub(super) fn flush(&self) {
+        let mut outs = self.out.borrow_mut();
+        for (dst, o) in outs.iter_mut().enumerate() {
+            if o.queue.is_empty() {
+                continue;
+            }
+            if !self.receiver_open(dst) {
+                while let Some(item) = o.queue.pop_front() {
+                    self.queued.set(self.queued.get() - 1);
+                    self.discard(dst, item);
+                }
+                continue;
+            }
+            self.drain_queue(dst, o);
+        }
+    }
+
+    /// Free the lend slots of handed-off vectors that were read (or dropped).
+    pub(super) fn reap_owned(&self) {
+        let mut owned = self.owned.borrow_mut();
+        owned.retain(|l| {
+            let fin = lend::state(&self.map, self.me, l.slot, l.gen);
+            if fin.is_some() {
+                lend::free(&self.map, self.me, l.slot, l.gen);
+                return false;
+            }
+            if !self.receiver_open(l.reader) {
+                let _ = lend::revoke(&self.map, self.me, l.slot, l.gen, l.reader);
+                return false;
+            }
+            true
+        });
+    }
+
+    /// Complete the streamed lent buffers the reader has taken out of the
+    /// ring (or that nobody will take: reader gone, sender withdrew).
+    pub(super) fn unpulled_reap(&self) {
+        self.unpulled.borrow_mut().retain(|(dst, end, b, len)| {
+            let Lent::Local { done, .. } = &b.lent else {
+                return false;
+            };
+            if done.state.load(Ordering::Acquire) != PENDING {
+                return false;
+            }
+            let head = self.map.head(self.me, *dst).load(Ordering::Acquire);
+            if head >= *end || !self.receiver_open(*dst) {
+                done.taken.store(*len, Ordering::Relaxed);
+                done.set(DONE);
+                return false;
+            }
+            true
+        });
+    }
+
+    /// Is a streamed lent buffer taken out of its ring? Before sleeping:
+    /// asks the reader to raise us when it takes slots (`space_wanted`).
+    pub(super) fn unpulled_ready(&self) -> bool {
+        self.unpulled.borrow().iter().any(|(dst, end, b, _)| {
+            let Lent::Local { done, .. } = &b.lent else {
+                return true;
+            };
+            self.map
+                .space_wanted(self.me, *dst)
+                .store(1, Ordering::SeqCst);
+            fence(Ordering::SeqCst);
+            done.state.load(Ordering::Acquire) != PENDING
+                || self.map.head(self.me, *dst).load(Ordering::Acquire) >= *end
+                || !self.receiver_open(*dst)
+        })
+    }
+
+    /// Take the frame a slot completes, if any.
+    pub(super) fn take_slot(
+        &self,
+        src: usize,
+        inc: &mut In,
+        kind: u64,
+        data: &[u8],
+    ) -> Option<Frame> {
+        match kind {
+            K_FIRST | K_RNDV => {
+                let h = match Header::decode(data) {
+                    Ok(h) if h.src as usize == src && h.dst as usize == self.me => h,
+                    Ok(h) => {
+                        self.protocol(&format!(
+                            "frame from endpoint {} to {} arrived in the ring {src} → {}",
+                            h.src, h.dst, self.me
+                        ));
+                        return None;
+                    }
+                    Err(e) => {
+                        self.protocol(&e.to_string());
+                        return None;
+                    }
+                };
+                let body = &data[Header::SIZE..];
+                // A SyncAck's `len` is a count, not a payload length.
+                let len = usize::try_from(h.stream_payload_len()).unwrap_or(usize::MAX);
+                if kind == K_RNDV {
+                    if body.len() < RNDV_LEN - Header::SIZE {
+                        self.protocol("short rendezvous record");
+                        return None;
+                    }
+                    let u64_at =
+                        |o: usize| u64::from_le_bytes(body[o..o + 8].try_into().expect("8 bytes"));
+                    let slot = u32::from_le_bytes(body[8..12].try_into().expect("4 bytes"));
+                    if slot as usize >= segment::LENDS {
+                        self.protocol("rendezvous names a lend slot out of range");
+                        return None;
+                    }
+                    let remote = lend::Remote {
+                        map: self.map.clone(),
+                        lender: src,
+                        pid: self.map.pid(src).load(Ordering::Relaxed) as i32,
+                        addr: u64_at(0) as usize,
+                        len,
+                        slot: slot as usize,
+                        gen: u64_at(16),
+                        settled: false,
+                    };
+                    return Some(Frame {
+                        header: h,
+                        payload: Payload::Borrowed(Borrowed::remote(Box::new(remote))),
+                    });
+                }
+                if body.len() >= len {
+                    return Some(Frame {
+                        header: h,
+                        payload: Payload::copy_of(&body[..len]),
+                    });
+                }
+                let mut v = Vec::with_capacity(len.min(64 << 20));
+                v.extend_from_slice(body);
+                inc.partial = Some((h, v));
+                None
+            }
+            K_CANCEL => {
+                inc.partial = None;
+                None
+            }
+            K_CONT => {
+                let (h, v) = inc.partial.as_mut()?;
+                let total = h.stream_payload_len();
+                let need = (total as usize).saturating_sub(v.len());
+                v.extend_from_slice(&data[..need.min(data.len())]);
+                if v.len() as u64 >= total {
+                    let (header, v) = inc.partial.take().expect("present");
+                    return Some(Frame {
+                        header,
+                        payload: Payload::Bytes(v),
+                    });
+                }
+                None
+            }
+            _ => {
+                self.protocol(&format!("unknown slot kind {kind}"));
+                None
+            }
+        }
+    }
+
+    pub(super) fn protocol(&self, what: &str) {
+        if !self.warned.replace(true) {
+            eprintln!(
+                "hypercomm shm endpoint {}: protocol error, frame skipped: {what}",
+                self.me
+            );
+        }
+    }
+
+    /// Read the ring from `src` up to the next complete frame.
+    #[inline]
+    pub(super) fn poll_ring(&self, src: usize) -> Option<Frame> {
+        let mut incs = self.inc.borrow_mut();
+        let inc = &mut incs[src];
+        let mut consumed = false;
+        let out = loop {
+            let off = self.map.slot(src, self.me, inc.head as usize);
+            let c = self.map.at::<AtomicU64>(off).load(Ordering::Acquire);
+            if c as u32 != (inc.head + 1) as u32 {
+                break None;
+            }
+            let kind = (c >> 32) & 0xff;
+            let used = ((c >> 40) as usize).min(SLOT_DATA);
+            // SAFETY: the control word (acquire) says the writer finished
+            // this slot; it will not write it again before we advance the
+            // head below, after the last use of `data`.
+            let data = unsafe { std::slice::from_raw_parts(self.map.bytes(off + 8, used), used) };
+            let f = self.take_slot(src, inc, kind, data);
+            inc.head += 1;
+            self.map
+                .head(src, self.me)
+                .store(inc.head, Ordering::Release);
+            consumed = true;
+            if f.is_some() {
+                break f;
+            }
+        };
+        if consumed {
+            fence(Ordering::SeqCst);
+            let want = self.map.space_wanted(src, self.me);
+            if want.load(Ordering::Relaxed) != 0 {
+                want.store(0, Ordering::Relaxed);
+                wake_always(&self.map, src);
+            }
+        }
+        out
+    }
+
+    /// Is a slot waiting in the ring from `src`?
+    #[inline]
+    pub(super) fn ring_ready(&self, src: usize) -> bool {
+        let head = self.inc.borrow()[src].head;
+        let off = self.map.slot(src, self.me, head as usize);
+        self.map.at::<AtomicU64>(off).load(Ordering::Acquire) as u32 == (head + 1) as u32
+    }
+
+    /// Drop every frame that arrived (lent buffers are reported dropped).
+    pub(super) fn drain_incoming(&self) {
+        for src in 0..self.n {
+            while let Some(f) = self.poll_ring(src) {
+                drop(f);
+            }
+            self.inc.borrow_mut()[src].partial = None;
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! The shm transport within one process: rings, lending, abort.
+
+use super::*;
+use crate::transport::{Borrowed, Completion, Frame, Payload};
+use crate::wire::{Header, Kind};
+
+fn frame(src: usize, dst: usize, tag: u32, data: &[u8]) -> Frame {
+    Frame {
+        header: Header {
+            kind: Kind::Data,
+            flags: 0,
+            src: src as u32,
+            dst: dst as u32,
+            context: 0,
+            tag,
+            id: 0,
+            len: data.len() as u64,
+        },
+        payload: Payload::copy_of(data),
+    }
+}
+
+fn payload_vec(p: Payload) -> Vec<u8> {
+    match p {
+        Payload::Inline(i) => i.bytes().to_vec(),
+        Payload::Bytes(b) => b,
+        Payload::Vec(v) => v.bytes().to_vec(),
+        Payload::Borrowed(b) => {
+            let mut v = vec![0u8; b.len()];
+            b.copy_into(&mut v).expect("a live borrow");
+            v
+        }
+    }
+}
+
+#[test]
+fn one_process_two_endpoints_fifo_and_sizes() {
+    let fd = create_segment(2).unwrap();
+    let a = ShmEndpoint::attach(fd.try_clone().unwrap(), 2, 0).unwrap();
+    let b = ShmEndpoint::attach(fd, 2, 1).unwrap();
+    // More than a ring's worth, of many sizes (some span slots).
+    let sizes = [0usize, 1, 32, 33, 4000, 4040, 4041, 9000, 70_000];
+    let mut sent = Vec::new();
+    for i in 0..200 {
+        let len = sizes[i % sizes.len()];
+        let data: Vec<u8> = (0..len).map(|j| (i * 7 + j) as u8).collect();
+        a.send(frame(0, 1, i as u32, &data)).unwrap();
+        sent.push(data);
+    }
+    let mut got = 0;
+    let t0 = Instant::now();
+    while got < sent.len() {
+        a.flush();
+        if let Some(f) = b.try_recv() {
+            assert_eq!(f.header.tag as usize, got);
+            assert_eq!(payload_vec(f.payload), sent[got]);
+            got += 1;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(20));
+    }
+    assert!(b.try_recv().is_none());
+    assert_eq!(a.peer_state(1), PeerState::Alive);
+    b.close(Err("test failure".into()));
+    assert_eq!(a.peer_state(1), PeerState::Failed("test failure".into()));
+}
+
+#[test]
+fn abort_and_texts() {
+    let fd = create_segment(3).unwrap();
+    let a = ShmEndpoint::attach(fd.try_clone().unwrap(), 3, 0).unwrap();
+    let c = ShmEndpoint::attach(fd.try_clone().unwrap(), 3, 2).unwrap();
+    assert!(ShmEndpoint::attach(fd.try_clone().unwrap(), 3, 2).is_err());
+    assert!(ShmEndpoint::attach(fd.try_clone().unwrap(), 4, 1).is_err());
+    c.set_waiting(Some("a message from 0 with tag 5"));
+    assert!(a
+        .describe_waits()
+        .contains("endpoint 2: waiting for a message from 0 with tag 5"));
+    assert!(a.describe_waits().contains("endpoint 1: not started"));
+    assert!(a.aborted().is_none());
+    c.abort("boom");
+    assert_eq!(a.aborted(), Some((2, "boom".to_string())));
+}
+
+#[test]
+fn lend_protocol_within_one_process() {
+    // A borrowed payload read through process_vm_readv from ourselves.
+    let fd = create_segment(2).unwrap();
+    let a = ShmEndpoint::attach(fd.try_clone().unwrap(), 2, 0).unwrap();
+    let b = ShmEndpoint::attach(fd, 2, 1).unwrap();
+    if !a.single_copy() {
+        return;
+    }
+    let data: Vec<u8> = (0..CMA_MIN * 2).map(|i| (i % 251) as u8).collect();
+    let done = Completion::new();
+    // SAFETY: `data` outlives the borrow: we wait for completion below.
+    let borrowed = unsafe { Borrowed::new(&data, done.clone()) };
+    let mut f = frame(0, 1, 9, &[]);
+    f.header.len = data.len() as u64;
+    f.payload = Payload::Borrowed(borrowed);
+    a.send(f).unwrap();
+    assert!(done.finished().is_none());
+    let got = b.try_recv().expect("rendezvous frame");
+    let Payload::Borrowed(bw) = got.payload else {
+        panic!("expected a borrowed payload")
+    };
+    let mut dst = vec![0u8; data.len()];
+    assert_eq!(bw.copy_into(&mut dst), Some(data.len()));
+    assert_eq!(dst, data);
+    assert_eq!(done.finished(), Some(Ok(data.len())));
+    assert_eq!(a.map.lends_out.load(Ordering::Relaxed), 0);
+    // Revoked before it was read: the reader gets nothing.
+    let done = Completion::new();
+    // SAFETY: as above; revoke ends the borrow before `data` is dropped.
+    let borrowed = unsafe { Borrowed::new(&data, done.clone()) };
+    let mut f = frame(0, 1, 10, &[]);
+    f.header.len = data.len() as u64;
+    f.payload = Payload::Borrowed(borrowed);
+    a.send(f).unwrap();
+    assert!(!done.revoke());
+    let got = b.try_recv().expect("rendezvous frame");
+    let Payload::Borrowed(bw) = got.payload else {
+        panic!("expected a borrowed payload")
+    };
+    assert_eq!(bw.copy_into(&mut dst), None);
+}
+
+#[test]
+fn borrow_through_the_ring_withdrawn_midway() {
+    let fd = create_segment(2).unwrap();
+    let mut a = ShmEndpoint::attach(fd.try_clone().unwrap(), 2, 0).unwrap();
+    let b = ShmEndpoint::attach(fd, 2, 1).unwrap();
+    a.cma = false;
+    // Larger than a ring: the rest waits in the sender's queue.
+    let data: Vec<u8> = (0..300_000).map(|i| (i % 253) as u8).collect();
+    let done = Completion::new();
+    // SAFETY: `data` outlives the borrow: it is revoked below.
+    let borrowed = unsafe { Borrowed::new(&data, done.clone()) };
+    let mut f = frame(0, 1, 1, &[]);
+    f.header.len = data.len() as u64;
+    f.payload = Payload::Borrowed(borrowed);
+    a.send(f).unwrap();
+    assert!(done.finished().is_none());
+    assert!(!done.revoke());
+    a.send(frame(0, 1, 2, b"after")).unwrap();
+    let t0 = Instant::now();
+    let got = loop {
+        a.flush();
+        if let Some(f) = b.try_recv() {
+            break f;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10));
+    };
+    assert_eq!(got.header.tag, 2, "the withdrawn message never arrives");
+    assert_eq!(payload_vec(got.payload), b"after");
+    // The same through the ring, not withdrawn: completes once the
+    // reader has taken it out of the ring (seen by the sender's next call).
+    let done = Completion::new();
+    // SAFETY: `data` outlives the borrow: we wait for completion.
+    let borrowed = unsafe { Borrowed::new(&data, done.clone()) };
+    let mut f = frame(0, 1, 3, &[]);
+    f.header.len = data.len() as u64;
+    f.payload = Payload::Borrowed(borrowed);
+    a.send(f).unwrap();
+    let got = loop {
+        a.flush();
+        if let Some(f) = b.try_recv() {
+            break f;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10));
+    };
+    assert!(a.try_recv().is_none());
+    assert_eq!(done.finished(), Some(Ok(data.len())));
+    assert_eq!(payload_vec(got.payload), data);
+}
