@@ -151,7 +151,6 @@ pub mod reduce_binomial;
 pub mod reduce_scatter_recursive_halving;
 pub mod reduce_scatter_ring;
 pub mod reduce_star;
-mod ring_reduce_scatter;
 
 pub use allreduce_rabenseifner::allreduce_rabenseifner;
 pub use allreduce_recursive_doubling::allreduce_recursive_doubling;

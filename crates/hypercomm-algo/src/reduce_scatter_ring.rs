@@ -9,8 +9,7 @@
 //!
 //! cost: (p-1)·ts + ((p-1)/p)·tw·m, m = the whole vector
 
-use crate::ring::RingOrder;
-use crate::ring_reduce_scatter::ring_reduce_scatter;
+use crate::ring::{reduce_scatter_phase, RingOrder};
 use crate::schedule::{copy, displs, input, output, temp, Buf, Schedule};
 
 /// Schedule for `rank` of `counts.len()`: Input = the full vector (sum of
@@ -30,7 +29,7 @@ pub fn reduce_scatter_ring(rank: usize, counts: &[usize], order: RingOrder) -> S
         let r = order.rank_at(q, p);
         temp(full, d[r], counts[r])
     };
-    ring_reduce_scatter(&mut s, rank, p, order, &block, Buf::Temp(tmp));
+    reduce_scatter_phase(&mut s, rank, p, order, &block, Buf::Temp(tmp));
     // 3. My block to Output.
     s.push_local(copy(
         temp(full, d[rank], counts[rank]),
