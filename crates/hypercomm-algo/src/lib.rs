@@ -97,11 +97,13 @@
 //! * The multicast's receive-from-any is left to the executor.
 
 pub mod check;
+pub mod collective;
 pub mod hypercube;
 pub mod ring;
 pub mod schedule;
 pub mod tree;
 
+pub use collective::Collective;
 pub use ring::RingOrder;
 pub use schedule::{Buf, Op, Region, Round, Schedule};
 
