@@ -11,8 +11,11 @@
 //!
 //! cost: 2·(p-1)·ts + 2·((p-1)/p)·tw·m
 
+use crate::registry::{combines_share, Entry};
 use crate::ring::{reduce_scatter_phase, RingOrder};
 use crate::schedule::{copy, displs, even_counts, input, output, recv, send, Buf, Schedule};
+use crate::select::TopologyKind;
+use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `p` (buffers as in
 /// [`crate::allreduce_recursive_doubling()`]); commutative operators only.
@@ -49,6 +52,18 @@ pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     let f = (p - 1) as f64;
     2.0 * f * ts + 2.0 * f / p as f64 * tw * m_bytes as f64
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Allreduce,
+    algorithm: Algorithm::Ring,
+    generate: |x| allreduce_ring(x.me, x.p, x.count, x.order),
+    cost,
+    combined: combines_share,
+    commutative_only: true,
+    pipelined: false,
+    topologies: &[TopologyKind::Ring, TopologyKind::BiRing],
+}];
 
 #[cfg(test)]
 mod tests {

@@ -99,13 +99,18 @@
 pub mod check;
 pub mod collective;
 pub mod hypercube;
+#[macro_use]
+pub mod registry;
 pub mod ring;
 pub mod schedule;
+pub mod select;
 pub mod tree;
 
 pub use collective::Collective;
+pub use registry::{Algorithm, Entry, Params};
 pub use ring::RingOrder;
 pub use schedule::{Buf, Op, Region, Round, Schedule};
+pub use select::{Topology, TopologyKind};
 
 /// Whether a scan includes each participant's own value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -127,14 +132,16 @@ pub enum Direction {
     Downward,
 }
 
-pub mod barrier_dissemination;
-pub mod barrier_star;
-pub mod barrier_tree;
-pub mod bcast_binomial;
-pub mod bcast_chain;
-pub mod bcast_ring;
+// The registered algorithm modules (`pub mod barrier_dissemination;` …),
+// declared from the one list in registry.rs.
+algorithm_modules!(declare_modules);
+
+// Algorithms outside the registry: selection reaches them by rules of its
+// own (or not at all).
 pub mod bcast_scatter_allgather;
-pub mod bcast_star;
+pub mod multicast_spgsnw;
+pub mod reproducible;
+pub mod segmented;
 
 pub use barrier_dissemination::barrier_dissemination;
 pub use barrier_star::barrier_star;
@@ -145,15 +152,6 @@ pub use bcast_ring::bcast_ring_bidirectional;
 pub use bcast_scatter_allgather::bcast_scatter_allgather;
 pub use bcast_star::bcast_star;
 
-pub mod allreduce_rabenseifner;
-pub mod allreduce_recursive_doubling;
-pub mod allreduce_reduce_bcast;
-pub mod allreduce_ring;
-pub mod reduce_binomial;
-pub mod reduce_scatter_recursive_halving;
-pub mod reduce_scatter_ring;
-pub mod reduce_star;
-
 pub use allreduce_rabenseifner::allreduce_rabenseifner;
 pub use allreduce_recursive_doubling::allreduce_recursive_doubling;
 pub use allreduce_reduce_bcast::allreduce_reduce_bcast;
@@ -162,18 +160,6 @@ pub use reduce_binomial::reduce_binomial;
 pub use reduce_scatter_recursive_halving::reduce_scatter_recursive_halving;
 pub use reduce_scatter_ring::reduce_scatter_ring;
 pub use reduce_star::reduce_star;
-pub mod reproducible;
-
-pub mod allgather_bruck;
-pub mod allgather_recursive_doubling;
-pub mod allgather_ring;
-pub mod alltoall_bruck;
-pub mod alltoall_pairwise;
-pub mod gather_binomial;
-pub mod gather_ring;
-pub mod gather_star;
-pub mod scatter_binomial;
-pub mod scatter_star;
 
 pub use allgather_bruck::allgather_bruck;
 pub use allgather_recursive_doubling::allgather_recursive_doubling;
@@ -186,14 +172,9 @@ pub use gather_star::gather_star;
 pub use scatter_binomial::scatter_binomial;
 pub use scatter_star::scatter_star;
 
-pub mod scan_chain;
-pub mod scan_recursive_doubling;
-pub mod segmented;
-
 pub use scan_chain::scan_chain;
 pub use scan_recursive_doubling::scan_recursive_doubling;
 
-pub mod multicast_spgsnw;
 pub use multicast_spgsnw::{spgsnw_plan, spgsnw_receiver, spgsnw_sender};
 
 #[cfg(test)]
