@@ -11,7 +11,10 @@
 //!
 //! cost: ts·⌈log2 p⌉ + tw·m·(p-1) (m bytes per rank)
 
+use crate::registry::{combines_nothing, Entry};
 use crate::schedule::{ceil_log2, copy, displs, input, output, recv, send, temp, Schedule};
+use crate::select::TopologyKind;
+use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `counts.len()` (buffers as in
 /// [`crate::allgather_recursive_doubling()`]).
@@ -49,6 +52,18 @@ pub fn allgather_bruck(rank: usize, counts: &[usize]) -> Schedule {
 pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     ts * f64::from(ceil_log2(p)) + tw * (m_bytes * p.saturating_sub(1)) as f64
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Allgather,
+    algorithm: Algorithm::Bruck,
+    generate: |x| allgather_bruck(x.me, x.counts),
+    cost,
+    combined: combines_nothing,
+    commutative_only: false,
+    pipelined: false,
+    topologies: &[TopologyKind::Full],
+}];
 
 #[cfg(test)]
 mod tests {

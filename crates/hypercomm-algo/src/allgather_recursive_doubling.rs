@@ -13,7 +13,10 @@
 //! otherwise add ts + tw·m and ts + tw·m·p for the fold and the unfold
 
 use crate::allreduce_recursive_doubling::{fold_new, fold_real};
+use crate::registry::{combines_nothing, Entry};
 use crate::schedule::{copy, displs, floor_pow2, input, output, recv, send, Schedule};
+use crate::select::TopologyKind;
+use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `counts.len()`: Input = own block, Output = all
 /// blocks in rank order.
@@ -73,6 +76,18 @@ pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     }
     c
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Allgather,
+    algorithm: Algorithm::RecursiveDoubling,
+    generate: |x| allgather_recursive_doubling(x.me, x.counts),
+    cost,
+    combined: combines_nothing,
+    commutative_only: false,
+    pipelined: false,
+    topologies: &[TopologyKind::Hypercube],
+}];
 
 #[cfg(test)]
 mod tests {

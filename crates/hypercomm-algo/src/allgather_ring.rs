@@ -11,8 +11,11 @@
 //! cost: (p-1)·(ts + tw·m) unidirectional, ⌈(p-1)/2⌉·(ts + tw·m)
 //! bidirectional (m bytes per rank)
 
+use crate::registry::{combines_nothing, Entry};
 use crate::ring::RingOrder;
 use crate::schedule::{copy, displs, input, output, recv, send, Schedule};
+use crate::select::TopologyKind;
+use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `counts.len()` (buffers as in
 /// [`crate::allgather_recursive_doubling()`]) along `order`.
@@ -68,6 +71,30 @@ pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
 pub fn cost_bidirectional(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     (p / 2) as f64 * (ts + tw * m_bytes as f64)
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[
+    Entry {
+        collective: Collective::Allgather,
+        algorithm: Algorithm::Ring,
+        generate: |x| allgather_ring(x.me, x.counts, x.order, false),
+        cost,
+        combined: combines_nothing,
+        commutative_only: false,
+        pipelined: false,
+        topologies: &[TopologyKind::Ring],
+    },
+    Entry {
+        collective: Collective::Allgather,
+        algorithm: Algorithm::BiRing,
+        generate: |x| allgather_ring(x.me, x.counts, x.order, true),
+        cost: cost_bidirectional,
+        combined: combines_nothing,
+        commutative_only: false,
+        pipelined: true,
+        topologies: &[TopologyKind::BiRing],
+    },
+];
 
 #[cfg(test)]
 mod tests {

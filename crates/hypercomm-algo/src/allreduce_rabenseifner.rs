@@ -14,9 +14,11 @@
 //! 2·(ts + tw·m) for the fold otherwise)
 
 use crate::allreduce_recursive_doubling::{fold_new, fold_real};
+use crate::registry::{combines_share, Entry};
 use crate::schedule::{
     copy, displs, even_counts, floor_pow2, input, output, recv, reduce, send, temp, Schedule,
 };
+use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `p` (buffers as in
 /// [`crate::allreduce_recursive_doubling()`]).
@@ -96,6 +98,18 @@ pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     }
     c
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Allreduce,
+    algorithm: Algorithm::Rabenseifner,
+    generate: |x| allreduce_rabenseifner(x.me, x.p, x.count),
+    cost,
+    combined: combines_share,
+    commutative_only: false,
+    pipelined: false,
+    topologies: &[],
+}];
 
 #[cfg(test)]
 mod tests {

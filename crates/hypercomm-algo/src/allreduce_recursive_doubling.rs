@@ -12,7 +12,10 @@
 //!
 //! cost: (ts + tw·m)·log2 p for p a power of two, (ts + tw·m)·(⌊log2 p⌋ + 2) otherwise
 
+use crate::registry::{combines_per_step, Entry};
 use crate::schedule::{copy, floor_pow2, input, output, recv, reduce, send, temp, Schedule};
+use crate::select::TopologyKind;
+use crate::{Algorithm, Collective};
 
 /// The real rank of new rank `nr` in the MPICH fold.
 pub(crate) fn fold_real(nr: usize, rem: usize) -> usize {
@@ -81,6 +84,18 @@ pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     let steps = pof2.trailing_zeros() as usize + if pof2 == p { 0 } else { 2 };
     steps as f64 * (ts + tw * m_bytes as f64)
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Allreduce,
+    algorithm: Algorithm::RecursiveDoubling,
+    generate: |x| allreduce_recursive_doubling(x.me, x.p, x.count),
+    cost,
+    combined: combines_per_step,
+    commutative_only: false,
+    pipelined: false,
+    topologies: &[TopologyKind::Hypercube],
+}];
 
 #[cfg(test)]
 mod tests {

@@ -9,7 +9,10 @@
 
 use crate::bcast_binomial::bcast_binomial;
 use crate::reduce_binomial::reduce_binomial;
+use crate::registry::{combines_per_step, Entry};
 use crate::schedule::{ceil_log2, Schedule};
+use crate::select::TopologyKind;
+use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `p` (buffers as in
 /// [`crate::allreduce_recursive_doubling()`]).
@@ -22,6 +25,18 @@ pub fn allreduce_reduce_bcast(rank: usize, p: usize, count: usize) -> Schedule {
 pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     2.0 * (ts + tw * m_bytes as f64) * f64::from(ceil_log2(p))
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Allreduce,
+    algorithm: Algorithm::ReduceBcast,
+    generate: |x| allreduce_reduce_bcast(x.me, x.p, x.count),
+    cost,
+    combined: combines_per_step,
+    commutative_only: false,
+    pipelined: false,
+    topologies: &[TopologyKind::Full],
+}];
 
 #[cfg(test)]
 mod tests {

@@ -11,9 +11,11 @@
 //!
 //! cost: 2·(p-1)·ts + 2·((p-1)/p)·tw·m
 
-use crate::ring::RingOrder;
-use crate::ring_reduce_scatter::ring_reduce_scatter;
+use crate::registry::{combines_share, Entry};
+use crate::ring::{reduce_scatter_phase, RingOrder};
 use crate::schedule::{copy, displs, even_counts, input, output, recv, send, Buf, Schedule};
+use crate::select::TopologyKind;
+use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `p` (buffers as in
 /// [`crate::allreduce_recursive_doubling()`]); commutative operators only.
@@ -25,11 +27,11 @@ pub fn allreduce_ring(rank: usize, p: usize, count: usize, order: RingOrder) -> 
     // 1. Output = my contribution.
     s.push(vec![copy(input(0, count), output(0, count))]);
     // 2. Reduce-scatter: position i ends owning block (i + 1) mod p, which is
-    //    the block "owned" by position i+1 in ring_reduce_scatter's terms
+    //    the block "owned" by position i+1 in reduce_scatter_phase's terms
     //    shifted by one: use block(q+1) as position q's block.
     let t = s.add_temp(counts.first().copied().unwrap_or(0));
     let shifted = |q: usize| block((q + 1) % p);
-    ring_reduce_scatter(&mut s, rank, p, order, &shifted, Buf::Temp(t));
+    reduce_scatter_phase(&mut s, rank, p, order, &shifted, Buf::Temp(t));
     // 3. Allgather: step st sends block i+1-st, receives block i-st.
     let i = order.position(rank, p);
     let next = order.next(rank, p);
@@ -50,6 +52,18 @@ pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     let f = (p - 1) as f64;
     2.0 * f * ts + 2.0 * f / p as f64 * tw * m_bytes as f64
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Allreduce,
+    algorithm: Algorithm::Ring,
+    generate: |x| allreduce_ring(x.me, x.p, x.count, x.order),
+    cost,
+    combined: combines_share,
+    commutative_only: true,
+    pipelined: false,
+    topologies: &[TopologyKind::Ring, TopologyKind::BiRing],
+}];
 
 #[cfg(test)]
 mod tests {

@@ -12,7 +12,10 @@
 //! cost: ⌈log2 p⌉·(ts + tw·m·⌈p/2⌉), m bytes per block (upper bound: a step
 //! moves at most ⌈p/2⌉ blocks)
 
+use crate::registry::{combines_nothing, Entry};
 use crate::schedule::{ceil_log2, copy, input, output, recv, send, temp, Schedule};
+use crate::select::TopologyKind;
+use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `p`: Input = p blocks of `count` (block q goes to
 /// q), Output = p blocks of `count` (block q comes from q).
@@ -58,6 +61,18 @@ pub fn alltoall_bruck(rank: usize, p: usize, count: usize) -> Schedule {
 pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     f64::from(ceil_log2(p)) * (ts + tw * (m_bytes * p.div_ceil(2)) as f64)
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Alltoall,
+    algorithm: Algorithm::Bruck,
+    generate: |x| alltoall_bruck(x.me, x.p, x.count),
+    cost,
+    combined: combines_nothing,
+    commutative_only: false,
+    pipelined: false,
+    topologies: &[TopologyKind::Hypercube, TopologyKind::Full],
+}];
 
 #[cfg(test)]
 mod tests {

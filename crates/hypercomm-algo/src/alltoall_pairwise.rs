@@ -8,7 +8,10 @@
 //!
 //! cost: (p-1)·(ts + tw·m), m bytes per block
 
+use crate::registry::{combines_nothing, Entry};
 use crate::schedule::{copy, displs, input, output, recv, send, Schedule};
+use crate::select::TopologyKind;
+use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `p = send_counts.len()`: Input = p blocks (block
 /// q, `send_counts[q]` elements, goes to q), Output = p blocks (block q,
@@ -47,6 +50,30 @@ pub fn alltoall_pairwise(rank: usize, p: usize, count: usize) -> Schedule {
 pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     p.saturating_sub(1) as f64 * (ts + tw * m_bytes as f64)
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[
+    Entry {
+        collective: Collective::Alltoall,
+        algorithm: Algorithm::Pairwise,
+        generate: |x| alltoall_pairwise(x.me, x.p, x.count),
+        cost,
+        combined: combines_nothing,
+        commutative_only: false,
+        pipelined: false,
+        topologies: &[TopologyKind::Ring, TopologyKind::BiRing],
+    },
+    Entry {
+        collective: Collective::Alltoallv,
+        algorithm: Algorithm::Pairwise,
+        generate: |x| alltoallv_pairwise(x.me, x.counts, x.recv_counts),
+        cost,
+        combined: combines_nothing,
+        commutative_only: false,
+        pipelined: false,
+        topologies: &TopologyKind::ALL,
+    },
+];
 
 #[cfg(test)]
 mod tests {

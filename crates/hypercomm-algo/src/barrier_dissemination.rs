@@ -8,7 +8,10 @@
 //!
 //! cost: ts·⌈log2 p⌉
 
+use crate::registry::{combines_nothing, Entry};
 use crate::schedule::{ceil_log2, output, recv, send, Schedule};
+use crate::select::TopologyKind;
+use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `p`. Messages are zero-length regions of Output.
 pub fn barrier_dissemination(rank: usize, p: usize) -> Schedule {
@@ -29,6 +32,18 @@ pub fn barrier_dissemination(rank: usize, p: usize) -> Schedule {
 pub fn cost(p: usize, _m_bytes: usize, ts: f64, _tw: f64) -> f64 {
     ts * f64::from(ceil_log2(p))
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Barrier,
+    algorithm: Algorithm::Dissemination,
+    generate: |x| barrier_dissemination(x.me, x.p),
+    cost,
+    combined: combines_nothing,
+    commutative_only: false,
+    pipelined: false,
+    topologies: &TopologyKind::ALL,
+}];
 
 #[cfg(test)]
 mod tests {

@@ -14,7 +14,9 @@
 //!
 //! cost: 2(p-1)·ts (the root's messages, one after another)
 
+use crate::registry::{combines_nothing, Entry};
 use crate::schedule::{output, recv, send, Schedule};
+use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `p`. Messages are zero-length regions of Output.
 pub fn barrier_star(rank: usize, p: usize) -> Schedule {
@@ -37,6 +39,18 @@ pub fn barrier_star(rank: usize, p: usize) -> Schedule {
 pub fn cost(p: usize, _m_bytes: usize, ts: f64, _tw: f64) -> f64 {
     ts * 2.0 * p.saturating_sub(1) as f64
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Barrier,
+    algorithm: Algorithm::Star,
+    generate: |x| barrier_star(x.me, x.p),
+    cost,
+    combined: combines_nothing,
+    commutative_only: false,
+    pipelined: false,
+    topologies: &[],
+}];
 
 #[cfg(test)]
 mod tests {

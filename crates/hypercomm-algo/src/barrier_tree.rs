@@ -9,8 +9,10 @@
 //! cost: 2·ts·⌈log2 p⌉
 
 use crate::bcast_binomial::bcast_binomial;
+use crate::registry::{combines_nothing, Entry};
 use crate::schedule::{ceil_log2, output, recv, send, Schedule};
 use crate::tree::path;
+use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `p`. Messages are zero-length regions of Output.
 pub fn barrier_tree(rank: usize, p: usize) -> Schedule {
@@ -36,6 +38,18 @@ pub fn barrier_tree(rank: usize, p: usize) -> Schedule {
 pub fn cost(p: usize, _m_bytes: usize, ts: f64, _tw: f64) -> f64 {
     2.0 * ts * f64::from(ceil_log2(p))
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Barrier,
+    algorithm: Algorithm::Tree,
+    generate: |x| barrier_tree(x.me, x.p),
+    cost,
+    combined: combines_nothing,
+    commutative_only: false,
+    pipelined: false,
+    topologies: &[],
+}];
 
 #[cfg(test)]
 mod tests {

@@ -11,7 +11,10 @@
 //!
 //! cost: (ts + tw·m)·⌈log2 p⌉ (Kumar, seed 001, one-to-all broadcast on a hypercube)
 
+use crate::registry::{combines_nothing, Entry};
 use crate::schedule::{ceil_log2, output, recv, send, Schedule};
+use crate::select::TopologyKind;
+use crate::{Algorithm, Collective};
 
 fn rel(rank: usize, p: usize, root: usize) -> usize {
     if p.is_power_of_two() {
@@ -58,6 +61,18 @@ pub fn bcast_binomial(rank: usize, p: usize, root: usize, count: usize) -> Sched
 pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     (ts + tw * m_bytes as f64) * f64::from(ceil_log2(p))
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Bcast,
+    algorithm: Algorithm::Binomial,
+    generate: |x| bcast_binomial(x.me, x.p, x.root, x.count),
+    cost,
+    combined: combines_nothing,
+    commutative_only: false,
+    pipelined: false,
+    topologies: &[TopologyKind::Hypercube],
+}];
 
 #[cfg(test)]
 mod tests {

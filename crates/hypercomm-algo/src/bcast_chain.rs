@@ -11,8 +11,11 @@
 //! cost: (k + p - 2)·(ts + tw·m/k) for k = ⌈m/segment⌉ segments and p ≥ 2;
 //! [`cost`] uses the best k, ≈ (√((p-2)·ts) + √(tw·m))².
 
+use crate::registry::{combines_nothing, Entry};
 use crate::ring::RingOrder;
 use crate::schedule::{output, recv, send, Region, Schedule};
+use crate::select::TopologyKind;
+use crate::{Algorithm, Collective};
 
 /// Segment `j` of a `count`-element Output split into `seg`-element pieces
 /// (count 0: one empty segment).
@@ -105,6 +108,18 @@ pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     };
     cost_segments(p, m_bytes, ts, tw, k)
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Bcast,
+    algorithm: Algorithm::Chain,
+    generate: |x| bcast_chain(x.me, x.p, x.root, x.count, x.segment, x.order),
+    cost,
+    combined: combines_nothing,
+    commutative_only: false,
+    pipelined: true,
+    topologies: &[TopologyKind::Ring],
+}];
 
 #[cfg(test)]
 mod tests {

@@ -9,8 +9,11 @@
 //! cost: (k + ⌈(p-1)/2⌉ - 1)·(ts + tw·m/k) for k segments; [`cost`] takes the best k.
 
 use crate::bcast_chain::{chain, segments};
+use crate::registry::{combines_nothing, Entry};
 use crate::ring::RingOrder;
 use crate::schedule::{send, Schedule};
+use crate::select::TopologyKind;
+use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `p`: broadcast Output[0..count] from `root` both
 /// ways round the ring `order`, in segments of `segment` elements.
@@ -74,6 +77,18 @@ pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     };
     cost_segments(p, m_bytes, ts, tw, k)
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Bcast,
+    algorithm: Algorithm::BiRing,
+    generate: |x| bcast_ring_bidirectional(x.me, x.p, x.root, x.count, x.segment, x.order),
+    cost,
+    combined: combines_nothing,
+    commutative_only: false,
+    pipelined: true,
+    topologies: &[TopologyKind::BiRing],
+}];
 
 #[cfg(test)]
 mod tests {

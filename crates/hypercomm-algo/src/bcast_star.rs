@@ -7,8 +7,11 @@
 //!
 //! cost: (p - 1)·(ts + tw·m)
 
+use crate::registry::{combines_nothing, Entry};
 use crate::ring::RingOrder;
 use crate::schedule::{output, recv, send, Schedule};
+use crate::select::TopologyKind;
+use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `p`: broadcast Output[0..count] from `root`.
 pub fn bcast_star(rank: usize, p: usize, root: usize, count: usize, order: RingOrder) -> Schedule {
@@ -31,6 +34,18 @@ pub fn bcast_star(rank: usize, p: usize, root: usize, count: usize, order: RingO
 pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     (p.saturating_sub(1)) as f64 * (ts + tw * m_bytes as f64)
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Bcast,
+    algorithm: Algorithm::Star,
+    generate: |x| bcast_star(x.me, x.p, x.root, x.count, x.order),
+    cost,
+    combined: combines_nothing,
+    commutative_only: false,
+    pipelined: false,
+    topologies: &[TopologyKind::Full],
+}];
 
 #[cfg(test)]
 mod tests {

@@ -10,8 +10,11 @@
 //!
 //! cost: ts·⌈log2 p⌉ + tw·m·(p-1) for m bytes per rank
 
+use crate::registry::{combines_nothing, Entry};
 use crate::schedule::{ceil_log2, copy, displs, input, output, recv, send, Region, Schedule};
+use crate::select::TopologyKind;
 use crate::tree::path;
+use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `counts.len()`: Input = my block (`counts[rank]`
 /// elements), root's Output = all blocks in rank order. Non-roots do not
@@ -69,6 +72,18 @@ pub fn gather_binomial(rank: usize, root: usize, counts: &[usize]) -> Schedule {
 pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     ts * f64::from(ceil_log2(p)) + tw * (m_bytes * p.saturating_sub(1)) as f64
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Gather,
+    algorithm: Algorithm::Binomial,
+    generate: |x| gather_binomial(x.me, x.root, x.counts),
+    cost,
+    combined: combines_nothing,
+    commutative_only: false,
+    pipelined: false,
+    topologies: &[TopologyKind::Hypercube],
+}];
 
 #[cfg(test)]
 mod tests {

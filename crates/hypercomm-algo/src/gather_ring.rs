@@ -9,8 +9,11 @@
 //!
 //! cost: (p-1)·(ts + tw·m) for m bytes per rank
 
+use crate::registry::{combines_nothing, Entry};
 use crate::ring::RingOrder;
 use crate::schedule::{copy, displs, input, output, recv, send, temp, Schedule};
+use crate::select::TopologyKind;
+use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `counts.len()` (buffers as in
 /// [`crate::gather_binomial()`]), along `order`.
@@ -59,6 +62,18 @@ pub fn gather_ring(rank: usize, root: usize, counts: &[usize], order: RingOrder)
 pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     p.saturating_sub(1) as f64 * (ts + tw * m_bytes as f64)
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Gather,
+    algorithm: Algorithm::Ring,
+    generate: |x| gather_ring(x.me, x.root, x.counts, x.order),
+    cost,
+    combined: combines_nothing,
+    commutative_only: false,
+    pipelined: false,
+    topologies: &[TopologyKind::Ring, TopologyKind::BiRing],
+}];
 
 #[cfg(test)]
 mod tests {

@@ -6,7 +6,10 @@
 //!
 //! cost: (p-1)·(ts + tw·m) for m bytes per rank
 
+use crate::registry::{combines_nothing, Entry};
 use crate::schedule::{copy, displs, input, output, recv, send, Schedule};
+use crate::select::TopologyKind;
+use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `counts.len()` (buffers as in
 /// [`crate::gather_binomial()`]).
@@ -33,6 +36,18 @@ pub fn gather_star(rank: usize, root: usize, counts: &[usize]) -> Schedule {
 pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     p.saturating_sub(1) as f64 * (ts + tw * m_bytes as f64)
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Gather,
+    algorithm: Algorithm::Star,
+    generate: |x| gather_star(x.me, x.root, x.counts),
+    cost,
+    combined: combines_nothing,
+    commutative_only: false,
+    pipelined: false,
+    topologies: &[TopologyKind::Full],
+}];
 
 #[cfg(test)]
 mod tests {

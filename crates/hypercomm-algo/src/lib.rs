@@ -9,7 +9,26 @@
 //! `src/<collective>_<algorithm>.rs`, whose module doc gives the method, its
 //! source (seed file and section, or paper) and its cost in the seed-001
 //! model (ts start-up, tw per byte), and which has a
-//! `pub fn cost(p, m_bytes, ts, tw) -> f64` for the selector.
+//! `pub fn cost(p, m_bytes, ts, tw) -> f64`.
+//!
+//! # How algorithms are wired: the registry
+//!
+//! Every algorithm file also declares its [`registry`] entries
+//! (`pub const ENTRIES: &[Entry]`): the [`Collective`] family it serves, its
+//! [`Algorithm`] name, a generator taking one [`Params`], its cost, the bytes
+//! one rank combines, whether it needs a commutative operator or a core per
+//! rank, and the topology settings ([`Topology`], PICL setarc0) that select
+//! it. The list of modules in `registry.rs` declares the modules and builds
+//! the one table that selection ([`select`]: topology setting, cost model,
+//! operator and reproducibility rules), the library's dispatch, the
+//! benchmark and the property tests read. **Adding an algorithm is one
+//! file plus one line of that list**: write `src/<collective>_<name>.rs`
+//! with the generator, `cost` and `ENTRIES` (name it
+//! `Algorithm::named("<name>")`), and add its module to the list where its
+//! family's candidates are (the first listed wins near ties). The property
+//! tests then check it at random sizes without further code; since
+//! `cargo fmt` does not see macro-declared modules, run `rustfmt` on the new
+//! file (a test checks the registered files).
 //!
 //! # The model
 //!
@@ -66,44 +85,69 @@
 //!
 //! # Algorithms
 //!
+//! Registered (in candidate order within each family; see
+//! [`registry::names`]):
+//!
 //! * barrier: [`barrier_dissemination()`], [`barrier_tree()`] (host + nodes),
 //!   [`barrier_star()`]
-//! * bcast: [`bcast_binomial()`] (seed 000 forwarding rule), [`bcast_chain()`]
-//!   (pipelined, ring order), [`bcast_ring_bidirectional()`], [`bcast_star()`],
-//!   [`bcast_scatter_allgather()`]
+//! * bcast: [`bcast_binomial()`] (seed 000 forwarding rule), [`bcast_star()`],
+//!   [`bcast_chain()`] (pipelined, ring order), [`bcast_ring_bidirectional()`]
 //! * reduce: [`reduce_binomial()`], [`reduce_star()`]
 //! * allreduce: [`allreduce_recursive_doubling()`], [`allreduce_ring()`],
 //!   [`allreduce_rabenseifner()`], [`allreduce_reduce_bcast()`]
-//! * reduce_scatter: [`reduce_scatter_ring()`], [`reduce_scatter_recursive_halving()`]
 //! * gather(v): [`gather_binomial()`], [`gather_star()`], [`gather_ring()`]
-//! * allgather(v): [`allgather_recursive_doubling()`], [`allgather_ring()`]
-//!   (uni/bidirectional), [`allgather_bruck()`]
 //! * scatter(v): [`scatter_binomial()`], [`scatter_star()`]
-//! * alltoall(v): [`alltoallv_pairwise()`], [`alltoall_pairwise()`], [`alltoall_bruck()`]
+//! * allgather(v): [`allgather_recursive_doubling()`], [`allgather_ring()`]
+//!   (uni- and bidirectional, two entries), [`allgather_bruck()`]
+//! * alltoall: [`alltoall_pairwise()`], [`alltoall_bruck()`]; alltoallv:
+//!   [`alltoallv_pairwise()`]
+//! * reduce_scatter: [`reduce_scatter_recursive_halving()`],
+//!   [`reduce_scatter_ring()`]
 //! * scan: [`scan_recursive_doubling()`], [`scan_chain()`] (pipelined)
+//!
+//! Outside the registry (selection reaches them by rules of its own, or
+//! not at all):
+//!
+//! * [`bcast_scatter_allgather()`] (never selected so far)
+//! * [`reproducible`]: canonical-tree reduce and allreduce
+//! * [`segmented`]: the lifted operator of segmented scans
 //! * sparse multicast: [`spgsnw_sender()`], [`spgsnw_plan()`], [`spgsnw_receiver()`]
-//! * helpers: [`hypercube`] (gray, gray_inverse, between, split), [`ring`]
-//!   ([`RingOrder`], PICL setarc0 orders), [`tree`] (canonical interval tree)
+//!
+//! Helpers: [`hypercube`] (gray, gray_inverse, between, split), [`ring`]
+//! ([`RingOrder`], PICL setarc0 orders, the shared ring reduce-scatter
+//! phase), [`tree`] (canonical interval tree), [`collective`] (the operation
+//! codes of check-mode signatures and traces).
 //!
 //! # Not done yet
 //!
+//! * The library still has its own `Algorithm`, `Collective`, `Topology`,
+//!   candidate lists and `match` sites; it does not read the registry yet.
 //! * Ring allreduce and ring reduce-scatter need a commutative operator
-//!   (the selector must not pick them otherwise).
+//!   (the selector must not pick them otherwise; [`select::order_keeping`]
+//!   says what runs instead).
 //! * No pipelined (segmented) chain reduce; no reproducible reduce-scatter
 //!   or scan; Bruck all-to-all only for a fixed count.
-//! * Costs ignore the local combine time and link contention (the simulator
-//!   transport models those); pipelined costs choose k by the textbook formula.
+//! * Costs ignore link contention (the simulator transport models it); the
+//!   combine term is one constant per byte; pipelined costs choose k by the
+//!   textbook formula.
 //! * Gray ring positions for p not a power of two cost O(p) per call.
 //! * The multicast's receive-from-any is left to the executor.
 
 pub mod check;
+pub mod collective;
 pub mod hypercube;
+#[macro_use]
+pub mod registry;
 pub mod ring;
 pub mod schedule;
+pub mod select;
 pub mod tree;
 
+pub use collective::Collective;
+pub use registry::{Algorithm, Entry, Params};
 pub use ring::RingOrder;
 pub use schedule::{Buf, Op, Region, Round, Schedule};
+pub use select::{Topology, TopologyKind};
 
 /// Whether a scan includes each participant's own value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -125,14 +169,16 @@ pub enum Direction {
     Downward,
 }
 
-pub mod barrier_dissemination;
-pub mod barrier_star;
-pub mod barrier_tree;
-pub mod bcast_binomial;
-pub mod bcast_chain;
-pub mod bcast_ring;
+// The registered algorithm modules (`pub mod barrier_dissemination;` …),
+// declared from the one list in registry.rs.
+algorithm_modules!(declare_modules);
+
+// Algorithms outside the registry: selection reaches them by rules of its
+// own (or not at all).
 pub mod bcast_scatter_allgather;
-pub mod bcast_star;
+pub mod multicast_spgsnw;
+pub mod reproducible;
+pub mod segmented;
 
 pub use barrier_dissemination::barrier_dissemination;
 pub use barrier_star::barrier_star;
@@ -143,16 +189,6 @@ pub use bcast_ring::bcast_ring_bidirectional;
 pub use bcast_scatter_allgather::bcast_scatter_allgather;
 pub use bcast_star::bcast_star;
 
-pub mod allreduce_rabenseifner;
-pub mod allreduce_recursive_doubling;
-pub mod allreduce_reduce_bcast;
-pub mod allreduce_ring;
-pub mod reduce_binomial;
-pub mod reduce_scatter_recursive_halving;
-pub mod reduce_scatter_ring;
-pub mod reduce_star;
-mod ring_reduce_scatter;
-
 pub use allreduce_rabenseifner::allreduce_rabenseifner;
 pub use allreduce_recursive_doubling::allreduce_recursive_doubling;
 pub use allreduce_reduce_bcast::allreduce_reduce_bcast;
@@ -161,18 +197,6 @@ pub use reduce_binomial::reduce_binomial;
 pub use reduce_scatter_recursive_halving::reduce_scatter_recursive_halving;
 pub use reduce_scatter_ring::reduce_scatter_ring;
 pub use reduce_star::reduce_star;
-pub mod reproducible;
-
-pub mod allgather_bruck;
-pub mod allgather_recursive_doubling;
-pub mod allgather_ring;
-pub mod alltoall_bruck;
-pub mod alltoall_pairwise;
-pub mod gather_binomial;
-pub mod gather_ring;
-pub mod gather_star;
-pub mod scatter_binomial;
-pub mod scatter_star;
 
 pub use allgather_bruck::allgather_bruck;
 pub use allgather_recursive_doubling::allgather_recursive_doubling;
@@ -185,14 +209,9 @@ pub use gather_star::gather_star;
 pub use scatter_binomial::scatter_binomial;
 pub use scatter_star::scatter_star;
 
-pub mod scan_chain;
-pub mod scan_recursive_doubling;
-pub mod segmented;
-
 pub use scan_chain::scan_chain;
 pub use scan_recursive_doubling::scan_recursive_doubling;
 
-pub mod multicast_spgsnw;
 pub use multicast_spgsnw::{spgsnw_plan, spgsnw_receiver, spgsnw_sender};
 
 #[cfg(test)]

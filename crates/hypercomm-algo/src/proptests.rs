@@ -1,7 +1,12 @@
-//! Property tests: random sizes, roots and (per-rank) counts for every
-//! generator, checked by the lock-step simulator against serial results.
+//! Property tests: every registered algorithm, with random sizes, roots,
+//! counts, segments, ring orders and scan kinds, checked by the lock-step
+//! simulator against serial results; so a newly registered algorithm is
+//! tested without writing a test. The generators outside the registry
+//! (scatter-allgather broadcast, reproducible reductions, segmented scans)
+//! are checked on their own below.
 
 use crate::check::*;
+use crate::registry::{self, Entry, Params};
 use crate::segmented::*;
 use crate::*;
 use proptest::prelude::*;
@@ -21,75 +26,127 @@ fn sized() -> impl Strategy<Value = (usize, usize, usize)> {
     (1usize..=40, 0usize..40, 0usize..40).prop_map(|(p, r, c)| (p, r % p, c))
 }
 
-fn counts() -> impl Strategy<Value = (Vec<usize>, usize)> {
-    (prop::collection::vec(0usize..6, 1..=24), 0usize..24).prop_map(|(c, r)| {
-        let root = r % c.len();
-        (c, root)
-    })
+/// One random call: everything a family's generators may read.
+#[derive(Clone, Debug)]
+struct Call {
+    p: usize,
+    root: usize,
+    count: usize,
+    /// One per participant (zeros included).
+    counts: Vec<usize>,
+    /// All-to-allv: `matrix[s][d]` elements go from s to d.
+    matrix: Vec<Vec<usize>>,
+    segment: usize,
+    order: RingOrder,
+    direction: Direction,
+    inclusion: Inclusion,
+}
+
+fn call() -> impl Strategy<Value = Call> {
+    (1usize..=40)
+        .prop_flat_map(|p| {
+            (
+                Just(p),
+                0..p,
+                0usize..24,
+                prop::collection::vec(0usize..6, p),
+                prop::collection::vec(prop::collection::vec(0usize..5, p), p),
+                1usize..9,
+                (any::<bool>(), any::<bool>()),
+                (any::<bool>(), any::<bool>()),
+            )
+        })
+        .prop_map(
+            |(p, root, count, counts, matrix, segment, (gray, forward), (down, excl))| Call {
+                p,
+                root,
+                count,
+                counts,
+                matrix,
+                segment,
+                order: RingOrder { gray, forward },
+                direction: if down {
+                    Direction::Downward
+                } else {
+                    Direction::Upward
+                },
+                inclusion: if excl {
+                    Inclusion::Exclusive
+                } else {
+                    Inclusion::Inclusive
+                },
+            },
+        )
+}
+
+/// Run `e` for call `x` through its family's checker. Reductions by an
+/// entry that needs a commutative operator are compared as multisets.
+fn check_entry(e: &Entry, x: &Call) -> Result<(), String> {
+    let p = x.p;
+    let order = if e.commutative_only {
+        Order::Commutative
+    } else {
+        Order::Exact
+    };
+    let params = |me| Params {
+        me,
+        p,
+        root: x.root,
+        count: x.count,
+        counts: &x.counts,
+        recv_counts: &[],
+        segment: x.segment,
+        order: x.order,
+        direction: x.direction,
+        inclusion: x.inclusion,
+    };
+    let gen = |r: usize| e.generate(&params(r));
+    let r = match e.collective {
+        Collective::Barrier => check_barrier(p, &gen),
+        Collective::Bcast => check_bcast(p, x.root, x.count, &gen),
+        Collective::Reduce => check_reduce(p, x.root, x.count, order, &gen),
+        Collective::Allreduce => check_allreduce(p, x.count, order, &gen),
+        Collective::Gather => check_gather(&x.counts, x.root, &gen),
+        Collective::Scatter => check_scatter(&x.counts, x.root, &gen),
+        Collective::Allgather => check_allgather(&x.counts, &gen),
+        Collective::ReduceScatter => check_reduce_scatter(&x.counts, order, &gen),
+        Collective::Alltoall => check_alltoall(&vec![vec![x.count; p]; p], &gen),
+        Collective::Alltoallv => {
+            let col = |r: usize| -> Vec<usize> { (0..p).map(|q| x.matrix[q][r]).collect() };
+            check_alltoall(&x.matrix, &|r| {
+                let recv = col(r);
+                e.generate(&Params {
+                    counts: &x.matrix[r],
+                    recv_counts: &recv,
+                    ..params(r)
+                })
+            })
+        }
+        Collective::Scan => check_scan(p, x.count, x.direction, x.inclusion, &gen),
+        c => Err(format!("no checker for the {c} family")),
+    };
+    r.map_err(|err| format!("{} {}: {err}", e.collective, e.algorithm))
 }
 
 proptest! {
     #![proptest_config(cfg())]
 
     #[test]
-    fn bcast_any((p, root, count) in sized(), seg in 1usize..9, gray: bool, forward: bool) {
-        let o = RingOrder { gray, forward };
-        ok(check_bcast(p, root, count, &|r| bcast_binomial(r, p, root, count)))?;
-        ok(check_bcast(p, root, count, &|r| bcast_chain(r, p, root, count, seg, o)))?;
-        ok(check_bcast(p, root, count, &|r| bcast_ring_bidirectional(r, p, root, count, seg, o)))?;
-        ok(check_bcast(p, root, count, &|r| bcast_star(r, p, root, count, o)))?;
+    fn every_registered_algorithm(x in call()) {
+        for e in registry::all() {
+            ok(check_entry(e, &x))?;
+        }
+    }
+
+    #[test]
+    fn unregistered_bcast_and_reductions((p, root, count) in sized()) {
         ok(check_bcast(p, root, count, &|r| bcast_scatter_allgather(r, p, root, count)))?;
-    }
-
-    #[test]
-    fn reduce_any((p, root, count) in sized(), gray: bool, forward: bool) {
-        let o = RingOrder { gray, forward };
-        ok(check_reduce(p, root, count, Order::Exact, &|r| reduce_binomial(r, p, root, count)))?;
-        ok(check_reduce(p, root, count, Order::Exact, &|r| reduce_star(r, p, root, count)))?;
-        ok(check_allreduce(p, count, Order::Exact, &|r| allreduce_recursive_doubling(r, p, count)))?;
-        ok(check_allreduce(p, count, Order::Exact, &|r| allreduce_rabenseifner(r, p, count)))?;
-        ok(check_allreduce(p, count, Order::Exact, &|r| allreduce_reduce_bcast(r, p, count)))?;
-        ok(check_allreduce(p, count, Order::Commutative, &|r| allreduce_ring(r, p, count, o)))?;
-    }
-
-    #[test]
-    fn scan_any((p, _root, count) in sized(), seg in 1usize..9, down: bool, excl: bool) {
-        let dir = if down { Direction::Downward } else { Direction::Upward };
-        let inc = if excl { Inclusion::Exclusive } else { Inclusion::Inclusive };
-        ok(check_scan(p, count, dir, inc, &|r| scan_recursive_doubling(r, p, count, dir, inc)))?;
-        ok(check_scan(p, count, dir, inc, &|r| scan_chain(r, p, count, dir, inc, seg)))?;
-    }
-
-    #[test]
-    fn v_collectives_any((c, root) in counts(), gray: bool, forward: bool) {
-        let o = RingOrder { gray, forward };
-        ok(check_gather(&c, root, &|r| gather_binomial(r, root, &c)))?;
-        ok(check_gather(&c, root, &|r| gather_star(r, root, &c)))?;
-        ok(check_gather(&c, root, &|r| gather_ring(r, root, &c, o)))?;
-        ok(check_scatter(&c, root, &|r| scatter_binomial(r, root, &c)))?;
-        ok(check_scatter(&c, root, &|r| scatter_star(r, root, &c)))?;
-        ok(check_allgather(&c, &|r| allgather_recursive_doubling(r, &c)))?;
-        ok(check_allgather(&c, &|r| allgather_bruck(r, &c)))?;
-        ok(check_allgather(&c, &|r| allgather_ring(r, &c, o, false)))?;
-        ok(check_allgather(&c, &|r| allgather_ring(r, &c, o, true)))?;
-        ok(check_reduce_scatter(&c, Order::Exact, &|r| reduce_scatter_recursive_halving(r, &c)))?;
-        ok(check_reduce_scatter(&c, Order::Commutative, &|r| reduce_scatter_ring(r, &c, o)))?;
-    }
-
-    #[test]
-    fn alltoall_any(p in 1usize..20, count in 0usize..6, seed in prop::collection::vec(0usize..5, 400)) {
-        let m: Vec<Vec<usize>> = (0..p).map(|a| (0..p).map(|b| seed[(a * 20 + b) % 400]).collect()).collect();
-        let col = |r: usize| -> Vec<usize> { (0..p).map(|q| m[q][r]).collect() };
-        ok(check_alltoall(&m, &|r| alltoallv_pairwise(r, &m[r], &col(r))))?;
-        let fixed = vec![vec![count; p]; p];
-        ok(check_alltoall(&fixed, &|r| alltoall_bruck(r, p, count)))?;
-        ok(check_alltoall(&fixed, &|r| alltoall_pairwise(r, p, count)))?;
-    }
-
-    #[test]
-    fn barrier_any(p in 1usize..70) {
-        ok(check_barrier(p, &|r| barrier_dissemination(r, p)))?;
-        ok(check_barrier(p, &|r| barrier_tree(r, p)))?;
+        ok(check_reduce(p, root, count, Order::Exact, &|r| {
+            reproducible::reduce_reproducible(r, p, root, count)
+        }))?;
+        ok(check_allreduce(p, count, Order::Exact, &|r| {
+            reproducible::allreduce_reproducible(r, p, count)
+        }))?;
     }
 
     #[test]
@@ -118,4 +175,27 @@ proptest! {
             .collect();
         prop_assert_eq!(got, want);
     }
+}
+
+/// The registry-driven check catches a wrong schedule: a broadcast entry
+/// whose generator ignores the root fails for a root other than 0.
+#[test]
+fn a_wrong_entry_fails() {
+    let wrong = Entry {
+        generate: |x| bcast_binomial(x.me, x.p, 0, x.count),
+        ..*registry::find(Collective::Bcast, Algorithm::Binomial).unwrap()
+    };
+    let x = Call {
+        p: 5,
+        root: 3,
+        count: 2,
+        counts: vec![1; 5],
+        matrix: vec![vec![1; 5]; 5],
+        segment: 1,
+        order: RingOrder::NATURAL,
+        direction: Direction::Upward,
+        inclusion: Inclusion::Inclusive,
+    };
+    assert!(check_entry(&wrong, &x).is_err());
+    assert!(check_entry(&wrong, &Call { root: 0, ..x }).is_ok());
 }

@@ -11,8 +11,11 @@
 //!
 //! cost: (ts + tw·m)·⌈log2 p⌉
 
+use crate::registry::{combines_per_step, Entry};
 use crate::schedule::{ceil_log2, copy, input, output, recv, reduce, send, temp, Schedule};
+use crate::select::TopologyKind;
 use crate::tree::path;
+use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `p`: Input has `count` elements on every rank; the
 /// root's Output (`count` elements) receives the reduction. Non-roots do not
@@ -65,6 +68,22 @@ pub fn reduce_binomial(rank: usize, p: usize, root: usize, count: usize) -> Sche
 pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     (ts + tw * m_bytes as f64) * f64::from(ceil_log2(p))
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Reduce,
+    algorithm: Algorithm::Binomial,
+    generate: |x| reduce_binomial(x.me, x.p, x.root, x.count),
+    cost,
+    combined: combines_per_step,
+    commutative_only: false,
+    pipelined: false,
+    topologies: &[
+        TopologyKind::Hypercube,
+        TopologyKind::Ring,
+        TopologyKind::BiRing,
+    ],
+}];
 
 #[cfg(test)]
 mod tests {

@@ -14,9 +14,12 @@
 //! otherwise add ts + tw·m for the fold and ts + tw·m/p for the unfold
 
 use crate::allreduce_recursive_doubling::{fold_new, fold_real};
+use crate::registry::{combines_share, Entry};
 use crate::schedule::{
     copy, displs, floor_pow2, input, output, recv, reduce, send, temp, Op, Schedule,
 };
+use crate::select::TopologyKind;
+use crate::{Algorithm, Collective};
 
 fn bitrev(x: usize, bits: u32) -> usize {
     if bits == 0 {
@@ -118,6 +121,18 @@ pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     }
     c
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::ReduceScatter,
+    algorithm: Algorithm::RecursiveHalving,
+    generate: |x| reduce_scatter_recursive_halving(x.me, x.counts),
+    cost,
+    combined: combines_share,
+    commutative_only: false,
+    pipelined: false,
+    topologies: &[TopologyKind::Hypercube, TopologyKind::Full],
+}];
 
 #[cfg(test)]
 mod tests {

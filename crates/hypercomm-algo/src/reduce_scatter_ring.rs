@@ -9,9 +9,11 @@
 //!
 //! cost: (p-1)·ts + ((p-1)/p)·tw·m, m = the whole vector
 
-use crate::ring::RingOrder;
-use crate::ring_reduce_scatter::ring_reduce_scatter;
+use crate::registry::{combines_share, Entry};
+use crate::ring::{reduce_scatter_phase, RingOrder};
 use crate::schedule::{copy, displs, input, output, temp, Buf, Schedule};
+use crate::select::TopologyKind;
+use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `counts.len()`: Input = the full vector (sum of
 /// `counts`), Output = this rank's block (`counts[rank]` elements) of the
@@ -30,7 +32,7 @@ pub fn reduce_scatter_ring(rank: usize, counts: &[usize], order: RingOrder) -> S
         let r = order.rank_at(q, p);
         temp(full, d[r], counts[r])
     };
-    ring_reduce_scatter(&mut s, rank, p, order, &block, Buf::Temp(tmp));
+    reduce_scatter_phase(&mut s, rank, p, order, &block, Buf::Temp(tmp));
     // 3. My block to Output.
     s.push_local(copy(
         temp(full, d[rank], counts[rank]),
@@ -47,6 +49,18 @@ pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     let f = (p - 1) as f64;
     f * ts + f / p as f64 * tw * m_bytes as f64
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::ReduceScatter,
+    algorithm: Algorithm::Ring,
+    generate: |x| reduce_scatter_ring(x.me, x.counts, x.order),
+    cost,
+    combined: combines_share,
+    commutative_only: true,
+    pipelined: false,
+    topologies: &[TopologyKind::Ring, TopologyKind::BiRing],
+}];
 
 #[cfg(test)]
 mod tests {

@@ -8,7 +8,10 @@
 //!
 //! cost: (p - 1)·(ts + tw·m)
 
+use crate::registry::Entry;
 use crate::schedule::{copy, input, output, recv, reduce, send, temp, Schedule};
+use crate::select::TopologyKind;
+use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `p` (buffers as in [`crate::reduce_binomial()`]).
 pub fn reduce_star(rank: usize, p: usize, root: usize, count: usize) -> Schedule {
@@ -36,6 +39,19 @@ pub fn reduce_star(rank: usize, p: usize, root: usize, count: usize) -> Schedule
 pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     p.saturating_sub(1) as f64 * (ts + tw * m_bytes as f64)
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Reduce,
+    algorithm: Algorithm::Star,
+    generate: |x| reduce_star(x.me, x.p, x.root, x.count),
+    cost,
+    // The root combines p-1 whole vectors.
+    combined: |p, m| m as f64 * p.saturating_sub(1) as f64,
+    commutative_only: false,
+    pipelined: false,
+    topologies: &[TopologyKind::Full],
+}];
 
 #[cfg(test)]
 mod tests {

@@ -8,9 +8,15 @@
 //! positions are then hypercube neighbours except where a number was left
 //! out.
 //!
+//! The reduce-scatter phase shared by the ring allreduce and the ring
+//! reduce-scatter ([`crate::allreduce_ring()`],
+//! [`crate::reduce_scatter_ring()`]) lives here too, so that the algorithm
+//! files keep the `<collective>_<algorithm>.rs` names.
+//!
 //! Not done yet: Gray positions for p not a power of two cost O(p) per call.
 
 use crate::hypercube::{gray, gray_inverse};
+use crate::schedule::{recv, reduce, send, Buf, Region, Schedule};
 
 /// How participants are arranged on a ring.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -98,6 +104,33 @@ impl RingOrder {
     /// Position of `rank` counted from `root` along the ring direction.
     pub fn distance_from(&self, root: usize, rank: usize, p: usize) -> usize {
         (self.position(rank, p) + p - self.position(root, p)) % p
+    }
+}
+
+/// The ring reduce-scatter phase, in place on the regions `block(q)` of one
+/// buffer (already holding this rank's contribution): `block(q)` is the
+/// region finally owned by ring position `q`; `tmp` is a scratch buffer at
+/// least as long as the largest block. After p-1 steps position i holds the
+/// full reduction of `block(i)` (contributions combined in ring order
+/// starting after i, so a commutative operator is required).
+pub(crate) fn reduce_scatter_phase(
+    s: &mut Schedule,
+    rank: usize,
+    p: usize,
+    order: RingOrder,
+    block: &dyn Fn(usize) -> Region,
+    tmp: Buf,
+) {
+    let i = order.position(rank, p);
+    let next = order.next(rank, p);
+    let prev = order.prev(rank, p);
+    for st in 0..p.saturating_sub(1) {
+        // Step st: send the partial of block i-st-1, receive that of block
+        // i-st-2 and add my contribution to it.
+        let sb = block((i + 2 * p - st - 1) % p);
+        let rb = block((i + 2 * p - st - 2) % p);
+        let t = Region::new(tmp, 0, rb.len);
+        s.push(vec![send(next, sb), recv(prev, t), reduce(t, rb, true)]);
     }
 }
 

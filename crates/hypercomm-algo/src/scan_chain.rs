@@ -11,9 +11,11 @@
 //! cost: (k + p - 2)·(ts + tw·m/k) for k segments (p ≥ 2)
 
 use crate::bcast_chain::segments;
+use crate::registry::Entry;
 use crate::scan_recursive_doubling::vidx;
 use crate::schedule::{copy, recv, reduce, send, Buf, Op, Region, Schedule};
-use crate::{Direction, Inclusion};
+use crate::select::TopologyKind;
+use crate::{Algorithm, Collective, Direction, Inclusion};
 
 /// Schedule for `rank` of `p` (buffers as in
 /// [`crate::scan_recursive_doubling()`]), in segments of `segment` elements
@@ -91,6 +93,19 @@ pub fn cost_segments(p: usize, m_bytes: usize, ts: f64, tw: f64, k: usize) -> f6
 pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     crate::bcast_chain::cost(p, m_bytes, ts, tw)
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Scan,
+    algorithm: Algorithm::Chain,
+    generate: |x| scan_chain(x.me, x.p, x.count, x.direction, x.inclusion, x.segment),
+    cost,
+    // Each participant combines the vector once.
+    combined: |_, m| m as f64,
+    commutative_only: false,
+    pipelined: true,
+    topologies: &[TopologyKind::Ring, TopologyKind::BiRing],
+}];
 
 #[cfg(test)]
 mod tests {

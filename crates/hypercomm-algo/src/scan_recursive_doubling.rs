@@ -13,7 +13,10 @@
 //!
 //! cost: (ts + tw·m)·⌈log2 p⌉
 
+use crate::registry::{combines_per_step, Entry};
 use crate::schedule::{ceil_log2, copy, input, output, recv, reduce, send, temp, Schedule};
+use crate::select::TopologyKind;
+use crate::{Algorithm, Collective};
 use crate::{Direction, Inclusion};
 
 /// Traversal index of `rank` (and back: the map is an involution).
@@ -76,6 +79,18 @@ pub fn scan_recursive_doubling(
 pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     (ts + tw * m_bytes as f64) * f64::from(ceil_log2(p))
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Scan,
+    algorithm: Algorithm::RecursiveDoubling,
+    generate: |x| scan_recursive_doubling(x.me, x.p, x.count, x.direction, x.inclusion),
+    cost,
+    combined: combines_per_step,
+    commutative_only: false,
+    pipelined: false,
+    topologies: &[TopologyKind::Hypercube, TopologyKind::Full],
+}];
 
 #[cfg(test)]
 mod tests {

@@ -7,8 +7,11 @@
 //!
 //! cost: ts·⌈log2 p⌉ + tw·m·(p-1) for m bytes per rank
 
+use crate::registry::{combines_nothing, Entry};
 use crate::schedule::{ceil_log2, copy, displs, output, recv, send, Buf, Region, Schedule};
+use crate::select::TopologyKind;
 use crate::tree::path;
+use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `counts.len()`: root's Input = all blocks in rank
 /// order, every Output = own block (`counts[rank]` elements). Non-roots do
@@ -50,6 +53,22 @@ pub fn scatter_binomial(rank: usize, root: usize, counts: &[usize]) -> Schedule 
 pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
     ts * f64::from(ceil_log2(p)) + tw * (m_bytes * p.saturating_sub(1)) as f64
 }
+
+/// Registry entries (see [`crate::registry`]).
+pub const ENTRIES: &[Entry] = &[Entry {
+    collective: Collective::Scatter,
+    algorithm: Algorithm::Binomial,
+    generate: |x| scatter_binomial(x.me, x.root, x.counts),
+    cost,
+    combined: combines_nothing,
+    commutative_only: false,
+    pipelined: false,
+    topologies: &[
+        TopologyKind::Hypercube,
+        TopologyKind::Ring,
+        TopologyKind::BiRing,
+    ],
+}];
 
 #[cfg(test)]
 mod tests {
