@@ -223,7 +223,7 @@ impl Comm {
         let (_, p) =
             self.engine()
                 .recv_payload(self.group(), m, self.timeout, "collective receive")?;
-        Ok(crate::p2p::payload_bytes(p))
+        Ok(crate::transport::Payload::into_bytes(p))
     }
 
     /// All members, nodes in rank order then the host.

@@ -124,3 +124,7 @@ pub enum Error {
         message: String,
     },
 }
+
+/// The error type a rank's closure may return: anything that converts into a
+/// boxed error (`hypercomm::Error`, `String`, `anyhow::Error`, `io::Error`…).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -24,20 +24,6 @@ use crate::rank::{Partial, Rank, Source, Status, Tag};
 use crate::transport::Payload;
 use bytemuck::Pod;
 
-/// The bytes of a received payload as an owned vector.
-pub(crate) fn payload_bytes(p: Payload) -> Vec<u8> {
-    match p {
-        Payload::Inline(i) => i.bytes().to_vec(),
-        Payload::Bytes(b) => b,
-        Payload::Vec(v) => v.bytes().to_vec(),
-        Payload::Borrowed(b) => {
-            let mut v = vec![0u8; b.len()];
-            b.copy_into(&mut v);
-            v
-        }
-    }
-}
-
 /// Gather `count` elements of `elem_len` bytes, `stride` bytes apart, into a
 /// packed vector (CMMD send_v). Checks that `buf` is long enough.
 pub fn pack_strided(buf: &[u8], elem_len: usize, stride: usize, count: usize) -> Result<Vec<u8>> {
@@ -194,7 +180,7 @@ impl Comm {
                 *b.into_any().downcast::<Vec<T>>().expect("type checked")
             }
             p => {
-                let bytes = payload_bytes(p);
+                let bytes = p.into_bytes();
                 let mut v = vec![T::zeroed(); st.count::<T>()];
                 bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(&bytes);
                 v

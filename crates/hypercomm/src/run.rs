@@ -17,9 +17,7 @@ use crate::trace;
 use crate::transport::{Builder, Fault, TransportKind};
 use std::sync::atomic::AtomicUsize;
 
-/// The error type a rank's closure may return: anything that converts into a
-/// boxed error (`hypercomm::Error`, `String`, `anyhow::Error`, `io::Error`…).
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub use crate::error::BoxError;
 
 /// Pick the error that explains the run: an abort, else the earliest primary
 /// failure, else the earliest failure.

@@ -140,7 +140,7 @@ impl Comm {
         let (_, payload) =
             self.engine()
                 .recv_payload(self.group(), m, self.timeout, "multicast receive")?;
-        let bytes = crate::p2p::payload_bytes(payload);
+        let bytes = crate::transport::Payload::into_bytes(payload);
         let d = decode(&bytes)?;
         // Forward first, so our subtree completes whatever we think of the data.
         self.multicast_forward(d.elem, d.count, d.root, parts.me, &d.list, d.data)?;

@@ -25,7 +25,7 @@ use super::rank::panic_message;
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::rank::Rank;
-use crate::run::BoxError;
+use crate::error::BoxError;
 use crate::transport::{Transport, TransportKind};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

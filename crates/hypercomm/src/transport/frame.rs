@@ -123,6 +123,21 @@ impl Payload {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// The bytes as an owned vector (a borrowed payload is copied and
+    /// completed; one the sender revoked gives zeros).
+    pub fn into_bytes(self) -> Vec<u8> {
+        match self {
+            Payload::Inline(i) => i.bytes().to_vec(),
+            Payload::Bytes(b) => b,
+            Payload::Vec(v) => v.bytes().to_vec(),
+            Payload::Borrowed(b) => {
+                let mut v = vec![0u8; b.len()];
+                b.copy_into(&mut v);
+                v
+            }
+        }
+    }
 }
 
 pub(crate) const PENDING: u8 = 0;
