@@ -214,7 +214,12 @@ fn the_checker_sees_imports_and_cycles() {
     g.get_mut("c").unwrap().insert("a".to_string());
     assert_eq!(
         find_cycle(&g),
-        Some(vec!["a", "b", "c", "a"].into_iter().map(String::from).collect())
+        Some(
+            vec!["a", "b", "c", "a"]
+                .into_iter()
+                .map(String::from)
+                .collect()
+        )
     );
 }
 
@@ -245,7 +250,10 @@ fn lower_layers_import_nothing_from_higher_ones() {
                 "trace",
             ],
         ),
-        ("engine", &["comm", "p2p", "request", "collective", "launch", "run"]),
+        (
+            "engine",
+            &["comm", "p2p", "request", "collective", "launch", "run"],
+        ),
         (
             "trace",
             &[

@@ -8,8 +8,8 @@
 
 use crate::comm::Comm;
 use crate::engine::{env_timeout, Engine};
-use crate::error::{Error, Result};
 use crate::error::BoxError;
+use crate::error::{Error, Result};
 use crate::trace;
 use crate::transport::{AnyTransport, Builder, Fault, Transport};
 use std::panic::{catch_unwind, AssertUnwindSafe};
