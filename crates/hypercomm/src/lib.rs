@@ -1,9 +1,15 @@
 //! # hypercomm
 //!
 //! A portable, instrumented message-passing library: one SPMD program runs as
-//! threads in one process (the default, no set-up), and — as later transports
-//! land — as processes over shared memory, across machines over TCP, on a
-//! cluster's MPI, or on a simulated hypercube.
+//! threads in one process (the default, no set-up: [`run`]), as processes
+//! on one machine over shared memory, or across machines over TCP (started
+//! by the `hypercomm run` launcher, by Slurm, by a host program with
+//! [`spawn`], or by the program itself with [`run_processes`]). It rebuilds
+//! the iPSC communication utilities, Kumar's basic communication
+//! operations, PICL and CMMD: point-to-point with wildcards, probes,
+//! strided vectors and truncation that loses nothing; communicators; every
+//! collective as a schedule with a selectable algorithm and check mode;
+//! PICL tracing with Perfetto and HTML views.
 //!
 //! ```
 //! // A token travels around a ring of 4 ranks.
@@ -24,18 +30,36 @@
 //!
 //! ## Layers
 //!
+//! Data flows down on send and up on receive; each layer imports only the
+//! ones below it (checked by `tests/architecture.rs`).
+//!
 //! ```text
-//!  user program ─ Comm (p2p, communicators, requests)
-//!  p2p engine   ─ engine.rs: matching, requests, progress, waits
-//!  launch       ─ launch/: init, finalize, spawn, the launcher, Slurm
-//!  transport    ─ transport/: one small trait; threads and TCP
+//!  user program ─ Comm: p2p (p2p.rs), requests (request.rs), communicators (comm.rs)
+//!  collectives  ─ collective/: one start path for every call, the executor,
+//!                 check mode, selection; algorithms are schedules in hypercomm-algo
+//!  p2p engine   ─ engine/: matching, requests, progress, waits; the trace hook
+//!  trace        ─ trace/: the per-rank recorder, PICL/Chrome/HTML writers
+//!  transport    ─ transport/: one trait, one kind list; thread/ shm/ tcp/
 //!  wire format  ─ wire.rs: the one frame header
+//!
+//!  launch/      ─ processes and ranks: init, finalize, spawn, the launcher's
+//!                 engine, run_processes, Slurm; run.rs: jobs of threads
 //! ```
+//!
+//! | what | status |
+//! |---|---|
+//! | ranks as threads (`run`, `run_with_host`, `run_on` for shm/tcp as threads) | done |
+//! | processes over shared memory and TCP, the launcher, Slurm bootstrap, spawn | done |
+//! | point-to-point, communicators, failures, abort, timeouts | done |
+//! | collectives (every operation, several algorithms each, selection, check and reproducible modes) | done |
+//! | tracing (PICL levels and records, verbose/compact files, Perfetto JSON, HTML report) | done |
+//! | grids (SUPRENUM), the simulator, MPI backend, ssh, C and Fortran APIs | not yet |
 //!
 //! ## Not done yet
 //!
-//! The shared-memory transport, ssh for remote hosts, the simulator, grids
-//! and the C API are later work; each module's docs say what it lacks.
+//! The SUPRENUM grid library and Cartesian communicators, the simulated
+//! transport, an MPI transport, ssh for remote hosts and the C/Fortran
+//! interfaces are later work; each module's docs say what it lacks.
 
 pub mod collective;
 pub mod comm;

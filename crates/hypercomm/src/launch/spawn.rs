@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 /// Start `n` node processes running `program` with `args` and return a
 /// communicator whose host is this process (PICL `open0` + `load0`). The
-/// nodes call [`init`]; their output reaches this process's stdout/stderr
+/// nodes call [`init`](crate::init); their output reaches this process's stdout/stderr
 /// with `[rank]` prefixes. See the module docs.
 pub fn spawn<S: AsRef<std::ffi::OsStr>>(
     n: usize,

@@ -163,7 +163,7 @@ pub fn parse_levels(s: &str) -> Option<Levels> {
     }
 }
 
-/// What [`info`] reports (PICL traceinfo).
+/// What [`info`](super::info) reports (PICL traceinfo).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Info {
     /// Lower bound on the records that still fit in the buffer (0 when not

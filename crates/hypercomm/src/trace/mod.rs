@@ -40,17 +40,24 @@
 //! * Per job: ranks hand their records to the job's collector; when the job
 //!   ends the streams are corrected, merged and written in the chosen
 //!   format. A job whose ranks are separate processes (`hypercomm::init`)
-//!   calls [`process_begin`] after joining and [`process_end`] before
-//!   leaving; each process writes one raw stream file (`PATH.<node>.raw`:
-//!   nanosecond records plus its measured clock offsets), and
-//!   `hypercomm trace convert PATH.*.raw --to …` corrects and merges them.
+//!   starts each rank's stream after joining and ends it before leaving;
+//!   each process writes one raw stream file (`PATH.<node>.raw`:
+//!   nanosecond records plus its measured clock offsets, [`finish_process`]),
+//!   and `hypercomm trace convert PATH.*.raw --to …` corrects and merges
+//!   them. The clock exchange with node 0 that needs a communicator is the
+//!   launch layer's (`launch/trace.rs`).
+//!
+//! ## What may import what
+//!
+//! `trace/` sits just above the transports: the engine calls its recorder
+//! hook ([`hook`], [`Event`]); it imports nothing from the engine,
+//! communicators, collectives or launch.
 //!
 //! Not done yet: PICL's `message` and `sync` records are read and written
 //! but not generated (there is no `message0`/`sync0` in the Rust API);
 //! probes are counted, not recorded; the process launcher's `load` records;
-//! `init()`/`finalize()` do not call [`process_begin`]/[`process_end`] yet
-//! (two lines in `launch/`), and the per-process files are merged by
-//! `trace convert`, not collected by rank 0 at exit.
+//! the per-process files are merged by `trace convert`, not collected by
+//! rank 0 at exit.
 
 pub mod chrome;
 pub mod clock;
