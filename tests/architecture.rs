@@ -123,14 +123,17 @@ fn crate_paths(code: &str) -> BTreeSet<String> {
     out
 }
 
-/// The library's module graph: module → the modules it imports.
-fn graph(krate: &str) -> (BTreeMap<String, BTreeSet<String>>, Vec<(PathBuf, String)>) {
+/// Module → the modules it imports.
+type Graph = BTreeMap<String, BTreeSet<String>>;
+
+/// The library's module graph and every file's text.
+fn graph(krate: &str) -> (Graph, Vec<(PathBuf, String)>) {
     let root = src(krate);
     let mut files = Vec::new();
     rust_files(&root, &mut files);
     files.sort();
     let modules: BTreeSet<String> = files.iter().map(|f| module_of(&root, f)).collect();
-    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut g: Graph = BTreeMap::new();
     let mut texts = Vec::new();
     for f in &files {
         let text = std::fs::read_to_string(f).expect("reading a source file");
@@ -155,10 +158,10 @@ fn graph(krate: &str) -> (BTreeMap<String, BTreeSet<String>>, Vec<(PathBuf, Stri
 }
 
 /// A cycle of `g`, if it has one.
-fn find_cycle(g: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+fn find_cycle(g: &Graph) -> Option<Vec<String>> {
     fn visit(
         n: &str,
-        g: &BTreeMap<String, BTreeSet<String>>,
+        g: &Graph,
         state: &mut BTreeMap<String, u8>,
         stack: &mut Vec<String>,
     ) -> Option<Vec<String>> {
