@@ -37,6 +37,7 @@
 //! The shared-memory transport, ssh for remote hosts, the simulator, grids
 //! and the C API are later work; each module's docs say what it lacks.
 
+mod buffer;
 pub mod collective;
 pub mod comm;
 mod engine;

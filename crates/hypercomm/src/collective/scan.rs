@@ -89,8 +89,9 @@ impl Scan {
 
 /// A lifted segmented-scan element: the running value and two flags
 /// (bit 0: a segment boundary lies within; bit 1: the value is present).
-/// Packed, so it is `Pod` without padding for every element type.
-#[derive(Clone, Copy)]
+/// Packed, so it is `Pod` without padding for every element type (the
+/// derive checks that).
+#[derive(Clone, Copy, Pod, Zeroable)]
 #[repr(C, packed)]
 pub(crate) struct SegElem<T> {
     tail: T,
@@ -99,12 +100,6 @@ pub(crate) struct SegElem<T> {
 
 const CUT: u8 = 1;
 const HAS: u8 = 2;
-
-// SAFETY: a packed struct of Pod fields has no padding, and every bit
-// pattern of its fields is valid (the flags byte is any u8).
-unsafe impl<T: Pod> Zeroable for SegElem<T> {}
-// SAFETY: as above; `T: Pod` makes it Copy + 'static.
-unsafe impl<T: Pod> Pod for SegElem<T> {}
 
 impl<T: Element> PartialEq for SegElem<T> {
     fn eq(&self, other: &Self) -> bool {
