@@ -10,9 +10,14 @@
 //!   non-blocking state machine.
 //! * `task.rs`: check mode (a signature exchange before the schedule) and
 //!   the task that blocking and non-blocking calls share.
-//! * [`select`]: PICL `setarc0` topology setting, per-call algorithm choice,
-//!   and the cost model used by `Auto`; `tuning.rs`: the measured decision
-//!   table `Auto` consults first.
+//! * `kind.rs`: operation codes and names (signatures, trace blocks).
+//! * [`select`] (a folder): PICL `setarc0` topology setting, per-call
+//!   algorithm choice and the cost model used by `Auto` (`mod.rs`); the
+//!   public options (`options.rs`); the measured decision table `Auto`
+//!   consults first (`tuning.rs`); the memo of recent choices and schedules
+//!   (`memo.rs`); and what a communicator holds for its collectives
+//!   (`state.rs`, the one type `comm.rs` imports from here; it and the
+//!   files it uses import nothing from the communicator).
 //!
 //! Every collective runs on the communicator's reserved collective context
 //! with a tag drawn from a per-communicator sequence, so user receives never
@@ -66,13 +71,13 @@
 mod alltoall;
 pub(crate) mod executor;
 mod gather;
+mod kind;
 mod multicast;
 mod nonblocking;
 pub mod ops;
 mod scan;
 pub mod select;
 mod task;
-mod tuning;
 
 pub use hypercomm_algo::segmented::Segmentation;
 pub use hypercomm_algo::{Direction, Inclusion, RingOrder};
@@ -91,119 +96,11 @@ use crate::error::{Error, Result};
 use crate::rank::Rank;
 use executor::Exec;
 use hypercomm_algo::{Buf, Op, Region, Schedule};
+use kind::Kind;
+use select::SchedKey;
 use std::cell::RefCell;
 use std::rc::Rc;
 pub(crate) use task::{CollTask, NoOp, Signature};
-
-/// Collective operation codes (check signatures, trace block records).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub(crate) enum Kind {
-    Barrier = 1,
-    Bcast = 2,
-    Reduce = 3,
-    Allreduce = 4,
-    Gather = 5,
-    Allgather = 6,
-    Scatter = 7,
-    Alltoall = 8,
-    ReduceScatter = 9,
-    Scan = 10,
-    Exscan = 11,
-    Gatherv = 12,
-    Allgatherv = 13,
-    Scatterv = 14,
-    Alltoallv = 15,
-    SegScan = 17,
-}
-
-/// Recent algorithm choices and schedules of one communicator.
-///
-/// Applications call the same collective with the same sizes over and over;
-/// choosing by the cost model and generating the schedule cost more than
-/// the rest of a small call (callgrind: about 560 and 400 instructions of
-/// 2 400). The last [`MEMO_LEN`] of each are kept; a schedule is pure data
-/// determined by its key, so sharing it between calls changes nothing.
-#[derive(Default)]
-pub(crate) struct Memo {
-    choices: RefCell<Vec<(ChoiceKey, Algorithm)>>,
-    scheds: RefCell<Vec<(SchedKey, Rc<Schedule>)>>,
-}
-
-/// How many choices and schedules a communicator remembers.
-const MEMO_LEN: usize = 8;
-
-/// What an `Auto` choice depends on (the transport and the machine are
-/// fixed for a communicator).
-type ChoiceKey = (select::Coll, usize, usize, bool, bool, Topology);
-
-/// What a schedule depends on.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) struct SchedKey {
-    pub(crate) kind: Kind,
-    pub(crate) alg: Algorithm,
-    pub(crate) p: usize,
-    pub(crate) me: usize,
-    pub(crate) count: usize,
-    pub(crate) root: usize,
-    pub(crate) seg: usize,
-    pub(crate) order: RingOrder,
-}
-
-fn remember<K: PartialEq, V: Clone>(v: &RefCell<Vec<(K, V)>>, key: K, val: &V) {
-    let mut v = v.borrow_mut();
-    if v.len() >= MEMO_LEN {
-        v.remove(0);
-    }
-    v.push((key, val.clone()));
-}
-
-fn recall<K: PartialEq, V: Clone>(v: &RefCell<Vec<(K, V)>>, key: &K) -> Option<V> {
-    v.borrow()
-        .iter()
-        .rev()
-        .find(|(k, _)| k == key)
-        .map(|(_, a)| a.clone())
-}
-
-impl Comm {
-    /// [`Comm::choose`], remembered for repeated calls of the same shape.
-    pub(crate) fn choose_memo(
-        &self,
-        c: select::Coll,
-        p: usize,
-        bytes: usize,
-        opts: &CollOpts,
-        commutative: bool,
-    ) -> Result<Algorithm> {
-        if opts.algorithm != Algorithm::Auto {
-            return self.choose(c, p, bytes, opts, commutative);
-        }
-        let key = (c, p, bytes, commutative, opts.reproducible, self.topology());
-        let memo = &self.inner.memo.choices;
-        if let Some(a) = recall(memo, &key) {
-            return Ok(a);
-        }
-        let a = self.choose(c, p, bytes, opts, commutative)?;
-        remember(memo, key, &a);
-        Ok(a)
-    }
-
-    /// The schedule for `key`, made by `make` unless remembered.
-    pub(crate) fn schedule(
-        &self,
-        key: SchedKey,
-        make: impl FnOnce() -> Result<Schedule>,
-    ) -> Result<Rc<Schedule>> {
-        let memo = &self.inner.memo.scheds;
-        if let Some(s) = recall(memo, &key) {
-            return Ok(s);
-        }
-        let s = Rc::new(make()?);
-        remember(memo, key, &s);
-        Ok(s)
-    }
-}
 
 /// Who takes part in one collective call.
 pub(crate) struct Parts {
@@ -288,7 +185,7 @@ impl Comm {
         what: &'static str,
     ) -> Result<CollTask<T, O>> {
         let mut sig = sig;
-        if self.inner.host_misfit.get() {
+        if self.inner.coll.host_misfit.get() {
             sig.variant = task::HOST_MISFIT;
         }
         let ctx = self.coll_ctx();
@@ -345,9 +242,9 @@ impl Comm {
             return stage();
         };
         if self.check_mode() {
-            self.inner.host_misfit.set(true);
+            self.inner.coll.host_misfit.set(true);
             let _ = stage();
-            self.inner.host_misfit.set(false);
+            self.inner.coll.host_misfit.set(false);
         }
         Err(e)
     }

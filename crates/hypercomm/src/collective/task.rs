@@ -8,6 +8,7 @@
 //! mismatch there is still reported, by the message length).
 
 use super::executor::Exec;
+use super::kind::op_name;
 use super::ops::{Element, Operator};
 use crate::engine::Task;
 use crate::engine::{Engine, Group};
@@ -33,30 +34,6 @@ pub(crate) const SIG_BYTES: usize = 24;
 /// The variant byte of a host-rooted call's node stage when node 0 could
 /// not take the host's data (no scan or phase uses it).
 pub(crate) const HOST_MISFIT: u8 = 0xff;
-
-/// Names of collective operations by code (for mismatch messages).
-pub(crate) fn op_name(code: u8) -> &'static str {
-    match code {
-        1 => "barrier",
-        2 => "bcast",
-        3 => "reduce",
-        4 => "allreduce",
-        5 => "gather",
-        6 => "allgather",
-        7 => "scatter",
-        8 => "alltoall",
-        9 => "reduce_scatter",
-        10 => "scan",
-        11 => "exscan",
-        12 => "gatherv",
-        13 => "allgatherv",
-        14 => "scatterv",
-        15 => "alltoallv",
-        16 => "multicast",
-        17 => "segmented scan",
-        _ => "collective",
-    }
-}
 
 impl Signature {
     fn encode(&self) -> [u8; SIG_BYTES] {
