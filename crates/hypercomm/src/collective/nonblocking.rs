@@ -51,6 +51,7 @@ impl CollRequest<'_> {
             return d;
         }
         let r = self.engine.run_task(&self.task, self.timeout, self.what);
+        self.engine.unregister(&self.task);
         self.done = Some(Ok(()));
         r
     }
@@ -61,14 +62,16 @@ impl CollRequest<'_> {
             return Some(d.clone());
         }
         self.engine.progress();
-        let mut t = self.task.borrow_mut();
-        if t.advance(&self.engine) {
-            let r = t.take_result().unwrap_or(Ok(()));
-            self.done = Some(r.clone());
-            Some(r)
-        } else {
-            None
-        }
+        let r = {
+            let mut t = self.task.borrow_mut();
+            if !t.advance(&self.engine) {
+                return None;
+            }
+            t.take_result().unwrap_or(Ok(()))
+        };
+        self.engine.unregister(&self.task);
+        self.done = Some(r.clone());
+        Some(r)
     }
 }
 
@@ -87,9 +90,8 @@ impl Comm {
         task: impl Task + 'static,
         what: &'static str,
     ) -> CollRequest<'scope> {
-        let task: Rc<RefCell<dyn Task>> = Rc::new(RefCell::new(task));
+        let task = Rc::new(RefCell::new(task));
         let engine = self.inner.engine.clone();
-        engine.register(&task);
         s.keep_task(engine.clone(), task.clone(), what);
         CollRequest {
             task,
