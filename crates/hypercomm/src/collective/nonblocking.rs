@@ -11,11 +11,18 @@
 //! `igather`, `iscatter`, `iallgather`, `ialltoall`, `ireduce_scatter`,
 //! `iscan` (any direction, inclusion and segmentation).
 //!
+//! Each form fills the same [`Call`] as its blocking counterpart, starts it
+//! with [`Comm::start`] into a task that borrows the buffers for `'env`,
+//! and hands the task to the scope ([`Scope::keep_task`]): the scope
+//! registers it with the engine and, when it ends, runs it to completion
+//! (or withdraws it) and unregisters it, whatever became of the request.
+//!
 //! Not done yet: non-blocking forms of the host-rooted variants, of the
 //! variable-count calls and of the multicast.
 
+use super::call::Call;
 use super::ops::{Element, Operator};
-use super::scan::Scan;
+use super::scan::{Scan, ScanCall};
 use super::select::CollOpts;
 use crate::comm::Comm;
 use crate::engine::Engine;
@@ -32,7 +39,8 @@ use std::time::Duration;
 /// it waits too.
 #[must_use = "a collective request must be waited for"]
 pub struct CollRequest<'scope> {
-    task: Rc<RefCell<dyn Task>>,
+    /// The task, which borrows the call's buffers for at least 'scope.
+    task: Rc<RefCell<dyn Task + 'scope>>,
     engine: Rc<Engine>,
     timeout: Option<Duration>,
     what: &'static str,
@@ -84,30 +92,31 @@ impl Drop for CollRequest<'_> {
 }
 
 impl Comm {
-    fn start<'scope>(
+    /// Start `call` as a task kept by the scope `s`.
+    fn start_in<'scope, 'env, T: Element, O: Operator<T> + 'static>(
         &self,
-        s: &'scope Scope<'scope, '_>,
-        task: impl Task + 'static,
+        s: &'scope Scope<'scope, 'env>,
+        call: Call<'env, T, O>,
         what: &'static str,
-    ) -> CollRequest<'scope> {
-        let task = Rc::new(RefCell::new(task));
+    ) -> Result<CollRequest<'scope>> {
+        let task = Rc::new(RefCell::new(self.start(call)?));
         let engine = self.inner.engine.clone();
         s.keep_task(engine.clone(), task.clone(), what);
-        CollRequest {
+        Ok(CollRequest {
             task,
             engine,
             timeout: self.timeout,
             what,
             done: None,
             _scope: PhantomData,
-        }
+        })
     }
 
     /// Non-blocking barrier over the nodes.
     pub fn ibarrier<'scope>(&self, s: &'scope Scope<'scope, '_>) -> Result<CollRequest<'scope>> {
         let parts = self.node_parts("ibarrier")?;
-        let task = self.barrier_start(&parts, &CollOpts::default())?;
-        Ok(self.start(s, task, "ibarrier"))
+        let call = self.barrier_call(parts, &CollOpts::default())?;
+        self.start_in(s, call, "ibarrier")
     }
 
     /// Non-blocking broadcast from a node.
@@ -117,17 +126,8 @@ impl Comm {
         buf: &'env mut [T],
         root: usize,
     ) -> Result<CollRequest<'scope>> {
-        // SAFETY: `buf` is borrowed for 'env, which outlives the scope; the
-        // scope (or the request's drop) waits for the task.
-        let task = unsafe {
-            self.bcast_start(
-                buf.as_mut_ptr(),
-                buf.len(),
-                Rank::Node(root),
-                &CollOpts::default(),
-            )?
-        };
-        Ok(self.start(s, task, "ibcast"))
+        let call = self.bcast_call(buf, Rank::Node(root), &CollOpts::default())?;
+        self.start_in(s, call, "ibcast")
     }
 
     /// Non-blocking reduce to a node (`output` is used at the root only).
@@ -139,19 +139,8 @@ impl Comm {
         op: O,
         root: usize,
     ) -> Result<CollRequest<'scope>> {
-        // SAFETY: as for ibcast.
-        let task = unsafe {
-            self.reduce_start(
-                input.as_ptr(),
-                input.len(),
-                output.as_mut_ptr(),
-                output.len(),
-                op,
-                Rank::Node(root),
-                &CollOpts::default(),
-            )?
-        };
-        Ok(self.start(s, task, "ireduce"))
+        let call = self.reduce_call(input, output, op, Rank::Node(root), &CollOpts::default())?;
+        self.start_in(s, call, "ireduce")
     }
 
     /// Non-blocking allreduce.
@@ -162,18 +151,8 @@ impl Comm {
         output: &'env mut [T],
         op: O,
     ) -> Result<CollRequest<'scope>> {
-        // SAFETY: as for ibcast.
-        let task = unsafe {
-            self.allreduce_start(
-                input.as_ptr(),
-                input.len(),
-                output.as_mut_ptr(),
-                output.len(),
-                op,
-                &CollOpts::default(),
-            )?
-        };
-        Ok(self.start(s, task, "iallreduce"))
+        let call = self.allreduce_call(input, output, op, &CollOpts::default())?;
+        self.start_in(s, call, "iallreduce")
     }
 
     /// Non-blocking gather to a node (`output`: `size() × input.len()`
@@ -185,18 +164,8 @@ impl Comm {
         output: &'env mut [T],
         root: usize,
     ) -> Result<CollRequest<'scope>> {
-        // SAFETY: as for ibcast.
-        let task = unsafe {
-            self.gather_start(
-                input.as_ptr(),
-                input.len(),
-                output.as_mut_ptr(),
-                output.len(),
-                Rank::Node(root),
-                &CollOpts::default(),
-            )?
-        };
-        Ok(self.start(s, task, "igather"))
+        let call = self.gather_call(input, output, Rank::Node(root), &CollOpts::default())?;
+        self.start_in(s, call, "igather")
     }
 
     /// Non-blocking scatter from a node (`output.len()` elements each).
@@ -207,18 +176,8 @@ impl Comm {
         output: &'env mut [T],
         root: usize,
     ) -> Result<CollRequest<'scope>> {
-        // SAFETY: as for ibcast.
-        let task = unsafe {
-            self.scatter_start(
-                input.as_ptr(),
-                input.len(),
-                output.as_mut_ptr(),
-                output.len(),
-                Rank::Node(root),
-                &CollOpts::default(),
-            )?
-        };
-        Ok(self.start(s, task, "iscatter"))
+        let call = self.scatter_call(input, output, Rank::Node(root), &CollOpts::default())?;
+        self.start_in(s, call, "iscatter")
     }
 
     /// Non-blocking allgather.
@@ -228,17 +187,8 @@ impl Comm {
         input: &'env [T],
         output: &'env mut [T],
     ) -> Result<CollRequest<'scope>> {
-        // SAFETY: as for ibcast.
-        let task = unsafe {
-            self.allgather_start(
-                input.as_ptr(),
-                input.len(),
-                output.as_mut_ptr(),
-                output.len(),
-                &CollOpts::default(),
-            )?
-        };
-        Ok(self.start(s, task, "iallgather"))
+        let call = self.allgather_call(input, output, &CollOpts::default())?;
+        self.start_in(s, call, "iallgather")
     }
 
     /// Non-blocking all-to-all.
@@ -248,17 +198,8 @@ impl Comm {
         input: &'env [T],
         output: &'env mut [T],
     ) -> Result<CollRequest<'scope>> {
-        // SAFETY: as for ibcast.
-        let task = unsafe {
-            self.alltoall_start(
-                input.as_ptr(),
-                input.len(),
-                output.as_mut_ptr(),
-                output.len(),
-                &CollOpts::default(),
-            )?
-        };
-        Ok(self.start(s, task, "ialltoall"))
+        let call = self.alltoall_call(input, output, &CollOpts::default())?;
+        self.start_in(s, call, "ialltoall")
     }
 
     /// Non-blocking reduce-scatter with equal blocks (`output.len()` each).
@@ -270,20 +211,8 @@ impl Comm {
         op: O,
     ) -> Result<CollRequest<'scope>> {
         let counts = vec![output.len(); self.size()];
-        // SAFETY: as for ibcast.
-        let task = unsafe {
-            self.reduce_scatterv_start(
-                input.as_ptr(),
-                input.len(),
-                &counts,
-                output.as_mut_ptr(),
-                output.len(),
-                op,
-                super::Kind::ReduceScatter,
-                &CollOpts::default(),
-            )?
-        };
-        Ok(self.start(s, task, "ireduce_scatter"))
+        let call = self.reduce_scatterv_call(input, &counts, output, op, &CollOpts::default())?;
+        self.start_in(s, call, "ireduce_scatter")
     }
 
     /// Non-blocking scan of any kind (see [`Scan`]).
@@ -295,18 +224,9 @@ impl Comm {
         op: O,
         scan: &Scan,
     ) -> Result<CollRequest<'scope>> {
-        // SAFETY: as for ibcast.
-        let task = unsafe {
-            self.scan_start(
-                input.as_ptr(),
-                input.len(),
-                output.as_mut_ptr(),
-                output.len(),
-                op,
-                scan,
-                &CollOpts::default(),
-            )?
-        };
-        Ok(self.start(s, task, "iscan"))
+        match self.scan_call(input, output, op, scan, &CollOpts::default())? {
+            ScanCall::Plain(call) => self.start_in(s, call, "iscan"),
+            ScanCall::Segmented(call) => self.start_in(s, call, "iscan"),
+        }
     }
 }
