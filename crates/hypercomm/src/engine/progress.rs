@@ -69,6 +69,13 @@ impl Engine {
             .retain(|w| w.strong_count() > 0 && !std::ptr::addr_eq(w.as_ptr(), t));
     }
 
+    /// How many tasks are registered and alive.
+    #[cfg(test)]
+    pub(crate) fn registered(&self) -> usize {
+        let v = self.tasks.borrow();
+        v.iter().filter(|w| w.strong_count() > 0).count()
+    }
+
     /// Advance every registered task that is not already being advanced.
     pub(super) fn advance_tasks(&self) {
         if self.tasks.borrow().is_empty() {
