@@ -10,6 +10,7 @@
 //!
 //! Not done yet: Cartesian grids (topology module), inter-communicators.
 
+use crate::collective::select::state::CollState;
 use crate::engine::{Engine, Group, Match};
 use crate::error::{Error, Result};
 use crate::rank::Rank;
@@ -39,14 +40,8 @@ pub(crate) struct CommInner {
     counted: RefCell<HashMap<(u8, u64), u64>>,
     coll_seq: Cell<u32>,
     coll_seq_host: Cell<u32>,
-    pub(crate) topology: Cell<crate::collective::Topology>,
-    pub(crate) check: Cell<bool>,
-    /// Set while node 0 runs the node stage of a host-rooted call whose
-    /// data from the host it could not take: the stage's signature says
-    /// so, and every node fails (see `Comm::after_host_handoff`).
-    pub(crate) host_misfit: Cell<bool>,
-    /// Recent algorithm choices and schedules of collective calls.
-    pub(crate) memo: crate::collective::Memo,
+    /// Topology setting, check mode and the memo of the collectives.
+    pub(crate) coll: CollState,
 }
 
 /// splitmix64: a fixed, portable mixing function for context derivation.
@@ -94,10 +89,7 @@ impl Comm {
                 counted: RefCell::new(HashMap::new()),
                 coll_seq: Cell::new(0),
                 coll_seq_host: Cell::new(0),
-                topology: Cell::new(crate::collective::Topology::Auto),
-                check: Cell::new(true),
-                host_misfit: Cell::new(false),
-                memo: Default::default(),
+                coll: CollState::default(),
             }),
             timeout,
         }

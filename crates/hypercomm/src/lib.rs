@@ -61,6 +61,7 @@
 //! transport, an MPI transport, ssh for remote hosts and the C/Fortran
 //! interfaces are later work; each module's docs say what it lacks.
 
+mod buffer;
 pub mod collective;
 pub mod comm;
 mod engine;

@@ -5,7 +5,15 @@
 //! `std::thread::scope`): requests cannot outlive the scope, buffers must
 //! outlive it, and when the scope ends every request that is still active —
 //! even one that was leaked with `mem::forget` — is waited for. Dropping an
-//! unfinished [`Request`] waits for it as well.
+//! unfinished [`Request`] waits for it as well. If the scope's closure
+//! panics, what is still active is withdrawn instead, without waiting.
+//!
+//! Non-blocking collectives are tasks that every wait of the rank advances.
+//! The engine's list of them holds `'static` trait objects, while a task
+//! borrows its buffers for `'env`; `Scope::keep_task` erases that
+//! lifetime, in this one place, and the end of the scope makes the erasure
+//! harmless: it finishes or withdraws every task it kept and unregisters it
+//! from the engine before `'env` can end, leaked request or not.
 //!
 //! ```
 //! hypercomm::run(2, |comm| {
@@ -31,17 +39,18 @@ use crate::rank::{Rank, Source, Status, Tag};
 use bytemuck::Pod;
 use std::cell::RefCell;
 use std::marker::PhantomData;
-use std::rc::Rc;
+use std::panic::AssertUnwindSafe;
+use std::rc::{Rc, Weak};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A collective registered with a scope: its engine, the task, its name.
-type ScopedTask = (Rc<Engine>, Rc<RefCell<dyn Task>>, &'static str);
+/// A collective kept by a scope: its engine, the task, its name.
+type ScopedTask<'env> = (Rc<Engine>, Rc<RefCell<dyn Task + 'env>>, &'static str);
 
 /// The region within which non-blocking requests live. See [`scope`].
 pub struct Scope<'scope, 'env: 'scope> {
     started: RefCell<Vec<(Rc<Engine>, ReqId)>>,
-    tasks: RefCell<Vec<ScopedTask>>,
+    tasks: RefCell<Vec<ScopedTask<'env>>>,
     scope: PhantomData<&'scope mut &'scope ()>,
     env: PhantomData<&'env mut &'env ()>,
 }
@@ -55,24 +64,62 @@ pub fn scope<'env, R>(f: impl for<'scope> FnOnce(&'scope Scope<'scope, 'env>) ->
         scope: PhantomData,
         env: PhantomData,
     };
-    let r = f(&s);
-    // Collectives first: they may be what the point-to-point requests wait for.
-    for (e, t, what) in s.tasks.borrow_mut().drain(..) {
-        let _ = e.run_task(&t, e.default_timeout, what);
+    let r = std::panic::catch_unwind(AssertUnwindSafe(|| f(&s)));
+    s.end(r.is_err());
+    match r {
+        Ok(r) => r,
+        Err(panic) => std::panic::resume_unwind(panic),
     }
-    for (e, id) in s.started.borrow_mut().drain(..) {
-        if e.active(id) {
-            let _ = e.wait_req(id, e.default_timeout, "end of scope");
-            e.withdraw(id);
-        }
-    }
-    r
 }
 
-impl Scope<'_, '_> {
-    /// Remember a collective so the scope's end waits for it.
-    pub(crate) fn keep_task(&self, e: Rc<Engine>, t: Rc<RefCell<dyn Task>>, what: &'static str) {
+impl<'env> Scope<'_, 'env> {
+    /// Keep a collective's task: register it with the engine, so that every
+    /// wait advances it, and have the scope's end finish it.
+    pub(crate) fn keep_task(
+        &self,
+        e: Rc<Engine>,
+        t: Rc<RefCell<dyn Task + 'env>>,
+        what: &'static str,
+    ) {
+        let weak: Weak<RefCell<dyn Task + 'env>> = Rc::downgrade(&t);
+        // SAFETY: only the lifetime changes (same type, same layout). The
+        // task borrows buffers for 'env, which outlives this scope; the
+        // engine reaches the task only through this weak reference while
+        // it is registered, and `end` runs before `scope` returns (also when
+        // the closure panics) and unregisters every task kept here, leaked
+        // request or not, after finishing or withdrawing it. So nothing
+        // reaches the task once 'env may have ended.
+        let weak = unsafe {
+            std::mem::transmute::<Weak<RefCell<dyn Task + 'env>>, Weak<RefCell<dyn Task>>>(weak)
+        };
+        e.register(weak);
         self.tasks.borrow_mut().push((e, t, what));
+    }
+
+    /// The end of the scope: finish every collective (or, after a panic,
+    /// withdraw it) and unregister it, then wait for (or withdraw) every
+    /// point-to-point request that is still active.
+    fn end(&self, panicked: bool) {
+        let tasks = std::mem::take(&mut *self.tasks.borrow_mut());
+        // Collectives first: they may be what the point-to-point requests wait for.
+        for (e, t, what) in &tasks {
+            if panicked {
+                if let Ok(mut t) = t.try_borrow_mut() {
+                    t.withdraw(e);
+                }
+            } else {
+                let _ = e.run_task(t, e.default_timeout, what);
+            }
+            e.unregister(t);
+        }
+        for (e, id) in self.started.borrow_mut().drain(..) {
+            if e.active(id) {
+                if !panicked {
+                    let _ = e.wait_req(id, e.default_timeout, "end of scope");
+                }
+                e.withdraw(id);
+            }
+        }
     }
 }
 

@@ -16,10 +16,11 @@
 //!
 //! Not done yet: Bruck for variable counts; non-blocking all-to-allv.
 
+use super::call::{Call, Check};
+use super::executor::{Input, Output};
 use super::select::{self, Algorithm, CollOpts};
 use super::{
-    append_mapped, counts_from_u64, counts_to_u64, need_len, remap, CollTask, Element, Kind, NoOp,
-    Operator, Signature,
+    append_mapped, counts_from_u64, counts_to_u64, need_len, remap, Element, Kind, NoOp, Operator,
 };
 use crate::comm::Comm;
 use crate::error::{Error, Result};
@@ -40,17 +41,7 @@ impl Comm {
         output: &mut [T],
         opts: &CollOpts,
     ) -> Result<()> {
-        // SAFETY: the buffers are borrowed for the whole blocking call.
-        let task = unsafe {
-            self.alltoall_start(
-                input.as_ptr(),
-                input.len(),
-                output.as_mut_ptr(),
-                output.len(),
-                opts,
-            )?
-        };
-        self.run_coll(task, "alltoall")
+        self.run(self.alltoall_call(input, output, opts)?)
     }
 
     /// All-to-all returning a new vector.
@@ -60,27 +51,23 @@ impl Comm {
         Ok(out)
     }
 
-    /// Build a fixed-count all-to-all.
-    ///
-    /// # Safety
-    /// The buffers must stay valid (and `output` unaliased) until the task ends.
-    pub(crate) unsafe fn alltoall_start<T: Element>(
+    /// A fixed-count all-to-all.
+    pub(crate) fn alltoall_call<'a, T: Element>(
         &self,
-        input: *const T,
-        input_len: usize,
-        output: *mut T,
-        output_len: usize,
+        input: &'a [T],
+        output: &'a mut [T],
         opts: &CollOpts,
-    ) -> Result<CollTask<T, NoOp>> {
+    ) -> Result<Call<'a, T, NoOp>> {
         let parts = self.node_parts("alltoall")?;
         let p = parts.eps.len();
+        let input_len = input.len();
         if !input_len.is_multiple_of(p) {
             return Err(Error::InvalidArgument {
                 op: "alltoall",
                 what: format!("input has {input_len} elements, not a multiple of {p} nodes"),
             });
         }
-        need_len("alltoall", "output", output_len, input_len)?;
+        need_len("alltoall", "output", output.len(), input_len)?;
         let count = input_len / p;
         let alg = self.choose_memo(
             select::Coll::Alltoall,
@@ -94,20 +81,18 @@ impl Comm {
             Algorithm::Bruck => algo::alltoall_bruck(parts.me, p, count),
             a => return Err(select::unsupported("alltoall", a)),
         };
-        let sig = Signature {
-            op: Kind::Alltoall as u8,
-            root: -1,
-            count: count as u64,
-            elem: T::CODE,
-            operator: 0,
-            variant: 0,
-        };
-        // SAFETY: forwarded to our caller.
-        unsafe {
-            self.coll_task::<T, NoOp>(
-                &parts, sched, input, input_len, output, output_len, None, sig, "alltoall",
-            )
-        }
+        Ok(Call {
+            kind: Kind::Alltoall,
+            what: "alltoall",
+            parts,
+            root: None,
+            input: Input::Borrowed(input),
+            output: Output::Borrowed(output),
+            op: None,
+            sched: sched.into(),
+            check: Check::of::<T>(count),
+            finish: None,
+        })
     }
 
     /// All-to-all with variable counts: block q of `input` has
@@ -138,71 +123,48 @@ impl Comm {
         recv_counts: &[usize],
         opts: &CollOpts,
     ) -> Result<()> {
-        // SAFETY: the buffers are borrowed for the whole blocking call.
-        let task = unsafe {
-            self.alltoallv_start(
-                input.as_ptr(),
-                input.len(),
-                send_counts,
-                output.as_mut_ptr(),
-                output.len(),
-                recv_counts,
-                opts,
-            )?
-        };
-        self.run_coll(task, "alltoallv")
+        self.run(self.alltoallv_call(input, send_counts, output, recv_counts, opts)?)
     }
 
-    /// Build an all-to-allv (pairwise exchange).
-    ///
-    /// # Safety
-    /// The buffers must stay valid (and `output` unaliased) until the task ends.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn alltoallv_start<T: Element>(
+    /// An all-to-allv (pairwise exchange).
+    pub(crate) fn alltoallv_call<'a, T: Element>(
         &self,
-        input: *const T,
-        input_len: usize,
+        input: &'a [T],
         send_counts: &[usize],
-        output: *mut T,
-        output_len: usize,
+        output: &'a mut [T],
         recv_counts: &[usize],
         opts: &CollOpts,
-    ) -> Result<CollTask<T, NoOp>> {
+    ) -> Result<Call<'a, T, NoOp>> {
         let parts = self.node_parts("alltoallv")?;
         let p = parts.eps.len();
         need_len("alltoallv", "send_counts", send_counts.len(), p)?;
         need_len("alltoallv", "recv_counts", recv_counts.len(), p)?;
-        need_len("alltoallv", "input", input_len, send_counts.iter().sum())?;
-        need_len("alltoallv", "output", output_len, recv_counts.iter().sum())?;
+        need_len("alltoallv", "input", input.len(), send_counts.iter().sum())?;
+        need_len(
+            "alltoallv",
+            "output",
+            output.len(),
+            recv_counts.iter().sum(),
+        )?;
         // The choice must not depend on the counts, which differ per node.
         match self.choose_memo(select::Coll::Alltoallv, p, 0, opts, true)? {
             Algorithm::Pairwise => {}
             a => return Err(select::unsupported("alltoallv", a)),
         }
         let sched = algo::alltoallv_pairwise(parts.me, send_counts, recv_counts);
-        // Counts differ per node: the signature checks type and operation only.
-        let sig = Signature {
-            op: Kind::Alltoallv as u8,
-            root: -1,
-            count: 0,
-            elem: T::CODE,
-            operator: 0,
-            variant: 0,
-        };
-        // SAFETY: forwarded to our caller.
-        unsafe {
-            self.coll_task::<T, NoOp>(
-                &parts,
-                sched,
-                input,
-                input_len,
-                output,
-                output_len,
-                None,
-                sig,
-                "alltoallv",
-            )
-        }
+        Ok(Call {
+            kind: Kind::Alltoallv,
+            what: "alltoallv",
+            parts,
+            root: None,
+            input: Input::Borrowed(input),
+            output: Output::Borrowed(output),
+            op: None,
+            sched: sched.into(),
+            // Counts differ per node: the signature checks type and operation only.
+            check: Check::of::<T>(0),
+            finish: None,
+        })
     }
 
     /// All-to-all with variable counts where each node knows only what it
@@ -218,16 +180,9 @@ impl Comm {
         need_len("alltoallv", "send_counts", send_counts.len(), p)?;
         let sc = counts_to_u64(send_counts);
         let mut rc = vec![0u64; p];
-        let sig = Signature {
-            op: Kind::Alltoallv as u8,
-            root: -1,
-            count: 1,
-            elem: u64::CODE,
-            operator: 0,
-            variant: 1,
-        };
         let sched = algo::alltoall_pairwise(parts.me, p, 1);
-        self.run_aux(&parts, sched, &sc, &mut rc, sig, "alltoallv count exchange")?;
+        let what = "alltoallv count exchange";
+        self.run_aux(parts, Kind::Alltoallv, None, sched, &sc, &mut rc, 1, what)?;
         let recv_counts = counts_from_u64(&rc);
         let mut out = vec![T::zeroed(); recv_counts.iter().sum()];
         self.alltoallv_into(input, send_counts, &mut out, &recv_counts)?;
@@ -258,22 +213,8 @@ impl Comm {
         op: O,
         opts: &CollOpts,
     ) -> Result<()> {
-        let p = self.size();
-        let counts = vec![output.len(); p];
-        // SAFETY: the buffers are borrowed for the whole blocking call.
-        let task = unsafe {
-            self.reduce_scatterv_start(
-                input.as_ptr(),
-                input.len(),
-                &counts,
-                output.as_mut_ptr(),
-                output.len(),
-                op,
-                Kind::ReduceScatter,
-                opts,
-            )?
-        };
-        self.run_coll(task, "reduce_scatter")
+        let counts = vec![output.len(); self.size()];
+        self.run(self.reduce_scatterv_call(input, &counts, output, op, opts)?)
     }
 
     /// Reduce-scatter returning this node's block (`input.len()` must be a
@@ -320,45 +261,25 @@ impl Comm {
         op: O,
         opts: &CollOpts,
     ) -> Result<()> {
-        // SAFETY: the buffers are borrowed for the whole blocking call.
-        let task = unsafe {
-            self.reduce_scatterv_start(
-                input.as_ptr(),
-                input.len(),
-                counts,
-                output.as_mut_ptr(),
-                output.len(),
-                op,
-                Kind::ReduceScatter,
-                opts,
-            )?
-        };
-        self.run_coll(task, "reduce_scatter")
+        self.run(self.reduce_scatterv_call(input, counts, output, op, opts)?)
     }
 
-    /// Build a reduce-scatter(v).
-    ///
-    /// # Safety
-    /// The buffers must stay valid (and `output` unaliased) until the task ends.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn reduce_scatterv_start<T: Element, O: Operator<T> + 'static>(
+    /// A reduce-scatter(v).
+    pub(crate) fn reduce_scatterv_call<'a, T: Element, O: Operator<T>>(
         &self,
-        input: *const T,
-        input_len: usize,
+        input: &'a [T],
         counts: &[usize],
-        output: *mut T,
-        output_len: usize,
+        output: &'a mut [T],
         op: O,
-        kind: Kind,
         opts: &CollOpts,
-    ) -> Result<CollTask<T, O>> {
+    ) -> Result<Call<'a, T, O>> {
         let what = "reduce_scatter";
         let parts = self.node_parts(what)?;
         let p = parts.eps.len();
         need_len(what, "counts", counts.len(), p)?;
         let total: usize = counts.iter().sum();
-        need_len(what, "input", input_len, total)?;
-        need_len(what, "output", output_len, counts[parts.me])?;
+        need_len(what, "input", input.len(), total)?;
+        need_len(what, "output", output.len(), counts[parts.me])?;
         let sched = if opts.reproducible {
             // Reproducible reduce to node 0 into scratch, then scatter it.
             let mut a = algo::reproducible::reduce_reproducible(parts.me, p, 0, total);
@@ -387,27 +308,17 @@ impl Comm {
                 a => return Err(select::unsupported(what, a)),
             }
         };
-        let sig = Signature {
-            op: kind as u8,
-            root: -1,
-            count: total as u64,
-            elem: T::CODE,
-            operator: op.code(),
-            variant: 0,
-        };
-        // SAFETY: forwarded to our caller.
-        unsafe {
-            self.coll_task(
-                &parts,
-                sched,
-                input,
-                input_len,
-                output,
-                output_len,
-                Some(op),
-                sig,
-                what,
-            )
-        }
+        Ok(Call {
+            kind: Kind::ReduceScatter,
+            what,
+            parts,
+            root: None,
+            input: Input::Borrowed(input),
+            output: Output::Borrowed(output),
+            op: Some(op),
+            sched: sched.into(),
+            check: Check::of::<T>(total),
+            finish: None,
+        })
     }
 }

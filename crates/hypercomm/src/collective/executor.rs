@@ -10,19 +10,32 @@
 //! non-blocking ones (advanced by every wait of the rank, so several
 //! outstanding collectives all progress).
 //!
-//! Buffers: the caller's input (read only), output (read and write), and
-//! scratch buffers owned by the executor. Regions are checked against the
-//! buffers when the executor is built; the schedule generators guarantee
+//! Buffers: the input (read only), the output (read and write), each
+//! borrowed from the caller for the executor's lifetime `'a` or owned by
+//! it ([`Input`], [`Output`]), and scratch buffers from a per-thread pool.
+//! Regions are checked against the buffers when the executor is built and
+//! again when one is turned into a slice; the schedule generators guarantee
 //! that a round's received regions overlap nothing else in the round
 //! (checked by the algorithm crate's lock-step simulator).
 //!
+//! The engine writes a posted receive into its region while the executor
+//! goes on with other regions, so the executor holds no reference to a
+//! whole buffer: it keeps each as a base pointer that carries the borrow's
+//! lifetime (`Store`), and makes a slice of one region at a time, for one
+//! receive, one send or one local operation. Those two conversions and the
+//! two engine calls that lend a region to a request are the four blocks the
+//! compiler cannot check here, each with its argument. A dropped executor
+//! withdraws what it still has posted, so no request outlives the borrow.
+//!
 //! Not done yet: no "receive from any source" op (the multicast does its
-//! own receives); scratch buffers are allocated per call, not pooled.
+//! own receives).
 
 use super::ops::{combine_slices, Element, Operator};
 use crate::engine::{Engine, Group, Layout, Match, ReqId, Task};
 use crate::error::{Error, Result};
 use hypercomm_algo::{Buf, Op, Region, Schedule};
+use std::marker::PhantomData;
+use std::ptr::NonNull;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -61,22 +74,167 @@ fn scratch_give(v: Vec<u128>) {
     });
 }
 
-/// One schedule in execution.
-pub(crate) struct Exec<T: Element, O: Operator<T>> {
-    /// Shared with the communicator's memo of recent schedules.
-    sched: Rc<Schedule>,
-    /// Endpoint of each participant.
-    eps: Arc<[u32]>,
-    ctx: u64,
-    tag: u32,
-    group: Arc<Group>,
-    input: *const T,
-    input_len: usize,
-    output: *mut T,
-    output_len: usize,
+/// The input of a call: the caller's, or one the task made (e.g. lifted
+/// scan elements).
+pub(crate) enum Input<'a, T> {
+    /// Borrowed from the caller for `'a`.
+    Borrowed(&'a [T]),
+    /// Owned by the executor.
+    Owned(Vec<T>),
+}
+
+/// The output of a call: the caller's, or a scratch buffer the task owns
+/// (a non-root's reduce, a signature exchange, lifted scan elements).
+pub(crate) enum Output<'a, T> {
+    /// Borrowed from the caller for `'a`.
+    Borrowed(&'a mut [T]),
+    /// Owned by the executor.
+    Owned(Vec<T>),
+}
+
+/// One buffer as a base pointer and a length, borrowed for `'a` or owned.
+struct Store<'a, T> {
+    base: NonNull<T>,
+    len: usize,
+    /// Keeps an owned buffer alive (its heap block does not move with it).
+    _owned: Vec<T>,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<'a, T> Store<'a, T> {
+    fn input(i: Input<'a, T>) -> Self {
+        match i {
+            Input::Borrowed(s) => Store {
+                base: NonNull::from(s).cast(),
+                len: s.len(),
+                _owned: Vec::new(),
+                _borrow: PhantomData,
+            },
+            Input::Owned(v) => Store::output(Output::Owned(v)),
+        }
+    }
+
+    fn output(o: Output<'a, T>) -> Self {
+        match o {
+            Output::Borrowed(s) => Store {
+                len: s.len(),
+                base: NonNull::from(s).cast(),
+                _owned: Vec::new(),
+                _borrow: PhantomData,
+            },
+            Output::Owned(mut v) => Store {
+                base: NonNull::from(v.as_mut_slice()).cast(),
+                len: v.len(),
+                _owned: v,
+                _borrow: PhantomData,
+            },
+        }
+    }
+}
+
+/// The buffers of one executor.
+struct Bufs<'a, T> {
+    input: Store<'a, T>,
+    output: Store<'a, T>,
     /// Scratch buffers (16-byte aligned storage from a per-thread pool) and
     /// their lengths in elements of `T`.
     temps: Vec<(Vec<u128>, usize)>,
+}
+
+/// Whether two regions share an element.
+fn overlap(a: Region, b: Region) -> bool {
+    a.buf == b.buf
+        && a.len > 0
+        && b.len > 0
+        && a.offset < b.offset + b.len
+        && b.offset < a.offset + a.len
+}
+
+impl<T: Element> Bufs<'_, T> {
+    fn len_of(&self, b: Buf) -> usize {
+        match b {
+            Buf::Input => self.input.len,
+            Buf::Output => self.output.len,
+            Buf::Temp(i) => self.temps.get(i as usize).map_or(0, |t| t.1),
+        }
+    }
+
+    /// A pointer to the first element of `r`, if `r` lies within its buffer.
+    fn at(&mut self, r: Region) -> Option<*mut T> {
+        let (base, len) = match r.buf {
+            Buf::Input => (self.input.base.as_ptr(), self.input.len),
+            Buf::Output => (self.output.base.as_ptr(), self.output.len),
+            Buf::Temp(i) => {
+                let (v, n) = self.temps.get_mut(i as usize)?;
+                (v.as_mut_ptr().cast::<T>(), *n)
+            }
+        };
+        (r.offset.checked_add(r.len)? <= len).then(|| base.wrapping_add(r.offset))
+    }
+
+    /// The elements of `read`, to read, and of `write`, to write (an absent
+    /// region gives an empty slice). `None` when a region lies outside its
+    /// buffer, `write` is in the input, or the two overlap.
+    ///
+    /// The caller must not ask for a region that a request of the executor
+    /// still has posted (a round never sends from or reduces into a region
+    /// it receives into; local operations run once the round completed).
+    fn regions(&mut self, read: Option<Region>, write: Option<Region>) -> Option<(&[T], &mut [T])> {
+        if let (Some(r), Some(w)) = (read, write) {
+            if overlap(r, w) {
+                return None;
+            }
+        }
+        let src: &[T] = match read {
+            None => &[],
+            Some(r) => {
+                let p = self.at(r)?;
+                // SAFETY: `p` starts `r.len` elements within one buffer (checked
+                // by `at`) that is borrowed for 'a or owned by `self`, so they
+                // are live and initialised. While the slice lives (this borrow
+                // of `self`) nothing writes them: `write` does not overlap
+                // them, the executor holds no other slice, and no receive is
+                // posted into them (the caller's side of the contract).
+                unsafe { std::slice::from_raw_parts(p, r.len) }
+            }
+        };
+        let dst: &mut [T] = match write {
+            None => &mut [],
+            Some(w) if w.buf == Buf::Input => return None,
+            Some(w) => {
+                let p = self.at(w)?;
+                // SAFETY: as for `src`; besides, `w` is not in the input (the
+                // one buffer that is only shared-borrowed) and does not
+                // overlap `read`, so this is the only access to these
+                // elements while the slice lives.
+                unsafe { std::slice::from_raw_parts_mut(p, w.len) }
+            }
+        };
+        Some((src, dst))
+    }
+}
+
+/// Where an executor's messages go.
+#[derive(Clone)]
+pub(crate) struct Route {
+    /// Endpoint of each participant.
+    pub(crate) eps: Arc<[u32]>,
+    /// The communicator's collective context.
+    pub(crate) ctx: u64,
+    /// The call's tag.
+    pub(crate) tag: u32,
+    /// The communicator's group (failure detection, messages).
+    pub(crate) group: Arc<Group>,
+    /// The rank's engine (a dropped executor withdraws its requests there).
+    pub(crate) engine: Rc<Engine>,
+}
+
+/// One schedule in execution over buffers borrowed for `'a`.
+pub(crate) struct Exec<'a, T: Element, O: Operator<T>> {
+    /// Shared with the communicator's memo of recent schedules.
+    sched: Rc<Schedule>,
+    route: Route,
+    bufs: Bufs<'a, T>,
     op: Option<O>,
     round: usize,
     posted: bool,
@@ -86,24 +244,13 @@ pub(crate) struct Exec<T: Element, O: Operator<T>> {
     what: &'static str,
 }
 
-impl<T: Element, O: Operator<T>> Exec<T, O> {
-    /// Build an executor.
-    ///
-    /// # Safety
-    /// `input` (`input_len` elements) and `output` (`output_len` elements)
-    /// must stay valid, and `output` unaliased, until the executor is finished
-    /// or withdrawn.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn new(
+impl<'a, T: Element, O: Operator<T>> Exec<'a, T, O> {
+    /// An executor of `sched` over `input` and `output`, its regions checked.
+    pub(crate) fn new(
         sched: Rc<Schedule>,
-        eps: Arc<[u32]>,
-        ctx: u64,
-        tag: u32,
-        group: Arc<Group>,
-        input: *const T,
-        input_len: usize,
-        output: *mut T,
-        output_len: usize,
+        route: Route,
+        input: Input<'a, T>,
+        output: Output<'a, T>,
         op: Option<O>,
         what: &'static str,
     ) -> Result<Self> {
@@ -120,15 +267,12 @@ impl<T: Element, O: Operator<T>> Exec<T, O> {
             .collect();
         let e = Exec {
             sched,
-            eps,
-            ctx,
-            tag,
-            group,
-            input,
-            input_len,
-            output,
-            output_len,
-            temps,
+            route,
+            bufs: Bufs {
+                input: Store::input(input),
+                output: Store::output(output),
+                temps,
+            },
             op,
             round: 0,
             posted: false,
@@ -140,40 +284,34 @@ impl<T: Element, O: Operator<T>> Exec<T, O> {
         Ok(e)
     }
 
-    fn len_of(&self, b: Buf) -> usize {
-        match b {
-            Buf::Input => self.input_len,
-            Buf::Output => self.output_len,
-            Buf::Temp(i) => self.temps.get(i as usize).map_or(0, |t| t.1),
-        }
+    fn bad(&self, msg: String) -> Error {
+        Error::Protocol(format!("internal: {} schedule: {msg}", self.what))
     }
 
     fn validate(&self) -> Result<()> {
-        let bad = |msg: String| Error::Protocol(format!("internal: {} schedule: {msg}", self.what));
+        let eps = self.route.eps.len();
         for (ri, r) in self.sched.rounds.iter().enumerate() {
             for op in &r.ops {
                 let regions: &[(Region, bool)] = &match *op {
                     Op::Send { to, region } => {
-                        if to >= self.eps.len() {
-                            return Err(bad(format!(
-                                "round {ri} sends to participant {to} of {}",
-                                self.eps.len()
-                            )));
+                        if to >= eps {
+                            return Err(
+                                self.bad(format!("round {ri} sends to participant {to} of {eps}"))
+                            );
                         }
                         [(region, false), (region, false)]
                     }
                     Op::Recv { from, region } => {
-                        if from >= self.eps.len() {
-                            return Err(bad(format!(
-                                "round {ri} receives from participant {from} of {}",
-                                self.eps.len()
+                        if from >= eps {
+                            return Err(self.bad(format!(
+                                "round {ri} receives from participant {from} of {eps}"
                             )));
                         }
                         [(region, true), (region, true)]
                     }
                     Op::Reduce { src, dst, .. } | Op::Copy { src, dst } => {
                         if src.len != dst.len {
-                            return Err(bad(format!(
+                            return Err(self.bad(format!(
                                 "round {ri}: local op lengths {} and {}",
                                 src.len, dst.len
                             )));
@@ -183,19 +321,13 @@ impl<T: Element, O: Operator<T>> Exec<T, O> {
                 };
                 for &(reg, writes) in regions {
                     if writes && reg.buf == Buf::Input && reg.len > 0 {
-                        return Err(bad(format!("round {ri} writes the input buffer")));
+                        return Err(self.bad(format!("round {ri} writes the input buffer")));
                     }
-                    if reg
-                        .offset
-                        .checked_add(reg.len)
-                        .is_none_or(|end| end > self.len_of(reg.buf))
-                    {
-                        return Err(bad(format!(
-                            "round {ri}: region {:?}[{}..+{}] exceeds its buffer of {}",
-                            reg.buf,
-                            reg.offset,
-                            reg.len,
-                            self.len_of(reg.buf)
+                    let have = self.bufs.len_of(reg.buf);
+                    if reg.offset.checked_add(reg.len).is_none_or(|end| end > have) {
+                        return Err(self.bad(format!(
+                            "round {ri}: region {:?}[{}..+{}] exceeds its buffer of {have}",
+                            reg.buf, reg.offset, reg.len,
                         )));
                     }
                 }
@@ -204,69 +336,73 @@ impl<T: Element, O: Operator<T>> Exec<T, O> {
         Ok(())
     }
 
-    fn ptr(&mut self, r: Region) -> *mut T {
-        match r.buf {
-            Buf::Input => self.input as *mut T,
-            Buf::Output => self.output,
-            Buf::Temp(i) => self.temps[i as usize].0.as_mut_ptr() as *mut T,
+    /// The whole output, once no request is posted (empty before).
+    pub(crate) fn output(&mut self) -> &mut [T] {
+        if !self.pending.is_empty() {
+            return &mut [];
         }
-        .wrapping_add(r.offset)
+        let all = Region::new(Buf::Output, 0, self.bufs.output.len);
+        self.bufs
+            .regions(None, Some(all))
+            .map_or(&mut [], |(_, d)| d)
     }
 
     fn post_round(&mut self, e: &Engine) -> Result<()> {
         let sched = self.sched.clone();
-        let ops = &sched.rounds[self.round].ops;
-        let mut result = Ok(());
-        for op in ops {
+        for op in &sched.rounds[self.round].ops {
             match *op {
                 Op::Recv { from, region } => {
-                    let p = self.ptr(region) as *mut u8;
-                    let bytes = region.len * std::mem::size_of::<T>();
-                    // SAFETY: the region was bounds-checked in `validate`; the
-                    // buffer outlives the executor (contract of `new`), and
-                    // no other op of this round touches a received region.
-                    let dst = unsafe { std::slice::from_raw_parts_mut(p, bytes) };
-                    let m = Match {
-                        ctx: self.ctx,
-                        src: Some(self.eps[from]),
-                        tag: Some(self.tag),
+                    let Some((_, dst)) = self.bufs.regions(None, Some(region)) else {
+                        return Err(self.bad(format!("receive into {region:?}")));
                     };
-                    // SAFETY: as above; the request is completed or withdrawn
-                    // before the executor is dropped.
-                    match unsafe { e.post_recv(&self.group, m, dst, Layout::Contiguous) } {
-                        Ok(id) => self.pending.push((id, Some(bytes))),
-                        Err(err) => {
-                            result = Err(err);
-                            break;
-                        }
-                    }
+                    let dst: &mut [u8] = bytemuck::cast_slice_mut(dst);
+                    let bytes = dst.len();
+                    let r = &self.route;
+                    let m = Match {
+                        ctx: r.ctx,
+                        src: Some(r.eps[from]),
+                        tag: Some(r.tag),
+                    };
+                    // SAFETY: `dst` is a region of a buffer borrowed for 'a or
+                    // owned by the executor; no other op of this round touches
+                    // it (schedule rule), and the executor makes no slice of
+                    // it until the request completed. The request is completed
+                    // or withdrawn before the executor lets go of the buffer:
+                    // `step` waits for it, and `withdraw` and `Drop` withdraw it;
+                    // an executor lives on a blocking call's stack or in a
+                    // scope, which finishes or withdraws it (leaked or not)
+                    // before 'a ends.
+                    let id = unsafe { e.post_recv(&r.group, m, dst, Layout::Contiguous)? };
+                    self.pending.push((id, Some(bytes)));
                 }
                 Op::Send { to, region } => {
-                    let p = self.ptr(region) as *const u8;
-                    let bytes = region.len * std::mem::size_of::<T>();
-                    // SAFETY: bounds-checked region of a live buffer, not
-                    // written during this round.
-                    let src = unsafe { std::slice::from_raw_parts(p, bytes) };
-                    // SAFETY: the send request is completed or withdrawn before
-                    // the buffer can change or go away.
-                    match unsafe {
-                        e.start_send(&self.group, self.eps[to], self.ctx, self.tag, src, false)
-                    } {
-                        Ok(Some(id)) => self.pending.push((id, None)),
-                        Ok(None) => {}
-                        Err(err) => {
-                            result = Err(err);
-                            break;
-                        }
-                    }
+                    let Some((src, _)) = self.bufs.regions(Some(region), None) else {
+                        return Err(self.bad(format!("send from {region:?}")));
+                    };
+                    let r = &self.route;
+                    // SAFETY: `src` is a region of a live buffer (as for a
+                    // receive) that nothing writes during this round (schedule
+                    // rule); the request is completed or withdrawn before the
+                    // executor lets go of the buffer, as for a receive.
+                    let id = unsafe {
+                        e.start_send(
+                            &r.group,
+                            r.eps[to],
+                            r.ctx,
+                            r.tag,
+                            bytemuck::cast_slice(src),
+                            false,
+                        )?
+                    };
+                    self.pending.extend(id.map(|id| (id, None)));
                 }
                 _ => {}
             }
         }
-        result
+        Ok(())
     }
 
-    fn local_ops(&mut self) {
+    fn local_ops(&mut self) -> Result<()> {
         let sched = self.sched.clone();
         for op in &sched.rounds[self.round].ops {
             match *op {
@@ -278,16 +414,8 @@ impl<T: Element, O: Operator<T>> Exec<T, O> {
                     if src.len == 0 {
                         continue;
                     }
-                    let s = self.ptr(src) as *const T;
-                    let d = self.ptr(dst);
-                    // SAFETY: bounds-checked regions; src and dst are distinct
-                    // regions (generators never reduce a region into itself),
-                    // and all communication of the round has completed.
-                    let (s, d) = unsafe {
-                        (
-                            std::slice::from_raw_parts(s, src.len),
-                            std::slice::from_raw_parts_mut(d, dst.len),
-                        )
+                    let Some((s, d)) = self.bufs.regions(Some(src), Some(dst)) else {
+                        return Err(self.bad(format!("reduce {src:?} into {dst:?}")));
                     };
                     if let Some(op) = &self.op {
                         combine_slices(op, s, d, src_first);
@@ -297,15 +425,26 @@ impl<T: Element, O: Operator<T>> Exec<T, O> {
                     if src.len == 0 {
                         continue;
                     }
-                    let s = self.ptr(src) as *const T;
-                    let d = self.ptr(dst);
-                    // SAFETY: bounds-checked, non-overlapping regions
-                    // (`copy` semantics), communication complete.
-                    unsafe { std::ptr::copy(s, d, src.len) };
+                    if overlap(src, dst) {
+                        // Within one buffer: move through one slice of both.
+                        let lo = src.offset.min(dst.offset);
+                        let hi = (src.offset + src.len).max(dst.offset + dst.len);
+                        let both = Region::new(dst.buf, lo, hi - lo);
+                        let Some((_, b)) = self.bufs.regions(None, Some(both)) else {
+                            return Err(self.bad(format!("copy {src:?} to {dst:?}")));
+                        };
+                        b.copy_within(src.offset - lo..src.offset - lo + src.len, dst.offset - lo);
+                        continue;
+                    }
+                    let Some((s, d)) = self.bufs.regions(Some(src), Some(dst)) else {
+                        return Err(self.bad(format!("copy {src:?} to {dst:?}")));
+                    };
+                    d.copy_from_slice(s);
                 }
                 _ => {}
             }
         }
+        Ok(())
     }
 
     fn step(&mut self, e: &Engine) -> Option<Result<()>> {
@@ -330,7 +469,7 @@ impl<T: Element, O: Operator<T>> Exec<T, O> {
                                 return Some(Err(Error::CollectiveMismatch(format!(
                                     "{}: {} sent {} bytes where {} were expected (counts differ between ranks)",
                                     self.what,
-                                    self.group.rank(st.src),
+                                    self.route.group.rank(st.src),
                                     st.len,
                                     w
                                 ))));
@@ -339,22 +478,27 @@ impl<T: Element, O: Operator<T>> Exec<T, O> {
                     }
                 }
             }
-            self.local_ops();
+            if let Err(err) = self.local_ops() {
+                return Some(Err(err));
+            }
             self.round += 1;
             self.posted = false;
         }
     }
 }
 
-impl<T: Element, O: Operator<T>> Drop for Exec<T, O> {
+impl<T: Element, O: Operator<T>> Drop for Exec<'_, T, O> {
     fn drop(&mut self) {
-        for (v, _) in self.temps.drain(..) {
+        for (id, _) in self.pending.drain(..) {
+            self.route.engine.withdraw(id);
+        }
+        for (v, _) in self.bufs.temps.drain(..) {
             scratch_give(v);
         }
     }
 }
 
-impl<T: Element, O: Operator<T>> Task for Exec<T, O> {
+impl<T: Element, O: Operator<T>> Task for Exec<'_, T, O> {
     fn advance(&mut self, e: &Engine) -> bool {
         if self.result.is_some() {
             return true;
@@ -374,13 +518,13 @@ impl<T: Element, O: Operator<T>> Task for Exec<T, O> {
         self.result.take()
     }
     fn group(&self) -> &Arc<Group> {
-        &self.group
+        &self.route.group
     }
     fn describe(&self) -> String {
         format!(
             "{} (collective tag {}) at round {} of {}",
             self.what,
-            self.tag,
+            self.route.tag,
             self.round + 1,
             self.sched.rounds.len()
         )

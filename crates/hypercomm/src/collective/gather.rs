@@ -26,26 +26,14 @@
 //! Not done yet: non-blocking forms of the variable-count and host-rooted
 //! calls; the host as a member of an allgather.
 
+use super::call::{Call, Check};
+use super::executor::{Input, Output};
 use super::select::{self, Algorithm, CollOpts};
-use super::{
-    counts_from_u64, counts_to_u64, need_len, vec_from_bytes, CollTask, Element, Kind, NoOp,
-    Signature,
-};
+use super::{counts_from_u64, counts_to_u64, need_len, vec_from_bytes, Element, Kind, NoOp};
 use crate::comm::Comm;
 use crate::error::Result;
 use crate::rank::Rank;
 use hypercomm_algo as algo;
-
-fn sig<T: Element>(kind: Kind, root: i64, count: usize, variant: u8) -> Signature {
-    Signature {
-        op: kind as u8,
-        root,
-        count: count as u64,
-        elem: T::CODE,
-        operator: 0,
-        variant,
-    }
-}
 
 impl Comm {
     // ------------------------------------------------------------ gather
@@ -94,18 +82,7 @@ impl Comm {
             }
             return Ok(());
         }
-        // SAFETY: the buffers are borrowed for the whole blocking call.
-        let task = unsafe {
-            self.gather_start(
-                input.as_ptr(),
-                input.len(),
-                output.as_mut_ptr(),
-                output.len(),
-                root,
-                opts,
-            )?
-        };
-        self.run_coll(task, "gather")
+        self.run(self.gather_call(input, output, root, opts)?)
     }
 
     /// Gather and return the concatenation at the root (`None` elsewhere).
@@ -131,51 +108,31 @@ impl Comm {
         Ok(at_root.then_some(out))
     }
 
-    /// Build a node-rooted gather of `count` elements per node.
-    ///
-    /// # Safety
-    /// The buffers must stay valid (and `output` unaliased) until the task ends.
-    pub(crate) unsafe fn gather_start<T: Element>(
+    /// A node-rooted gather of `input.len()` elements per node.
+    pub(crate) fn gather_call<'a, T: Element>(
         &self,
-        input: *const T,
-        count: usize,
-        output: *mut T,
-        output_len: usize,
+        input: &'a [T],
+        output: &'a mut [T],
         root: Rank,
         opts: &CollOpts,
-    ) -> Result<CollTask<T, NoOp>> {
-        let p = self.size();
-        // SAFETY: forwarded to our caller.
-        unsafe {
-            self.gatherv_start(
-                input,
-                &vec![count; p],
-                output,
-                output_len,
-                root,
-                Kind::Gather,
-                count,
-                opts,
-            )
-        }
+    ) -> Result<Call<'a, T, NoOp>> {
+        let count = input.len();
+        let counts = vec![count; self.size()];
+        self.gatherv_call(input, &counts, output, root, Kind::Gather, count, opts)
     }
 
-    /// Build a node-rooted gatherv (`counts` known on every node).
-    ///
-    /// # Safety
-    /// The buffers must stay valid (and `output` unaliased) until the task ends.
+    /// A node-rooted gatherv (`counts` known on every node).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn gatherv_start<T: Element>(
+    pub(crate) fn gatherv_call<'a, T: Element>(
         &self,
-        input: *const T,
+        input: &'a [T],
         counts: &[usize],
-        output: *mut T,
-        output_len: usize,
+        output: &'a mut [T],
         root: Rank,
         kind: Kind,
         sig_count: usize,
         opts: &CollOpts,
-    ) -> Result<CollTask<T, NoOp>> {
+    ) -> Result<Call<'a, T, NoOp>> {
         let what = if kind == Kind::Gather {
             "gather"
         } else {
@@ -187,7 +144,7 @@ impl Comm {
         need_len(what, "counts", counts.len(), p)?;
         let total: usize = counts.iter().sum();
         if parts.me == r {
-            need_len(what, "the root's output", output_len, total)?;
+            need_len(what, "the root's output", output.len(), total)?;
         }
         let alg = self.choose_memo(
             select::Coll::Gather,
@@ -202,21 +159,18 @@ impl Comm {
             Algorithm::Ring => algo::gather_ring(parts.me, r, counts, self.ring_order()),
             a => return Err(select::unsupported(what, a)),
         };
-        let s = sig::<T>(kind, r as i64, sig_count, 0);
-        // SAFETY: forwarded to our caller.
-        unsafe {
-            self.coll_task::<T, NoOp>(
-                &parts,
-                sched,
-                input,
-                counts[parts.me],
-                output,
-                output_len,
-                None,
-                s,
-                what,
-            )
-        }
+        Ok(Call {
+            kind,
+            what,
+            parts,
+            root: Some(r),
+            input: Input::Borrowed(input),
+            output: Output::Borrowed(output),
+            op: None,
+            sched: sched.into(),
+            check: Check::of::<T>(sig_count),
+            finish: None,
+        })
     }
 
     /// Gather blocks of different lengths at `root` (a node or the host) in
@@ -262,20 +216,7 @@ impl Comm {
             need_len("gatherv", "input", input.len(), counts[me])?;
         }
         let total: usize = counts.iter().sum();
-        // SAFETY: the buffers are borrowed for the whole blocking call.
-        let task = unsafe {
-            self.gatherv_start(
-                input.as_ptr(),
-                counts,
-                output.as_mut_ptr(),
-                output.len(),
-                root,
-                Kind::Gatherv,
-                total,
-                opts,
-            )?
-        };
-        self.run_coll(task, "gatherv")
+        self.run(self.gatherv_call(input, counts, output, root, Kind::Gatherv, total, opts)?)
     }
 
     /// Gather blocks of any lengths at `root` (a node or the host) and
@@ -310,7 +251,7 @@ impl Comm {
         }
         let p = self.size();
         let r = self.root_index(root, p, "gatherv")?;
-        let counts = self.exchange_counts(input.len(), Kind::Gatherv, r as i64)?;
+        let counts = self.exchange_counts(input.len(), Kind::Gatherv, Some(r))?;
         let at_root = self.me() == root;
         let total: usize = counts.iter().sum();
         let mut out = vec![T::zeroed(); if at_root { total } else { 0 }];
@@ -320,13 +261,27 @@ impl Comm {
 
     /// Every node's `mine`, in rank order, on every node (allgather of one
     /// `u64`, signature variant 1 of `kind`).
-    pub(crate) fn exchange_counts(&self, mine: usize, kind: Kind, root: i64) -> Result<Vec<usize>> {
+    pub(crate) fn exchange_counts(
+        &self,
+        mine: usize,
+        kind: Kind,
+        root: Option<usize>,
+    ) -> Result<Vec<usize>> {
         let parts = self.node_parts("count exchange")?;
         let p = parts.eps.len();
         let sched = algo::allgather_bruck(parts.me, &vec![1; p]);
         let mut out = vec![0u64; p];
-        let s = sig::<u64>(kind, root, 1, 1);
-        self.run_aux(&parts, sched, &[mine as u64], &mut out, s, "count exchange")?;
+        let input = [mine as u64];
+        self.run_aux(
+            parts,
+            kind,
+            root,
+            sched,
+            &input,
+            &mut out,
+            1,
+            "count exchange",
+        )?;
         Ok(counts_from_u64(&out))
     }
 
@@ -347,17 +302,7 @@ impl Comm {
         output: &mut [T],
         opts: &CollOpts,
     ) -> Result<()> {
-        // SAFETY: the buffers are borrowed for the whole blocking call.
-        let task = unsafe {
-            self.allgather_start(
-                input.as_ptr(),
-                input.len(),
-                output.as_mut_ptr(),
-                output.len(),
-                opts,
-            )?
-        };
-        self.run_coll(task, "allgather")
+        self.run(self.allgather_call(input, output, opts)?)
     }
 
     /// Allgather returning a new vector.
@@ -367,48 +312,28 @@ impl Comm {
         Ok(out)
     }
 
-    /// Build an allgather of `count` elements per node.
-    ///
-    /// # Safety
-    /// The buffers must stay valid (and `output` unaliased) until the task ends.
-    pub(crate) unsafe fn allgather_start<T: Element>(
+    /// An allgather of `input.len()` elements per node.
+    pub(crate) fn allgather_call<'a, T: Element>(
         &self,
-        input: *const T,
-        count: usize,
-        output: *mut T,
-        output_len: usize,
+        input: &'a [T],
+        output: &'a mut [T],
         opts: &CollOpts,
-    ) -> Result<CollTask<T, NoOp>> {
-        let p = self.size();
-        // SAFETY: forwarded to our caller.
-        unsafe {
-            self.allgatherv_start(
-                input,
-                &vec![count; p],
-                output,
-                output_len,
-                Kind::Allgather,
-                count,
-                opts,
-            )
-        }
+    ) -> Result<Call<'a, T, NoOp>> {
+        let count = input.len();
+        let counts = vec![count; self.size()];
+        self.allgatherv_call(input, &counts, output, Kind::Allgather, count, opts)
     }
 
-    /// Build an allgatherv (`counts` known on every node).
-    ///
-    /// # Safety
-    /// The buffers must stay valid (and `output` unaliased) until the task ends.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn allgatherv_start<T: Element>(
+    /// An allgatherv (`counts` known on every node).
+    pub(crate) fn allgatherv_call<'a, T: Element>(
         &self,
-        input: *const T,
+        input: &'a [T],
         counts: &[usize],
-        output: *mut T,
-        output_len: usize,
+        output: &'a mut [T],
         kind: Kind,
         sig_count: usize,
         opts: &CollOpts,
-    ) -> Result<CollTask<T, NoOp>> {
+    ) -> Result<Call<'a, T, NoOp>> {
         let what = if kind == Kind::Allgather {
             "allgather"
         } else {
@@ -418,7 +343,7 @@ impl Comm {
         let p = parts.eps.len();
         need_len(what, "counts", counts.len(), p)?;
         let total: usize = counts.iter().sum();
-        need_len(what, "output", output_len, total)?;
+        need_len(what, "output", output.len(), total)?;
         let alg = self.choose_memo(
             select::Coll::Allgather,
             p,
@@ -434,21 +359,18 @@ impl Comm {
             Algorithm::Bruck => algo::allgather_bruck(parts.me, counts),
             a => return Err(select::unsupported(what, a)),
         };
-        let s = sig::<T>(kind, -1, sig_count, 0);
-        // SAFETY: forwarded to our caller.
-        unsafe {
-            self.coll_task::<T, NoOp>(
-                &parts,
-                sched,
-                input,
-                counts[parts.me],
-                output,
-                output_len,
-                None,
-                s,
-                what,
-            )
-        }
+        Ok(Call {
+            kind,
+            what,
+            parts,
+            root: None,
+            input: Input::Borrowed(input),
+            output: Output::Borrowed(output),
+            op: None,
+            sched: sched.into(),
+            check: Check::of::<T>(sig_count),
+            finish: None,
+        })
     }
 
     /// Allgather of blocks of different lengths; `counts` (one per node)
@@ -475,25 +397,13 @@ impl Comm {
             need_len("allgatherv", "input", input.len(), counts[me])?;
         }
         let total: usize = counts.iter().sum();
-        // SAFETY: the buffers are borrowed for the whole blocking call.
-        let task = unsafe {
-            self.allgatherv_start(
-                input.as_ptr(),
-                counts,
-                output.as_mut_ptr(),
-                output.len(),
-                Kind::Allgatherv,
-                total,
-                opts,
-            )?
-        };
-        self.run_coll(task, "allgatherv")
+        self.run(self.allgatherv_call(input, counts, output, Kind::Allgatherv, total, opts)?)
     }
 
     /// Allgather of blocks of any lengths: the concatenation and every
     /// node's count, on every node (the counts are exchanged first).
     pub fn allgatherv<T: Element>(&self, input: &[T]) -> Result<(Vec<T>, Vec<usize>)> {
-        let counts = self.exchange_counts(input.len(), Kind::Allgatherv, -1)?;
+        let counts = self.exchange_counts(input.len(), Kind::Allgatherv, None)?;
         let mut out = vec![T::zeroed(); counts.iter().sum()];
         self.allgatherv_into(input, &mut out, &counts)?;
         Ok((out, counts))
@@ -546,67 +456,34 @@ impl Comm {
             return self
                 .after_host_handoff(got, || self.scatter_into_with(&tmp, output, 0usize, opts));
         }
-        // SAFETY: the buffers are borrowed for the whole blocking call.
-        let task = unsafe {
-            self.scatter_start(
-                input.as_ptr(),
-                input.len(),
-                output.as_mut_ptr(),
-                output.len(),
-                root,
-                opts,
-            )?
-        };
-        self.run_coll(task, "scatter")
+        self.run(self.scatter_call(input, output, root, opts)?)
     }
 
-    /// Build a node-rooted scatter of `count` elements per node.
-    ///
-    /// # Safety
-    /// The buffers must stay valid (and `output` unaliased) until the task ends.
-    pub(crate) unsafe fn scatter_start<T: Element>(
+    /// A node-rooted scatter of `output.len()` elements per node.
+    pub(crate) fn scatter_call<'a, T: Element>(
         &self,
-        input: *const T,
-        input_len: usize,
-        output: *mut T,
-        count: usize,
+        input: &'a [T],
+        output: &'a mut [T],
         root: Rank,
         opts: &CollOpts,
-    ) -> Result<CollTask<T, NoOp>> {
-        let p = self.size();
-        // SAFETY: forwarded to our caller.
-        unsafe {
-            self.scatterv_start(
-                input,
-                input_len,
-                &vec![count; p],
-                output,
-                count,
-                root,
-                Kind::Scatter,
-                count,
-                opts,
-            )
-        }
+    ) -> Result<Call<'a, T, NoOp>> {
+        let count = output.len();
+        let counts = vec![count; self.size()];
+        self.scatterv_call(input, &counts, output, root, Kind::Scatter, count, opts)
     }
 
-    /// Build a node-rooted scatterv (`counts` known on every node).
-    ///
-    /// # Safety
-    /// The buffers must stay valid (and `output` unaliased) until the task ends.
+    /// A node-rooted scatterv (`counts` known on every node).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn scatterv_start<T: Element>(
+    pub(crate) fn scatterv_call<'a, T: Element>(
         &self,
-        input: *const T,
-        input_len: usize,
+        input: &'a [T],
         counts: &[usize],
-        output: *mut T,
-        output_len: usize,
+        output: &'a mut [T],
         root: Rank,
         kind: Kind,
         sig_count: usize,
         opts: &CollOpts,
-    ) -> Result<CollTask<T, NoOp>> {
+    ) -> Result<Call<'a, T, NoOp>> {
         let what = if kind == Kind::Scatter {
             "scatter"
         } else {
@@ -618,9 +495,9 @@ impl Comm {
         need_len(what, "counts", counts.len(), p)?;
         let total: usize = counts.iter().sum();
         if parts.me == r {
-            need_len(what, "the root's input", input_len, total)?;
+            need_len(what, "the root's input", input.len(), total)?;
         }
-        need_len(what, "output", output_len, counts[parts.me])?;
+        need_len(what, "output", output.len(), counts[parts.me])?;
         let alg = self.choose_memo(
             select::Coll::Scatter,
             p,
@@ -633,13 +510,18 @@ impl Comm {
             Algorithm::Star => algo::scatter_star(parts.me, r, counts),
             a => return Err(select::unsupported(what, a)),
         };
-        let s = sig::<T>(kind, r as i64, sig_count, 0);
-        // SAFETY: forwarded to our caller.
-        unsafe {
-            self.coll_task::<T, NoOp>(
-                &parts, sched, input, input_len, output, output_len, None, s, what,
-            )
-        }
+        Ok(Call {
+            kind,
+            what,
+            parts,
+            root: Some(r),
+            input: Input::Borrowed(input),
+            output: Output::Borrowed(output),
+            op: None,
+            sched: sched.into(),
+            check: Check::of::<T>(sig_count),
+            finish: None,
+        })
     }
 
     /// Scatter blocks of different lengths from `root` (a node or the
@@ -683,21 +565,7 @@ impl Comm {
                 self.scatterv_into_with(&tmp, counts, output, 0usize, opts)
             });
         }
-        // SAFETY: the buffers are borrowed for the whole blocking call.
-        let task = unsafe {
-            self.scatterv_start(
-                input.as_ptr(),
-                input.len(),
-                counts,
-                output.as_mut_ptr(),
-                output.len(),
-                root,
-                Kind::Scatterv,
-                total,
-                opts,
-            )?
-        };
-        self.run_coll(task, "scatterv")
+        self.run(self.scatterv_call(input, counts, output, root, Kind::Scatterv, total, opts)?)
     }
 
     /// Scatter blocks of different lengths from `root` (a node or the
@@ -747,11 +615,12 @@ impl Comm {
             c = counts_to_u64(counts);
         }
         let sched = algo::bcast_binomial(parts.me, p, r, p);
-        let s = sig::<u64>(Kind::Scatterv, r as i64, p, 1);
+        let me = parts.me;
         let inp = c.clone();
-        self.run_aux(&parts, sched, &inp, &mut c, s, "scatterv count broadcast")?;
+        let what = "scatterv count broadcast";
+        self.run_aux(parts, Kind::Scatterv, Some(r), sched, &inp, &mut c, p, what)?;
         let counts = counts_from_u64(&c);
-        let mut out = vec![T::zeroed(); counts[parts.me]];
+        let mut out = vec![T::zeroed(); counts[me]];
         self.scatterv_into(input, &counts, &mut out, root)?;
         Ok(out)
     }

@@ -5,14 +5,53 @@
 //!
 //! * `hypercomm-algo` (its own crate): pure schedule generators, one file per
 //!   algorithm, tested with no transport.
-//! * [`ops`]: element types and operators.
+//! * `mod.rs` (this file): the API of barrier, broadcast, reduce and
+//!   allreduce, the host-rooted compositions and small helpers;
+//!   `gather.rs`, `alltoall.rs`, `scan.rs`, `multicast.rs`: the other
+//!   operations; `nonblocking.rs`: the `i…` forms and [`CollRequest`].
+//! * `call.rs`: a call as data and the one function that starts it (below);
+//!   the participants of a call (`Parts`).
 //! * `executor.rs`: runs a schedule over the p2p engine, round by round, as a
-//!   non-blocking state machine.
-//! * `task.rs`: check mode (a signature exchange before the schedule) and
-//!   the task that blocking and non-blocking calls share.
-//! * [`select`]: PICL `setarc0` topology setting, per-call algorithm choice,
-//!   and the cost model used by `Auto`; `tuning.rs`: the measured decision
-//!   table `Auto` consults first.
+//!   non-blocking state machine, over buffers borrowed for the call.
+//! * `task.rs`: check mode (a signature exchange beside the schedule), the
+//!   finishing step, and the task that blocking and non-blocking calls share.
+//! * `kind.rs`: operation codes and names (signatures, trace blocks).
+//! * [`ops`]: element types and operators.
+//! * [`select`] (a folder): PICL `setarc0` topology setting, per-call
+//!   algorithm choice and the cost model used by `Auto` (`mod.rs`); the
+//!   public options (`options.rs`); the measured decision table `Auto`
+//!   consults first (`tuning.rs`); the memo of recent choices and schedules
+//!   (`memo.rs`); and what a communicator holds for its collectives
+//!   (`state.rs`).
+//!
+//! ## How a call starts
+//!
+//! Every operation, blocking or not, goes the same way. Its front end
+//! (`bcast`, `reduce_into_with`, `gatherv_into`, `iallreduce`, …) checks
+//! the arguments, chooses the algorithm, gets the schedule (from the memo or
+//! the generator) and fills a `Call<'a, T, O>`: operation, participants,
+//! root, input (`&'a [T]`, or a buffer the task owns), output (`&'a mut
+//! [T]`, or scratch the task owns), operator, schedule, what the check
+//! signature says, and an optional finishing step. `Comm::start(call)`, the
+//! one function that starts calls, draws the tags and builds the executor,
+//! the check-mode stage and the trace block into a `CollTask<'a, T, O>`,
+//! which borrows the buffers for `'a`. A blocking call runs that task to
+//! completion on its own stack (`Comm::run`); a non-blocking one hands it to
+//! the [`Scope`](crate::Scope), which registers it with the engine and
+//! finishes and unregisters it when the scope ends (see [`crate::request`]).
+//!
+//! ## What may import what
+//!
+//! Files here may use the communicator (`comm.rs`), the engine and the
+//! request scope; the engine imports nothing from here (collectives reach it
+//! through its `Task` trait). `comm.rs` imports one type from here,
+//! `select::state::CollState`, and that file and the ones it uses
+//! (`select/memo.rs`, `select/options.rs`, `kind.rs`) import nothing from
+//! the communicator, so no file-level import cycle runs through `comm.rs`.
+//! The executor's four blocks that turn a checked region into a slice or
+//! lend one to the engine are the only ones the compiler cannot check in
+//! this folder; the lifetime of a non-blocking task is erased once, in the
+//! scope.
 //!
 //! Every collective runs on the communicator's reserved collective context
 //! with a tag drawn from a per-communicator sequence, so user receives never
@@ -60,19 +99,24 @@
 //!   every node (with check mode off, as in MPI, nothing tells the other
 //!   nodes: they wait for node 0, which may take its next collective for
 //!   this one);
+//! * the schedules of a call are checked region by region against its
+//!   buffers, but that a round never receives into a region it also sends,
+//!   receives or reads elsewhere is taken from the generators (their
+//!   simulator checks it), not checked again per call;
 //! * see also the lists at the end of [`select`] and of each operation's
 //!   module.
 
 mod alltoall;
+mod call;
 pub(crate) mod executor;
 mod gather;
+mod kind;
 mod multicast;
 mod nonblocking;
 pub mod ops;
 mod scan;
 pub mod select;
 mod task;
-mod tuning;
 
 pub use hypercomm_algo::segmented::Segmentation;
 pub use hypercomm_algo::{Direction, Inclusion, RingOrder};
@@ -86,248 +130,16 @@ pub use scan::Scan;
 pub use select::{Algorithm, CollOpts, Collective, Topology};
 
 use crate::comm::Comm;
-use crate::engine::Task;
 use crate::error::{Error, Result};
 use crate::rank::Rank;
-use executor::Exec;
+use call::{Call, Check, Parts};
+use executor::{Input, Output};
 use hypercomm_algo::{Buf, Op, Region, Schedule};
-use std::cell::RefCell;
-use std::rc::Rc;
-pub(crate) use task::{CollTask, NoOp, Signature};
-
-/// Collective operation codes (check signatures, trace block records).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub(crate) enum Kind {
-    Barrier = 1,
-    Bcast = 2,
-    Reduce = 3,
-    Allreduce = 4,
-    Gather = 5,
-    Allgather = 6,
-    Scatter = 7,
-    Alltoall = 8,
-    ReduceScatter = 9,
-    Scan = 10,
-    Exscan = 11,
-    Gatherv = 12,
-    Allgatherv = 13,
-    Scatterv = 14,
-    Alltoallv = 15,
-    SegScan = 17,
-}
-
-/// Recent algorithm choices and schedules of one communicator.
-///
-/// Applications call the same collective with the same sizes over and over;
-/// choosing by the cost model and generating the schedule cost more than
-/// the rest of a small call (callgrind: about 560 and 400 instructions of
-/// 2 400). The last [`MEMO_LEN`] of each are kept; a schedule is pure data
-/// determined by its key, so sharing it between calls changes nothing.
-#[derive(Default)]
-pub(crate) struct Memo {
-    choices: RefCell<Vec<(ChoiceKey, Algorithm)>>,
-    scheds: RefCell<Vec<(SchedKey, Rc<Schedule>)>>,
-}
-
-/// How many choices and schedules a communicator remembers.
-const MEMO_LEN: usize = 8;
-
-/// What an `Auto` choice depends on (the transport and the machine are
-/// fixed for a communicator).
-type ChoiceKey = (select::Coll, usize, usize, bool, bool, Topology);
-
-/// What a schedule depends on.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) struct SchedKey {
-    pub(crate) kind: Kind,
-    pub(crate) alg: Algorithm,
-    pub(crate) p: usize,
-    pub(crate) me: usize,
-    pub(crate) count: usize,
-    pub(crate) root: usize,
-    pub(crate) seg: usize,
-    pub(crate) order: RingOrder,
-}
-
-fn remember<K: PartialEq, V: Clone>(v: &RefCell<Vec<(K, V)>>, key: K, val: &V) {
-    let mut v = v.borrow_mut();
-    if v.len() >= MEMO_LEN {
-        v.remove(0);
-    }
-    v.push((key, val.clone()));
-}
-
-fn recall<K: PartialEq, V: Clone>(v: &RefCell<Vec<(K, V)>>, key: &K) -> Option<V> {
-    v.borrow()
-        .iter()
-        .rev()
-        .find(|(k, _)| k == key)
-        .map(|(_, a)| a.clone())
-}
+use kind::Kind;
+use select::SchedKey;
+use task::NoOp;
 
 impl Comm {
-    /// [`Comm::choose`], remembered for repeated calls of the same shape.
-    pub(crate) fn choose_memo(
-        &self,
-        c: select::Coll,
-        p: usize,
-        bytes: usize,
-        opts: &CollOpts,
-        commutative: bool,
-    ) -> Result<Algorithm> {
-        if opts.algorithm != Algorithm::Auto {
-            return self.choose(c, p, bytes, opts, commutative);
-        }
-        let key = (c, p, bytes, commutative, opts.reproducible, self.topology());
-        let memo = &self.inner.memo.choices;
-        if let Some(a) = recall(memo, &key) {
-            return Ok(a);
-        }
-        let a = self.choose(c, p, bytes, opts, commutative)?;
-        remember(memo, key, &a);
-        Ok(a)
-    }
-
-    /// The schedule for `key`, made by `make` unless remembered.
-    pub(crate) fn schedule(
-        &self,
-        key: SchedKey,
-        make: impl FnOnce() -> Result<Schedule>,
-    ) -> Result<Rc<Schedule>> {
-        let memo = &self.inner.memo.scheds;
-        if let Some(s) = recall(memo, &key) {
-            return Ok(s);
-        }
-        let s = Rc::new(make()?);
-        remember(memo, key, &s);
-        Ok(s)
-    }
-}
-
-/// Who takes part in one collective call.
-pub(crate) struct Parts {
-    /// Endpoint of each participant (the nodes' are the group's own,
-    /// shared, not copied).
-    pub(crate) eps: std::sync::Arc<[u32]>,
-    /// My participant index.
-    pub(crate) me: usize,
-    /// Whether the host takes part, as the last participant (selects the
-    /// tag sequence).
-    pub(crate) with_host: bool,
-}
-
-/// The ranks of `p` participants: nodes 0, 1, …, and the host last when
-/// it takes part.
-pub(crate) fn rank_list(p: usize, with_host: bool) -> Vec<Rank> {
-    (0..p)
-        .map(|i| {
-            if with_host && i + 1 == p {
-                Rank::Host
-            } else {
-                Rank::Node(i)
-            }
-        })
-        .collect()
-}
-
-impl Comm {
-    /// The nodes as participants (the host is not one).
-    pub(crate) fn node_parts(&self, op: &'static str) -> Result<Parts> {
-        let Rank::Node(me) = self.me() else {
-            return Err(Error::InvalidArgument {
-                op,
-                what:
-                    "the host does not take part in this node collective (use the host-rooted form)"
-                        .into(),
-            });
-        };
-        Ok(Parts {
-            eps: self.group().eps.clone(),
-            me,
-            with_host: false,
-        })
-    }
-
-    /// Nodes and the host as participants (host last).
-    pub(crate) fn host_parts(&self, op: &'static str) -> Result<Parts> {
-        let Some(h) = self.group().host else {
-            return Err(Error::InvalidArgument {
-                op,
-                what: "this communicator has no host".into(),
-            });
-        };
-        let mut eps = self.group().eps.to_vec();
-        eps.push(h);
-        Ok(Parts {
-            me: match self.me() {
-                Rank::Node(r) => r,
-                Rank::Host => self.size(),
-            },
-            eps: eps.into(),
-            with_host: true,
-        })
-    }
-
-    /// Build the task of one collective call.
-    ///
-    /// # Safety
-    /// `input`/`output` must stay valid (and `output` unaliased) until the
-    /// task is finished or withdrawn.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn coll_task<T: Element, O: Operator<T> + 'static>(
-        &self,
-        parts: &Parts,
-        sched: impl Into<Rc<Schedule>>,
-        input: *const T,
-        input_len: usize,
-        output: *mut T,
-        output_len: usize,
-        op: Option<O>,
-        sig: Signature,
-        what: &'static str,
-    ) -> Result<CollTask<T, O>> {
-        let mut sig = sig;
-        if self.inner.host_misfit.get() {
-            sig.variant = task::HOST_MISFIT;
-        }
-        let ctx = self.coll_ctx();
-        let check_tag = if self.check_mode() {
-            Some(self.next_tag(parts.with_host))
-        } else {
-            None
-        };
-        let tag = self.next_tag(parts.with_host);
-        // SAFETY: forwarded to our caller.
-        let main = unsafe {
-            Exec::new(
-                sched.into(),
-                parts.eps.clone(),
-                ctx,
-                tag,
-                self.group().clone(),
-                input,
-                input_len,
-                output,
-                output_len,
-                op,
-                what,
-            )?
-        };
-        let check = check_tag.map(|tag| task::CheckSpec {
-            sig,
-            eps: parts.eps.clone(),
-            with_host: parts.with_host,
-            ctx,
-            tag,
-            group: self.group().clone(),
-        });
-        let root = usize::try_from(sig.root)
-            .ok()
-            .and_then(|r| parts.eps.get(r).copied());
-        CollTask::new(main, check, parts.me).map(|t| t.traced(sig.op, root, tag & 0x7fff_ffff))
-    }
-
     /// The node stage of a host-rooted call, after node 0 has received (`got`)
     /// the host's data: run `stage` when that went well. When it did not
     /// (the host's length differs from the nodes'), node 0 still runs the
@@ -345,17 +157,11 @@ impl Comm {
             return stage();
         };
         if self.check_mode() {
-            self.inner.host_misfit.set(true);
+            self.inner.coll.host_misfit.set(true);
             let _ = stage();
-            self.inner.host_misfit.set(false);
+            self.inner.coll.host_misfit.set(false);
         }
         Err(e)
-    }
-
-    /// Run a task to completion.
-    pub(crate) fn run_coll(&self, task: impl Task + 'static, what: &str) -> Result<()> {
-        let cell = RefCell::new(task);
-        self.engine().run_task(&cell, self.timeout, what)
     }
 
     pub(crate) fn next_tag(&self, with_host: bool) -> u32 {
@@ -377,27 +183,22 @@ impl Comm {
     /// Barrier with options (algorithm: `Dissemination` or `Tree`).
     pub fn barrier_with(&self, opts: &CollOpts) -> Result<()> {
         let parts = self.node_parts("barrier")?;
-        self.barrier_parts(&parts, opts)
+        self.run(self.barrier_call(parts, opts)?)
     }
 
     /// Barrier of the host and all nodes (CMMD sync_host_with_nodes): every
     /// node and the host call it.
     pub fn barrier_with_host(&self) -> Result<()> {
         let parts = self.host_parts("barrier_with_host")?;
-        self.barrier_parts(&parts, &CollOpts::default())
+        self.run(self.barrier_call(parts, &CollOpts::default())?)
     }
 
-    fn barrier_parts(&self, parts: &Parts, opts: &CollOpts) -> Result<()> {
-        let task = self.barrier_start(parts, opts)?;
-        self.run_coll(task, "barrier")
-    }
-
-    /// Build a barrier over `parts`.
-    pub(crate) fn barrier_start(
+    /// A barrier over `parts`.
+    pub(crate) fn barrier_call(
         &self,
-        parts: &Parts,
+        parts: Parts,
         opts: &CollOpts,
-    ) -> Result<CollTask<u8, NoOp>> {
+    ) -> Result<Call<'static, u8, NoOp>> {
         let p = parts.eps.len();
         let alg = self.choose_memo(select::Coll::Barrier, p, 0, opts, true)?;
         let key = SchedKey {
@@ -417,17 +218,22 @@ impl Comm {
                 _ => hypercomm_algo::barrier_dissemination(parts.me, p),
             })
         })?;
-        let sig = Signature {
-            op: Kind::Barrier as u8,
-            root: -1,
-            count: 0,
-            elem: 0,
-            operator: 0,
-            variant: 0,
-        };
-        let none = std::ptr::NonNull::<u8>::dangling().as_ptr();
-        // SAFETY: zero-length buffers; nothing is ever read or written.
-        unsafe { self.coll_task::<u8, NoOp>(parts, sched, none, 0, none, 0, None, sig, "barrier") }
+        Ok(Call {
+            kind: Kind::Barrier,
+            what: "barrier",
+            parts,
+            root: None,
+            input: Input::Borrowed(&[]),
+            output: Output::Borrowed(&mut []),
+            op: None,
+            sched,
+            check: Check {
+                count: 0,
+                elem: 0,
+                variant: 0,
+            },
+            finish: None,
+        })
     }
 
     /// Broadcast `buf` from `root` (a node, or [`Rank::Host`]) to every node
@@ -447,9 +253,8 @@ impl Comm {
         let root = root.into();
         if root == Rank::Host {
             // 1. The host hands the data to node 0; 2. node 0 broadcasts.
-            let parts = self.host_parts("bcast from host")?;
+            self.host_parts("bcast from host")?;
             let tag = self.next_tag(true);
-            let _ = parts;
             if self.is_host() {
                 self.coll_send_tagged(Rank::Node(0), tag, bytemuck::cast_slice(buf))?;
                 return Ok(());
@@ -461,31 +266,25 @@ impl Comm {
             };
             return self.after_host_handoff(got, || self.bcast_with(buf, 0usize, opts));
         }
-        let (ptr, len) = (buf.as_mut_ptr(), buf.len());
-        // SAFETY: `buf` is borrowed for the whole call, which runs the task to
-        // completion (or withdraws it) before returning.
-        let task = unsafe { self.bcast_start(ptr, len, root, opts)? };
-        self.run_coll(task, "bcast")
+        self.run(self.bcast_call(buf, root, opts)?)
     }
 
-    /// Build a node-rooted broadcast.
-    ///
-    /// # Safety
-    /// `ptr`/`count` must stay valid and unaliased until the task ends.
-    pub(crate) unsafe fn bcast_start<T: Element>(
+    /// A node-rooted broadcast (the schedule reads and writes `buf` as its
+    /// output).
+    pub(crate) fn bcast_call<'a, T: Element>(
         &self,
-        ptr: *mut T,
-        count: usize,
+        buf: &'a mut [T],
         root: Rank,
         opts: &CollOpts,
-    ) -> Result<CollTask<T, NoOp>> {
+    ) -> Result<Call<'a, T, NoOp>> {
         let parts = self.node_parts("bcast")?;
         let p = parts.eps.len();
         let r = self.root_index(root, p, "bcast")?;
+        let count = buf.len();
         let alg = self.choose_memo(
             select::Coll::Bcast,
             p,
-            count * std::mem::size_of::<T>(),
+            std::mem::size_of_val(buf),
             opts,
             true,
         )?;
@@ -512,18 +311,18 @@ impl Comm {
                 a => return Err(select::unsupported("bcast", a)),
             })
         })?;
-        let sig = Signature {
-            op: Kind::Bcast as u8,
-            root: r as i64,
-            count: count as u64,
-            elem: T::CODE,
-            operator: 0,
-            variant: 0,
-        };
-        // SAFETY: forwarded to our caller.
-        unsafe {
-            self.coll_task::<T, NoOp>(&parts, sched, ptr, count, ptr, count, None, sig, "bcast")
-        }
+        Ok(Call {
+            kind: Kind::Bcast,
+            what: "bcast",
+            parts,
+            root: Some(r),
+            input: Input::Borrowed(&[]),
+            output: Output::Borrowed(buf),
+            op: None,
+            sched,
+            check: Check::of::<T>(count),
+            finish: None,
+        })
     }
 
     /// Reduce `input` over the nodes with `op` into `output` at `root` (a
@@ -563,55 +362,36 @@ impl Comm {
             }
             return Ok(());
         }
-        // SAFETY: the buffers are borrowed for the whole blocking call.
-        let task = unsafe {
-            self.reduce_start(
-                input.as_ptr(),
-                input.len(),
-                output.as_mut_ptr(),
-                output.len(),
-                op,
-                root,
-                opts,
-            )?
-        };
-        self.run_coll(task, "reduce")
+        self.run(self.reduce_call(input, output, op, root, opts)?)
     }
 
-    /// Build a node-rooted reduce. Non-roots reduce through a scratch buffer
-    /// the task owns.
-    ///
-    /// # Safety
-    /// The buffers must stay valid (and `output` unaliased) until the task ends.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn reduce_start<T: Element, O: Operator<T> + 'static>(
+    /// A node-rooted reduce. Non-roots reduce through a scratch buffer the
+    /// task owns.
+    pub(crate) fn reduce_call<'a, T: Element, O: Operator<T>>(
         &self,
-        input: *const T,
-        count: usize,
-        output: *mut T,
-        output_len: usize,
+        input: &'a [T],
+        output: &'a mut [T],
         op: O,
         root: Rank,
         opts: &CollOpts,
-    ) -> Result<CollTask<T, O>> {
+    ) -> Result<Call<'a, T, O>> {
         let parts = self.node_parts("reduce")?;
         let p = parts.eps.len();
         let r = self.root_index(root, p, "reduce")?;
-        let mut scratch: Option<Box<[T]>> = None;
-        let out = if parts.me == r {
-            if output_len != count {
+        let count = input.len();
+        let output = if parts.me == r {
+            if output.len() != count {
                 return Err(Error::InvalidArgument {
                     op: "reduce",
                     what: format!(
-                        "the root's output has {output_len} elements but the input has {count}"
+                        "the root's output has {} elements but the input has {count}",
+                        output.len()
                     ),
                 });
             }
-            output
+            Output::Borrowed(output)
         } else {
-            scratch
-                .insert(vec![T::zeroed(); count].into_boxed_slice())
-                .as_mut_ptr()
+            Output::Owned(vec![T::zeroed(); count])
         };
         let alg = if opts.reproducible {
             Algorithm::Binomial
@@ -619,7 +399,7 @@ impl Comm {
             self.choose_memo(
                 select::Coll::Reduce,
                 p,
-                count * std::mem::size_of::<T>(),
+                std::mem::size_of_val(input),
                 opts,
                 op.commutative(),
             )?
@@ -629,30 +409,18 @@ impl Comm {
             Algorithm::Star => hypercomm_algo::reduce_star(parts.me, p, r, count),
             a => return Err(select::unsupported("reduce", a)),
         };
-        let sig = Signature {
-            op: Kind::Reduce as u8,
-            root: r as i64,
-            count: count as u64,
-            elem: T::CODE,
-            operator: op.code(),
-            variant: 0,
-        };
-        // SAFETY: forwarded to our caller; the scratch buffer is boxed and
-        // kept by the task.
-        let task = unsafe {
-            self.coll_task(
-                &parts,
-                sched,
-                input,
-                count,
-                out,
-                count,
-                Some(op),
-                sig,
-                "reduce",
-            )?
-        };
-        Ok(task.keep(scratch))
+        Ok(Call {
+            kind: Kind::Reduce,
+            what: "reduce",
+            parts,
+            root: Some(r),
+            input: Input::Borrowed(input),
+            output,
+            op: Some(op),
+            sched: sched.into(),
+            check: Check::of::<T>(count),
+            finish: None,
+        })
     }
 
     /// Reduce and return the result at the root (`None` elsewhere).
@@ -697,39 +465,27 @@ impl Comm {
         op: O,
         opts: &CollOpts,
     ) -> Result<()> {
-        // SAFETY: the buffers are borrowed for the whole blocking call.
-        let task = unsafe {
-            self.allreduce_start(
-                input.as_ptr(),
-                input.len(),
-                output.as_mut_ptr(),
-                output.len(),
-                op,
-                opts,
-            )?
-        };
-        self.run_coll(task, "allreduce")
+        self.run(self.allreduce_call(input, output, op, opts)?)
     }
 
-    /// Build an allreduce.
-    ///
-    /// # Safety
-    /// The buffers must stay valid (and `output` unaliased) until the task ends.
-    pub(crate) unsafe fn allreduce_start<T: Element, O: Operator<T> + 'static>(
+    /// An allreduce.
+    pub(crate) fn allreduce_call<'a, T: Element, O: Operator<T>>(
         &self,
-        input: *const T,
-        count: usize,
-        output: *mut T,
-        output_len: usize,
+        input: &'a [T],
+        output: &'a mut [T],
         op: O,
         opts: &CollOpts,
-    ) -> Result<CollTask<T, O>> {
+    ) -> Result<Call<'a, T, O>> {
         let parts = self.node_parts("allreduce")?;
         let p = parts.eps.len();
-        if output_len != count {
+        let count = input.len();
+        if output.len() != count {
             return Err(Error::InvalidArgument {
                 op: "allreduce",
-                what: format!("output has {output_len} elements but the input has {count}"),
+                what: format!(
+                    "output has {} elements but the input has {count}",
+                    output.len()
+                ),
             });
         }
         let alg = if opts.reproducible {
@@ -738,7 +494,7 @@ impl Comm {
             self.choose_memo(
                 select::Coll::Allreduce,
                 p,
-                count * std::mem::size_of::<T>(),
+                std::mem::size_of_val(input),
                 opts,
                 op.commutative(),
             )?
@@ -769,28 +525,18 @@ impl Comm {
                 a => return Err(select::unsupported("allreduce", a)),
             })
         })?;
-        let sig = Signature {
-            op: Kind::Allreduce as u8,
-            root: -1,
-            count: count as u64,
-            elem: T::CODE,
-            operator: op.code(),
-            variant: 0,
-        };
-        // SAFETY: forwarded to our caller.
-        unsafe {
-            self.coll_task(
-                &parts,
-                sched,
-                input,
-                count,
-                output,
-                count,
-                Some(op),
-                sig,
-                "allreduce",
-            )
-        }
+        Ok(Call {
+            kind: Kind::Allreduce,
+            what: "allreduce",
+            parts,
+            root: None,
+            input: Input::Borrowed(input),
+            output: Output::Borrowed(output),
+            op: Some(op),
+            sched,
+            check: Check::of::<T>(count),
+            finish: None,
+        })
     }
 
     /// Allreduce returning a new vector.
@@ -844,32 +590,35 @@ impl Comm {
     }
 
     /// Run a small auxiliary schedule over `u64` buffers (count exchanges of
-    /// the variable-count collectives), with its own signature.
+    /// the variable-count collectives) as phase 1 of `kind`, with `count`
+    /// in its signature.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn run_aux(
         &self,
-        parts: &Parts,
+        parts: Parts,
+        kind: Kind,
+        root: Option<usize>,
         sched: Schedule,
         input: &[u64],
         output: &mut [u64],
-        sig: Signature,
+        count: usize,
         what: &'static str,
     ) -> Result<()> {
-        // SAFETY: both buffers are borrowed for this blocking call, which runs
-        // the task to completion (or withdraws it) before returning.
-        let task = unsafe {
-            self.coll_task::<u64, NoOp>(
-                parts,
-                sched,
-                input.as_ptr(),
-                input.len(),
-                output.as_mut_ptr(),
-                output.len(),
-                None,
-                sig,
-                what,
-            )?
-        };
-        self.run_coll(task, what)
+        self.run(Call::<u64, NoOp> {
+            kind,
+            what,
+            parts,
+            root,
+            input: Input::Borrowed(input),
+            output: Output::Borrowed(output),
+            op: None,
+            sched: sched.into(),
+            check: Check {
+                variant: 1,
+                ..Check::of::<u64>(count)
+            },
+            finish: None,
+        })
     }
 }
 

@@ -18,7 +18,7 @@
 //! needs::<f64, _>(BitXor); // xor makes no sense for f64
 //! ```
 
-use bytemuck::{Pod, Zeroable};
+use bytemuck::Pod;
 use std::sync::Arc;
 
 /// A type collectives can carry; `CODE` identifies it in check signatures.
@@ -106,24 +106,11 @@ macro_rules! floats {
 }
 floats!(f32 = 20, f64 = 21);
 
-/// A value with its location (MPI `MAXLOC`/`MINLOC` pairs): the index is
-/// typically the rank or a global position.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-#[repr(C)]
-pub struct Loc<V, I> {
-    /// The value compared.
-    pub value: V,
-    /// Where it came from; ties go to the smaller index.
-    pub index: I,
-}
+// `Loc` is defined where its `Pod` declaration is (`crate::buffer`).
+pub use crate::buffer::Loc;
 
 macro_rules! locs {
     ($($v:ty, $i:ty = $code:expr);*) => {$(
-        // SAFETY: both fields are Pod and of equal size and alignment, so the
-        // repr(C) struct has no padding; every bit pattern is valid.
-        unsafe impl Zeroable for Loc<$v, $i> {}
-        // SAFETY: as above (no padding, all fields Pod, Copy + 'static).
-        unsafe impl Pod for Loc<$v, $i> {}
         impl Element for Loc<$v, $i> {
             const CODE: u8 = $code;
             const NAME: &'static str = concat!("Loc<", stringify!($v), ", ", stringify!($i), ">");

@@ -29,9 +29,12 @@
 //! Not done yet: scans including the host; a reproducible scan faster than
 //! the chain.
 
+use super::call::{Call, Check};
+use super::executor::{Input, Output};
 use super::ops::{Element, Operator};
 use super::select::{self, Algorithm, CollOpts};
-use super::{need_len, Kind, Signature};
+use super::task::Finish;
+use super::{need_len, Kind};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use bytemuck::{Pod, Zeroable};
@@ -89,8 +92,9 @@ impl Scan {
 
 /// A lifted segmented-scan element: the running value and two flags
 /// (bit 0: a segment boundary lies within; bit 1: the value is present).
-/// Packed, so it is `Pod` without padding for every element type.
-#[derive(Clone, Copy)]
+/// Packed, so it is `Pod` without padding for every element type (the
+/// derive checks that).
+#[derive(Clone, Copy, Pod, Zeroable)]
 #[repr(C, packed)]
 pub(crate) struct SegElem<T> {
     tail: T,
@@ -99,12 +103,6 @@ pub(crate) struct SegElem<T> {
 
 const CUT: u8 = 1;
 const HAS: u8 = 2;
-
-// SAFETY: a packed struct of Pod fields has no padding, and every bit
-// pattern of its fields is valid (the flags byte is any u8).
-unsafe impl<T: Pod> Zeroable for SegElem<T> {}
-// SAFETY: as above; `T: Pod` makes it Copy + 'static.
-unsafe impl<T: Pod> Pod for SegElem<T> {}
 
 impl<T: Element> PartialEq for SegElem<T> {
     fn eq(&self, other: &Self) -> bool {
@@ -146,7 +144,7 @@ impl<T: Element> SegElem<T> {
 
 /// The lifted operator of a segmented scan.
 #[derive(Clone)]
-struct Lift<O>(O);
+pub(crate) struct Lift<O>(O);
 
 impl<T: Element, O: Operator<T>> Operator<SegElem<T>> for Lift<O> {
     fn combine(&self, a: SegElem<T>, b: SegElem<T>) -> SegElem<T> {
@@ -226,47 +224,33 @@ impl Comm {
         scan: &Scan,
         opts: &CollOpts,
     ) -> Result<()> {
-        // SAFETY: the buffers are borrowed for the whole blocking call.
-        let task = unsafe {
-            self.scan_start(
-                input.as_ptr(),
-                input.len(),
-                output.as_mut_ptr(),
-                output.len(),
-                op,
-                scan,
-                opts,
-            )?
-        };
-        self.run_coll(task, "scan")
+        match self.scan_call(input, output, op, scan, opts)? {
+            ScanCall::Plain(call) => self.run(call),
+            ScanCall::Segmented(call) => self.run(call),
+        }
     }
 
-    /// Build a scan (plain or segmented).
-    ///
-    /// # Safety
-    /// The buffers must stay valid (and `output` unaliased) until the task ends.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn scan_start<T: Element, O: Operator<T> + 'static>(
+    /// A scan: plain, or segmented (over lifted elements).
+    pub(crate) fn scan_call<'a, T: Element, O: Operator<T> + 'static>(
         &self,
-        input: *const T,
-        count: usize,
-        output: *mut T,
-        output_len: usize,
+        input: &'a [T],
+        output: &'a mut [T],
         op: O,
         scan: &Scan,
         opts: &CollOpts,
-    ) -> Result<Box<dyn crate::engine::Task>> {
+    ) -> Result<ScanCall<'a, T, O>> {
+        let count = input.len();
         let what = "scan";
         let parts = self.node_parts(what)?;
         let p = parts.eps.len();
-        need_len(what, "output", output_len, count)?;
+        need_len(what, "output", output.len(), count)?;
         let alg = if opts.reproducible {
             Algorithm::Chain
         } else {
             self.choose_memo(
                 select::Coll::Scan,
                 p,
-                count * std::mem::size_of::<T>(),
+                std::mem::size_of_val(input),
                 opts,
                 true,
             )?
@@ -295,42 +279,25 @@ impl Comm {
             (false, Inclusion::Inclusive) => Kind::Scan,
             (false, Inclusion::Exclusive) => Kind::Exscan,
         };
-        let sig = Signature {
-            op: kind as u8,
-            root: -1,
-            count: count as u64,
-            elem: T::CODE,
-            operator: op.code(),
+        let check = Check {
             variant: scan.variant(),
+            ..Check::of::<T>(count)
         };
         let first = vidx(parts.me, p, dir) == 0;
         if !segmented {
-            let identity = op.identity();
             let fill = scan.inclusion == Inclusion::Exclusive && first;
-            // SAFETY: forwarded to our caller.
-            let task = unsafe {
-                self.coll_task(
-                    &parts,
-                    sched,
-                    input,
-                    count,
-                    output,
-                    count,
-                    Some(op),
-                    sig,
-                    what,
-                )?
-            };
-            let task = task.then(move || {
-                if let (true, Some(id)) = (fill, identity) {
-                    // SAFETY: the caller keeps `output` (count elements)
-                    // valid and unaliased until the task ends; this runs
-                    // inside the task, after its schedule.
-                    let out = unsafe { std::slice::from_raw_parts_mut(output, count) };
-                    out.fill(id);
-                }
-            });
-            return Ok(Box::new(task));
+            return Ok(ScanCall::Plain(Call {
+                kind,
+                what,
+                parts,
+                root: None,
+                input: Input::Borrowed(input),
+                output: Output::Borrowed(output),
+                finish: op.identity().filter(|_| fill).map(Finish::Fill),
+                op: Some(op),
+                sched: sched.into(),
+                check,
+            }));
         }
         // Segmented: lift, exclusive lifted scan, finish.
         let mode = scan.segmentation;
@@ -349,59 +316,40 @@ impl Comm {
                 })
             }
         };
-        // SAFETY: the caller keeps `input` (count elements) valid.
-        let inp = unsafe { std::slice::from_raw_parts(input, count) };
-        let lifted_in: Box<[SegElem<T>]> = inp
+        let lifted: Vec<SegElem<T>> = input
             .iter()
             .map(|&v| SegElem::from_lifted(lift(mode, dir, bit, v)))
             .collect();
-        let mut lifted_out: Box<[SegElem<T>]> = vec![SegElem::zeroed(); count].into_boxed_slice();
-        let lo_ptr = lifted_out.as_mut_ptr();
         let op2 = op.clone();
-        // SAFETY: both lifted buffers are boxed and kept by the task (below),
-        // so they stay valid and never move while it runs.
-        let task = unsafe {
-            self.coll_task(
-                &parts,
-                sched,
-                lifted_in.as_ptr(),
-                count,
-                lo_ptr,
-                count,
-                Some(Lift(op)),
-                sig,
-                what,
-            )?
+        // After the lifted scan, from each prefix, value and bit to the result.
+        let finish = move |pre: &mut [SegElem<T>]| {
+            let f = |x: &T, y: &T| op2.combine(*x, *y);
+            for ((out, v), p) in output.iter_mut().zip(input).zip(pre.iter()) {
+                let prefix = p.to_lifted();
+                *out = segmented_finish(mode, dir, inclusion, bit, v, Some(&prefix), &f, &identity);
+            }
         };
-        let task = task
-            .keep(Some(lifted_in))
-            .keep(Some(lifted_out))
-            .then(move || {
-                // SAFETY: the lifted output is kept by the task, which runs
-                // this after its schedule; the user's buffers are valid per
-                // our caller's contract and `output` is unaliased.
-                let (pre, inp, out) = unsafe {
-                    (
-                        std::slice::from_raw_parts(lo_ptr as *const SegElem<T>, count),
-                        std::slice::from_raw_parts(input, count),
-                        std::slice::from_raw_parts_mut(output, count),
-                    )
-                };
-                let f = |x: &T, y: &T| op2.combine(*x, *y);
-                for i in 0..count {
-                    let prefix = pre[i].to_lifted();
-                    out[i] = segmented_finish(
-                        mode,
-                        dir,
-                        inclusion,
-                        bit,
-                        &inp[i],
-                        Some(&prefix),
-                        &f,
-                        &identity,
-                    );
-                }
-            });
-        Ok(Box::new(task))
+        Ok(ScanCall::Segmented(Call {
+            kind,
+            what,
+            parts,
+            root: None,
+            input: Input::Owned(lifted),
+            output: Output::Owned(vec![SegElem::zeroed(); count]),
+            op: Some(Lift(op)),
+            sched: sched.into(),
+            check,
+            finish: Some(Finish::With(Box::new(finish))),
+        }))
     }
+}
+
+/// A scan call: over the caller's elements, or over lifted ones (a
+/// segmented scan).
+pub(crate) enum ScanCall<'a, T: Element, O: Operator<T>> {
+    /// Not segmented.
+    Plain(Call<'a, T, O>),
+    /// Segmented: the schedule runs on lifted elements, and the finishing
+    /// step writes the caller's output.
+    Segmented(Call<'a, SegElem<T>, Lift<O>>),
 }

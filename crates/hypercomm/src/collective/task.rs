@@ -7,7 +7,9 @@
 //! all-to-allv checks only the operation and element type (a count
 //! mismatch there is still reported, by the message length).
 
-use super::executor::Exec;
+use super::call::rank_list;
+use super::executor::{Exec, Input, Output, Route};
+use super::kind::op_name;
 use super::ops::{Element, Operator};
 use crate::engine::Task;
 use crate::engine::{Engine, Group};
@@ -33,30 +35,6 @@ pub(crate) const SIG_BYTES: usize = 24;
 /// The variant byte of a host-rooted call's node stage when node 0 could
 /// not take the host's data (no scan or phase uses it).
 pub(crate) const HOST_MISFIT: u8 = 0xff;
-
-/// Names of collective operations by code (for mismatch messages).
-pub(crate) fn op_name(code: u8) -> &'static str {
-    match code {
-        1 => "barrier",
-        2 => "bcast",
-        3 => "reduce",
-        4 => "allreduce",
-        5 => "gather",
-        6 => "allgather",
-        7 => "scatter",
-        8 => "alltoall",
-        9 => "reduce_scatter",
-        10 => "scan",
-        11 => "exscan",
-        12 => "gatherv",
-        13 => "allgatherv",
-        14 => "scatterv",
-        15 => "alltoallv",
-        16 => "multicast",
-        17 => "segmented scan",
-        _ => "collective",
-    }
-}
 
 impl Signature {
     fn encode(&self) -> [u8; SIG_BYTES] {
@@ -185,11 +163,9 @@ impl<T: Element> Operator<T> for NoOp {
     }
 }
 
-/// The check stage: the signature exchange and the buffers it owns.
+/// The check stage: the signature exchange, over buffers it owns.
 struct CheckStage {
-    exec: Exec<u8, NoOp>,
-    _input: Box<[u8]>,
-    output: Box<[u8]>,
+    exec: Exec<'static, u8, NoOp>,
     /// Whether the host is the last participant (names the ranks).
     with_host: bool,
 }
@@ -197,11 +173,22 @@ struct CheckStage {
 /// What the check stage needs to know about a call.
 pub(crate) struct CheckSpec {
     pub(crate) sig: Signature,
-    pub(crate) eps: Arc<[u32]>,
+    /// The call's route with the check stage's own tag.
+    pub(crate) route: Route,
     pub(crate) with_host: bool,
-    pub(crate) ctx: u64,
-    pub(crate) tag: u32,
-    pub(crate) group: Arc<Group>,
+}
+
+/// A last step over a task's output.
+pub(crate) type Then<'a, T> = Box<dyn FnOnce(&mut [T]) + 'a>;
+
+/// What a task does with its output once the schedule has run.
+pub(crate) enum Finish<'a, T> {
+    /// Fill it with a value (an exclusive scan's first participant gets
+    /// the operator's identity).
+    Fill(T),
+    /// Hand it to a function (a segmented scan's local last step, from the
+    /// lifted prefixes to the caller's output).
+    With(Then<'a, T>),
 }
 
 /// Record the block_end of a traced task (once).
@@ -211,69 +198,53 @@ fn end_block(block: &mut Option<(u8, Option<u32>, u32)>) {
     }
 }
 
-/// A collective: check stage (optional) then the main schedule.
-pub(crate) struct CollTask<T: Element, O: Operator<T>> {
+/// A collective over buffers borrowed for `'a`: check stage (optional)
+/// then the main schedule, then the finishing step.
+pub(crate) struct CollTask<'a, T: Element, O: Operator<T>> {
     /// Boxed: most calls run without it, and the task is moved a few times
     /// on its way to the executor loop.
     check: Option<Box<CheckStage>>,
-    main: Exec<T, O>,
-    /// Runs after the main schedule (e.g. exclusive-scan identity fill).
-    finish: Option<Box<dyn FnOnce() + 'static>>,
-    /// Buffers the schedule points into that the task owns.
-    kept: Vec<Box<[T]>>,
+    main: Exec<'a, T, O>,
+    /// Runs after the main schedule succeeded.
+    finish: Option<Finish<'a, T>>,
     result: Option<Result<()>>,
     /// Trace block record to close: (operation code, root endpoint, sequence).
     block: Option<(u8, Option<u32>, u32)>,
 }
 
-impl<T: Element, O: Operator<T> + 'static> CollTask<T, O> {
+impl<'a, T: Element, O: Operator<T>> CollTask<'a, T, O> {
     /// A task around `main`; with `check`, a signature exchange among the
-    /// participants (`eps`, `ranks`) runs first.
-    pub(crate) fn new(main: Exec<T, O>, check: Option<CheckSpec>, me: usize) -> Result<Self> {
+    /// participants runs beside it (`me` is this participant's index).
+    pub(crate) fn new(
+        main: Exec<'a, T, O>,
+        check: Option<CheckSpec>,
+        me: usize,
+        finish: Option<Finish<'a, T>>,
+    ) -> Result<Self> {
         let check = match check {
             None => None,
             Some(CheckSpec {
                 sig,
-                eps,
+                route,
                 with_host,
-                ctx,
-                tag,
-                group,
             }) => {
-                let p = eps.len();
-                let input: Box<[u8]> = Box::new(sig.encode());
-                let mut output: Box<[u8]> = vec![0u8; SIG_BYTES * p].into_boxed_slice();
+                let p = route.eps.len();
                 let sched = hypercomm_algo::allgather_bruck(me, &vec![SIG_BYTES; p]);
-                // SAFETY: both buffers are boxed and owned by this task next to
-                // the executor, so they outlive it and never move.
-                let ex = unsafe {
-                    Exec::new(
-                        sched.into(),
-                        eps,
-                        ctx,
-                        tag,
-                        group,
-                        input.as_ptr(),
-                        input.len(),
-                        output.as_mut_ptr(),
-                        output.len(),
-                        None,
-                        "check-mode signature exchange",
-                    )?
-                };
-                Some(Box::new(CheckStage {
-                    exec: ex,
-                    _input: input,
-                    output,
-                    with_host,
-                }))
+                let exec = Exec::new(
+                    sched.into(),
+                    route,
+                    Input::Owned(sig.encode().to_vec()),
+                    Output::Owned(vec![0u8; SIG_BYTES * p]),
+                    None,
+                    "check-mode signature exchange",
+                )?;
+                Some(Box::new(CheckStage { exec, with_host }))
             }
         };
         Ok(CollTask {
             check,
             main,
-            finish: None,
-            kept: Vec::new(),
+            finish,
             result: None,
             block: None,
         })
@@ -285,30 +256,16 @@ impl<T: Element, O: Operator<T> + 'static> CollTask<T, O> {
         self.block = Some((op, root, seq));
         self
     }
-
-    /// Keep `buf` alive as long as the task (a buffer its schedule uses).
-    pub(crate) fn keep(mut self, buf: Option<Box<[T]>>) -> Self {
-        self.kept.extend(buf);
-        self
-    }
-
-    /// Run `f` after the main schedule succeeded.
-    pub(crate) fn then(mut self, f: impl FnOnce() + 'static) -> Self {
-        self.finish = Some(Box::new(f));
-        self
-    }
 }
 
-impl<T: Element, O: Operator<T>> Task for CollTask<T, O> {
+impl<T: Element, O: Operator<T>> Task for CollTask<'_, T, O> {
     fn advance(&mut self, e: &Engine) -> bool {
         if self.result.is_some() {
             return true;
         }
         if let Some(CheckStage {
             exec: ex,
-            output: out,
             with_host,
-            ..
         }) = self.check.as_deref_mut()
         {
             // The signature exchange and the collective itself run side by
@@ -325,9 +282,12 @@ impl<T: Element, O: Operator<T>> Task for CollTask<T, O> {
             let verdict = match ex.take_result().unwrap_or(Ok(())) {
                 Err(err) => Err(err),
                 Ok(()) => {
-                    let sigs: Vec<Signature> =
-                        out.chunks(SIG_BYTES).map(Signature::decode).collect();
-                    match compare(&sigs, &super::rank_list(sigs.len(), *with_host)) {
+                    let sigs: Vec<Signature> = ex
+                        .output()
+                        .chunks(SIG_BYTES)
+                        .map(Signature::decode)
+                        .collect();
+                    match compare(&sigs, &rank_list(sigs.len(), *with_host)) {
                         Some(msg) => {
                             let what = op_name(sigs.iter().map(|s| s.op).min().unwrap_or(0));
                             Err(Error::CollectiveMismatch(format!("{what}: {msg}")))
@@ -348,8 +308,10 @@ impl<T: Element, O: Operator<T>> Task for CollTask<T, O> {
         }
         let r = self.main.take_result().unwrap_or(Ok(()));
         if r.is_ok() {
-            if let Some(f) = self.finish.take() {
-                f();
+            match self.finish.take() {
+                None => {}
+                Some(Finish::Fill(v)) => self.main.output().fill(v),
+                Some(Finish::With(f)) => f(self.main.output()),
             }
         }
         self.result = Some(r);

@@ -8,7 +8,7 @@ use crate::trace::recorder::{self, Event};
 use crate::transport::{Frame, Payload, Transport};
 use crate::wire::{Header, Kind};
 use std::cell::RefCell;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,11 +48,32 @@ impl<X: Task + ?Sized> Task for Box<X> {
 }
 
 impl Engine {
-    /// Register a non-blocking collective so that every wait advances it.
-    pub(crate) fn register(&self, t: &Rc<RefCell<dyn Task>>) {
+    /// Register a non-blocking collective so that every wait advances it,
+    /// until it is dropped or [unregistered](Engine::unregister).
+    ///
+    /// The engine keeps only this weak reference. A task that borrows
+    /// buffers is registered with its lifetime erased; whoever does that
+    /// must unregister it before the borrow ends (the request scope does).
+    pub(crate) fn register(&self, t: Weak<RefCell<dyn Task>>) {
         let mut v = self.tasks.borrow_mut();
         v.retain(|w| w.strong_count() > 0);
-        v.push(Rc::downgrade(t));
+        v.push(t);
+    }
+
+    /// Stop advancing `t` (a registered task, or one never registered):
+    /// after this the engine cannot reach it.
+    pub(crate) fn unregister(&self, t: &RefCell<dyn Task + '_>) {
+        let t: *const RefCell<dyn Task + '_> = t;
+        self.tasks
+            .borrow_mut()
+            .retain(|w| w.strong_count() > 0 && !std::ptr::addr_eq(w.as_ptr(), t));
+    }
+
+    /// How many tasks are registered and alive.
+    #[cfg(test)]
+    pub(crate) fn registered(&self) -> usize {
+        let v = self.tasks.borrow();
+        v.iter().filter(|w| w.strong_count() > 0).count()
     }
 
     /// Advance every registered task that is not already being advanced.
@@ -76,7 +97,7 @@ impl Engine {
     /// non-blocking ones). On error or timeout the task is withdrawn.
     pub(crate) fn run_task(
         &self,
-        task: &RefCell<dyn Task>,
+        task: &RefCell<dyn Task + '_>,
         timeout: Option<Duration>,
         op: &str,
     ) -> Result<()> {

@@ -79,74 +79,21 @@
 //!   (`COMBINE_COST`) is one constant for every operator and type;
 //! * variable-count calls choose by the average block length.
 
+mod memo;
+mod options;
+pub(crate) mod state;
+mod tuning;
+
+pub(crate) use memo::SchedKey;
+pub(crate) use options::Coll;
+pub use options::{Algorithm, CollOpts, Collective, Topology};
+pub(crate) use tuning::Link;
+
 use super::ops::Element;
-use super::tuning;
-pub(crate) use super::tuning::Link;
 use crate::comm::Comm;
 use crate::error::{Error, Result};
-use hypercomm_algo::RingOrder;
-
-/// The virtual topology collectives follow (PICL setarc0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Topology {
-    /// Pick per call by the cost model.
-    #[default]
-    Auto,
-    /// Hypercube spanning trees and dimension exchange.
-    Hypercube,
-    /// Full connectivity: the root talks to everyone directly (star).
-    Full,
-    /// A unidirectional ring in the given order.
-    Ring(RingOrder),
-    /// A bidirectional ring in the given order.
-    BiRing(RingOrder),
-}
-
-/// A specific algorithm, to force one per call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Algorithm {
-    /// Use the communicator's topology setting (and the cost model).
-    #[default]
-    Auto,
-    /// Binomial / hypercube spanning tree.
-    Binomial,
-    /// Star (PICL full connectivity).
-    Star,
-    /// Pipelined chain along the ring order.
-    Chain,
-    /// Bidirectional pipelined ring.
-    BiRing,
-    /// Ring (reduce-scatter + allgather for allreduce).
-    Ring,
-    /// Recursive doubling / dimension exchange.
-    RecursiveDoubling,
-    /// Recursive halving (reduce-scatter).
-    RecursiveHalving,
-    /// Reduce-scatter + allgather by halving and doubling.
-    Rabenseifner,
-    /// Reduce to one rank, then broadcast.
-    ReduceBcast,
-    /// Bruck's algorithm.
-    Bruck,
-    /// Pairwise exchange.
-    Pairwise,
-    /// Dissemination barrier.
-    Dissemination,
-    /// Tree barrier.
-    Tree,
-}
-
-/// Options of a collective call.
-#[derive(Debug, Clone, Default)]
-pub struct CollOpts {
-    /// Force an algorithm (default: `Auto`).
-    pub algorithm: Algorithm,
-    /// Bitwise-reproducible reductions: the bracketing depends only on the
-    /// inputs and the number of nodes.
-    pub reproducible: bool,
-    /// Segment size in bytes for pipelined algorithms (default: chosen).
-    pub segment_bytes: Option<usize>,
-}
+use hypercomm_algo::{RingOrder, Schedule};
+use std::rc::Rc;
 
 /// Start-up and per-byte costs of a transport (seconds, seconds per byte).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -187,56 +134,6 @@ pub const STAR_BARRIER_RANKS_PER_CORE: usize = 2;
 /// Start-up cost of a message when ranks outnumber cores: the receiver
 /// usually has to be scheduled first (a context switch).
 pub const OVERSUBSCRIBED_TS: f64 = 10e-6;
-
-/// The collectives selection knows about (for [`Comm::chosen_algorithm`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Collective {
-    /// Barrier.
-    Barrier,
-    /// Broadcast; bytes are the whole message.
-    Bcast,
-    /// Reduce to a root; bytes are the whole vector.
-    Reduce,
-    /// Allreduce; bytes are the whole vector.
-    Allreduce,
-    /// Gather(v); bytes are one rank's contribution (the average for gatherv).
-    Gather,
-    /// Scatter(v); bytes are one rank's block (the average for scatterv).
-    Scatter,
-    /// Allgather(v); bytes are one rank's contribution (the average for
-    /// allgatherv).
-    Allgather,
-    /// All-to-all; bytes are one block.
-    Alltoall,
-    /// Variable-count all-to-all (pairwise only: per-rank counts differ, so
-    /// the choice must not depend on them).
-    Alltoallv,
-    /// Reduce-scatter(v); bytes are the whole vector.
-    ReduceScatter,
-    /// Scans; bytes are the vector.
-    Scan,
-}
-
-/// Short name inside this crate.
-pub(crate) type Coll = Collective;
-
-impl Collective {
-    fn name(self) -> &'static str {
-        match self {
-            Coll::Barrier => "barrier",
-            Coll::Bcast => "bcast",
-            Coll::Reduce => "reduce",
-            Coll::Allreduce => "allreduce",
-            Coll::Gather => "gather",
-            Coll::Scatter => "scatter",
-            Coll::Allgather => "allgather",
-            Coll::Alltoall => "alltoall",
-            Coll::Alltoallv => "alltoallv",
-            Coll::ReduceScatter => "reduce_scatter",
-            Coll::Scan => "scan",
-        }
-    }
-}
 
 pub(crate) fn candidates(c: Coll) -> &'static [Algorithm] {
     use Algorithm::*;
@@ -493,23 +390,23 @@ impl Comm {
     /// Set the virtual topology collectives follow (PICL setarc0). Every
     /// member should set the same.
     pub fn set_topology(&self, t: Topology) {
-        self.inner.topology.set(t);
+        self.inner.coll.topology.set(t);
     }
 
     /// The topology in force (PICL getarc0).
     pub fn topology(&self) -> Topology {
-        self.inner.topology.get()
+        self.inner.coll.topology.get()
     }
 
     /// Switch check mode (PICL check0): on by default; every collective then
     /// first compares a small signature across ranks.
     pub fn set_check(&self, on: bool) {
-        self.inner.check.set(on);
+        self.inner.coll.check.set(on);
     }
 
     /// Whether check mode is on.
     pub fn check_mode(&self) -> bool {
-        self.inner.check.get()
+        self.inner.coll.check.get()
     }
 
     pub(crate) fn ring_order(&self) -> RingOrder {
@@ -586,6 +483,43 @@ impl Comm {
     ) -> Result<Algorithm> {
         let p = self.node_parts(c.name())?.eps.len();
         self.choose(c, p, bytes, opts, commutative)
+    }
+
+    /// [`Comm::choose`], remembered for repeated calls of the same shape.
+    pub(crate) fn choose_memo(
+        &self,
+        c: Coll,
+        p: usize,
+        bytes: usize,
+        opts: &CollOpts,
+        commutative: bool,
+    ) -> Result<Algorithm> {
+        if opts.algorithm != Algorithm::Auto {
+            return self.choose(c, p, bytes, opts, commutative);
+        }
+        let key = (c, p, bytes, commutative, opts.reproducible, self.topology());
+        let memo = &self.inner.coll.memo;
+        if let Some(a) = memo.choice(&key) {
+            return Ok(a);
+        }
+        let a = self.choose(c, p, bytes, opts, commutative)?;
+        memo.remember_choice(key, a);
+        Ok(a)
+    }
+
+    /// The schedule for `key`, made by `make` unless remembered.
+    pub(crate) fn schedule(
+        &self,
+        key: SchedKey,
+        make: impl FnOnce() -> Result<Schedule>,
+    ) -> Result<Rc<Schedule>> {
+        let memo = &self.inner.coll.memo;
+        if let Some(s) = memo.schedule(&key) {
+            return Ok(s);
+        }
+        let s = Rc::new(make()?);
+        memo.remember_schedule(key, &s);
+        Ok(s)
     }
 }
 

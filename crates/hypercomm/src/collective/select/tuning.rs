@@ -4,9 +4,9 @@
 //! outnumber the cores, the message sizes at which the fastest algorithm
 //! changes. A case the table does not cover (another transport, collective
 //! or participant count, or the other side of oversubscription) falls back
-//! to the ts/tw cost model of [`super::select`].
+//! to the ts/tw cost model of [`super`].
 //!
-//! Sizes are counted as [`super::select::Collective`] says: the whole
+//! Sizes are counted as [`super::Collective`] says: the whole
 //! message for broadcast and allreduce, one rank's contribution for
 //! allgather, one block for all-to-all. A rule's steps are
 //! `(up to this many bytes, algorithm)`; a switch between two measured
@@ -69,7 +69,7 @@
 //! Participant counts between the measured ones (3, 5–7) take the rule of
 //! the next measured count above; they were not measured.
 
-use super::select::{Algorithm, Coll, Collective};
+use super::options::{Algorithm, Coll, Collective};
 
 /// The transports the table distinguishes (their kinds).
 pub(crate) use crate::transport::TransportKind as Link;

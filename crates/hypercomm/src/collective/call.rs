@@ -1,0 +1,207 @@
+//! One collective call as data, and the one function that starts it.
+//!
+//! A front end (`bcast`, `reduce_into_with`, `gatherv_into`, `iallreduce`,
+//! …) validates its arguments, chooses the algorithm, gets the schedule and
+//! fills a [`Call`]: the operation, the participants, the root, the input,
+//! the output (the caller's, or a scratch buffer the task owns), the
+//! operator, the schedule, what the check signature says and what to do
+//! with the output at the end. [`Comm::start`] turns it into a
+//! [`CollTask`]: it draws the call's tags, builds the executor, the
+//! check-mode stage and the trace block. The task borrows the call's
+//! buffers for `'a`, so the borrow checker keeps them alive and untouched
+//! while it runs: a blocking call runs it to completion on its own stack
+//! ([`Comm::run`]); a non-blocking one hands it to a
+//! [`Scope`](crate::Scope), which outlives no buffer and finishes every
+//! task before it ends.
+
+use super::executor::{Exec, Input, Output, Route};
+use super::kind::Kind;
+use super::ops::{Element, Operator};
+use super::task::{CheckSpec, CollTask, Finish, Signature, HOST_MISFIT};
+use crate::comm::Comm;
+use crate::engine::Task;
+use crate::error::{Error, Result};
+use crate::rank::Rank;
+use hypercomm_algo::Schedule;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// Who takes part in one collective call.
+pub(crate) struct Parts {
+    /// Endpoint of each participant (the nodes' are the group's own,
+    /// shared, not copied).
+    pub(crate) eps: Arc<[u32]>,
+    /// My participant index.
+    pub(crate) me: usize,
+    /// Whether the host takes part, as the last participant (selects the
+    /// tag sequence).
+    pub(crate) with_host: bool,
+}
+
+/// The ranks of `p` participants: nodes 0, 1, …, and the host last when
+/// it takes part.
+pub(crate) fn rank_list(p: usize, with_host: bool) -> Vec<Rank> {
+    (0..p)
+        .map(|i| {
+            if with_host && i + 1 == p {
+                Rank::Host
+            } else {
+                Rank::Node(i)
+            }
+        })
+        .collect()
+}
+
+/// What the check-mode signature says about a call besides its operation,
+/// root and operator.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Check {
+    /// The count every participant must give.
+    pub(crate) count: usize,
+    /// The element type's code.
+    pub(crate) elem: u8,
+    /// Scan kind, or the phase of a composed call (0: the main phase).
+    pub(crate) variant: u8,
+}
+
+impl Check {
+    /// `count` elements of `T`, main phase.
+    pub(crate) fn of<T: Element>(count: usize) -> Check {
+        Check {
+            count,
+            elem: T::CODE,
+            variant: 0,
+        }
+    }
+}
+
+/// One collective call, described as data.
+pub(crate) struct Call<'a, T: Element, O: Operator<T>> {
+    /// The operation (check signature and trace block).
+    pub(crate) kind: Kind,
+    /// Its name in messages.
+    pub(crate) what: &'static str,
+    /// Who takes part.
+    pub(crate) parts: Parts,
+    /// The root participant of a rooted operation.
+    pub(crate) root: Option<usize>,
+    /// What the schedule reads.
+    pub(crate) input: Input<'a, T>,
+    /// What it writes: the caller's buffer or a scratch buffer.
+    pub(crate) output: Output<'a, T>,
+    /// The reduction operator, if the schedule reduces.
+    pub(crate) op: Option<O>,
+    /// The schedule (shared with the communicator's memo, or made for
+    /// this call).
+    pub(crate) sched: Rc<Schedule>,
+    /// The rest of the check signature.
+    pub(crate) check: Check,
+    /// What to do with the output once the schedule has run.
+    pub(crate) finish: Option<Finish<'a, T>>,
+}
+
+impl Comm {
+    /// The nodes as participants (the host is not one).
+    pub(crate) fn node_parts(&self, op: &'static str) -> Result<Parts> {
+        let Rank::Node(me) = self.me() else {
+            return Err(Error::InvalidArgument {
+                op,
+                what:
+                    "the host does not take part in this node collective (use the host-rooted form)"
+                        .into(),
+            });
+        };
+        Ok(Parts {
+            eps: self.group().eps.clone(),
+            me,
+            with_host: false,
+        })
+    }
+
+    /// Nodes and the host as participants (host last).
+    pub(crate) fn host_parts(&self, op: &'static str) -> Result<Parts> {
+        let Some(h) = self.group().host else {
+            return Err(Error::InvalidArgument {
+                op,
+                what: "this communicator has no host".into(),
+            });
+        };
+        let mut eps = self.group().eps.to_vec();
+        eps.push(h);
+        Ok(Parts {
+            me: match self.me() {
+                Rank::Node(r) => r,
+                Rank::Host => self.size(),
+            },
+            eps: eps.into(),
+            with_host: true,
+        })
+    }
+
+    /// Start `call`: draw its tags (the check stage's first, in check
+    /// mode), build the executor over its buffers, the signature exchange
+    /// and the trace block. Nothing is sent until the task is advanced.
+    pub(crate) fn start<'a, T: Element, O: Operator<T>>(
+        &self,
+        call: Call<'a, T, O>,
+    ) -> Result<CollTask<'a, T, O>> {
+        let Call {
+            kind,
+            what,
+            parts,
+            root,
+            input,
+            output,
+            op,
+            sched,
+            check,
+            finish,
+        } = call;
+        let sig = Signature {
+            op: kind as u8,
+            root: root.map_or(-1, |r| r as i64),
+            count: check.count as u64,
+            elem: check.elem,
+            operator: op.as_ref().map_or(0, |o| o.code()),
+            variant: if self.inner.coll.host_misfit.get() {
+                HOST_MISFIT
+            } else {
+                check.variant
+            },
+        };
+        let check_tag = self.check_mode().then(|| self.next_tag(parts.with_host));
+        let route = Route {
+            eps: parts.eps,
+            ctx: self.coll_ctx(),
+            tag: self.next_tag(parts.with_host),
+            group: self.group().clone(),
+            engine: self.inner.engine.clone(),
+        };
+        let seq = route.tag & 0x7fff_ffff;
+        let root_ep = root.and_then(|r| route.eps.get(r).copied());
+        let check = check_tag.map(|tag| CheckSpec {
+            sig,
+            route: Route {
+                tag,
+                ..route.clone()
+            },
+            with_host: parts.with_host,
+        });
+        let main = Exec::new(sched, route, input, output, op, what)?;
+        CollTask::new(main, check, parts.me, finish).map(|t| t.traced(sig.op, root_ep, seq))
+    }
+
+    /// Start `call` and run it to completion (blocking calls).
+    pub(crate) fn run<T: Element, O: Operator<T>>(&self, call: Call<'_, T, O>) -> Result<()> {
+        let what = call.what;
+        let task = self.start(call)?;
+        self.run_coll(task, what)
+    }
+
+    /// Run a task to completion, here on the stack.
+    pub(crate) fn run_coll(&self, task: impl Task, what: &str) -> Result<()> {
+        let cell = RefCell::new(task);
+        self.engine().run_task(&cell, self.timeout, what)
+    }
+}
