@@ -11,9 +11,9 @@
 //!
 //! cost: ts·⌈log2 p⌉ + tw·m·(p-1) (m bytes per rank)
 
-use crate::registry::{combines_nothing, Entry};
+use crate::entry::{combines_nothing, Entry};
 use crate::schedule::{ceil_log2, copy, displs, input, output, recv, send, temp, Schedule};
-use crate::select::TopologyKind;
+use crate::topology::TopologyKind;
 use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `counts.len()` (buffers as in

@@ -13,9 +13,9 @@
 //! otherwise add ts + tw·m and ts + tw·m·p for the fold and the unfold
 
 use crate::allreduce_recursive_doubling::{fold_new, fold_real};
-use crate::registry::{combines_nothing, Entry};
+use crate::entry::{combines_nothing, Entry};
 use crate::schedule::{copy, displs, floor_pow2, input, output, recv, send, Schedule};
-use crate::select::TopologyKind;
+use crate::topology::TopologyKind;
 use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `counts.len()`: Input = own block, Output = all

@@ -14,7 +14,7 @@
 //! 2·(ts + tw·m) for the fold otherwise)
 
 use crate::allreduce_recursive_doubling::{fold_new, fold_real};
-use crate::registry::{combines_share, Entry};
+use crate::entry::{combines_share, Entry};
 use crate::schedule::{
     copy, displs, even_counts, floor_pow2, input, output, recv, reduce, send, temp, Schedule,
 };

@@ -12,9 +12,9 @@
 //!
 //! cost: (ts + tw·m)·log2 p for p a power of two, (ts + tw·m)·(⌊log2 p⌋ + 2) otherwise
 
-use crate::registry::{combines_per_step, Entry};
+use crate::entry::{combines_per_step, Entry};
 use crate::schedule::{copy, floor_pow2, input, output, recv, reduce, send, temp, Schedule};
-use crate::select::TopologyKind;
+use crate::topology::TopologyKind;
 use crate::{Algorithm, Collective};
 
 /// The real rank of new rank `nr` in the MPICH fold.

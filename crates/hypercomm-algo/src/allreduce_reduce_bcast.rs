@@ -8,10 +8,10 @@
 //! cost: 2·(ts + tw·m)·⌈log2 p⌉
 
 use crate::bcast_binomial::bcast_binomial;
+use crate::entry::{combines_per_step, Entry};
 use crate::reduce_binomial::reduce_binomial;
-use crate::registry::{combines_per_step, Entry};
 use crate::schedule::{ceil_log2, Schedule};
-use crate::select::TopologyKind;
+use crate::topology::TopologyKind;
 use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `p` (buffers as in

@@ -11,10 +11,10 @@
 //!
 //! cost: 2·(p-1)·ts + 2·((p-1)/p)·tw·m
 
-use crate::registry::{combines_share, Entry};
+use crate::entry::{combines_share, Entry};
 use crate::ring::{reduce_scatter_phase, RingOrder};
 use crate::schedule::{copy, displs, even_counts, input, output, recv, send, Buf, Schedule};
-use crate::select::TopologyKind;
+use crate::topology::TopologyKind;
 use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `p` (buffers as in

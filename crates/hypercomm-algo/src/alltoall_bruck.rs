@@ -12,9 +12,9 @@
 //! cost: ⌈log2 p⌉·(ts + tw·m·⌈p/2⌉), m bytes per block (upper bound: a step
 //! moves at most ⌈p/2⌉ blocks)
 
-use crate::registry::{combines_nothing, Entry};
+use crate::entry::{combines_nothing, Entry};
 use crate::schedule::{ceil_log2, copy, input, output, recv, send, temp, Schedule};
-use crate::select::TopologyKind;
+use crate::topology::TopologyKind;
 use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `p`: Input = p blocks of `count` (block q goes to

@@ -8,9 +8,9 @@
 //!
 //! cost: (p-1)·(ts + tw·m), m bytes per block
 
-use crate::registry::{combines_nothing, Entry};
+use crate::entry::{combines_nothing, Entry};
 use crate::schedule::{copy, displs, input, output, recv, send, Schedule};
-use crate::select::TopologyKind;
+use crate::topology::TopologyKind;
 use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `p = send_counts.len()`: Input = p blocks (block

@@ -8,9 +8,9 @@
 //!
 //! cost: ts·⌈log2 p⌉
 
-use crate::registry::{combines_nothing, Entry};
+use crate::entry::{combines_nothing, Entry};
 use crate::schedule::{ceil_log2, output, recv, send, Schedule};
-use crate::select::TopologyKind;
+use crate::topology::TopologyKind;
 use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `p`. Messages are zero-length regions of Output.

@@ -14,7 +14,7 @@
 //!
 //! cost: 2(p-1)·ts (the root's messages, one after another)
 
-use crate::registry::{combines_nothing, Entry};
+use crate::entry::{combines_nothing, Entry};
 use crate::schedule::{output, recv, send, Schedule};
 use crate::{Algorithm, Collective};
 

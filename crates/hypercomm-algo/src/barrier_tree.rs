@@ -9,7 +9,7 @@
 //! cost: 2·ts·⌈log2 p⌉
 
 use crate::bcast_binomial::bcast_binomial;
-use crate::registry::{combines_nothing, Entry};
+use crate::entry::{combines_nothing, Entry};
 use crate::schedule::{ceil_log2, output, recv, send, Schedule};
 use crate::tree::path;
 use crate::{Algorithm, Collective};

@@ -11,9 +11,9 @@
 //!
 //! cost: (ts + tw·m)·⌈log2 p⌉ (Kumar, seed 001, one-to-all broadcast on a hypercube)
 
-use crate::registry::{combines_nothing, Entry};
+use crate::entry::{combines_nothing, Entry};
 use crate::schedule::{ceil_log2, output, recv, send, Schedule};
-use crate::select::TopologyKind;
+use crate::topology::TopologyKind;
 use crate::{Algorithm, Collective};
 
 fn rel(rank: usize, p: usize, root: usize) -> usize {

@@ -11,10 +11,10 @@
 //! cost: (k + p - 2)·(ts + tw·m/k) for k = ⌈m/segment⌉ segments and p ≥ 2;
 //! [`cost`] uses the best k, ≈ (√((p-2)·ts) + √(tw·m))².
 
-use crate::registry::{combines_nothing, Entry};
+use crate::entry::{combines_nothing, Entry};
 use crate::ring::RingOrder;
 use crate::schedule::{output, recv, send, Region, Schedule};
-use crate::select::TopologyKind;
+use crate::topology::TopologyKind;
 use crate::{Algorithm, Collective};
 
 /// Segment `j` of a `count`-element Output split into `seg`-element pieces

@@ -9,10 +9,10 @@
 //! cost: (k + ⌈(p-1)/2⌉ - 1)·(ts + tw·m/k) for k segments; [`cost`] takes the best k.
 
 use crate::bcast_chain::{chain, segments};
-use crate::registry::{combines_nothing, Entry};
+use crate::entry::{combines_nothing, Entry};
 use crate::ring::RingOrder;
 use crate::schedule::{send, Schedule};
-use crate::select::TopologyKind;
+use crate::topology::TopologyKind;
 use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `p`: broadcast Output[0..count] from `root` both

@@ -7,10 +7,10 @@
 //!
 //! cost: (p - 1)·(ts + tw·m)
 
-use crate::registry::{combines_nothing, Entry};
+use crate::entry::{combines_nothing, Entry};
 use crate::ring::RingOrder;
 use crate::schedule::{output, recv, send, Schedule};
-use crate::select::TopologyKind;
+use crate::topology::TopologyKind;
 use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `p`: broadcast Output[0..count] from `root`.

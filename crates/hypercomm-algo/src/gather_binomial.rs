@@ -10,9 +10,9 @@
 //!
 //! cost: ts·⌈log2 p⌉ + tw·m·(p-1) for m bytes per rank
 
-use crate::registry::{combines_nothing, Entry};
+use crate::entry::{combines_nothing, Entry};
 use crate::schedule::{ceil_log2, copy, displs, input, output, recv, send, Region, Schedule};
-use crate::select::TopologyKind;
+use crate::topology::TopologyKind;
 use crate::tree::path;
 use crate::{Algorithm, Collective};
 

@@ -135,19 +135,22 @@
 
 pub mod check;
 pub mod collective;
+pub mod entry;
 pub mod hypercube;
+pub mod memo;
 #[macro_use]
 pub mod registry;
 pub mod ring;
 pub mod schedule;
 pub mod select;
+pub mod topology;
 pub mod tree;
 
 pub use collective::Collective;
-pub use registry::{Algorithm, Entry, Params};
+pub use entry::{Algorithm, Entry, Params};
 pub use ring::RingOrder;
 pub use schedule::{Buf, Op, Region, Round, Schedule};
-pub use select::{Topology, TopologyKind};
+pub use topology::{Topology, TopologyKind};
 
 /// Whether a scan includes each participant's own value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -6,7 +6,7 @@
 //! are checked on their own below.
 
 use crate::check::*;
-use crate::registry::{self, Entry, Params};
+use crate::entry::{Entry, Params};
 use crate::segmented::*;
 use crate::*;
 use proptest::prelude::*;

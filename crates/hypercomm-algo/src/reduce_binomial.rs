@@ -11,9 +11,9 @@
 //!
 //! cost: (ts + tw·m)·⌈log2 p⌉
 
-use crate::registry::{combines_per_step, Entry};
+use crate::entry::{combines_per_step, Entry};
 use crate::schedule::{ceil_log2, copy, input, output, recv, reduce, send, temp, Schedule};
-use crate::select::TopologyKind;
+use crate::topology::TopologyKind;
 use crate::tree::path;
 use crate::{Algorithm, Collective};
 

@@ -14,11 +14,11 @@
 //! otherwise add ts + tw·m for the fold and ts + tw·m/p for the unfold
 
 use crate::allreduce_recursive_doubling::{fold_new, fold_real};
-use crate::registry::{combines_share, Entry};
+use crate::entry::{combines_share, Entry};
 use crate::schedule::{
     copy, displs, floor_pow2, input, output, recv, reduce, send, temp, Op, Schedule,
 };
-use crate::select::TopologyKind;
+use crate::topology::TopologyKind;
 use crate::{Algorithm, Collective};
 
 fn bitrev(x: usize, bits: u32) -> usize {

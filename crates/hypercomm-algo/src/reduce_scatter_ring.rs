@@ -9,10 +9,10 @@
 //!
 //! cost: (p-1)·ts + ((p-1)/p)·tw·m, m = the whole vector
 
-use crate::registry::{combines_share, Entry};
+use crate::entry::{combines_share, Entry};
 use crate::ring::{reduce_scatter_phase, RingOrder};
 use crate::schedule::{copy, displs, input, output, temp, Buf, Schedule};
-use crate::select::TopologyKind;
+use crate::topology::TopologyKind;
 use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `counts.len()`: Input = the full vector (sum of

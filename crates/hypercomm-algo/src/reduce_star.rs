@@ -8,9 +8,9 @@
 //!
 //! cost: (p - 1)·(ts + tw·m)
 
-use crate::registry::Entry;
+use crate::entry::Entry;
 use crate::schedule::{copy, input, output, recv, reduce, send, temp, Schedule};
-use crate::select::TopologyKind;
+use crate::topology::TopologyKind;
 use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `p` (buffers as in [`crate::reduce_binomial()`]).

@@ -11,10 +11,10 @@
 //! cost: (k + p - 2)·(ts + tw·m/k) for k segments (p ≥ 2)
 
 use crate::bcast_chain::segments;
-use crate::registry::Entry;
+use crate::entry::Entry;
 use crate::scan_recursive_doubling::vidx;
 use crate::schedule::{copy, recv, reduce, send, Buf, Op, Region, Schedule};
-use crate::select::TopologyKind;
+use crate::topology::TopologyKind;
 use crate::{Algorithm, Collective, Direction, Inclusion};
 
 /// Schedule for `rank` of `p` (buffers as in

@@ -6,9 +6,9 @@
 //!
 //! cost: (p-1)·(ts + tw·m) for m bytes per rank
 
-use crate::registry::{combines_nothing, Entry};
+use crate::entry::{combines_nothing, Entry};
 use crate::schedule::{copy, displs, input, output, recv, send, Schedule};
-use crate::select::TopologyKind;
+use crate::topology::TopologyKind;
 use crate::{Algorithm, Collective};
 
 /// Schedule for `rank` of `counts.len()` (buffers as in

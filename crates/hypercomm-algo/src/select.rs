@@ -30,60 +30,8 @@
 //! from the entries.
 
 use crate::registry::{entries, find, Entry};
-use crate::{Algorithm, Collective, RingOrder};
-
-/// The virtual topology collectives follow (PICL setarc0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Topology {
-    /// Pick per call by the cost model.
-    #[default]
-    Auto,
-    /// Hypercube spanning trees and dimension exchange.
-    Hypercube,
-    /// Full connectivity: the root talks to everyone directly (star).
-    Full,
-    /// A unidirectional ring in the given order.
-    Ring(RingOrder),
-    /// A bidirectional ring in the given order.
-    BiRing(RingOrder),
-}
-
-/// A [`Topology`] setting without its ring order: what registry entries
-/// say they are selected by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TopologyKind {
-    /// [`Topology::Hypercube`].
-    Hypercube,
-    /// [`Topology::Full`].
-    Full,
-    /// [`Topology::Ring`], any order.
-    Ring,
-    /// [`Topology::BiRing`], any order.
-    BiRing,
-}
-
-impl TopologyKind {
-    /// Every kind.
-    pub const ALL: [TopologyKind; 4] = [
-        TopologyKind::Hypercube,
-        TopologyKind::Full,
-        TopologyKind::Ring,
-        TopologyKind::BiRing,
-    ];
-}
-
-impl Topology {
-    /// The setting without its ring order; `None` for [`Topology::Auto`].
-    pub const fn kind(self) -> Option<TopologyKind> {
-        match self {
-            Topology::Auto => None,
-            Topology::Hypercube => Some(TopologyKind::Hypercube),
-            Topology::Full => Some(TopologyKind::Full),
-            Topology::Ring(_) => Some(TopologyKind::Ring),
-            Topology::BiRing(_) => Some(TopologyKind::BiRing),
-        }
-    }
-}
+pub use crate::topology::{Topology, TopologyKind};
+use crate::{Algorithm, Collective};
 
 /// With more than this many ranks per core, the barrier is the star (two
 /// rounds) rather than dissemination (⌈log2 p⌉ rounds). Measured on 2 cores
@@ -198,6 +146,7 @@ pub fn reproducible(c: Collective) -> Option<Algorithm> {
 mod tests {
     use super::*;
     use crate::Collective as Coll;
+    use crate::RingOrder;
 
     /// The thread transport's costs in the library (`THREAD_COST`).
     const THREAD: (f64, f64) = (0.5e-6, 0.1e-9);

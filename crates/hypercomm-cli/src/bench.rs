@@ -31,7 +31,7 @@
 //! A progress bar on standard error follows long runs (`--progress`).
 
 use clap::{Args, ValueEnum};
-use hypercomm::collective::{Max, Sum};
+use hypercomm::collective::{registry, Max, Sum};
 use hypercomm::launch::Processes;
 use hypercomm::{Algorithm, CollOpts, Collective, Comm, Error, TransportKind};
 use std::time::Instant;
@@ -153,37 +153,12 @@ impl Op {
     }
 }
 
-/// Algorithm names accepted by `--algorithm` (and used by `--all-algorithms`).
-fn algorithms_for(op: Op) -> &'static [(&'static str, Algorithm)] {
-    use Algorithm::*;
-    match op {
-        Op::Allreduce => &[
-            ("recursive-doubling", RecursiveDoubling),
-            ("ring", Ring),
-            ("rabenseifner", Rabenseifner),
-            ("reduce-bcast", ReduceBcast),
-        ],
-        Op::Reduce => &[("binomial", Binomial), ("star", Star)],
-        Op::Bcast => &[
-            ("binomial", Binomial),
-            ("star", Star),
-            ("chain", Chain),
-            ("biring", BiRing),
-        ],
-        Op::Allgather => &[
-            ("recursive-doubling", RecursiveDoubling),
-            ("ring", Ring),
-            ("biring", BiRing),
-            ("bruck", Bruck),
-        ],
-        Op::Alltoall => &[("pairwise", Pairwise), ("bruck", Bruck)],
-        Op::Barrier => &[
-            ("dissemination", Dissemination),
-            ("tree", Tree),
-            ("star", Star),
-        ],
-        _ => &[],
-    }
+/// The algorithms of `op`'s collective, in the registry's order: the
+/// names `--algorithm` accepts and `--all-algorithms` measures.
+fn algorithms_for(op: Op) -> Vec<Algorithm> {
+    collective_kind(op)
+        .map(|c| registry::entries(c).map(|e| e.algorithm).collect())
+        .unwrap_or_default()
 }
 
 /// One collective measurement: seconds per call, the maximum over ranks of
@@ -509,16 +484,16 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
     if a.op.is_collective() {
         let known = algorithms_for(a.op);
         if let Some(alg) = &a.algorithm {
-            let (l, x) = known.iter().find(|(l, _)| l == alg).ok_or_else(|| {
-                let names: Vec<&str> = known.iter().map(|(l, _)| *l).collect();
+            let x = known.iter().find(|x| x.name() == alg).ok_or_else(|| {
+                let names: Vec<&str> = known.iter().map(|x| x.name()).collect();
                 format!(
                     "--algorithm {alg:?} is not one of {} for {name}",
                     names.join(", ")
                 )
             })?;
-            variants = vec![(format!("{name}:{l}"), *x)];
+            variants = vec![(format!("{name}:{x}"), *x)];
         } else if a.all_algorithms {
-            variants.extend(known.iter().map(|(l, x)| (format!("{name}:{l}"), *x)));
+            variants.extend(known.iter().map(|x| (format!("{name}:{x}"), *x)));
         }
     } else if a.algorithm.is_some() || a.all_algorithms {
         return Err(format!(
@@ -579,13 +554,13 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
                     let alg = comm.chosen_algorithm(kind, bytes, &CollOpts::default(), true)?;
                     Ok(known
                         .iter()
-                        .position(|(_, x)| *x == alg)
+                        .position(|x| *x == alg)
                         .map_or(-1.0, |i| i as f64))
                 })?;
                 let alg = known
                     .get(ix as usize)
                     .filter(|_| ix >= 0.0)
-                    .map_or("?", |(l, _)| l);
+                    .map_or("?", |x| x.name());
                 format!("{name}:auto={alg}")
             }
             _ => name.to_string(),

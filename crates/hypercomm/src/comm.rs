@@ -10,15 +10,46 @@
 //!
 //! Not done yet: Cartesian grids (topology module), inter-communicators.
 
-use crate::collective::select::state::CollState;
 use crate::engine::{Engine, Group, Match};
 use crate::error::{Error, Result};
 use crate::rank::Rank;
+use hypercomm_algo::memo::Memo;
+use hypercomm_algo::Topology;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// What a communicator keeps for its collectives: the topology setting
+/// (PICL setarc0), check mode (PICL check0), the host-misfit flag of a
+/// host-rooted call and selection's memo of recent choices and schedules.
+/// Plain data of the algorithm crate's types: the collectives read and
+/// write it, the communicator only holds it.
+pub(crate) struct CollState {
+    /// The virtual topology collectives follow.
+    pub(crate) topology: Cell<Topology>,
+    /// Whether every collective first compares a signature across ranks.
+    pub(crate) check: Cell<bool>,
+    /// Set while node 0 runs the node stage of a host-rooted call whose
+    /// data from the host it could not take: the stage's signature says
+    /// so, and every node fails (see `Comm::after_host_handoff`).
+    pub(crate) host_misfit: Cell<bool>,
+    /// Recent algorithm choices and schedules of collective calls.
+    pub(crate) memo: Memo,
+}
+
+impl Default for CollState {
+    /// Topology `Auto`, check mode on, nothing remembered.
+    fn default() -> Self {
+        CollState {
+            topology: Cell::new(Topology::Auto),
+            check: Cell::new(true),
+            host_misfit: Cell::new(false),
+            memo: Memo::default(),
+        }
+    }
+}
 
 /// A communicator handle. Cheap to clone; clones are the same communicator.
 ///

@@ -18,13 +18,13 @@
 
 use super::call::{Call, Check};
 use super::executor::{Input, Output};
-use super::select::{self, Algorithm, CollOpts};
+use super::select::CollOpts;
 use super::{
-    append_mapped, counts_from_u64, counts_to_u64, need_len, remap, Element, Kind, NoOp, Operator,
+    append_mapped, counts_from_u64, counts_to_u64, need_len, remap, Element, NoOp, Operator,
 };
 use crate::comm::Comm;
 use crate::error::{Error, Result};
-use hypercomm_algo::{self as algo, Buf};
+use hypercomm_algo::{self as algo, Buf, Collective, Params};
 
 impl Comm {
     /// All-to-all: block q of `input` (`input.len() / size()` elements) goes
@@ -70,26 +70,26 @@ impl Comm {
         need_len("alltoall", "output", output.len(), input_len)?;
         let count = input_len / p;
         let alg = self.choose_memo(
-            select::Coll::Alltoall,
+            Collective::Alltoall,
             p,
             count * std::mem::size_of::<T>(),
             opts,
             true,
         )?;
-        let sched = match alg {
-            Algorithm::Pairwise => algo::alltoall_pairwise(parts.me, p, count),
-            Algorithm::Bruck => algo::alltoall_bruck(parts.me, p, count),
-            a => return Err(select::unsupported("alltoall", a)),
+        let params = Params {
+            count,
+            ..Params::new(parts.me, p)
         };
+        let sched = self.schedule(Collective::Alltoall, alg, &params)?;
         Ok(Call {
-            kind: Kind::Alltoall,
+            kind: Collective::Alltoall,
             what: "alltoall",
             parts,
             root: None,
             input: Input::Borrowed(input),
             output: Output::Borrowed(output),
             op: None,
-            sched: sched.into(),
+            sched,
             check: Check::of::<T>(count),
             finish: None,
         })
@@ -147,20 +147,22 @@ impl Comm {
             recv_counts.iter().sum(),
         )?;
         // The choice must not depend on the counts, which differ per node.
-        match self.choose_memo(select::Coll::Alltoallv, p, 0, opts, true)? {
-            Algorithm::Pairwise => {}
-            a => return Err(select::unsupported("alltoallv", a)),
-        }
-        let sched = algo::alltoallv_pairwise(parts.me, send_counts, recv_counts);
+        let alg = self.choose_memo(Collective::Alltoallv, p, 0, opts, true)?;
+        let params = Params {
+            counts: send_counts,
+            recv_counts,
+            ..Params::new(parts.me, p)
+        };
+        let sched = self.schedule(Collective::Alltoallv, alg, &params)?;
         Ok(Call {
-            kind: Kind::Alltoallv,
+            kind: Collective::Alltoallv,
             what: "alltoallv",
             parts,
             root: None,
             input: Input::Borrowed(input),
             output: Output::Borrowed(output),
             op: None,
-            sched: sched.into(),
+            sched,
             // Counts differ per node: the signature checks type and operation only.
             check: Check::of::<T>(0),
             finish: None,
@@ -182,7 +184,16 @@ impl Comm {
         let mut rc = vec![0u64; p];
         let sched = algo::alltoall_pairwise(parts.me, p, 1);
         let what = "alltoallv count exchange";
-        self.run_aux(parts, Kind::Alltoallv, None, sched, &sc, &mut rc, 1, what)?;
+        self.run_aux(
+            parts,
+            Collective::Alltoallv,
+            None,
+            sched,
+            &sc,
+            &mut rc,
+            1,
+            what,
+        )?;
         let recv_counts = counts_from_u64(&rc);
         let mut out = vec![T::zeroed(); recv_counts.iter().sum()];
         self.alltoallv_into(input, send_counts, &mut out, &recv_counts)?;
@@ -280,7 +291,7 @@ impl Comm {
         let total: usize = counts.iter().sum();
         need_len(what, "input", input.len(), total)?;
         need_len(what, "output", output.len(), counts[parts.me])?;
-        let sched = if opts.reproducible {
+        let sched: std::rc::Rc<hypercomm_algo::Schedule> = if opts.reproducible {
             // Reproducible reduce to node 0 into scratch, then scatter it.
             let mut a = algo::reproducible::reduce_reproducible(parts.me, p, 0, total);
             let t = a.add_temp(total);
@@ -291,32 +302,31 @@ impl Comm {
                 b,
                 |x| if x == Buf::Input { Buf::Temp(t) } else { x },
             );
-            a
+            a.into()
         } else {
             let alg = self.choose_memo(
-                select::Coll::ReduceScatter,
+                Collective::ReduceScatter,
                 p,
                 total * std::mem::size_of::<T>(),
                 opts,
                 op.commutative(),
             )?;
-            match alg {
-                Algorithm::RecursiveHalving => {
-                    algo::reduce_scatter_recursive_halving(parts.me, counts)
-                }
-                Algorithm::Ring => algo::reduce_scatter_ring(parts.me, counts, self.ring_order()),
-                a => return Err(select::unsupported(what, a)),
-            }
+            let params = Params {
+                counts,
+                order: self.ring_order(),
+                ..Params::new(parts.me, p)
+            };
+            self.schedule(Collective::ReduceScatter, alg, &params)?
         };
         Ok(Call {
-            kind: Kind::ReduceScatter,
+            kind: Collective::ReduceScatter,
             what,
             parts,
             root: None,
             input: Input::Borrowed(input),
             output: Output::Borrowed(output),
             op: Some(op),
-            sched: sched.into(),
+            sched,
             check: Check::of::<T>(total),
             finish: None,
         })

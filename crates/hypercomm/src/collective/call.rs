@@ -15,8 +15,8 @@
 //! task before it ends.
 
 use super::executor::{Exec, Input, Output, Route};
-use super::kind::Kind;
 use super::ops::{Element, Operator};
+use super::select::Collective;
 use super::task::{CheckSpec, CollTask, Finish, Signature, HOST_MISFIT};
 use crate::comm::Comm;
 use crate::engine::Task;
@@ -79,7 +79,7 @@ impl Check {
 /// One collective call, described as data.
 pub(crate) struct Call<'a, T: Element, O: Operator<T>> {
     /// The operation (check signature and trace block).
-    pub(crate) kind: Kind,
+    pub(crate) kind: Collective,
     /// Its name in messages.
     pub(crate) what: &'static str,
     /// Who takes part.
@@ -159,7 +159,7 @@ impl Comm {
             finish,
         } = call;
         let sig = Signature {
-            op: kind as u8,
+            op: kind.code(),
             root: root.map_or(-1, |r| r as i64),
             count: check.count as u64,
             elem: check.elem,

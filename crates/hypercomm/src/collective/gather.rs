@@ -28,12 +28,13 @@
 
 use super::call::{Call, Check};
 use super::executor::{Input, Output};
-use super::select::{self, Algorithm, CollOpts};
-use super::{counts_from_u64, counts_to_u64, need_len, vec_from_bytes, Element, Kind, NoOp};
+use super::select::CollOpts;
+use super::{counts_from_u64, counts_to_u64, need_len, vec_from_bytes, Element, NoOp};
 use crate::comm::Comm;
 use crate::error::Result;
 use crate::rank::Rank;
 use hypercomm_algo as algo;
+use hypercomm_algo::{Collective, Params};
 
 impl Comm {
     // ------------------------------------------------------------ gather
@@ -118,7 +119,15 @@ impl Comm {
     ) -> Result<Call<'a, T, NoOp>> {
         let count = input.len();
         let counts = vec![count; self.size()];
-        self.gatherv_call(input, &counts, output, root, Kind::Gather, count, opts)
+        self.gatherv_call(
+            input,
+            &counts,
+            output,
+            root,
+            Collective::Gather,
+            count,
+            opts,
+        )
     }
 
     /// A node-rooted gatherv (`counts` known on every node).
@@ -129,11 +138,11 @@ impl Comm {
         counts: &[usize],
         output: &'a mut [T],
         root: Rank,
-        kind: Kind,
+        kind: Collective,
         sig_count: usize,
         opts: &CollOpts,
     ) -> Result<Call<'a, T, NoOp>> {
-        let what = if kind == Kind::Gather {
+        let what = if kind == Collective::Gather {
             "gather"
         } else {
             "gatherv"
@@ -147,18 +156,19 @@ impl Comm {
             need_len(what, "the root's output", output.len(), total)?;
         }
         let alg = self.choose_memo(
-            select::Coll::Gather,
+            Collective::Gather,
             p,
             total / p * std::mem::size_of::<T>(),
             opts,
             true,
         )?;
-        let sched = match alg {
-            Algorithm::Binomial => algo::gather_binomial(parts.me, r, counts),
-            Algorithm::Star => algo::gather_star(parts.me, r, counts),
-            Algorithm::Ring => algo::gather_ring(parts.me, r, counts, self.ring_order()),
-            a => return Err(select::unsupported(what, a)),
+        let params = Params {
+            root: r,
+            counts,
+            order: self.ring_order(),
+            ..Params::new(parts.me, p)
         };
+        let sched = self.schedule(kind, alg, &params)?;
         Ok(Call {
             kind,
             what,
@@ -167,7 +177,7 @@ impl Comm {
             input: Input::Borrowed(input),
             output: Output::Borrowed(output),
             op: None,
-            sched: sched.into(),
+            sched,
             check: Check::of::<T>(sig_count),
             finish: None,
         })
@@ -216,7 +226,15 @@ impl Comm {
             need_len("gatherv", "input", input.len(), counts[me])?;
         }
         let total: usize = counts.iter().sum();
-        self.run(self.gatherv_call(input, counts, output, root, Kind::Gatherv, total, opts)?)
+        self.run(self.gatherv_call(
+            input,
+            counts,
+            output,
+            root,
+            Collective::Gatherv,
+            total,
+            opts,
+        )?)
     }
 
     /// Gather blocks of any lengths at `root` (a node or the host) and
@@ -251,7 +269,7 @@ impl Comm {
         }
         let p = self.size();
         let r = self.root_index(root, p, "gatherv")?;
-        let counts = self.exchange_counts(input.len(), Kind::Gatherv, Some(r))?;
+        let counts = self.exchange_counts(input.len(), Collective::Gatherv, Some(r))?;
         let at_root = self.me() == root;
         let total: usize = counts.iter().sum();
         let mut out = vec![T::zeroed(); if at_root { total } else { 0 }];
@@ -264,7 +282,7 @@ impl Comm {
     pub(crate) fn exchange_counts(
         &self,
         mine: usize,
-        kind: Kind,
+        kind: Collective,
         root: Option<usize>,
     ) -> Result<Vec<usize>> {
         let parts = self.node_parts("count exchange")?;
@@ -321,7 +339,7 @@ impl Comm {
     ) -> Result<Call<'a, T, NoOp>> {
         let count = input.len();
         let counts = vec![count; self.size()];
-        self.allgatherv_call(input, &counts, output, Kind::Allgather, count, opts)
+        self.allgatherv_call(input, &counts, output, Collective::Allgather, count, opts)
     }
 
     /// An allgatherv (`counts` known on every node).
@@ -330,11 +348,11 @@ impl Comm {
         input: &'a [T],
         counts: &[usize],
         output: &'a mut [T],
-        kind: Kind,
+        kind: Collective,
         sig_count: usize,
         opts: &CollOpts,
     ) -> Result<Call<'a, T, NoOp>> {
-        let what = if kind == Kind::Allgather {
+        let what = if kind == Collective::Allgather {
             "allgather"
         } else {
             "allgatherv"
@@ -345,20 +363,18 @@ impl Comm {
         let total: usize = counts.iter().sum();
         need_len(what, "output", output.len(), total)?;
         let alg = self.choose_memo(
-            select::Coll::Allgather,
+            Collective::Allgather,
             p,
             total / p * std::mem::size_of::<T>(),
             opts,
             true,
         )?;
-        let order = self.ring_order();
-        let sched = match alg {
-            Algorithm::RecursiveDoubling => algo::allgather_recursive_doubling(parts.me, counts),
-            Algorithm::Ring => algo::allgather_ring(parts.me, counts, order, false),
-            Algorithm::BiRing => algo::allgather_ring(parts.me, counts, order, true),
-            Algorithm::Bruck => algo::allgather_bruck(parts.me, counts),
-            a => return Err(select::unsupported(what, a)),
+        let params = Params {
+            counts,
+            order: self.ring_order(),
+            ..Params::new(parts.me, p)
         };
+        let sched = self.schedule(kind, alg, &params)?;
         Ok(Call {
             kind,
             what,
@@ -367,7 +383,7 @@ impl Comm {
             input: Input::Borrowed(input),
             output: Output::Borrowed(output),
             op: None,
-            sched: sched.into(),
+            sched,
             check: Check::of::<T>(sig_count),
             finish: None,
         })
@@ -397,13 +413,20 @@ impl Comm {
             need_len("allgatherv", "input", input.len(), counts[me])?;
         }
         let total: usize = counts.iter().sum();
-        self.run(self.allgatherv_call(input, counts, output, Kind::Allgatherv, total, opts)?)
+        self.run(self.allgatherv_call(
+            input,
+            counts,
+            output,
+            Collective::Allgatherv,
+            total,
+            opts,
+        )?)
     }
 
     /// Allgather of blocks of any lengths: the concatenation and every
     /// node's count, on every node (the counts are exchanged first).
     pub fn allgatherv<T: Element>(&self, input: &[T]) -> Result<(Vec<T>, Vec<usize>)> {
-        let counts = self.exchange_counts(input.len(), Kind::Allgatherv, None)?;
+        let counts = self.exchange_counts(input.len(), Collective::Allgatherv, None)?;
         let mut out = vec![T::zeroed(); counts.iter().sum()];
         self.allgatherv_into(input, &mut out, &counts)?;
         Ok((out, counts))
@@ -469,7 +492,15 @@ impl Comm {
     ) -> Result<Call<'a, T, NoOp>> {
         let count = output.len();
         let counts = vec![count; self.size()];
-        self.scatterv_call(input, &counts, output, root, Kind::Scatter, count, opts)
+        self.scatterv_call(
+            input,
+            &counts,
+            output,
+            root,
+            Collective::Scatter,
+            count,
+            opts,
+        )
     }
 
     /// A node-rooted scatterv (`counts` known on every node).
@@ -480,11 +511,11 @@ impl Comm {
         counts: &[usize],
         output: &'a mut [T],
         root: Rank,
-        kind: Kind,
+        kind: Collective,
         sig_count: usize,
         opts: &CollOpts,
     ) -> Result<Call<'a, T, NoOp>> {
-        let what = if kind == Kind::Scatter {
+        let what = if kind == Collective::Scatter {
             "scatter"
         } else {
             "scatterv"
@@ -499,17 +530,18 @@ impl Comm {
         }
         need_len(what, "output", output.len(), counts[parts.me])?;
         let alg = self.choose_memo(
-            select::Coll::Scatter,
+            Collective::Scatter,
             p,
             total / p * std::mem::size_of::<T>(),
             opts,
             true,
         )?;
-        let sched = match alg {
-            Algorithm::Binomial => algo::scatter_binomial(parts.me, r, counts),
-            Algorithm::Star => algo::scatter_star(parts.me, r, counts),
-            a => return Err(select::unsupported(what, a)),
+        let params = Params {
+            root: r,
+            counts,
+            ..Params::new(parts.me, p)
         };
+        let sched = self.schedule(kind, alg, &params)?;
         Ok(Call {
             kind,
             what,
@@ -518,7 +550,7 @@ impl Comm {
             input: Input::Borrowed(input),
             output: Output::Borrowed(output),
             op: None,
-            sched: sched.into(),
+            sched,
             check: Check::of::<T>(sig_count),
             finish: None,
         })
@@ -565,7 +597,15 @@ impl Comm {
                 self.scatterv_into_with(&tmp, counts, output, 0usize, opts)
             });
         }
-        self.run(self.scatterv_call(input, counts, output, root, Kind::Scatterv, total, opts)?)
+        self.run(self.scatterv_call(
+            input,
+            counts,
+            output,
+            root,
+            Collective::Scatterv,
+            total,
+            opts,
+        )?)
     }
 
     /// Scatter blocks of different lengths from `root` (a node or the
@@ -618,7 +658,16 @@ impl Comm {
         let me = parts.me;
         let inp = c.clone();
         let what = "scatterv count broadcast";
-        self.run_aux(parts, Kind::Scatterv, Some(r), sched, &inp, &mut c, p, what)?;
+        self.run_aux(
+            parts,
+            Collective::Scatterv,
+            Some(r),
+            sched,
+            &inp,
+            &mut c,
+            p,
+            what,
+        )?;
         let counts = counts_from_u64(&c);
         let mut out = vec![T::zeroed(); counts[me]];
         self.scatterv_into(input, &counts, &mut out, root)?;

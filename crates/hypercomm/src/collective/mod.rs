@@ -4,7 +4,14 @@
 //! ## Layout
 //!
 //! * `hypercomm-algo` (its own crate): pure schedule generators, one file per
-//!   algorithm, tested with no transport.
+//!   algorithm, tested with no transport, and the **registry** that lists
+//!   them ([`registry`]: per collective, each algorithm's name, generator,
+//!   cost, operator needs and the topology settings that select it), with
+//!   the pure selection rules and the memo of recent choices and schedules.
+//!   The [`Collective`] kinds, [`Algorithm`] names and [`Topology`]
+//!   settings are that crate's. Adding an algorithm is one file there and
+//!   one line of its registry: selection, the front ends here, the
+//!   benchmark and the tests read the registry.
 //! * `mod.rs` (this file): the API of barrier, broadcast, reduce and
 //!   allreduce, the host-rooted compositions and small helpers;
 //!   `gather.rs`, `alltoall.rs`, `scan.rs`, `multicast.rs`: the other
@@ -15,21 +22,19 @@
 //!   non-blocking state machine, over buffers borrowed for the call.
 //! * `task.rs`: check mode (a signature exchange beside the schedule), the
 //!   finishing step, and the task that blocking and non-blocking calls share.
-//! * `kind.rs`: operation codes and names (signatures, trace blocks).
 //! * [`ops`]: element types and operators.
 //! * [`select`] (a folder): PICL `setarc0` topology setting, per-call
-//!   algorithm choice and the cost model used by `Auto` (`mod.rs`); the
-//!   public options (`options.rs`); the measured decision table `Auto`
-//!   consults first (`tuning.rs`); the memo of recent choices and schedules
-//!   (`memo.rs`); and what a communicator holds for its collectives
-//!   (`state.rs`).
+//!   algorithm choice over the registry with the transport's costs, and the
+//!   schedules from the registry through the communicator's memo
+//!   (`mod.rs`); the public options (`options.rs`); the measured decision
+//!   table `Auto` consults first (`tuning.rs`).
 //!
 //! ## How a call starts
 //!
 //! Every operation, blocking or not, goes the same way. Its front end
 //! (`bcast`, `reduce_into_with`, `gatherv_into`, `iallreduce`, …) checks
 //! the arguments, chooses the algorithm, gets the schedule (from the memo or
-//! the generator) and fills a `Call<'a, T, O>`: operation, participants,
+//! the registry's generator, one [`registry::Params`] per call) and fills a `Call<'a, T, O>`: operation, participants,
 //! root, input (`&'a [T]`, or a buffer the task owns), output (`&'a mut
 //! [T]`, or scratch the task owns), operator, schedule, what the check
 //! signature says, and an optional finishing step. `Comm::start(call)`, the
@@ -44,10 +49,9 @@
 //!
 //! Files here may use the communicator (`comm.rs`), the engine and the
 //! request scope; the engine imports nothing from here (collectives reach it
-//! through its `Task` trait). `comm.rs` imports one type from here,
-//! `select::state::CollState`, and that file and the ones it uses
-//! (`select/memo.rs`, `select/options.rs`, `kind.rs`) import nothing from
-//! the communicator, so no file-level import cycle runs through `comm.rs`.
+//! through its `Task` trait). `comm.rs` imports nothing from here: what a
+//! communicator keeps for its collectives (`CollState`: topology setting,
+//! check mode, the memo) is plain data of the algorithm crate's types.
 //! The executor's four blocks that turn a checked region into a slice or
 //! lend one to the engine are the only ones the compiler cannot check in
 //! this folder; the lifetime of a non-blocking task is erased once, in the
@@ -110,7 +114,6 @@ mod alltoall;
 mod call;
 pub(crate) mod executor;
 mod gather;
-mod kind;
 mod multicast;
 mod nonblocking;
 pub mod ops;
@@ -119,7 +122,7 @@ pub mod select;
 mod task;
 
 pub use hypercomm_algo::segmented::Segmentation;
-pub use hypercomm_algo::{Direction, Inclusion, RingOrder};
+pub use hypercomm_algo::{registry, Direction, Inclusion, RingOrder};
 pub use multicast::MULTICAST_TAG;
 pub use nonblocking::CollRequest;
 pub use ops::{
@@ -134,9 +137,7 @@ use crate::error::{Error, Result};
 use crate::rank::Rank;
 use call::{Call, Check, Parts};
 use executor::{Input, Output};
-use hypercomm_algo::{Buf, Op, Region, Schedule};
-use kind::Kind;
-use select::SchedKey;
+use hypercomm_algo::{Buf, Op, Params, Region, Schedule};
 use task::NoOp;
 
 impl Comm {
@@ -200,26 +201,10 @@ impl Comm {
         opts: &CollOpts,
     ) -> Result<Call<'static, u8, NoOp>> {
         let p = parts.eps.len();
-        let alg = self.choose_memo(select::Coll::Barrier, p, 0, opts, true)?;
-        let key = SchedKey {
-            kind: Kind::Barrier,
-            alg,
-            p,
-            me: parts.me,
-            count: 0,
-            root: 0,
-            seg: 0,
-            order: RingOrder::NATURAL,
-        };
-        let sched = self.schedule(key, || {
-            Ok(match alg {
-                Algorithm::Tree | Algorithm::Binomial => hypercomm_algo::barrier_tree(parts.me, p),
-                Algorithm::Star => hypercomm_algo::barrier_star(parts.me, p),
-                _ => hypercomm_algo::barrier_dissemination(parts.me, p),
-            })
-        })?;
+        let alg = self.choose_memo(Collective::Barrier, p, 0, opts, true)?;
+        let sched = self.schedule(Collective::Barrier, alg, &Params::new(parts.me, p))?;
         Ok(Call {
-            kind: Kind::Barrier,
+            kind: Collective::Barrier,
             what: "barrier",
             parts,
             root: None,
@@ -281,38 +266,17 @@ impl Comm {
         let p = parts.eps.len();
         let r = self.root_index(root, p, "bcast")?;
         let count = buf.len();
-        let alg = self.choose_memo(
-            select::Coll::Bcast,
-            p,
-            std::mem::size_of_val(buf),
-            opts,
-            true,
-        )?;
-        let seg = select::segment_elems::<T>(opts, count, p);
-        let order = self.ring_order();
-        let key = SchedKey {
-            kind: Kind::Bcast,
-            alg,
-            p,
-            me: parts.me,
-            count,
+        let alg = self.choose_memo(Collective::Bcast, p, std::mem::size_of_val(buf), opts, true)?;
+        let params = Params {
             root: r,
-            seg,
-            order,
+            count,
+            segment: select::segment_elems::<T>(opts, count, p),
+            order: self.ring_order(),
+            ..Params::new(parts.me, p)
         };
-        let sched = self.schedule(key, || {
-            Ok(match alg {
-                Algorithm::Binomial => hypercomm_algo::bcast_binomial(parts.me, p, r, count),
-                Algorithm::Star => hypercomm_algo::bcast_star(parts.me, p, r, count, order),
-                Algorithm::Chain => hypercomm_algo::bcast_chain(parts.me, p, r, count, seg, order),
-                Algorithm::BiRing => {
-                    hypercomm_algo::bcast_ring_bidirectional(parts.me, p, r, count, seg, order)
-                }
-                a => return Err(select::unsupported("bcast", a)),
-            })
-        })?;
+        let sched = self.schedule(Collective::Bcast, alg, &params)?;
         Ok(Call {
-            kind: Kind::Bcast,
+            kind: Collective::Bcast,
             what: "bcast",
             parts,
             root: Some(r),
@@ -397,27 +361,29 @@ impl Comm {
             Algorithm::Binomial
         } else {
             self.choose_memo(
-                select::Coll::Reduce,
+                Collective::Reduce,
                 p,
                 std::mem::size_of_val(input),
                 opts,
                 op.commutative(),
             )?
         };
-        let sched = match alg {
-            Algorithm::Binomial => hypercomm_algo::reduce_binomial(parts.me, p, r, count),
-            Algorithm::Star => hypercomm_algo::reduce_star(parts.me, p, r, count),
-            a => return Err(select::unsupported("reduce", a)),
+        let params = Params {
+            root: r,
+            count,
+            segment: select::segment_elems::<T>(opts, count, p),
+            ..Params::new(parts.me, p)
         };
+        let sched = self.schedule(Collective::Reduce, alg, &params)?;
         Ok(Call {
-            kind: Kind::Reduce,
+            kind: Collective::Reduce,
             what: "reduce",
             parts,
             root: Some(r),
             input: Input::Borrowed(input),
             output,
             op: Some(op),
-            sched: sched.into(),
+            sched,
             check: Check::of::<T>(count),
             finish: None,
         })
@@ -492,41 +458,21 @@ impl Comm {
             Algorithm::ReduceBcast
         } else {
             self.choose_memo(
-                select::Coll::Allreduce,
+                Collective::Allreduce,
                 p,
                 std::mem::size_of_val(input),
                 opts,
                 op.commutative(),
             )?
         };
-        let order = self.ring_order();
-        let key = SchedKey {
-            kind: Kind::Allreduce,
-            alg,
-            p,
-            me: parts.me,
+        let params = Params {
             count,
-            root: 0,
-            seg: 0,
-            order,
+            order: self.ring_order(),
+            ..Params::new(parts.me, p)
         };
-        let sched = self.schedule(key, || {
-            Ok(match alg {
-                Algorithm::RecursiveDoubling => {
-                    hypercomm_algo::allreduce_recursive_doubling(parts.me, p, count)
-                }
-                Algorithm::Ring => hypercomm_algo::allreduce_ring(parts.me, p, count, order),
-                Algorithm::Rabenseifner => {
-                    hypercomm_algo::allreduce_rabenseifner(parts.me, p, count)
-                }
-                Algorithm::ReduceBcast => {
-                    hypercomm_algo::allreduce_reduce_bcast(parts.me, p, count)
-                }
-                a => return Err(select::unsupported("allreduce", a)),
-            })
-        })?;
+        let sched = self.schedule(Collective::Allreduce, alg, &params)?;
         Ok(Call {
-            kind: Kind::Allreduce,
+            kind: Collective::Allreduce,
             what: "allreduce",
             parts,
             root: None,
@@ -596,7 +542,7 @@ impl Comm {
     pub(crate) fn run_aux(
         &self,
         parts: Parts,
-        kind: Kind,
+        kind: Collective,
         root: Option<usize>,
         sched: Schedule,
         input: &[u64],

@@ -31,15 +31,15 @@
 
 use super::call::{Call, Check};
 use super::executor::{Input, Output};
+use super::need_len;
 use super::ops::{Element, Operator};
 use super::select::{self, Algorithm, CollOpts};
 use super::task::Finish;
-use super::{need_len, Kind};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use bytemuck::{Pod, Zeroable};
 use hypercomm_algo::segmented::{lift, lifted_combine, segmented_finish, Lifted, Segmentation};
-use hypercomm_algo::{self as algo, Direction, Inclusion};
+use hypercomm_algo::{Collective, Direction, Inclusion, Params};
 
 /// Which scan a call performs (CMMD `scan` parameters), and this node's
 /// segment bit. Build it with struct update syntax:
@@ -248,7 +248,7 @@ impl Comm {
             Algorithm::Chain
         } else {
             self.choose_memo(
-                select::Coll::Scan,
+                Collective::Scan,
                 p,
                 std::mem::size_of_val(input),
                 opts,
@@ -267,18 +267,19 @@ impl Comm {
             select::segment_elems::<T>(opts, count, p)
         };
         let dir = scan.direction;
-        let sched = match alg {
-            Algorithm::RecursiveDoubling => {
-                algo::scan_recursive_doubling(parts.me, p, count, dir, sched_incl)
-            }
-            Algorithm::Chain => algo::scan_chain(parts.me, p, count, dir, sched_incl, seg_len),
-            a => return Err(select::unsupported(what, a)),
-        };
         let kind = match (segmented, scan.inclusion) {
-            (true, _) => Kind::SegScan,
-            (false, Inclusion::Inclusive) => Kind::Scan,
-            (false, Inclusion::Exclusive) => Kind::Exscan,
+            (true, _) => Collective::SegmentedScan,
+            (false, Inclusion::Inclusive) => Collective::Scan,
+            (false, Inclusion::Exclusive) => Collective::Exscan,
         };
+        let params = Params {
+            count,
+            segment: seg_len,
+            direction: dir,
+            inclusion: sched_incl,
+            ..Params::new(parts.me, p)
+        };
+        let sched = self.schedule(kind, alg, &params)?;
         let check = Check {
             variant: scan.variant(),
             ..Check::of::<T>(count)
@@ -295,7 +296,7 @@ impl Comm {
                 output: Output::Borrowed(output),
                 finish: op.identity().filter(|_| fill).map(Finish::Fill),
                 op: Some(op),
-                sched: sched.into(),
+                sched,
                 check,
             }));
         }
@@ -337,7 +338,7 @@ impl Comm {
             input: Input::Owned(lifted),
             output: Output::Owned(vec![SegElem::zeroed(); count]),
             op: Some(Lift(op)),
-            sched: sched.into(),
+            sched,
             check,
             finish: Some(Finish::With(Box::new(finish))),
         }))

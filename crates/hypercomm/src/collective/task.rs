@@ -9,12 +9,12 @@
 
 use super::call::rank_list;
 use super::executor::{Exec, Input, Output, Route};
-use super::kind::op_name;
 use super::ops::{Element, Operator};
 use crate::engine::Task;
 use crate::engine::{Engine, Group};
 use crate::error::{Error, Result};
 use crate::rank::Rank;
+use hypercomm_algo::Collective;
 use std::sync::Arc;
 
 /// What every participant declares about a collective call (PICL check0).
@@ -96,7 +96,7 @@ fn compare(sigs: &[Signature], ranks: &[Rank]) -> Option<String> {
             "{} could not take the host's data for this {}: the host's length \
              differs from the one the nodes call it with",
             ranks[i],
-            op_name(sigs[i].op)
+            op_name_of(sigs[i].op)
         ));
     }
     let base = sigs[0];
@@ -106,8 +106,8 @@ fn compare(sigs: &[Signature], ranks: &[Rank]) -> Option<String> {
         if s.op != base.op {
             f.push(format!(
                 "operation {} vs {}",
-                op_name(s.op),
-                op_name(base.op)
+                op_name_of(s.op),
+                op_name_of(base.op)
             ));
         }
         if s.root != base.root {
@@ -289,7 +289,7 @@ impl<T: Element, O: Operator<T>> Task for CollTask<'_, T, O> {
                         .collect();
                     match compare(&sigs, &rank_list(sigs.len(), *with_host)) {
                         Some(msg) => {
-                            let what = op_name(sigs.iter().map(|s| s.op).min().unwrap_or(0));
+                            let what = op_name_of(sigs.iter().map(|s| s.op).min().unwrap_or(0));
                             Err(Error::CollectiveMismatch(format!("{what}: {msg}")))
                         }
                         None => Ok(()),
@@ -337,4 +337,9 @@ impl<T: Element, O: Operator<T>> Task for CollTask<'_, T, O> {
         }
         self.main.withdraw(e);
     }
+}
+
+/// The name of the operation a signature's code stands for.
+fn op_name_of(code: u8) -> &'static str {
+    Collective::from_code(code).map_or("collective", Collective::name)
 }
