@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turn `hypercomm bench <op> --all-algorithms --format tsv` output into
 the markdown tables of BENCHMARKS.md, or into the rows of the decision
-table in crates/hypercomm/src/collective/tuning.rs.
+table in crates/hypercomm/src/collective/select/tuning.rs.
 
 Input: one or more tsv files (`op<TAB>n<TAB>bytes<TAB>value<TAB>unit`, the
 op column `op`, `op:auto=<algorithm>` or `op:<algorithm>`). When several
@@ -25,39 +25,16 @@ import statistics
 import sys
 import textwrap
 
-# Column order of the forced algorithms (as `hypercomm bench` lists them).
-ORDER = {
-    "allreduce": ["recursive-doubling", "ring", "rabenseifner", "reduce-bcast"],
-    "bcast": ["binomial", "star", "chain", "biring"],
-    "allgather": ["recursive-doubling", "ring", "biring", "bruck"],
-    "alltoall": ["pairwise", "bruck"],
-    "barrier": ["dissemination", "tree", "star"],
-    "reduce": ["binomial", "star"],
-}
+# The forced algorithms of each collective, in the order the benchmark
+# printed them (which is the order of the library's algorithm registry):
+# filled by load() from the data, so a newly registered algorithm needs no
+# edit here.
+ORDER = {}
 
-RUST_ALG = {
-    "recursive-doubling": "RecursiveDoubling",
-    "ring": "Ring",
-    "rabenseifner": "Rabenseifner",
-    "reduce-bcast": "ReduceBcast",
-    "binomial": "Binomial",
-    "star": "Star",
-    "chain": "Chain",
-    "biring": "BiRing",
-    "bruck": "Bruck",
-    "pairwise": "Pairwise",
-    "dissemination": "Dissemination",
-    "tree": "Tree",
-}
 
-RUST_COLL = {
-    "allreduce": "Allreduce",
-    "bcast": "Bcast",
-    "allgather": "Allgather",
-    "alltoall": "Alltoall",
-    "barrier": "Barrier",
-    "reduce": "Reduce",
-}
+def rust_collective(op):
+    """`reduce_scatter` -> `C::ReduceScatter` (the tuning table's names)."""
+    return "C::" + "".join(w.capitalize() for w in op.split("_"))
 
 
 def load(paths, stat):
@@ -79,6 +56,10 @@ def load(paths, stat):
                 elif variant.startswith("auto="):
                     picked[(op, int(n), int(size))][variant[5:]] += 1
                     variant = "auto"
+                else:
+                    order = ORDER.setdefault(op, [])
+                    if variant not in order:
+                        order.append(variant)
                 samples[(op, int(n), int(size), variant)].append(float(value))
     combine = min if stat == "min" else statistics.median
     points = collections.defaultdict(dict)
@@ -210,10 +191,10 @@ def doc(points, cores, tie):
 def rust(points, cores, tie):
     for op, lo, hi, over, steps in rules(points, cores, tie):
         body = ", ".join(
-            f"({'usize::MAX' if u is None else u}, {RUST_ALG[w]})" for u, w in steps
+            f"({'usize::MAX' if u is None else u}, alg(\"{w}\"))" for u, w in steps
         )
         over = "true" if over else "false"
-        print(f"    rule(Thread, {RUST_COLL[op]}, {lo}, {hi}, {over}, &[{body}]),")
+        print(f"    rule(Thread, {rust_collective(op)}, {lo}, {hi}, {over}, &[{body}]),")
 
 
 def main():
