@@ -25,7 +25,7 @@
 //! |---|---|
 //! | barrier | nothing else |
 //! | bcast | `root`, `count`; star, chain and bidirectional ring `order`; chain and bidirectional ring `segment` |
-//! | reduce | `root`, `count` |
+//! | reduce | `root`, `count`; pipelined ones `segment` |
 //! | allreduce | `count`; ring `order` |
 //! | gather | `root`, `counts`; ring `order` |
 //! | scatter | `root`, `counts` |
