@@ -120,6 +120,7 @@ macro_rules! algorithm_modules {
             bcast_ring,
             reduce_binomial,
             reduce_star,
+            reduce_chain,
             allreduce_recursive_doubling,
             allreduce_ring,
             allreduce_rabenseifner,
