@@ -18,7 +18,8 @@
 //! ```
 //!
 //! The launcher says which job sizes and element counts the matrix covers
-//! ([`Matrix::NS`], [`Matrix::COUNTS`]). Expected values are computed serially
+//! ([`Matrix::NS`], [`Matrix::COUNTS`]): all of them on threads, fewer where
+//! every job is a set of processes. Expected values are computed serially
 //! here (segmented scans with the CMMD reference
 //! `hypercomm_algo::segmented::segmented_scan_serial`), never copied from
 //! a run. Results cross process boundaries, so what a rank returns is plain
@@ -28,7 +29,8 @@
 // Serial references index by rank and element on purpose.
 #![allow(clippy::needless_range_loop)]
 
-use super::{launch, launch_with_host, Launcher, Threads};
+use super::procs::ProcTransport;
+use super::{launch, launch_with_host, Launcher, Processes, Threads};
 use hypercomm::collective::{
     BitXor, Direction, Inclusion, Max, Min, Prod, Scan, Segmentation, Sum, UserOp,
 };
@@ -48,6 +50,14 @@ pub(crate) trait Matrix: Launcher {
 /// Threads: the full matrix.
 impl Matrix for Threads {
     const NS: &'static [usize] = &[1, 2, 3, 4, 5, 7, 8, 13, 16];
+    const COUNTS: &'static [usize] = &[0, 1, 64, 4099];
+}
+
+/// Processes (17 of them run every test body, and each job is a split of
+/// their world): powers of two and not, the smallest and the largest job,
+/// with every count.
+impl<T: ProcTransport> Matrix for Processes<T> {
+    const NS: &'static [usize] = &[1, 2, 3, 5, 8, 16];
     const COUNTS: &'static [usize] = &[0, 1, 64, 4099];
 }
 
