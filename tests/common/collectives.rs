@@ -1,0 +1,1511 @@
+//! The collectives suite: every operation × algorithm × n × count against
+//! serial computations (bcast, reduce, allreduce, gather(v), allgather(v),
+//! scatter(v), all-to-all(v), reduce-scatter(v), the twelve scan variants),
+//! every topology setting, host roots, the sparse multicast, non-blocking
+//! forms, reproducible mode (bitwise identical across algorithms and
+//! topologies, equal to the canonical bracketing), isolation from user
+//! wildcard receives, mismatches reported on every rank, and a property test
+//! over random counts, roots and operators (one of them non-commutative).
+//!
+//! Written once as functions generic over a [`Matrix`] launcher and
+//! instantiated per transport with [`collectives_suite!`] under the same
+//! test names, as the conformance suite is:
+//!
+//! ```ignore
+//! mod thread {
+//!     crate::common::collectives::collectives_suite!(crate::common::Threads);
+//! }
+//! ```
+//!
+//! The launcher says which job sizes and element counts the matrix covers
+//! ([`Matrix::NS`], [`Matrix::COUNTS`]): all of them on threads, fewer where
+//! every job is a set of processes. Expected values are computed serially
+//! here (segmented scans with the CMMD reference
+//! `hypercomm_algo::segmented::segmented_scan_serial`), never copied from
+//! a run. Results cross process boundaries, so what a rank returns is plain
+//! data (pairs instead of `Loc`, `Option<usize>` instead of `Rank`, an
+//! error's kind and text instead of the `Error`).
+
+// Serial references index by rank and element on purpose.
+#![allow(clippy::needless_range_loop)]
+
+use super::procs::ProcTransport;
+use super::{launch, launch_with_host, Launcher, Processes, Threads};
+use hypercomm::collective::{
+    BitXor, Direction, Inclusion, Max, Min, Prod, Scan, Segmentation, Sum, UserOp,
+};
+use hypercomm::{Algorithm, CollOpts, Error, Rank};
+use hypercomm_algo::segmented::segmented_scan_serial;
+
+/// A launcher with the sizes of the operation × algorithm matrix it runs:
+/// every job size in `NS` with every element count in `COUNTS`. (Tests of
+/// particular cases keep their own small sets on every transport.)
+pub(crate) trait Matrix: Launcher {
+    /// Job sizes (nodes).
+    const NS: &'static [usize];
+    /// Elements per rank (the nominal count of variable-count tests).
+    const COUNTS: &'static [usize];
+}
+
+/// Threads: the full matrix.
+impl Matrix for Threads {
+    const NS: &'static [usize] = &[1, 2, 3, 4, 5, 7, 8, 13, 16];
+    const COUNTS: &'static [usize] = &[0, 1, 64, 4099];
+}
+
+/// Processes (17 of them run every test body, and each job is a split of
+/// their world): powers of two and not, the smallest and the largest job,
+/// with every count.
+impl<T: ProcTransport> Matrix for Processes<T> {
+    const NS: &'static [usize] = &[1, 2, 3, 5, 8, 16];
+    const COUNTS: &'static [usize] = &[0, 1, 64, 4099];
+}
+
+/// Instantiate the whole collectives suite for a [`Matrix`] launcher type,
+/// one `#[test]` per case, run through [`Launcher::test`]; the property test
+/// goes into a nested `props` module, as it always was. (Unused in the
+/// suites that include `common` for its other helpers.)
+#[allow(unused_macros)]
+macro_rules! collectives_suite {
+    ($launcher:ty) => {
+        $crate::common::collectives::collectives_suite!(@tests $launcher;
+            bcast_all_algorithms,
+            reduce_and_allreduce_all_algorithms,
+            non_commutative_operator_keeps_rank_order,
+            ring_allreduce_refuses_a_non_commutative_operator,
+            barrier_and_host_variants,
+            host_length_mismatch_fails_every_node,
+            mismatch_is_an_error_on_every_rank,
+            four_nonblocking_collectives_outstanding,
+            gather_and_gatherv_all_algorithms,
+            allgather_and_allgatherv_all_algorithms,
+            scatter_and_scatterv_all_algorithms,
+            alltoall_and_alltoallv_all_algorithms,
+            reduce_scatter_all_algorithms,
+            scans_all_variants_and_algorithms,
+            scan_and_exscan_shorthands,
+            every_topology_setting_runs_every_operation,
+            host_rooted_gather_and_scatter,
+            sparse_multicast_reaches_exactly_the_targets,
+            multicast_bad_targets_and_type_mismatch,
+            nonblocking_gather_scatter_allgather_alltoall_reduce_scatter_scan,
+            reproducible_mode_is_bitwise_identical_across_algorithms_and_topologies,
+            user_wildcard_receives_never_take_collective_traffic,
+            mismatches_of_new_collectives_are_errors_on_every_rank
+        );
+        mod props {
+            // The launcher type may be named relative to the enclosing module.
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[test]
+            fn random_counts_roots_and_operators() {
+                <$launcher as $crate::common::Launcher>::test(
+                    "props::random_counts_roots_and_operators",
+                    $crate::common::collectives::props::random_counts_roots_and_operators::<
+                        $launcher,
+                    >,
+                );
+            }
+        }
+    };
+    (@tests $launcher:ty; $($name:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                <$launcher as $crate::common::Launcher>::test(
+                    stringify!($name),
+                    $crate::common::collectives::$name::<$launcher>,
+                );
+            }
+        )*
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use collectives_suite;
+
+/// A rank as plain data (`None` is the host), to cross processes.
+fn rank_out(r: Rank) -> Option<usize> {
+    r.node()
+}
+
+/// The rank [`rank_out`] gave.
+fn rank_in(r: Option<usize>) -> Rank {
+    r.map_or(Rank::Host, Rank::Node)
+}
+
+fn opts(a: Algorithm) -> CollOpts {
+    CollOpts {
+        algorithm: a,
+        ..Default::default()
+    }
+}
+
+/// Input element i of rank r (integer-valued, distinct per rank).
+fn val(r: usize, i: usize) -> i64 {
+    ((r * 7919 + i * 104_729) % 1000) as i64 - 300
+}
+
+pub(crate) fn bcast_all_algorithms<L: Matrix>() {
+    for a in [
+        Algorithm::Auto,
+        Algorithm::Binomial,
+        Algorithm::Star,
+        Algorithm::Chain,
+        Algorithm::BiRing,
+    ] {
+        for &n in L::NS {
+            for &count in L::COUNTS {
+                let root = n / 2;
+                let out = launch::<L, _, _>(n, |comm| {
+                    let mut buf: Vec<i64> = if comm.rank() == root {
+                        (0..count).map(|i| val(root, i)).collect()
+                    } else {
+                        vec![0; count]
+                    };
+                    comm.bcast_with(&mut buf, root, &opts(a))?;
+                    Ok::<_, Error>(buf)
+                })
+                .unwrap();
+                let want: Vec<i64> = (0..count).map(|i| val(root, i)).collect();
+                for (r, got) in out.iter().enumerate() {
+                    assert_eq!(got, &want, "bcast {a:?} n={n} count={count} rank {r}");
+                }
+            }
+        }
+    }
+}
+
+pub(crate) fn reduce_and_allreduce_all_algorithms<L: Matrix>() {
+    for &n in L::NS {
+        for &count in L::COUNTS {
+            let serial_sum: Vec<i64> = (0..count)
+                .map(|i| (0..n).map(|r| val(r, i)).sum())
+                .collect();
+            let serial_max: Vec<i64> = (0..count)
+                .map(|i| (0..n).map(|r| val(r, i)).max().unwrap())
+                .collect();
+            for a in [Algorithm::Auto, Algorithm::Binomial, Algorithm::Star] {
+                let root = (n * 2) / 3;
+                let out = launch::<L, _, _>(n, |comm| {
+                    let input: Vec<i64> = (0..count).map(|i| val(comm.rank(), i)).collect();
+                    let mut o = vec![0i64; if comm.rank() == root { count } else { 0 }];
+                    comm.reduce_into_with(&input, &mut o, Sum, root, &opts(a))?;
+                    Ok::<_, Error>(o)
+                })
+                .unwrap();
+                assert_eq!(out[root], serial_sum, "reduce {a:?} n={n} count={count}");
+            }
+            for a in [
+                Algorithm::Auto,
+                Algorithm::RecursiveDoubling,
+                Algorithm::Ring,
+                Algorithm::Rabenseifner,
+                Algorithm::ReduceBcast,
+            ] {
+                let out = launch::<L, _, _>(n, |comm| {
+                    let input: Vec<i64> = (0..count).map(|i| val(comm.rank(), i)).collect();
+                    let mut s = vec![0i64; count];
+                    comm.allreduce_into_with(&input, &mut s, Sum, &opts(a))?;
+                    let mut m = vec![0i64; count];
+                    comm.allreduce_into_with(&input, &mut m, Max, &opts(a))?;
+                    Ok::<_, Error>((s, m))
+                })
+                .unwrap();
+                for (r, (s, m)) in out.iter().enumerate() {
+                    assert_eq!(
+                        s, &serial_sum,
+                        "allreduce sum {a:?} n={n} count={count} rank {r}"
+                    );
+                    assert_eq!(
+                        m, &serial_max,
+                        "allreduce max {a:?} n={n} count={count} rank {r}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+pub(crate) fn non_commutative_operator_keeps_rank_order<L: Matrix>() {
+    // Affine maps x -> a*x + b composed in rank order: (a, b) pairs as u64 wrapping.
+    for &n in L::NS {
+        for a in [
+            Algorithm::Auto,
+            Algorithm::RecursiveDoubling,
+            Algorithm::Rabenseifner,
+            Algorithm::ReduceBcast,
+        ] {
+            let out = launch::<L, _, _>(n, |comm| {
+                comm.set_topology(hypercomm::Topology::Ring(Default::default()));
+                let r = comm.rank() as u64;
+                let input: Vec<hypercomm::collective::Loc<u64, u64>> = (0..5)
+                    .map(|i| hypercomm::collective::Loc {
+                        value: r + 2 + i,
+                        index: 3 * r + 1 + i,
+                    })
+                    .collect();
+                let op = UserOp::ordered(
+                    |p: hypercomm::collective::Loc<u64, u64>,
+                     q: hypercomm::collective::Loc<u64, u64>| {
+                        hypercomm::collective::Loc {
+                            value: p.value.wrapping_mul(q.value),
+                            index: q.value.wrapping_mul(p.index).wrapping_add(q.index),
+                        }
+                    },
+                );
+                let mut o = input.clone();
+                comm.allreduce_into_with(&input, &mut o, op, &opts(a))?;
+                let pairs: Vec<(u64, u64)> = o.iter().map(|l| (l.value, l.index)).collect();
+                Ok::<_, Error>(pairs)
+            })
+            .unwrap();
+            for i in 0..5u64 {
+                let (mut av, mut bv) = (1u64, 0u64);
+                for r in 0..n as u64 {
+                    let (a2, b2) = (r + 2 + i, 3 * r + 1 + i);
+                    av = av.wrapping_mul(a2);
+                    bv = a2.wrapping_mul(bv).wrapping_add(b2);
+                }
+                for o in &out {
+                    assert_eq!(o[i as usize], (av, bv), "{a:?} n={n}");
+                }
+            }
+        }
+    }
+}
+
+pub(crate) fn ring_allreduce_refuses_a_non_commutative_operator<L: Matrix>() {
+    let out = launch::<L, _, _>(3, |comm| {
+        let op = UserOp::ordered(|a: u32, b: u32| a.wrapping_mul(31).wrapping_add(b));
+        let e = comm
+            .allreduce_into_with(&[1u32], &mut [0u32], op, &opts(Algorithm::Ring))
+            .unwrap_err();
+        Ok::<_, Error>(e.to_string())
+    })
+    .unwrap();
+    assert!(out.iter().all(|m| m.contains("commutative")), "{out:?}");
+}
+
+pub(crate) fn barrier_and_host_variants<L: Matrix>() {
+    for &n in L::NS {
+        launch::<L, _, _>(n, |comm| {
+            comm.barrier()?;
+            comm.barrier_with(&opts(Algorithm::Tree))?;
+            comm.barrier_with(&opts(Algorithm::Star))?;
+            Ok::<_, Error>(())
+        })
+        .unwrap();
+        let (h, nodes) = launch_with_host::<L, _, _, _, _>(
+            n,
+            |host| {
+                let mut b = vec![5u32, 6, 7];
+                host.bcast(&mut b, Rank::Host)?;
+                host.barrier_with_host()?;
+                let r = host.reduce(&[0u32; 3], Sum, Rank::Host)?.unwrap();
+                Ok::<_, Error>(r)
+            },
+            |comm| {
+                let mut b = vec![0u32; 3];
+                comm.bcast(&mut b, Rank::Host)?;
+                comm.barrier_with_host()?;
+                let v: Vec<u32> = b.iter().map(|x| x * (comm.rank() as u32 + 1)).collect();
+                comm.reduce(&v, Sum, Rank::Host)?;
+                Ok::<_, Error>(b)
+            },
+        )
+        .unwrap();
+        let tri = (n * (n + 1) / 2) as u32;
+        assert_eq!(h, vec![5 * tri, 6 * tri, 7 * tri]);
+        assert!(nodes.iter().all(|b| b == &vec![5, 6, 7]));
+    }
+}
+
+/// A host-rooted call whose host-side length differs from the nodes': node
+/// 0 cannot take the host's data, and every node fails at once with a
+/// mismatch (check mode) instead of waiting for node 0; the communicator
+/// stays usable.
+pub(crate) fn host_length_mismatch_fails_every_node<L: Matrix>() {
+    for n in [1usize, 2, 5] {
+        let (h, nodes) = launch_with_host::<L, _, _, _, _>(
+            n,
+            |host| {
+                host.bcast(&mut [1u32, 2, 3, 4], Rank::Host)?;
+                let all: Vec<u32> = (0..2 * n as u32 + 1).collect();
+                host.scatter_into(&all, &mut [], Rank::Host)?;
+                let counts = vec![1usize; n];
+                host.scatterv_into(&vec![9u32; n], &counts, &mut [], Rank::Host)?;
+                let mut ok = vec![7u32, 8, 9];
+                host.bcast(&mut ok, Rank::Host)?;
+                Ok::<_, Error>(())
+            },
+            |comm| {
+                let mut errs = Vec::new();
+                let mut b = vec![0u32; 3];
+                errs.push(comm.bcast(&mut b, Rank::Host).unwrap_err());
+                let mut s = vec![0u32; 2];
+                errs.push(comm.scatter_into(&[], &mut s, Rank::Host).unwrap_err());
+                let counts = vec![2usize; n];
+                errs.push(
+                    comm.scatterv_into(&[], &counts, &mut s, Rank::Host)
+                        .unwrap_err(),
+                );
+                let mut ok = vec![0u32; 3];
+                comm.bcast(&mut ok, Rank::Host)?;
+                let errs: Vec<(bool, String)> = errs
+                    .iter()
+                    .map(|e| (matches!(e, Error::CollectiveMismatch(_)), e.to_string()))
+                    .collect();
+                Ok::<_, Error>((errs, ok))
+            },
+        )
+        .unwrap();
+        let _: () = h;
+        for (r, (errs, ok)) in nodes.iter().enumerate() {
+            assert_eq!(ok, &vec![7, 8, 9], "n={n} node {r}");
+            for (is_mismatch, m) in errs {
+                assert!(is_mismatch, "n={n} node {r}: {m}");
+                if r == 0 {
+                    assert!(m.contains("bytes"), "n={n} node 0: {m}");
+                } else {
+                    assert!(
+                        m.contains("host") && m.contains("rank 0"),
+                        "n={n} node {r}: {m}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+pub(crate) fn mismatch_is_an_error_on_every_rank<L: Matrix>() {
+    for n in [2usize, 3, 5] {
+        let r = launch::<L, _, _>(n, |comm| {
+            let root = if comm.rank() == n - 1 { 1 } else { 0 };
+            let mut b = vec![0u8; 4];
+            let e = comm.bcast(&mut b, root).unwrap_err();
+            Ok::<_, Error>(e.to_string())
+        })
+        .unwrap();
+        for m in &r {
+            assert!(m.contains("root"), "{m}");
+            assert!(m.contains(&format!("rank {}", n - 1)), "{m}");
+        }
+        let r = launch::<L, _, _>(n, |comm| {
+            let count = if comm.rank() == 0 { 3 } else { 4 };
+            let e = comm.allreduce(&vec![1.0f64; count], Min).unwrap_err();
+            Ok::<_, Error>(e.to_string())
+        })
+        .unwrap();
+        assert!(r.iter().all(|m| m.contains("count")), "{r:?}");
+        let r = launch::<L, _, _>(n, |comm| {
+            let e = if comm.rank() == 0 {
+                comm.allreduce(&[1u32], Prod).unwrap_err()
+            } else {
+                comm.allreduce(&[1u32], BitXor).unwrap_err()
+            };
+            Ok::<_, Error>(e.to_string())
+        })
+        .unwrap();
+        assert!(r.iter().all(|m| m.contains("operator")), "{r:?}");
+    }
+}
+
+pub(crate) fn four_nonblocking_collectives_outstanding<L: Matrix>() {
+    for &n in L::NS {
+        let out = launch::<L, _, _>(n, |comm| {
+            let me = comm.rank();
+            let mut b = vec![if me == 0 { 42u64 } else { 0 }; 100];
+            let input = vec![me as u64 + 1; 50];
+            let mut sum = vec![0u64; 50];
+            let mut red = vec![0u64; if me == n - 1 { 50 } else { 0 }];
+            let mut mx = vec![0u64; 50];
+            hypercomm::scope(|s| -> Result<(), Error> {
+                let r1 = comm.ibcast(s, &mut b, 0)?;
+                let r2 = comm.iallreduce(s, &input, &mut sum, Sum)?;
+                let r3 = comm.ireduce(s, &input, &mut red, Sum, n - 1)?;
+                let r4 = comm.iallreduce(s, &input, &mut mx, Max)?;
+                let r5 = comm.ibarrier(s)?;
+                // Wait in a rank-dependent order: progress must not depend on it.
+                if me % 2 == 0 {
+                    r5.wait()?;
+                    r4.wait()?;
+                    r3.wait()?;
+                    r2.wait()?;
+                    r1.wait()?;
+                } else {
+                    r1.wait()?;
+                    r2.wait()?;
+                    r3.wait()?;
+                    r4.wait()?;
+                    r5.wait()?;
+                }
+                Ok(())
+            })?;
+            Ok::<_, Error>((b, sum, red, mx))
+        })
+        .unwrap();
+        let total = (n * (n + 1) / 2) as u64;
+        for (r, (b, sum, red, mx)) in out.iter().enumerate() {
+            assert!(b.iter().all(|&x| x == 42), "n={n}");
+            assert!(sum.iter().all(|&x| x == total), "n={n}");
+            assert!(mx.iter().all(|&x| x == n as u64), "n={n}");
+            if r == n - 1 {
+                assert!(red.iter().all(|&x| x == total), "n={n}");
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Gather, allgather, scatter, all-to-all, reduce-scatter, scans (issue 3)
+// ---------------------------------------------------------------------------
+
+/// Variable count of rank r for a test of nominal `count`: 0..=count, zeros
+/// included.
+fn vc(r: usize, count: usize) -> usize {
+    (count + r * 7) % (count + 1)
+}
+
+/// Rank r's block for a variable-count test.
+fn vblock(r: usize, count: usize) -> Vec<i64> {
+    (0..vc(r, count)).map(|i| val(r, i)).collect()
+}
+
+fn concat(blocks: impl Iterator<Item = Vec<i64>>) -> Vec<i64> {
+    blocks.flatten().collect()
+}
+
+pub(crate) fn gather_and_gatherv_all_algorithms<L: Matrix>() {
+    for a in [
+        Algorithm::Auto,
+        Algorithm::Binomial,
+        Algorithm::Star,
+        Algorithm::Ring,
+    ] {
+        for &n in L::NS {
+            for &count in L::COUNTS {
+                let root = n / 2;
+                let vcounts: Vec<usize> = (0..n).map(|r| vc(r, count)).collect();
+                let out = launch::<L, _, _>(n, |comm| {
+                    let me = comm.rank();
+                    let input: Vec<i64> = (0..count).map(|i| val(me, i)).collect();
+                    let mut g = vec![0i64; if me == root { n * count } else { 0 }];
+                    comm.gather_into_with(&input, &mut g, root, &opts(a))?;
+                    let mine = vblock(me, count);
+                    let total = vcounts.iter().sum();
+                    let mut gv = vec![0i64; if me == root { total } else { 0 }];
+                    comm.gatherv_into_with(&mine, &mut gv, &vcounts, root, &opts(a))?;
+                    let learnt = comm.gatherv(&mine, n - 1)?;
+                    Ok::<_, Error>((g, gv, learnt))
+                })
+                .unwrap();
+                let want = concat((0..n).map(|r| (0..count).map(|i| val(r, i)).collect()));
+                let want_v = concat((0..n).map(|r| vblock(r, count)));
+                let (g, gv, _) = &out[root];
+                assert_eq!(g, &want, "gather {a:?} n={n} count={count}");
+                assert_eq!(gv, &want_v, "gatherv {a:?} n={n} count={count}");
+                let (data, counts) = out[n - 1].2.clone().expect("root has the result");
+                assert_eq!((data, counts), (want_v.clone(), vcounts.clone()));
+                for (r, (_, _, l)) in out.iter().enumerate() {
+                    assert_eq!(l.is_some(), r == n - 1);
+                }
+            }
+        }
+    }
+}
+
+pub(crate) fn allgather_and_allgatherv_all_algorithms<L: Matrix>() {
+    for a in [
+        Algorithm::Auto,
+        Algorithm::RecursiveDoubling,
+        Algorithm::Ring,
+        Algorithm::BiRing,
+        Algorithm::Bruck,
+    ] {
+        for &n in L::NS {
+            for &count in L::COUNTS {
+                let vcounts: Vec<usize> = (0..n).map(|r| vc(r, count)).collect();
+                let out = launch::<L, _, _>(n, |comm| {
+                    let me = comm.rank();
+                    let input: Vec<i64> = (0..count).map(|i| val(me, i)).collect();
+                    let mut g = vec![0i64; n * count];
+                    comm.allgather_into_with(&input, &mut g, &opts(a))?;
+                    let mine = vblock(me, count);
+                    let mut gv = vec![0i64; vcounts.iter().sum()];
+                    comm.allgatherv_into_with(&mine, &mut gv, &vcounts, &opts(a))?;
+                    let learnt = comm.allgatherv(&mine)?;
+                    Ok::<_, Error>((g, gv, learnt))
+                })
+                .unwrap();
+                let want = concat((0..n).map(|r| (0..count).map(|i| val(r, i)).collect()));
+                let want_v = concat((0..n).map(|r| vblock(r, count)));
+                for (r, (g, gv, (l, lc))) in out.iter().enumerate() {
+                    assert_eq!(g, &want, "allgather {a:?} n={n} count={count} rank {r}");
+                    assert_eq!(gv, &want_v, "allgatherv {a:?} n={n} count={count} rank {r}");
+                    assert_eq!((l, lc), (&want_v, &vcounts), "allgatherv learnt, rank {r}");
+                }
+            }
+        }
+    }
+}
+
+pub(crate) fn scatter_and_scatterv_all_algorithms<L: Matrix>() {
+    for a in [Algorithm::Auto, Algorithm::Binomial, Algorithm::Star] {
+        for &n in L::NS {
+            for &count in L::COUNTS {
+                let root = (n * 2) / 3;
+                let vcounts: Vec<usize> = (0..n).map(|r| vc(r, count)).collect();
+                let out = launch::<L, _, _>(n, |comm| {
+                    let me = comm.rank();
+                    let all: Vec<i64> = if me == root {
+                        concat((0..n).map(|r| (0..count).map(|i| val(r, i)).collect()))
+                    } else {
+                        Vec::new()
+                    };
+                    let mut s = vec![0i64; count];
+                    comm.scatter_into_with(&all, &mut s, root, &opts(a))?;
+                    let allv: Vec<i64> = if me == root {
+                        concat((0..n).map(|r| vblock(r, count)))
+                    } else {
+                        Vec::new()
+                    };
+                    let mut sv = vec![0i64; vcounts[me]];
+                    comm.scatterv_into_with(&allv, &vcounts, &mut sv, root, &opts(a))?;
+                    let c: &[usize] = if me == 0 { &vcounts } else { &[] };
+                    let allv0: Vec<i64> = if me == 0 {
+                        concat((0..n).map(|r| vblock(r, count)))
+                    } else {
+                        Vec::new()
+                    };
+                    let learnt = comm.scatterv(&allv0, c, 0usize)?;
+                    Ok::<_, Error>((s, sv, learnt))
+                })
+                .unwrap();
+                for (r, (s, sv, l)) in out.iter().enumerate() {
+                    let want: Vec<i64> = (0..count).map(|i| val(r, i)).collect();
+                    assert_eq!(s, &want, "scatter {a:?} n={n} count={count} rank {r}");
+                    assert_eq!(sv, &vblock(r, count), "scatterv {a:?} n={n} rank {r}");
+                    assert_eq!(l, &vblock(r, count), "scatterv learnt n={n} rank {r}");
+                }
+            }
+        }
+    }
+}
+
+pub(crate) fn alltoall_and_alltoallv_all_algorithms<L: Matrix>() {
+    // Block sent from r to q: element i = val(r * 100 + q, i).
+    let block = |r: usize, q: usize, len: usize| -> Vec<i64> {
+        (0..len).map(|i| val(r * 100 + q, i)).collect()
+    };
+    let sc = |r: usize, q: usize, count: usize| (count + r * 5 + q * 3) % (count + 1);
+    for a in [Algorithm::Auto, Algorithm::Pairwise, Algorithm::Bruck] {
+        for &n in L::NS {
+            for &count in L::COUNTS {
+                let out = launch::<L, _, _>(n, |comm| {
+                    let me = comm.rank();
+                    let input = concat((0..n).map(|q| block(me, q, count)));
+                    let mut o = vec![0i64; n * count];
+                    comm.alltoall_into_with(&input, &mut o, &opts(a))?;
+                    let mut v = None;
+                    if a != Algorithm::Bruck {
+                        let send: Vec<usize> = (0..n).map(|q| sc(me, q, count)).collect();
+                        let recv: Vec<usize> = (0..n).map(|q| sc(q, me, count)).collect();
+                        let input = concat((0..n).map(|q| block(me, q, send[q])));
+                        let mut ov = vec![0i64; recv.iter().sum()];
+                        comm.alltoallv_into_with(&input, &send, &mut ov, &recv, &opts(a))?;
+                        let learnt = comm.alltoallv(&input, &send)?;
+                        v = Some((ov, learnt));
+                    }
+                    Ok::<_, Error>((o, v))
+                })
+                .unwrap();
+                for (r, (o, v)) in out.iter().enumerate() {
+                    let want = concat((0..n).map(|q| block(q, r, count)));
+                    assert_eq!(o, &want, "alltoall {a:?} n={n} count={count} rank {r}");
+                    if let Some((ov, (l, lc))) = v {
+                        let recv: Vec<usize> = (0..n).map(|q| sc(q, r, count)).collect();
+                        let want = concat((0..n).map(|q| block(q, r, recv[q])));
+                        assert_eq!(ov, &want, "alltoallv n={n} count={count} rank {r}");
+                        assert_eq!((l, lc), (&want, &recv), "alltoallv learnt rank {r}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+pub(crate) fn reduce_scatter_all_algorithms<L: Matrix>() {
+    for (a, repro) in [
+        (Algorithm::Auto, false),
+        (Algorithm::RecursiveHalving, false),
+        (Algorithm::Ring, false),
+        (Algorithm::Auto, true),
+    ] {
+        for &n in L::NS {
+            for &count in L::COUNTS {
+                let o = CollOpts {
+                    algorithm: a,
+                    reproducible: repro,
+                    ..Default::default()
+                };
+                let vcounts: Vec<usize> = (0..n).map(|r| vc(r, count)).collect();
+                let vtotal: usize = vcounts.iter().sum();
+                let out = launch::<L, _, _>(n, |comm| {
+                    let me = comm.rank();
+                    let input: Vec<f64> = (0..n * count).map(|i| val(me, i) as f64).collect();
+                    let mut b = vec![0f64; count];
+                    comm.reduce_scatter_into_with(&input, &mut b, Sum, &o)?;
+                    let input: Vec<i64> = (0..vtotal).map(|i| val(me, i)).collect();
+                    let mut v = vec![0i64; vcounts[me]];
+                    comm.reduce_scatterv_into_with(&input, &vcounts, &mut v, Max, &o)?;
+                    Ok::<_, Error>((b, v))
+                })
+                .unwrap();
+                let mut off = 0;
+                for (r, (b, v)) in out.iter().enumerate() {
+                    let want: Vec<f64> = (r * count..(r + 1) * count)
+                        .map(|i| (0..n).map(|q| val(q, i) as f64).sum())
+                        .collect();
+                    assert_eq!(
+                        b, &want,
+                        "reduce_scatter {a:?} repro={repro} n={n} rank {r}"
+                    );
+                    let want: Vec<i64> = (off..off + vcounts[r])
+                        .map(|i| (0..n).map(|q| val(q, i)).max().unwrap())
+                        .collect();
+                    off += vcounts[r];
+                    assert_eq!(
+                        v, &want,
+                        "reduce_scatterv {a:?} n={n} count={count} rank {r}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Every scan variant: (direction, inclusion, segmentation).
+fn scan_variants() -> Vec<(Direction, Inclusion, Segmentation)> {
+    let mut v = Vec::new();
+    for d in [Direction::Upward, Direction::Downward] {
+        for i in [Inclusion::Inclusive, Inclusion::Exclusive] {
+            for s in [
+                Segmentation::None,
+                Segmentation::SegmentBit,
+                Segmentation::StartBit,
+            ] {
+                v.push((d, i, s));
+            }
+        }
+    }
+    v
+}
+
+/// Segment bit of rank r in the scan tests.
+fn sbit(r: usize) -> bool {
+    r % 3 == 1 || r == 4
+}
+
+pub(crate) fn scans_all_variants_and_algorithms<L: Matrix>() {
+    let variants = scan_variants();
+    let add = |a: &i64, b: &i64| a.wrapping_add(*b);
+    for &n in L::NS {
+        for &count in L::COUNTS {
+            let bits: Vec<bool> = (0..n).map(sbit).collect();
+            // Serial reference per variant, element by element.
+            let want: Vec<Vec<Vec<i64>>> = variants
+                .iter()
+                .map(|&(d, i, s)| {
+                    let mut per_rank = vec![vec![0i64; count]; n];
+                    for e in 0..count {
+                        let vals: Vec<i64> = (0..n).map(|r| val(r, e)).collect();
+                        let res = segmented_scan_serial(&vals, &bits, &add, &0, d, i, s);
+                        for r in 0..n {
+                            per_rank[r][e] = res[r];
+                        }
+                    }
+                    per_rank
+                })
+                .collect();
+            for a in [
+                Algorithm::Auto,
+                Algorithm::RecursiveDoubling,
+                Algorithm::Chain,
+            ] {
+                let out = launch::<L, _, _>(n, |comm| {
+                    let me = comm.rank();
+                    let input: Vec<i64> = (0..count).map(|i| val(me, i)).collect();
+                    let mut res = Vec::new();
+                    for &(direction, inclusion, segmentation) in &variants {
+                        let sc = Scan {
+                            direction,
+                            inclusion,
+                            segmentation,
+                            bit: sbit(me),
+                        };
+                        let mut o = vec![-1i64; count];
+                        comm.scan_into_with(&input, &mut o, Sum, &sc, &opts(a))?;
+                        res.push(o);
+                    }
+                    Ok::<_, Error>(res)
+                })
+                .unwrap();
+                for (k, v) in variants.iter().enumerate() {
+                    for r in 0..n {
+                        assert_eq!(
+                            out[r][k], want[k][r],
+                            "scan {v:?} {a:?} n={n} count={count} rank {r}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+pub(crate) fn scan_and_exscan_shorthands<L: Matrix>() {
+    for &n in L::NS {
+        let out = launch::<L, _, _>(n, |comm| {
+            let me = comm.rank() as u32;
+            let s = comm.scan(&[me + 1, 2 * me], Sum)?;
+            let e = comm.exscan(&[me + 1], Max)?;
+            let f = comm.scan(&[me as f32 + 0.5], Sum)?;
+            Ok::<_, Error>((s, e, f))
+        })
+        .unwrap();
+        for (r, (s, e, f)) in out.iter().enumerate() {
+            let r32 = r as u32;
+            assert_eq!(s, &vec![(r32 + 1) * (r32 + 2) / 2, r32 * (r32 + 1)]);
+            assert_eq!(e, &vec![r32]); // max of 1..=r, identity 0 at rank 0
+            assert_eq!(f, &vec![(0..=r).map(|q| q as f32 + 0.5).sum::<f32>()]);
+        }
+    }
+}
+
+pub(crate) fn every_topology_setting_runs_every_operation<L: Matrix>() {
+    use hypercomm::collective::Topology;
+    use hypercomm_algo::RingOrder;
+    let tops = [
+        Topology::Auto,
+        Topology::Hypercube,
+        Topology::Full,
+        Topology::Ring(RingOrder::NATURAL),
+        Topology::Ring(RingOrder::GRAY),
+        Topology::Ring(RingOrder {
+            gray: false,
+            forward: false,
+        }),
+        Topology::BiRing(RingOrder::GRAY),
+    ];
+    for t in tops {
+        for n in [1usize, 3, 8, 13] {
+            let count = 5;
+            let out = launch::<L, _, _>(n, |comm| {
+                comm.set_topology(t);
+                let me = comm.rank();
+                let input: Vec<i64> = (0..count).map(|i| val(me, i)).collect();
+                let g = comm.gather(&input, n - 1)?;
+                let ag = comm.allgather(&input)?;
+                let all: Vec<i64> = (0..n * count).map(|i| i as i64).collect();
+                let mut sc = vec![0i64; count];
+                comm.scatter_into(&all, &mut sc, 0usize)?;
+                let a2a = comm.alltoall(&all)?;
+                let rs = comm.reduce_scatter(&all, Sum)?;
+                let s = comm.scan(&input, Sum)?;
+                Ok::<_, Error>((g, ag, sc, a2a, rs, s))
+            })
+            .unwrap();
+            let want_cat = concat((0..n).map(|r| (0..count).map(|i| val(r, i)).collect()));
+            for (r, (g, ag, sc, a2a, rs, s)) in out.iter().enumerate() {
+                let ctx = format!("{t:?} n={n} rank {r}");
+                assert_eq!(g.is_some(), r == n - 1, "{ctx}");
+                if let Some(g) = g {
+                    assert_eq!(g, &want_cat, "{ctx}");
+                }
+                assert_eq!(ag, &want_cat, "{ctx}");
+                let mine: Vec<i64> = (r * count..(r + 1) * count).map(|i| i as i64).collect();
+                assert_eq!(sc, &mine, "{ctx}");
+                let want_a2a: Vec<i64> = (0..n)
+                    .flat_map(|_| (r * count..(r + 1) * count).map(|i| i as i64))
+                    .collect();
+                assert_eq!(a2a, &want_a2a, "{ctx}");
+                let want_rs: Vec<i64> = mine.iter().map(|x| x * n as i64).collect();
+                assert_eq!(rs, &want_rs, "{ctx}");
+                let want_s: Vec<i64> = (0..count)
+                    .map(|i| (0..=r).map(|q| val(q, i)).sum())
+                    .collect();
+                assert_eq!(s, &want_s, "{ctx}");
+            }
+        }
+    }
+}
+
+pub(crate) fn host_rooted_gather_and_scatter<L: Matrix>() {
+    for &n in L::NS {
+        for count in [0usize, 1, 64] {
+            let vcounts: Vec<usize> = (0..n).map(|r| vc(r, count)).collect();
+            let all: Vec<i64> = (0..n * count).map(|i| 3 * i as i64 - 7).collect();
+            let allv = concat((0..n).map(|r| vblock(r, count)));
+            let (h, nodes) = launch_with_host::<L, _, _, _, _>(
+                n,
+                |host| {
+                    let g = host.gather::<i64>(&[], Rank::Host)?.expect("host is root");
+                    let mut g2 = vec![0i64; n * count];
+                    host.gather_into::<i64>(&[], &mut g2, Rank::Host)?;
+                    let gv = host.gatherv::<i64>(&[], Rank::Host)?.expect("root");
+                    host.scatter_into(&all, &mut [], Rank::Host)?;
+                    host.scatterv(&allv, &vcounts, Rank::Host)?;
+                    host.scatterv_into(&allv, &vcounts, &mut [], Rank::Host)?;
+                    Ok::<_, Error>((g, g2, gv))
+                },
+                |comm| {
+                    let me = comm.rank();
+                    let input: Vec<i64> = (0..count).map(|i| val(me, i)).collect();
+                    assert!(comm.gather(&input, Rank::Host)?.is_none());
+                    comm.gather_into(&input, &mut [], Rank::Host)?;
+                    assert!(comm.gatherv(&vblock(me, count), Rank::Host)?.is_none());
+                    let mut s = vec![0i64; count];
+                    comm.scatter_into(&[], &mut s, Rank::Host)?;
+                    let sv = comm.scatterv::<i64>(&[], &[], Rank::Host)?;
+                    let mut sv2 = vec![0i64; vcounts[me]];
+                    comm.scatterv_into(&[], &vcounts, &mut sv2, Rank::Host)?;
+                    Ok::<_, Error>((s, sv, sv2))
+                },
+            )
+            .unwrap();
+            let want = concat((0..n).map(|r| (0..count).map(|i| val(r, i)).collect()));
+            assert_eq!(h.0, want, "gather to host n={n} count={count}");
+            assert_eq!(h.1, want, "gather_into to host n={n} count={count}");
+            assert_eq!(
+                h.2,
+                (allv.clone(), vcounts.clone()),
+                "gatherv to host n={n}"
+            );
+            for (r, (s, sv, sv2)) in nodes.iter().enumerate() {
+                assert_eq!(
+                    s,
+                    &all[r * count..(r + 1) * count],
+                    "scatter from host n={n}"
+                );
+                assert_eq!(sv, &vblock(r, count), "scatterv from host n={n} rank {r}");
+                assert_eq!(sv2, &vblock(r, count), "scatterv_into from host n={n}");
+            }
+        }
+    }
+}
+
+pub(crate) fn sparse_multicast_reaches_exactly_the_targets<L: Matrix>() {
+    for &n in L::NS {
+        for &count in L::COUNTS {
+            for root in [0, n / 2, n - 1] {
+                let targets: Vec<usize> = (0..n)
+                    .rev()
+                    .filter(|&t| t != root && (t % 3 != 1 || count == 0))
+                    .collect();
+                let out = launch::<L, _, _>(n, |comm| {
+                    let me = comm.rank();
+                    let got = if me == root {
+                        let data: Vec<i64> = (0..count).map(|i| val(root, i)).collect();
+                        comm.multicast(&data, &targets)?;
+                        None
+                    } else if targets.contains(&me) {
+                        Some(comm.multicast_recv::<i64>()?)
+                    } else {
+                        None
+                    };
+                    // Everyone still agrees on the ordinary collective sequence.
+                    let s = comm.allreduce(&[1u32], Sum)?;
+                    Ok::<_, Error>((got, s[0]))
+                })
+                .unwrap();
+                let want: Vec<i64> = (0..count).map(|i| val(root, i)).collect();
+                for (r, (got, s)) in out.iter().enumerate() {
+                    assert_eq!(*s, n as u32);
+                    if targets.contains(&r) {
+                        assert_eq!(got.as_ref(), Some(&(want.clone(), root)), "n={n} rank {r}");
+                    } else {
+                        assert!(got.is_none());
+                    }
+                }
+            }
+        }
+    }
+}
+
+pub(crate) fn multicast_bad_targets_and_type_mismatch<L: Matrix>() {
+    let r = launch::<L, _, _>(4, |comm| {
+        if comm.rank() == 0 {
+            let e1 = comm.multicast(&[1u8], &[0]).unwrap_err().to_string();
+            let e2 = comm.multicast(&[1u8], &[4]).unwrap_err().to_string();
+            let e3 = comm.multicast(&[1u8], &[2, 2]).unwrap_err().to_string();
+            comm.multicast(&[1.5f64, 2.5], &[1, 2, 3])?;
+            Ok::<_, Error>(vec![e1, e2, e3])
+        } else {
+            // Every target gets an error, none hangs (forwarding comes first).
+            let e = comm.multicast_recv::<i32>().unwrap_err().to_string();
+            Ok(vec![e])
+        }
+    })
+    .unwrap();
+    assert!(r[0][0].contains("root itself"), "{:?}", r[0]);
+    assert!(r[0][1].contains("out of range"), "{:?}", r[0]);
+    assert!(r[0][2].contains("twice"), "{:?}", r[0]);
+    for m in &r[1..] {
+        assert!(m[0].contains("multicast") && m[0].contains("i32"), "{m:?}");
+    }
+}
+
+pub(crate) fn nonblocking_gather_scatter_allgather_alltoall_reduce_scatter_scan<L: Matrix>() {
+    for &n in L::NS {
+        let out = launch::<L, _, _>(n, |comm| {
+            let me = comm.rank();
+            let count = 33;
+            let input: Vec<i64> = (0..count).map(|i| val(me, i)).collect();
+            let all: Vec<i64> = (0..n * count).map(|i| i as i64 + me as i64).collect();
+            let mut ag = vec![0i64; n * count];
+            let mut a2a = vec![0i64; n * count];
+            let mut sc = vec![0i64; count];
+            let mut ex = vec![0i64; count];
+            let mut seg = vec![0i64; count];
+            let mut g = vec![0i64; if me == 0 { n * count } else { 0 }];
+            let mut s = vec![0i64; count];
+            let mut rs = vec![0i64; count];
+            let seg_scan = Scan {
+                direction: Direction::Downward,
+                segmentation: Segmentation::StartBit,
+                bit: sbit(me),
+                ..Scan::default()
+            };
+            hypercomm::scope(|sc_| -> Result<(), Error> {
+                let r1 = comm.iallgather(sc_, &input, &mut ag)?;
+                let r2 = comm.ialltoall(sc_, &all, &mut a2a)?;
+                let r3 = comm.iscan(sc_, &input, &mut sc, Sum, &Scan::default())?;
+                let r4 = comm.iscan(sc_, &input, &mut ex, Sum, &Scan::EXCLUSIVE)?;
+                let r5 = comm.iscan(sc_, &input, &mut seg, Sum, &seg_scan)?;
+                let r6 = comm.igather(sc_, &input, &mut g, 0)?;
+                let r7 = comm.iscatter(sc_, &all, &mut s, n - 1)?;
+                let r8 = comm.ireduce_scatter(sc_, &all, &mut rs, Sum)?;
+                let mut reqs = vec![r1, r2, r3, r4, r5, r6, r7, r8];
+                if me % 2 == 1 {
+                    reqs.reverse();
+                }
+                for r in reqs {
+                    r.wait()?;
+                }
+                Ok(())
+            })?;
+            Ok::<_, Error>((ag, a2a, sc, ex, seg, g, s, rs))
+        })
+        .unwrap();
+        let count = 33;
+        let cat = concat((0..n).map(|r| (0..count).map(|i| val(r, i)).collect()));
+        let bits: Vec<bool> = (0..n).map(sbit).collect();
+        let add = |a: &i64, b: &i64| a + b;
+        for (r, (ag, a2a, sc, ex, seg, g, s, rs)) in out.iter().enumerate() {
+            assert_eq!(ag, &cat);
+            let want: Vec<i64> = (0..n)
+                .flat_map(|q| (r * count..(r + 1) * count).map(move |i| (i + q) as i64))
+                .collect();
+            assert_eq!(a2a, &want);
+            for i in 0..count {
+                assert_eq!(sc[i], (0..=r).map(|q| val(q, i)).sum::<i64>());
+                assert_eq!(ex[i], (0..r).map(|q| val(q, i)).sum::<i64>());
+                let vals: Vec<i64> = (0..n).map(|q| val(q, i)).collect();
+                let want = segmented_scan_serial(
+                    &vals,
+                    &bits,
+                    &add,
+                    &0,
+                    Direction::Downward,
+                    Inclusion::Inclusive,
+                    Segmentation::StartBit,
+                );
+                assert_eq!(seg[i], want[r], "n={n} rank {r} elem {i}");
+            }
+            if r == 0 {
+                assert_eq!(g, &cat);
+            }
+            let mine: Vec<i64> = (r * count..(r + 1) * count)
+                .map(|i| (i + n - 1) as i64)
+                .collect();
+            assert_eq!(s, &mine);
+            let want: Vec<i64> = (r * count..(r + 1) * count)
+                .map(|i| (0..n).map(|q| (i + q) as i64).sum())
+                .collect();
+            assert_eq!(rs, &want);
+        }
+    }
+}
+
+/// The bits of a rank's allreduce, reduce, scan and reduce-scatter results.
+type Bits4 = (Vec<u64>, Vec<u64>, Vec<u64>, Vec<u64>);
+
+/// Random non-integer data of rank r (a fixed LCG, reproducible).
+fn noisy(r: usize, count: usize) -> Vec<f64> {
+    let mut x = (r as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (0..count)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let m = (x >> 11) as f64 / (1u64 << 53) as f64;
+            (m - 0.5) * 10f64.powi(((x >> 3) % 12) as i32 - 6)
+        })
+        .collect()
+}
+
+pub(crate) fn reproducible_mode_is_bitwise_identical_across_algorithms_and_topologies<L: Matrix>() {
+    use hypercomm::collective::Topology;
+    use hypercomm_algo::RingOrder;
+    let tops = [
+        Topology::Auto,
+        Topology::Hypercube,
+        Topology::Full,
+        Topology::Ring(RingOrder::NATURAL),
+        Topology::Ring(RingOrder::GRAY),
+        Topology::BiRing(RingOrder::NATURAL),
+    ];
+    let allreduce_algs = [
+        Algorithm::Auto,
+        Algorithm::RecursiveDoubling,
+        Algorithm::Ring,
+        Algorithm::Rabenseifner,
+        Algorithm::ReduceBcast,
+    ];
+    let reduce_algs = [Algorithm::Auto, Algorithm::Binomial, Algorithm::Star];
+    let scan_algs = [
+        Algorithm::Auto,
+        Algorithm::RecursiveDoubling,
+        Algorithm::Chain,
+    ];
+    let rs_algs = [
+        Algorithm::Auto,
+        Algorithm::RecursiveHalving,
+        Algorithm::Ring,
+    ];
+    for n in [3usize, 5, 8, 13] {
+        let count = 257;
+        let mut seen: Option<Vec<Bits4>> = None;
+        for t in tops {
+            for k in 0..5 {
+                let out = launch::<L, _, _>(n, |comm| {
+                    comm.set_topology(t);
+                    let me = comm.rank();
+                    let x = noisy(me, count);
+                    let ro = |a| CollOpts {
+                        algorithm: a,
+                        reproducible: true,
+                        ..Default::default()
+                    };
+
+                    let mut a = vec![0.0; count];
+                    comm.allreduce_into_with(&x, &mut a, Sum, &ro(allreduce_algs[k]))?;
+                    let mut r = vec![0.0; if me == 1 { count } else { 0 }];
+                    comm.reduce_into_with(&x, &mut r, Sum, 1usize, &ro(reduce_algs[k % 3]))?;
+                    let mut s = vec![0.0; count];
+                    let sc = Scan::default();
+                    comm.scan_into_with(&x, &mut s, Sum, &sc, &ro(scan_algs[k % 3]))?;
+                    let xs = noisy(me, count * n);
+                    let mut rs = vec![0.0; count];
+                    comm.reduce_scatter_into_with(&xs, &mut rs, Sum, &ro(rs_algs[k % 3]))?;
+                    // The same without reproducible mode: may differ in the last bits.
+                    let mut free = vec![0.0; count];
+                    comm.allreduce_into_with(&x, &mut free, Sum, &opts(allreduce_algs[k]))?;
+                    let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<u64>>();
+                    Ok::<_, Error>(((bits(&a), bits(&r), bits(&s), bits(&rs)), free, a))
+                })
+                .unwrap();
+                let got: Vec<_> = out.iter().map(|o| o.0.clone()).collect();
+                // Allreduce: identical on every rank.
+                for o in &got {
+                    assert_eq!(o.0, got[0].0, "n={n} {t:?} k={k}");
+                }
+                // And equal to the canonical serial bracketing.
+                let want: Vec<u64> = (0..count)
+                    .map(|i| {
+                        let xs: Vec<f64> = (0..n).map(|r| noisy(r, count)[i]).collect();
+                        hypercomm_algo::reproducible::canonical_fold(&xs, &|a, b| a + b).to_bits()
+                    })
+                    .collect();
+                assert_eq!(got[0].0, want, "n={n} {t:?} k={k}");
+                assert_eq!(got[1].1, want, "reduce n={n} {t:?} k={k}");
+                match &seen {
+                    None => seen = Some(got),
+                    Some(s) => assert_eq!(s, &got, "n={n} {t:?} k={k}"),
+                }
+                for (_, free, a) in &out {
+                    for (f, a) in free.iter().zip(a) {
+                        // Without reproducible mode only closeness is promised.
+                        assert!((f - a).abs() <= 1e-9 * (1.0 + a.abs()));
+                    }
+                }
+            }
+        }
+    }
+}
+
+pub(crate) fn user_wildcard_receives_never_take_collective_traffic<L: Matrix>() {
+    use hypercomm::{ANY_SOURCE, ANY_TAG};
+    for n in [2usize, 3, 5, 8] {
+        let out = launch::<L, _, _>(n, |comm| {
+            let me = comm.rank();
+            let x: Vec<i64> = (0..20).map(|i| val(me, i)).collect();
+            let mut user = [0u64; 4];
+            let mut ag = vec![0i64; 20 * n];
+            let mut sc = vec![0i64; 20];
+            let st = hypercomm::scope(|s| -> Result<_, Error> {
+                // A wildcard receive posted before any collective traffic.
+                let ur = comm.irecv(s, &mut user, ANY_SOURCE, ANY_TAG)?;
+                let c1 = comm.iallgather(s, &x, &mut ag)?;
+                let c2 = comm.iscan(s, &x, &mut sc, Sum, &Scan::default())?;
+                comm.gather(&x, 0usize)?;
+                comm.alltoall(&vec![me as i64; n])?;
+                comm.scatterv(&vec![me as i64; 20 * n], &vec![20; n], 0usize)?;
+                if me == 0 {
+                    let data: Vec<u8> = vec![7; 3];
+                    comm.multicast(&data, &(1..n).collect::<Vec<_>>())?;
+                } else {
+                    comm.multicast_recv::<u8>()?;
+                }
+                // A blocking wildcard receive on rank 0 while the others
+                // still have collectives in flight.
+                let mut extra = None;
+                if me == 0 {
+                    let (v, st) = comm.recv::<u64>(ANY_SOURCE, ANY_TAG)?;
+                    extra = Some((v, rank_out(st.source), st.tag));
+                }
+                c1.wait()?;
+                c2.wait()?;
+                // Only now the user messages: to (me+1) % n, tag 77 + me.
+                comm.send(&[me as u64 * 10; 4], (me + 1) % n, 77 + me as u32)?;
+                if me == n - 1 {
+                    comm.send(&[99u64], 0usize, 5)?;
+                }
+                let st = ur.wait()?;
+                Ok((rank_out(st.source), st.tag, extra))
+            })?;
+            Ok::<_, Error>((st, user))
+        })
+        .unwrap();
+        for (r, ((src, tag, extra), user)) in out.iter().enumerate() {
+            let prev = (r + n - 1) % n;
+            assert_eq!(
+                (rank_in(*src), *tag),
+                (Rank::Node(prev), 77 + prev as u32),
+                "n={n}"
+            );
+            assert_eq!(user, &[prev as u64 * 10; 4]);
+            if r == 0 {
+                let extra = extra.map(|(v, s, t)| (v, rank_in(s), t));
+                assert_eq!(extra, Some((99, Rank::Node(n - 1), 5)));
+            }
+        }
+    }
+}
+
+pub(crate) fn mismatches_of_new_collectives_are_errors_on_every_rank<L: Matrix>() {
+    for n in [2usize, 3, 5] {
+        // gather: different roots.
+        let r = launch::<L, _, _>(n, |comm| {
+            let root = if comm.rank() == 1 { 1usize } else { 0 };
+            let mut o = vec![0u32; 2 * n];
+            Ok::<_, Error>(
+                comm.gather_into(&[1u32, 2], &mut o, root)
+                    .unwrap_err()
+                    .to_string(),
+            )
+        })
+        .unwrap();
+        assert!(
+            r.iter().all(|m| m.contains("root") && m.contains("gather")),
+            "{r:?}"
+        );
+        // scatter: different counts.
+        let r = launch::<L, _, _>(n, |comm| {
+            let c = if comm.rank() == n - 1 { 3 } else { 2 };
+            let mut o = vec![0i16; c];
+            let input = vec![0i16; c * n];
+            Ok::<_, Error>(
+                comm.scatter_into(&input, &mut o, 0usize)
+                    .unwrap_err()
+                    .to_string(),
+            )
+        })
+        .unwrap();
+        assert!(r.iter().all(|m| m.contains("count")), "{r:?}");
+        // gather: different element types.
+        let r = launch::<L, _, _>(n, |comm| {
+            let e = if comm.rank() == 0 {
+                comm.gather(&[1u32], 0usize).unwrap_err()
+            } else {
+                comm.gather(&[1.0f32], 0usize).unwrap_err()
+            };
+            Ok::<_, Error>(e.to_string())
+        })
+        .unwrap();
+        assert!(r.iter().all(|m| m.contains("element type")), "{r:?}");
+        // scan: different operators, then different directions.
+        let r = launch::<L, _, _>(n, |comm| {
+            let e = if comm.rank() == 0 {
+                comm.scan(&[1i64], Max).unwrap_err()
+            } else {
+                comm.scan(&[1i64], Sum).unwrap_err()
+            };
+            Ok::<_, Error>(e.to_string())
+        })
+        .unwrap();
+        assert!(r.iter().all(|m| m.contains("operator")), "{r:?}");
+        let r = launch::<L, _, _>(n, |comm| {
+            let sc = Scan {
+                direction: if comm.rank() == 1 {
+                    Direction::Downward
+                } else {
+                    Direction::Upward
+                },
+                ..Scan::default()
+            };
+            Ok::<_, Error>(comm.scan_with(&[1i64], Sum, &sc).unwrap_err().to_string())
+        })
+        .unwrap();
+        assert!(r.iter().all(|m| m.contains("downward")), "{r:?}");
+        // scan vs exscan.
+        let r = launch::<L, _, _>(n, |comm| {
+            let e = if comm.rank() == 0 {
+                comm.exscan(&[1u8], Sum).unwrap_err()
+            } else {
+                comm.scan(&[1u8], Sum).unwrap_err()
+            };
+            Ok::<_, Error>(e.to_string())
+        })
+        .unwrap();
+        assert!(r.iter().all(|m| m.contains("exscan")), "{r:?}");
+        // gatherv: counts given on every node disagree.
+        let r = launch::<L, _, _>(n, |comm| {
+            let mut counts = vec![1usize; n];
+            if comm.rank() == 0 {
+                counts[0] = 2;
+            }
+            let me = comm.rank();
+            let mut o = vec![0u64; counts.iter().sum()];
+            let input = vec![5u64; counts[me]];
+            Ok::<_, Error>(
+                comm.gatherv_into(&input, &mut o, &counts, 0usize)
+                    .unwrap_err()
+                    .to_string(),
+            )
+        })
+        .unwrap();
+        assert!(r.iter().all(|m| m.contains("count")), "{r:?}");
+    }
+}
+
+/// The property test (its own module, so that its test is
+/// `props::random_counts_roots_and_operators` on every transport).
+pub(crate) mod props {
+    use super::*;
+    use hypercomm::collective::Loc;
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+
+    /// The operators drawn: sum, max, min, xor, and a non-commutative
+    /// affine composition (x -> a*x + b, applied in order).
+    #[derive(Debug, Clone, Copy)]
+    enum OpKind {
+        Sum,
+        Max,
+        Min,
+        Xor,
+        Affine,
+    }
+
+    type LocU = Loc<u64, u64>;
+
+    fn affine(p: LocU, q: LocU) -> LocU {
+        Loc {
+            value: p.value.wrapping_mul(q.value),
+            index: q.value.wrapping_mul(p.index).wrapping_add(q.index),
+        }
+    }
+
+    fn serial(op: OpKind, a: LocU, b: LocU) -> LocU {
+        match op {
+            OpKind::Sum => Loc {
+                value: a.value.wrapping_add(b.value),
+                index: a.index.wrapping_add(b.index),
+            },
+            OpKind::Max => Loc {
+                value: a.value.max(b.value),
+                index: a.index.max(b.index),
+            },
+            OpKind::Min => Loc {
+                value: a.value.min(b.value),
+                index: a.index.min(b.index),
+            },
+            OpKind::Xor => Loc {
+                value: a.value ^ b.value,
+                index: a.index ^ b.index,
+            },
+            OpKind::Affine => affine(a, b),
+        }
+    }
+
+    fn user_op(op: OpKind) -> UserOp<LocU> {
+        match op {
+            OpKind::Affine => UserOp::ordered(affine),
+            o => UserOp::commutative(move |a, b| serial(o, a, b)),
+        }
+    }
+
+    fn elem(r: usize, i: usize, seed: u64) -> LocU {
+        let x = seed
+            .wrapping_add(r as u64 * 0x9e37_79b9)
+            .wrapping_mul(0x2545_f491_4f6c_dd1d)
+            .wrapping_add(i as u64 * 7919);
+        Loc {
+            value: (x >> 20) % 97 + 1,
+            index: (x >> 40) % 1013,
+        }
+    }
+
+    /// A `Loc` as plain data, to cross processes.
+    fn pair(l: LocU) -> (u64, u64) {
+        (l.value, l.index)
+    }
+
+    fn pairs(v: &[LocU]) -> Vec<(u64, u64)> {
+        v.iter().copied().map(pair).collect()
+    }
+
+    /// Gather, scatter, reduce-scatter, reduce and (segmented) scans with
+    /// random job sizes, counts, roots, operators and scan variants: 48
+    /// cases. Process launchers give every process the same proptest seed,
+    /// so all of them draw the same cases and shrink the same way.
+    pub(crate) fn random_counts_roots_and_operators<L: Launcher>() {
+        let strategy = (
+            1usize..=9,
+            0usize..40,
+            0usize..100,
+            prop_oneof![
+                Just(OpKind::Sum),
+                Just(OpKind::Max),
+                Just(OpKind::Min),
+                Just(OpKind::Xor),
+                Just(OpKind::Affine)
+            ],
+            any::<u64>(),
+            any::<bool>(),
+            any::<bool>(),
+            0u8..3,
+            any::<u16>(),
+        );
+        let mut runner = TestRunner::new(Config {
+            cases: 48,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        runner
+            .run(
+                &strategy,
+                |(n, count, root_pick, op, seed, dir_down, excl, seg, bits)| {
+                    let root = root_pick % n;
+                    let scan = |me: usize| Scan {
+                        direction: if dir_down {
+                            Direction::Downward
+                        } else {
+                            Direction::Upward
+                        },
+                        inclusion: if excl {
+                            Inclusion::Exclusive
+                        } else {
+                            Inclusion::Inclusive
+                        },
+                        segmentation: match seg {
+                            0 => Segmentation::None,
+                            1 => Segmentation::SegmentBit,
+                            _ => Segmentation::StartBit,
+                        },
+                        bit: bits >> me & 1 == 1,
+                    };
+                    // The identity of affine only.
+                    let id = Loc {
+                        value: 1u64,
+                        index: 0u64,
+                    };
+                    let out = launch::<L, _, _>(n, |comm| {
+                        let me = comm.rank();
+                        let x: Vec<LocU> = (0..count).map(|i| elem(me, i, seed)).collect();
+                        let uop = user_op(op);
+                        let g = comm.gather(&x, root)?;
+                        let all: Vec<LocU> = (0..n * count).map(|i| elem(root, i, seed)).collect();
+                        let mut s = vec![LocU::default(); count];
+                        comm.scatter_into(if me == root { &all } else { &[] }, &mut s, root)?;
+                        let xs: Vec<LocU> = (0..n * count).map(|i| elem(me, i, seed)).collect();
+                        let rs = comm.reduce_scatter(&xs, uop.clone())?;
+                        let red = comm.reduce(&x, uop.clone(), root)?;
+                        // Exclusive scans need an identity: use the affine one,
+                        // meaningful for the affine operator.
+                        let sc = if excl && !matches!(op, OpKind::Affine) {
+                            None
+                        } else {
+                            Some(comm.scan_with(&x, uop.clone().with_identity(id), &scan(me))?)
+                        };
+                        Ok::<_, Error>((
+                            g.as_deref().map(pairs),
+                            pairs(&s),
+                            pairs(&rs),
+                            red.as_deref().map(pairs),
+                            sc.as_deref().map(pairs),
+                        ))
+                    })
+                    .unwrap();
+                    let fold =
+                        |xs: &[LocU]| xs.iter().copied().reduce(|a, b| serial(op, a, b)).unwrap();
+                    for (r, (g, s, rs, red, sc)) in out.iter().enumerate() {
+                        if r == root {
+                            let want: Vec<LocU> = (0..n)
+                                .flat_map(|q| (0..count).map(move |i| elem(q, i, seed)))
+                                .collect();
+                            prop_assert_eq!(g.as_ref(), Some(&pairs(&want)));
+                            let want: Vec<LocU> = (0..count)
+                                .map(|i| {
+                                    fold(&(0..n).map(|q| elem(q, i, seed)).collect::<Vec<_>>())
+                                })
+                                .collect();
+                            prop_assert_eq!(red.as_ref(), Some(&pairs(&want)));
+                        }
+                        prop_assert_eq!(
+                            s,
+                            &(r * count..(r + 1) * count)
+                                .map(|i| pair(elem(root, i, seed)))
+                                .collect::<Vec<_>>()
+                        );
+                        let want: Vec<LocU> = (r * count..(r + 1) * count)
+                            .map(|i| fold(&(0..n).map(|q| elem(q, i, seed)).collect::<Vec<_>>()))
+                            .collect();
+                        prop_assert_eq!(rs, &pairs(&want));
+                        if let Some(sc) = sc {
+                            let bitv: Vec<bool> = (0..n).map(|q| scan(q).bit).collect();
+                            let f = |a: &LocU, b: &LocU| serial(op, *a, *b);
+                            for i in 0..count {
+                                let vals: Vec<LocU> = (0..n).map(|q| elem(q, i, seed)).collect();
+                                let s = scan(r);
+                                let want = segmented_scan_serial(
+                                    &vals,
+                                    &bitv,
+                                    &f,
+                                    &id,
+                                    s.direction,
+                                    s.inclusion,
+                                    s.segmentation,
+                                );
+                                prop_assert_eq!(sc[i], pair(want[r]), "rank {} elem {}", r, i);
+                            }
+                        }
+                    }
+                    Ok(())
+                },
+            )
+            .unwrap();
+    }
+}
