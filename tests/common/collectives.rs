@@ -31,10 +31,11 @@
 
 use super::procs::ProcTransport;
 use super::{launch, launch_with_host, Launcher, Processes, Threads};
+use hypercomm::collective::registry;
 use hypercomm::collective::{
     BitXor, Direction, Inclusion, Max, Min, Prod, Scan, Segmentation, Sum, UserOp,
 };
-use hypercomm::{Algorithm, CollOpts, Error, Rank};
+use hypercomm::{Algorithm, CollOpts, Collective, Error, Rank};
 use hypercomm_algo::segmented::segmented_scan_serial;
 
 /// A launcher with the sizes of the operation × algorithm matrix it runs:
@@ -134,6 +135,25 @@ fn rank_in(r: Option<usize>) -> Rank {
     r.map_or(Rank::Host, Rank::Node)
 }
 
+/// `Auto` and every algorithm the registry has for `c` (so an algorithm
+/// registered later is tested here without an edit).
+fn algs(c: Collective) -> Vec<Algorithm> {
+    std::iter::once(Algorithm::Auto)
+        .chain(registry::entries(c).map(|e| e.algorithm))
+        .collect()
+}
+
+/// [`algs`] without the algorithms that need a commutative operator.
+fn algs_keeping_order(c: Collective) -> Vec<Algorithm> {
+    std::iter::once(Algorithm::Auto)
+        .chain(
+            registry::entries(c)
+                .filter(|e| !e.commutative_only)
+                .map(|e| e.algorithm),
+        )
+        .collect()
+}
+
 fn opts(a: Algorithm) -> CollOpts {
     CollOpts {
         algorithm: a,
@@ -147,13 +167,7 @@ fn val(r: usize, i: usize) -> i64 {
 }
 
 pub(crate) fn bcast_all_algorithms<L: Matrix>() {
-    for a in [
-        Algorithm::Auto,
-        Algorithm::Binomial,
-        Algorithm::Star,
-        Algorithm::Chain,
-        Algorithm::BiRing,
-    ] {
+    for a in algs(Collective::Bcast) {
         for &n in L::NS {
             for &count in L::COUNTS {
                 let root = n / 2;
@@ -185,7 +199,7 @@ pub(crate) fn reduce_and_allreduce_all_algorithms<L: Matrix>() {
             let serial_max: Vec<i64> = (0..count)
                 .map(|i| (0..n).map(|r| val(r, i)).max().unwrap())
                 .collect();
-            for a in [Algorithm::Auto, Algorithm::Binomial, Algorithm::Star] {
+            for a in algs(Collective::Reduce) {
                 let root = (n * 2) / 3;
                 let out = launch::<L, _, _>(n, |comm| {
                     let input: Vec<i64> = (0..count).map(|i| val(comm.rank(), i)).collect();
@@ -196,13 +210,7 @@ pub(crate) fn reduce_and_allreduce_all_algorithms<L: Matrix>() {
                 .unwrap();
                 assert_eq!(out[root], serial_sum, "reduce {a:?} n={n} count={count}");
             }
-            for a in [
-                Algorithm::Auto,
-                Algorithm::RecursiveDoubling,
-                Algorithm::Ring,
-                Algorithm::Rabenseifner,
-                Algorithm::ReduceBcast,
-            ] {
+            for a in algs(Collective::Allreduce) {
                 let out = launch::<L, _, _>(n, |comm| {
                     let input: Vec<i64> = (0..count).map(|i| val(comm.rank(), i)).collect();
                     let mut s = vec![0i64; count];
@@ -230,12 +238,7 @@ pub(crate) fn reduce_and_allreduce_all_algorithms<L: Matrix>() {
 pub(crate) fn non_commutative_operator_keeps_rank_order<L: Matrix>() {
     // Affine maps x -> a*x + b composed in rank order: (a, b) pairs as u64 wrapping.
     for &n in L::NS {
-        for a in [
-            Algorithm::Auto,
-            Algorithm::RecursiveDoubling,
-            Algorithm::Rabenseifner,
-            Algorithm::ReduceBcast,
-        ] {
+        for a in algs_keeping_order(Collective::Allreduce) {
             let out = launch::<L, _, _>(n, |comm| {
                 comm.set_topology(hypercomm::Topology::Ring(Default::default()));
                 let r = comm.rank() as u64;
@@ -477,12 +480,7 @@ fn concat(blocks: impl Iterator<Item = Vec<i64>>) -> Vec<i64> {
 }
 
 pub(crate) fn gather_and_gatherv_all_algorithms<L: Matrix>() {
-    for a in [
-        Algorithm::Auto,
-        Algorithm::Binomial,
-        Algorithm::Star,
-        Algorithm::Ring,
-    ] {
+    for a in algs(Collective::Gather) {
         for &n in L::NS {
             for &count in L::COUNTS {
                 let root = n / 2;
@@ -516,13 +514,7 @@ pub(crate) fn gather_and_gatherv_all_algorithms<L: Matrix>() {
 }
 
 pub(crate) fn allgather_and_allgatherv_all_algorithms<L: Matrix>() {
-    for a in [
-        Algorithm::Auto,
-        Algorithm::RecursiveDoubling,
-        Algorithm::Ring,
-        Algorithm::BiRing,
-        Algorithm::Bruck,
-    ] {
+    for a in algs(Collective::Allgather) {
         for &n in L::NS {
             for &count in L::COUNTS {
                 let vcounts: Vec<usize> = (0..n).map(|r| vc(r, count)).collect();
@@ -551,7 +543,7 @@ pub(crate) fn allgather_and_allgatherv_all_algorithms<L: Matrix>() {
 }
 
 pub(crate) fn scatter_and_scatterv_all_algorithms<L: Matrix>() {
-    for a in [Algorithm::Auto, Algorithm::Binomial, Algorithm::Star] {
+    for a in algs(Collective::Scatter) {
         for &n in L::NS {
             for &count in L::COUNTS {
                 let root = (n * 2) / 3;
@@ -599,7 +591,7 @@ pub(crate) fn alltoall_and_alltoallv_all_algorithms<L: Matrix>() {
         (0..len).map(|i| val(r * 100 + q, i)).collect()
     };
     let sc = |r: usize, q: usize, count: usize| (count + r * 5 + q * 3) % (count + 1);
-    for a in [Algorithm::Auto, Algorithm::Pairwise, Algorithm::Bruck] {
+    for a in algs(Collective::Alltoall) {
         for &n in L::NS {
             for &count in L::COUNTS {
                 let out = launch::<L, _, _>(n, |comm| {
@@ -608,7 +600,7 @@ pub(crate) fn alltoall_and_alltoallv_all_algorithms<L: Matrix>() {
                     let mut o = vec![0i64; n * count];
                     comm.alltoall_into_with(&input, &mut o, &opts(a))?;
                     let mut v = None;
-                    if a != Algorithm::Bruck {
+                    if a == Algorithm::Auto || registry::find(Collective::Alltoallv, a).is_some() {
                         let send: Vec<usize> = (0..n).map(|q| sc(me, q, count)).collect();
                         let recv: Vec<usize> = (0..n).map(|q| sc(q, me, count)).collect();
                         let input = concat((0..n).map(|q| block(me, q, send[q])));
@@ -636,12 +628,12 @@ pub(crate) fn alltoall_and_alltoallv_all_algorithms<L: Matrix>() {
 }
 
 pub(crate) fn reduce_scatter_all_algorithms<L: Matrix>() {
-    for (a, repro) in [
-        (Algorithm::Auto, false),
-        (Algorithm::RecursiveHalving, false),
-        (Algorithm::Ring, false),
-        (Algorithm::Auto, true),
-    ] {
+    let mut cases: Vec<(Algorithm, bool)> = algs(Collective::ReduceScatter)
+        .into_iter()
+        .map(|a| (a, false))
+        .collect();
+    cases.push((Algorithm::Auto, true));
+    for (a, repro) in cases {
         for &n in L::NS {
             for &count in L::COUNTS {
                 let o = CollOpts {
@@ -728,11 +720,7 @@ pub(crate) fn scans_all_variants_and_algorithms<L: Matrix>() {
                     per_rank
                 })
                 .collect();
-            for a in [
-                Algorithm::Auto,
-                Algorithm::RecursiveDoubling,
-                Algorithm::Chain,
-            ] {
+            for a in algs(Collective::Scan) {
                 let out = launch::<L, _, _>(n, |comm| {
                     let me = comm.rank();
                     let input: Vec<i64> = (0..count).map(|i| val(me, i)).collect();
@@ -1066,29 +1054,20 @@ pub(crate) fn reproducible_mode_is_bitwise_identical_across_algorithms_and_topol
         Topology::Ring(RingOrder::GRAY),
         Topology::BiRing(RingOrder::NATURAL),
     ];
-    let allreduce_algs = [
-        Algorithm::Auto,
-        Algorithm::RecursiveDoubling,
-        Algorithm::Ring,
-        Algorithm::Rabenseifner,
-        Algorithm::ReduceBcast,
-    ];
-    let reduce_algs = [Algorithm::Auto, Algorithm::Binomial, Algorithm::Star];
-    let scan_algs = [
-        Algorithm::Auto,
-        Algorithm::RecursiveDoubling,
-        Algorithm::Chain,
-    ];
-    let rs_algs = [
-        Algorithm::Auto,
-        Algorithm::RecursiveHalving,
-        Algorithm::Ring,
-    ];
+    let allreduce_algs = algs(Collective::Allreduce);
+    let reduce_algs = algs(Collective::Reduce);
+    let scan_algs = algs(Collective::Scan);
+    let rs_algs = algs(Collective::ReduceScatter);
     for n in [3usize, 5, 8, 13] {
         let count = 257;
         let mut seen: Option<Vec<Bits4>> = None;
         for t in tops {
-            for k in 0..5 {
+            let rounds = [&allreduce_algs, &reduce_algs, &scan_algs, &rs_algs]
+                .iter()
+                .map(|v| v.len())
+                .max()
+                .unwrap_or(1);
+            for k in 0..rounds {
                 let out = launch::<L, _, _>(n, |comm| {
                     comm.set_topology(t);
                     let me = comm.rank();
@@ -1100,18 +1079,39 @@ pub(crate) fn reproducible_mode_is_bitwise_identical_across_algorithms_and_topol
                     };
 
                     let mut a = vec![0.0; count];
-                    comm.allreduce_into_with(&x, &mut a, Sum, &ro(allreduce_algs[k]))?;
+                    comm.allreduce_into_with(
+                        &x,
+                        &mut a,
+                        Sum,
+                        &ro(allreduce_algs[k % allreduce_algs.len()]),
+                    )?;
                     let mut r = vec![0.0; if me == 1 { count } else { 0 }];
-                    comm.reduce_into_with(&x, &mut r, Sum, 1usize, &ro(reduce_algs[k % 3]))?;
+                    comm.reduce_into_with(
+                        &x,
+                        &mut r,
+                        Sum,
+                        1usize,
+                        &ro(reduce_algs[k % reduce_algs.len()]),
+                    )?;
                     let mut s = vec![0.0; count];
                     let sc = Scan::default();
-                    comm.scan_into_with(&x, &mut s, Sum, &sc, &ro(scan_algs[k % 3]))?;
+                    comm.scan_into_with(&x, &mut s, Sum, &sc, &ro(scan_algs[k % scan_algs.len()]))?;
                     let xs = noisy(me, count * n);
                     let mut rs = vec![0.0; count];
-                    comm.reduce_scatter_into_with(&xs, &mut rs, Sum, &ro(rs_algs[k % 3]))?;
+                    comm.reduce_scatter_into_with(
+                        &xs,
+                        &mut rs,
+                        Sum,
+                        &ro(rs_algs[k % rs_algs.len()]),
+                    )?;
                     // The same without reproducible mode: may differ in the last bits.
                     let mut free = vec![0.0; count];
-                    comm.allreduce_into_with(&x, &mut free, Sum, &opts(allreduce_algs[k]))?;
+                    comm.allreduce_into_with(
+                        &x,
+                        &mut free,
+                        Sum,
+                        &opts(allreduce_algs[k % allreduce_algs.len()]),
+                    )?;
                     let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<u64>>();
                     Ok::<_, Error>(((bits(&a), bits(&r), bits(&s), bits(&rs)), free, a))
                 })
