@@ -33,7 +33,7 @@ pub struct ChoiceKey {
 }
 
 /// What a schedule depends on (fixed-count calls).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct SchedKey {
     /// The operation (its own code: a scan and an exclusive scan differ).
     pub collective: Collective,
@@ -56,6 +56,27 @@ pub struct SchedKey {
     /// Scan inclusion.
     pub inclusion: Inclusion,
 }
+
+impl PartialEq for SchedKey {
+    /// Field by field, the cheap and most telling first; algorithms by the
+    /// address of their name (names come from the registry's constants, so
+    /// equal names almost always share it; when they do not, the memo
+    /// misses and the schedule is made again — never a wrong hit).
+    fn eq(&self, o: &Self) -> bool {
+        self.count == o.count
+            && self.me == o.me
+            && self.p == o.p
+            && self.root == o.root
+            && self.collective == o.collective
+            && std::ptr::eq(self.algorithm.name(), o.algorithm.name())
+            && self.segment == o.segment
+            && self.order == o.order
+            && self.direction == o.direction
+            && self.inclusion == o.inclusion
+    }
+}
+
+impl Eq for SchedKey {}
 
 /// Recent algorithm choices and schedules of one communicator (single
 /// threaded: a communicator belongs to one rank).

@@ -19,7 +19,6 @@ use super::ops::{Element, Operator};
 use super::select::Collective;
 use super::task::{CheckSpec, CollTask, Finish, Signature, HOST_MISFIT};
 use crate::comm::Comm;
-use crate::engine::Task;
 use crate::error::{Error, Result};
 use crate::rank::Rank;
 use hypercomm_algo::Schedule;
@@ -189,19 +188,17 @@ impl Comm {
             with_host: parts.with_host,
         });
         let main = Exec::new(sched, route, input, output, op, what)?;
-        CollTask::new(main, check, parts.me, finish).map(|t| t.traced(sig.op, root_ep, seq))
+        let mut task = CollTask::new(main, check, parts.me, finish)?;
+        task.trace(sig.op, root_ep, seq);
+        Ok(task)
     }
 
     /// Start `call` and run it to completion (blocking calls).
     pub(crate) fn run<T: Element, O: Operator<T>>(&self, call: Call<'_, T, O>) -> Result<()> {
         let what = call.what;
-        let task = self.start(call)?;
-        self.run_coll(task, what)
-    }
-
-    /// Run a task to completion, here on the stack.
-    pub(crate) fn run_coll(&self, task: impl Task, what: &str) -> Result<()> {
-        let cell = RefCell::new(task);
+        // Built straight into the cell the wait loop borrows (the task is
+        // a few hundred bytes; every move is a copy).
+        let cell = RefCell::new(self.start(call)?);
         self.engine().run_task(&cell, self.timeout, what)
     }
 }

@@ -240,7 +240,9 @@ pub(crate) struct Exec<'a, T: Element, O: Operator<T>> {
     posted: bool,
     /// Requests of the current round, with the byte length a receive must have.
     pending: Vec<(ReqId, Option<usize>)>,
-    result: Option<Result<()>>,
+    /// The outcome once finished (the error boxed: it is rare, and the
+    /// task is moved a few times on its way to the wait loop).
+    result: Option<std::result::Result<(), Box<Error>>>,
     what: &'static str,
 }
 
@@ -509,13 +511,13 @@ impl<T: Element, O: Operator<T>> Task for Exec<'_, T, O> {
                 if r.is_err() {
                     self.withdraw(e);
                 }
-                self.result = Some(r);
+                self.result = Some(r.map_err(Box::new));
                 true
             }
         }
     }
     fn take_result(&mut self) -> Option<Result<()>> {
-        self.result.take()
+        self.result.take().map(|r| r.map_err(|e| *e))
     }
     fn group(&self) -> &Arc<Group> {
         &self.route.group

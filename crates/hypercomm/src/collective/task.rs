@@ -207,7 +207,9 @@ pub(crate) struct CollTask<'a, T: Element, O: Operator<T>> {
     main: Exec<'a, T, O>,
     /// Runs after the main schedule succeeded.
     finish: Option<Finish<'a, T>>,
-    result: Option<Result<()>>,
+    /// The outcome once finished (the error boxed: it is rare, and the
+    /// task is moved a few times on its way to the wait loop).
+    result: Option<std::result::Result<(), Box<Error>>>,
     /// Trace block record to close: (operation code, root endpoint, sequence).
     block: Option<(u8, Option<u32>, u32)>,
 }
@@ -251,10 +253,9 @@ impl<'a, T: Element, O: Operator<T>> CollTask<'a, T, O> {
     }
 
     /// Record a block_begin now and a block_end when the task ends (tracing).
-    pub(crate) fn traced(mut self, op: u8, root: Option<u32>, seq: u32) -> Self {
+    pub(crate) fn trace(&mut self, op: u8, root: Option<u32>, seq: u32) {
         crate::trace::recorder::hook(crate::trace::event::Event::BlockBegin { op, root, seq });
         self.block = Some((op, root, seq));
-        self
     }
 }
 
@@ -298,7 +299,7 @@ impl<T: Element, O: Operator<T>> Task for CollTask<'_, T, O> {
             };
             if let Err(err) = verdict {
                 self.main.withdraw(e);
-                self.result = Some(Err(err));
+                self.result = Some(Err(Box::new(err)));
                 return true;
             }
             self.check = None;
@@ -314,12 +315,12 @@ impl<T: Element, O: Operator<T>> Task for CollTask<'_, T, O> {
                 Some(Finish::With(f)) => f(self.main.output()),
             }
         }
-        self.result = Some(r);
+        self.result = Some(r.map_err(Box::new));
         true
     }
     fn take_result(&mut self) -> Option<Result<()>> {
         end_block(&mut self.block);
-        self.result.take()
+        self.result.take().map(|r| r.map_err(|e| *e))
     }
     fn group(&self) -> &Arc<Group> {
         self.main.group()
