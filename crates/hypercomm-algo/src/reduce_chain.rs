@@ -9,7 +9,7 @@
 //! Every combine keeps rank order, so any associative operator works
 //! (commutative or not). Source: Kumar (seed 001), single-node accumulation
 //! on a ring with message splitting (the dual of the pipelined one-to-all
-//! broadcast, [`crate::bcast_chain`]).
+//! broadcast, [`crate::bcast_chain()`]).
 //!
 //! cost: (h + k − 1)·(ts + tw·m/k) for k segments and the longer chain of
 //! h = max(root, p−1−root) hops; [`cost`] takes the worst root (h = p−1)
