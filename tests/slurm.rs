@@ -1,0 +1,253 @@
+//! Programs started by a real Slurm: a one-node cluster (munged, slurmctld,
+//! slurmd) started on this machine by `tests/scripts/slurm.sh` for the
+//! duration of the tests and stopped after them, and `srun` starting the
+//! ranks, which join through the Slurm bootstrap of `hypercomm::init()`
+//! (TCP, rendezvous at task 0).
+//!
+//! The cluster needs root and Debian's `slurm-wlm` and `munge`; `.ci/run`
+//! installs them and sets `HYPERCOMM_REQUIRE_SLURM=1`, which turns their
+//! absence into a failure. Elsewhere the tests say they are skipped.
+
+mod common;
+
+use common::procs::{example_bin, run_limited, Output};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+const LIMIT: Duration = Duration::from_secs(90);
+
+/// The running cluster: its directory (configuration, state, logs).
+struct Cluster {
+    dir: PathBuf,
+}
+
+impl Cluster {
+    fn conf(&self) -> PathBuf {
+        self.dir.join("slurm.conf")
+    }
+
+    fn srun(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("srun");
+        c.env("SLURM_CONF", self.conf())
+            .env("HYPERCOMM_TIMEOUT", "30")
+            .env_remove("HYPERCOMM_RANK")
+            .args(["--quiet", "--kill-on-bad-exit=1"])
+            .args(args);
+        c
+    }
+}
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scripts/slurm.sh")
+}
+
+/// Stops the cluster when the test process ends (the tests of this binary
+/// share one cluster, one test at a time).
+struct Stop(PathBuf);
+
+impl Drop for Stop {
+    fn drop(&mut self) {
+        let _ = Command::new(script()).arg("stop").arg(&self.0).status();
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+static STOP: Mutex<Option<Stop>> = Mutex::new(None);
+
+extern "C" fn stop_at_exit() {
+    if let Ok(mut s) = STOP.lock() {
+        s.take();
+    }
+}
+
+/// Start the cluster once (or say why not); every test holds the returned
+/// guard so that jobs do not overlap.
+fn cluster() -> Option<(MutexGuard<'static, ()>, &'static Cluster)> {
+    static ONE: Mutex<()> = Mutex::new(());
+    static C: OnceLock<Result<Cluster, String>> = OnceLock::new();
+    let guard = ONE.lock().unwrap_or_else(|p| p.into_inner());
+    let c = C.get_or_init(|| {
+        let missing: Vec<&str> = ["srun", "slurmctld", "slurmd", "munged"]
+            .into_iter()
+            .filter(|b| {
+                !Command::new("sh")
+                    .args(["-c", &format!("command -v {b} || test -x /usr/sbin/{b}")])
+                    .stdout(Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success())
+            })
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "{} not installed (apt-get install slurm-wlm munge)",
+                missing.join(", ")
+            ));
+        }
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err("a test cluster needs root".into());
+        }
+        let dir = std::env::temp_dir().join(format!("hypercomm-slurm-{}", std::process::id()));
+        let out = Command::new(script())
+            .arg("start")
+            .arg(&dir)
+            .output()
+            .map_err(|e| format!("running {}: {e}", script().display()))?;
+        // Stopped when the test binary exits, whatever happens in the tests.
+        *STOP.lock().unwrap_or_else(|p| p.into_inner()) = Some(Stop(dir.clone()));
+        // SAFETY: registers a plain extern "C" function with no arguments.
+        unsafe { libc::atexit(stop_at_exit) };
+        if !out.status.success() {
+            return Err(format!(
+                "the test cluster did not start:\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(Cluster { dir })
+    });
+    match c {
+        Ok(c) => Some((guard, c)),
+        Err(why) => {
+            if std::env::var_os("HYPERCOMM_REQUIRE_SLURM").is_some() {
+                panic!("{why}");
+            }
+            eprintln!("SKIPPED: {why}");
+            None
+        }
+    }
+}
+
+/// The lines `hello` prints without a host for `n` nodes, sorted.
+fn hello_lines(n: usize) -> Vec<String> {
+    let mut token = 0u64;
+    let mut v = Vec::new();
+    for r in 0..n {
+        let before = token;
+        token += r as u64;
+        v.push(format!(
+            "hello from node {r} of {n}: token {before} -> {token}"
+        ));
+    }
+    v.push(format!("token after one lap: {}", n * (n - 1) / 2));
+    v.sort();
+    v
+}
+
+fn sorted_lines(s: &str) -> Vec<String> {
+    let mut v: Vec<String> = s.lines().map(str::to_string).collect();
+    v.sort();
+    v
+}
+
+fn check_ok(out: &Output, what: &str) {
+    assert!(out.status.success(), "{what}:\n{}", out.both());
+}
+
+#[test]
+fn srun_starts_hello_on_two_tasks_and_on_more_tasks_than_cores() {
+    let Some((_g, c)) = cluster() else { return };
+    let hello = example_bin("hello");
+    let hello = hello.to_str().expect("a UTF-8 path");
+    let out = run_limited(c.srun(&["-n", "2", hello]), LIMIT);
+    check_ok(&out, "srun -n 2 hello");
+    assert_eq!(sorted_lines(&out.stdout), hello_lines(2), "{}", out.both());
+    let out = run_limited(
+        c.srun(&["--oversubscribe", "--overcommit", "-n", "5", hello]),
+        LIMIT,
+    );
+    check_ok(&out, "srun -n 5 hello");
+    assert_eq!(sorted_lines(&out.stdout), hello_lines(5), "{}", out.both());
+}
+
+#[test]
+fn a_rank_killed_under_srun_is_named_by_the_survivors_and_nothing_is_left() {
+    let Some((_g, c)) = cluster() else { return };
+    let faults = example_bin("faults");
+    let mut child = c
+        .srun(&[
+            "--oversubscribe",
+            "--overcommit",
+            "-n",
+            "4",
+            "--label",
+            faults.to_str().expect("a UTF-8 path"),
+            "victim",
+            "2",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting srun");
+    let start = Instant::now();
+    let stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // `srun --label` prefixes "N: "; each rank prints its pid first.
+    let mut pids = vec![None; 4];
+    let mut lines = Vec::new();
+    let mut ready = false;
+    while !ready {
+        let line = rx
+            .recv_timeout(LIMIT.saturating_sub(start.elapsed()))
+            .unwrap_or_else(|_| {
+                let _ = child.kill();
+                panic!("the job did not get ready: {lines:?}")
+            });
+        let (rank, text) = line.split_once(": ").expect("a labelled line");
+        let rank: usize = rank.trim().parse().expect("a task number");
+        if let Some(p) = text.strip_prefix("pid ") {
+            pids[rank] = Some(p.trim().parse::<i32>().expect("a pid"));
+        }
+        ready = text == "victim ready";
+        lines.push(line);
+    }
+    let victim = pids[2].expect("the victim printed its pid");
+    // SAFETY: kill(2) on a pid the victim printed; the job is alive (the
+    // victim sleeps after printing that it is ready).
+    assert_eq!(unsafe { libc::kill(victim, libc::SIGKILL) }, 0);
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("waiting for srun") {
+            break s;
+        }
+        assert!(start.elapsed() < LIMIT, "srun did not end after the kill");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    lines.extend(rx.try_iter());
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        use std::io::Read;
+        let _ = e.read_to_string(&mut err);
+    }
+    assert!(!status.success(), "the job must fail: {lines:?}");
+    // Slurm names the task that died.
+    assert!(err.contains("task 2"), "srun's report: {err}");
+    // Every survivor saw the failure of a peer.
+    for r in [0usize, 1, 3] {
+        let detected = lines
+            .iter()
+            .find(|l| l.starts_with(&format!("{r}: rank {r} detected")))
+            .unwrap_or_else(|| panic!("rank {r} did not report: {lines:?}"));
+        assert!(
+            detected.contains("PeerFailed") && detected.contains("Node(2)"),
+            "{detected}"
+        );
+    }
+    // No rank process is left behind.
+    std::thread::sleep(Duration::from_millis(500));
+    for p in pids.iter().flatten() {
+        assert!(
+            !Path::new(&format!("/proc/{p}")).exists(),
+            "process {p} is still there"
+        );
+    }
+}
