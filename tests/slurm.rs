@@ -193,7 +193,7 @@ fn a_rank_killed_under_srun_is_named_by_the_survivors_and_nothing_is_left() {
         }
     });
     // `srun --label` prefixes "N: "; each rank prints its pid first.
-    let mut pids = vec![None; 4];
+    let mut pids = [None; 4];
     let mut lines = Vec::new();
     let mut ready = false;
     while !ready {
