@@ -1,8 +1,8 @@
 //! Programs started by a real Slurm: a one-node cluster (munged, slurmctld,
 //! slurmd) started on this machine by `tests/scripts/slurm.sh` for the
-//! duration of the tests and stopped after them, and `srun` starting the
-//! ranks, which join through the Slurm bootstrap of `hypercomm::init()`
-//! (TCP, rendezvous at task 0).
+//! duration of the tests and stopped after them (`common::service`), and
+//! `srun` starting the ranks, which join through the Slurm bootstrap of
+//! `hypercomm::init()` (TCP, rendezvous at task 0).
 //!
 //! The cluster needs root and Debian's `slurm-wlm` and `munge`; `.ci/run`
 //! installs them and sets `HYPERCOMM_REQUIRE_SLURM=1`, which turns their
@@ -11,22 +11,21 @@
 mod common;
 
 use common::procs::{example_bin, run_limited, Output};
+use common::service::{service, Service, ServiceSpec};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
 const LIMIT: Duration = Duration::from_secs(90);
 
 /// The running cluster: its directory (configuration, state, logs).
-struct Cluster {
-    dir: PathBuf,
-}
+struct Cluster(&'static Service);
 
 impl Cluster {
     fn conf(&self) -> PathBuf {
-        self.dir.join("slurm.conf")
+        self.0.dir.join("slurm.conf")
     }
 
     fn srun(&self, args: &[&str]) -> Command {
@@ -40,85 +39,18 @@ impl Cluster {
     }
 }
 
-fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scripts/slurm.sh")
-}
+const SLURM: ServiceSpec = ServiceSpec {
+    name: "slurm",
+    script: "slurm.sh",
+    programs: &["srun", "slurmctld", "slurmd", "munged"],
+    install: "apt-get install slurm-wlm munge",
+    require: "HYPERCOMM_REQUIRE_SLURM",
+    args: Vec::new,
+};
 
-/// Stops the cluster when the test process ends (the tests of this binary
-/// share one cluster, one test at a time).
-struct Stop(PathBuf);
-
-impl Drop for Stop {
-    fn drop(&mut self) {
-        let _ = Command::new(script()).arg("stop").arg(&self.0).status();
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-static STOP: Mutex<Option<Stop>> = Mutex::new(None);
-
-extern "C" fn stop_at_exit() {
-    if let Ok(mut s) = STOP.lock() {
-        s.take();
-    }
-}
-
-/// Start the cluster once (or say why not); every test holds the returned
-/// guard so that jobs do not overlap.
-fn cluster() -> Option<(MutexGuard<'static, ()>, &'static Cluster)> {
-    static ONE: Mutex<()> = Mutex::new(());
-    static C: OnceLock<Result<Cluster, String>> = OnceLock::new();
-    let guard = ONE.lock().unwrap_or_else(|p| p.into_inner());
-    let c = C.get_or_init(|| {
-        let missing: Vec<&str> = ["srun", "slurmctld", "slurmd", "munged"]
-            .into_iter()
-            .filter(|b| {
-                !Command::new("sh")
-                    .args(["-c", &format!("command -v {b} || test -x /usr/sbin/{b}")])
-                    .stdout(Stdio::null())
-                    .status()
-                    .is_ok_and(|s| s.success())
-            })
-            .collect();
-        if !missing.is_empty() {
-            return Err(format!(
-                "{} not installed (apt-get install slurm-wlm munge)",
-                missing.join(", ")
-            ));
-        }
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            return Err("a test cluster needs root".into());
-        }
-        let dir = std::env::temp_dir().join(format!("hypercomm-slurm-{}", std::process::id()));
-        let out = Command::new(script())
-            .arg("start")
-            .arg(&dir)
-            .output()
-            .map_err(|e| format!("running {}: {e}", script().display()))?;
-        // Stopped when the test binary exits, whatever happens in the tests.
-        *STOP.lock().unwrap_or_else(|p| p.into_inner()) = Some(Stop(dir.clone()));
-        // SAFETY: registers a plain extern "C" function with no arguments.
-        unsafe { libc::atexit(stop_at_exit) };
-        if !out.status.success() {
-            return Err(format!(
-                "the test cluster did not start:\n{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        Ok(Cluster { dir })
-    });
-    match c {
-        Ok(c) => Some((guard, c)),
-        Err(why) => {
-            if std::env::var_os("HYPERCOMM_REQUIRE_SLURM").is_some() {
-                panic!("{why}");
-            }
-            eprintln!("SKIPPED: {why}");
-            None
-        }
-    }
+/// The cluster (started once for this binary), or `None`: skipped.
+fn cluster() -> Option<(MutexGuard<'static, ()>, Cluster)> {
+    service(&SLURM).map(|(g, s)| (g, Cluster(s)))
 }
 
 /// The lines `hello` prints without a host for `n` nodes, sorted.

@@ -51,6 +51,7 @@
 //! | `HYPERCOMM_SECRET` | the per-job secret, 32 random bytes in hex |
 //! | `HYPERCOMM_JOB` | the job id |
 //! | `HYPERCOMM_BIND` | optional: the IP this endpoint listens on (`--hosts`) |
+//! | `HYPERCOMM_WATCH_STDIN` | `1` for a rank started over ssh: stop when stdin ends (`ssh.rs`) |
 //! | `HYPERCOMM_SHM_FD` | shm only: an inherited descriptor of the memfd segment the launcher made (the shm transport's `setup.rs`) |
 //!
 //! Every process, whatever the transport, first opens a **control
@@ -105,13 +106,13 @@
 //! | `spawn.rs` | [`spawn`]: a host program starting its own nodes |
 //! | `monitor.rs`, `control.rs` | the rendezvous server and job monitor; the control protocol |
 //! | `env.rs`, `slurm.rs` | the environment contract; Slurm bootstrap |
+//! | `ssh.rs` | where ranks run; starting them on other machines over ssh |
 //!
 //! `launch` owns processes: nothing else in the library starts one. It
 //! builds on the transports (their `setup.rs` says what a process of each
 //! kind needs) and on communicators; nothing below it imports it.
 //!
-//! Not done yet: ssh for remote `--hosts`, spawning more nodes into a
-//! running job (MPI `Comm_spawn` with inter-communicators).
+//! Not done yet: spawning more nodes into a running job (MPI `Comm_spawn` with inter-communicators).
 
 pub(crate) mod control;
 pub mod env;
@@ -122,6 +123,7 @@ mod processes;
 pub(crate) mod rank;
 pub(crate) mod slurm;
 mod spawn;
+pub mod ssh;
 pub(crate) mod trace;
 
 pub use processes::{run_processes, Processes, RankEnd};
@@ -152,6 +154,9 @@ pub fn is_launched() -> bool {
 pub fn init() -> Result<Comm> {
     let comm = if std::env::var_os(env::RANK).is_some() {
         claim()?;
+        if std::env::var_os(ssh::WATCH_STDIN).is_some_and(|v| v == "1") {
+            ssh::watch_stdin();
+        }
         let e = JobEnv::from_env()?;
         join(&e)?
     } else if let Some(s) = slurm::SlurmEnv::detect() {

@@ -173,6 +173,22 @@ pub(crate) fn describe_exit(status: ExitStatus) -> (String, Option<i32>) {
     }
 }
 
+/// How a rank started over ssh ended, from its ssh's status: the remote
+/// shell reports a death by signal as `128 + n`; 255 is ssh's own failure.
+/// (The monitor's label names the host.)
+pub(crate) fn describe_remote_exit(status: ExitStatus) -> (String, Option<i32>) {
+    match status.code() {
+        Some(255) => (
+            "could not be started over ssh, or ssh lost its connection (ssh exited with code 255; its message, if any, is above)".into(),
+            Some(255),
+        ),
+        Some(c) if c > 128 && c < 128 + 65 => {
+            (format!("was killed by {}", signal_name(c - 128)), Some(c))
+        }
+        _ => describe_exit(status),
+    }
+}
+
 /// Send `sig` to `pid`.
 pub(crate) fn kill(pid: u32, sig: i32) {
     // SAFETY: kill(2) with a pid we started and have not yet reaped (the
@@ -188,6 +204,9 @@ pub(crate) struct MonitorSetup {
     pub(crate) host: bool,
     /// Child pid of each endpoint (`None`: not a child of ours).
     pub(crate) pids: Vec<Option<u32>>,
+    /// The remote host of each endpoint started over ssh (its pid is its
+    /// ssh's); empty or `None`: started here.
+    pub(crate) remote: Vec<Option<String>>,
     /// Stop the whole job after this long.
     pub(crate) timeout: Option<Duration>,
     /// Set from a signal handler (Ctrl-C).
@@ -258,7 +277,15 @@ impl Monitor {
     }
 
     fn label(&self, ep: usize) -> String {
-        label(ep, self.setup.nodes, self.setup.host)
+        let l = label(ep, self.setup.nodes, self.setup.host);
+        match self.remote(ep) {
+            Some(h) => format!("{l} (on {h})"),
+            None => l,
+        }
+    }
+
+    fn remote(&self, ep: usize) -> Option<&str> {
+        self.setup.remote.get(ep).and_then(|h| h.as_deref())
     }
 
     fn say(&self, msg: &str) {
@@ -397,13 +424,19 @@ impl Monitor {
             }
             Event::Exited { ep, status } => {
                 self.exited[ep] = true;
-                let (how, code) = describe_exit(status);
+                let (how, code) = match self.remote(ep) {
+                    Some(_) => describe_remote_exit(status),
+                    None => describe_exit(status),
+                };
                 let stopped_by_us = self.term_sent.is_some() || self.stopping_quietly;
                 match code {
                     Some(code) if !stopped_by_us => {
                         use std::os::unix::process::ExitStatusExt;
                         let what = format!("{} {how}", self.label(ep));
-                        self.fail(ep, what, code, status.signal().is_some());
+                        // Over ssh, the remote shell's 128 + n.
+                        let by_signal = status.signal().is_some()
+                            || (self.remote(ep).is_some() && code > 128 && code < 128 + 65);
+                        self.fail(ep, what, code, by_signal);
                     }
                     Some(_) => {}
                     None => {

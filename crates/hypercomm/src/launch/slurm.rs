@@ -170,6 +170,7 @@ pub(crate) fn join(s: &SlurmEnv) -> Result<Comm> {
             nodes: s.ntasks,
             host: false,
             pids: vec![None; s.ntasks],
+            remote: Vec::new(),
             timeout: None,
             interrupted: None,
             stop: Arc::new(AtomicBool::new(false)),
