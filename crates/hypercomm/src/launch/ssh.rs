@@ -1,6 +1,6 @@
 //! Starting ranks on other machines over ssh (`hypercomm run --hosts`).
 //!
-//! Where a rank runs is a [`Place`]: on this machine (a loopback address,
+//! Where a rank runs is a `Place`: on this machine (a loopback address,
 //! `localhost` or this machine's own name) or on a named host, reached with
 //! the user's ssh command (`ssh` by default, `--ssh CMD` or `HYPERCOMM_SSH`
 //! for another, e.g. `ssh -p 2222 -i key`). For a remote rank the launcher
