@@ -21,13 +21,14 @@
 
 use super::env;
 use super::monitor::{self, Event, Monitor, MonitorSetup, Rendezvous, Verdict};
+use super::output::{self, Label};
 use super::ssh::{self, Place};
 use crate::error::{Error, Result};
 use crate::rank::Rank;
 use crate::transport::tcp::auth::{random_bytes, to_hex, SECRET_LEN};
 use crate::transport::TransportKind;
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -123,39 +124,6 @@ pub(crate) fn new_identity() -> Result<(Vec<u8>, String)> {
     let tag: [u8; 4] = random_bytes().map_err(|e| io_err("making the job id", e))?;
     let job = format!("{}-{}", std::process::id(), to_hex(&tag));
     Ok((secret.to_vec(), job))
-}
-
-/// Copy `r` to our stdout or stderr line by line, prefixed.
-fn forward(
-    r: impl Read + Send + 'static,
-    prefix: Option<String>,
-    to_stderr: bool,
-) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        let mut r = BufReader::new(r);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match r.read_until(b'\n', &mut line) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            if !line.ends_with(b"\n") {
-                line.push(b'\n');
-            }
-            let mut out = Vec::with_capacity(line.len() + 10);
-            if let Some(p) = &prefix {
-                out.extend_from_slice(p.as_bytes());
-            }
-            out.extend_from_slice(&line);
-            let _ = if to_stderr {
-                std::io::stderr().lock().write_all(&out)
-            } else {
-                let mut o = std::io::stdout().lock();
-                o.write_all(&out).and_then(|_| o.flush())
-            };
-        }
-    })
 }
 
 /// One process to start.
@@ -288,10 +256,10 @@ pub(crate) fn start(
     };
     let mut fw = Vec::new();
     if let Some(o) = child.stdout.take() {
-        fw.push(forward(o, prefix.then(|| tag.clone()), false));
+        fw.push(output::forward(o, Label::fixed(prefix, &tag), false));
     }
     if let Some(e) = child.stderr.take() {
-        fw.push(forward(e, prefix.then(|| tag.clone()), true));
+        fw.push(output::forward(e, Label::fixed(prefix, &tag), true));
     }
     let tx = events.clone();
     let ep = p.ep;
@@ -340,8 +308,17 @@ fn placement(spec: &JobSpec, endpoints: usize) -> Result<(Vec<Place>, IpAddr)> {
         op: "hypercomm run",
         what,
     };
-    if spec.hosts.is_empty() {
-        let ip = spec.listen.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    if spec.hosts.is_empty() || spec.transport == TransportKind::Mpi {
+        // (An MPI job's hosts are mpirun's business; the rendezvous must
+        // still be reachable from them.)
+        let remote = spec.hosts.iter().find(|h| !ssh::is_here(h));
+        let ip = match (spec.listen, remote) {
+            (Some(ip), _) => ip,
+            (None, Some(r)) => ssh::resolve(r)
+                .and_then(|to| ssh::route_to(to).map_err(|e| e.to_string()))
+                .map_err(|e| bad(format!("--hosts: {e}; give --interface IP")))?,
+            (None, None) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        };
         return Ok((vec![Place::Here { bind: None }; endpoints], ip));
     }
     let remote = spec.hosts.iter().find(|h| !ssh::is_here(h));
@@ -398,6 +375,43 @@ fn placement(spec: &JobSpec, endpoints: usize) -> Result<(Vec<Place>, IpAddr)> {
     Ok((places, listen))
 }
 
+/// Start every endpoint's process (each here or over ssh); on a failure,
+/// kill the ones started.
+fn start_all(
+    spec: &JobSpec,
+    vars: &JobVars,
+    places: &[Place],
+    events: &Sender<Event>,
+    pids: &mut [Option<u32>],
+    forwarders: &mut Vec<std::thread::JoinHandle<()>>,
+) -> Result<()> {
+    for ep in 0..pids.len() {
+        let argv = if ep == spec.nodes {
+            spec.host_program.as_deref().unwrap_or_default()
+        } else {
+            &spec.program
+        };
+        let p = Proc {
+            ep,
+            argv,
+            place: &places[ep],
+        };
+        match start(&p, vars, spec.prefix, events) {
+            Ok((pid, fw)) => {
+                pids[ep] = Some(pid);
+                forwarders.extend(fw);
+            }
+            Err(e) => {
+                for pid in pids.iter().flatten() {
+                    monitor::kill(*pid, libc::SIGKILL);
+                }
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Run a whole job (the `hypercomm run` command): start the processes,
 /// forward their output, propagate failures, wait for the end. Installs
 /// handlers for SIGINT, SIGTERM and SIGHUP that stop the job cleanly.
@@ -445,39 +459,19 @@ pub fn run_job(spec: &JobSpec) -> Result<JobOutcome> {
     };
     let mut pids = vec![None; endpoints];
     let mut forwarders = Vec::new();
-    let mut started = Ok(());
-    for (ep, slot) in pids.iter_mut().enumerate() {
-        let argv = if ep == spec.nodes {
-            spec.host_program.as_deref().unwrap_or_default()
-        } else {
-            &spec.program
-        };
-        let p = Proc {
-            ep,
-            argv,
-            place: &places[ep],
-        };
-        match start(&p, &vars, spec.prefix, &rv.sender) {
-            Ok((pid, fw)) => {
-                *slot = Some(pid);
-                forwarders.extend(fw);
-            }
-            Err(e) => {
-                started = Err(e);
-                break;
-            }
-        }
-    }
-    if let Err(e) = started {
-        for pid in pids.iter().flatten() {
-            monitor::kill(*pid, libc::SIGKILL);
-        }
-        return Err(e);
+    let mut starter = None;
+    if spec.transport == TransportKind::Mpi {
+        let (name, pid, fw) = super::mpirun::start(spec, &vars, &rv.sender)?;
+        starter = Some((name, pid));
+        forwarders = fw;
+    } else {
+        start_all(spec, &vars, &places, &rv.sender, &mut pids, &mut forwarders)?;
     }
     let m = Monitor::new(MonitorSetup {
         nodes: spec.nodes,
         host,
         pids,
+        starter,
         remote: places
             .iter()
             .map(|p| match p {

@@ -75,6 +75,7 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(
         host: true,
         pids: pids.clone(),
         remote: Vec::new(),
+        starter: None,
         timeout: None,
         interrupted: None,
         stop: stop.clone(),
