@@ -40,6 +40,10 @@ use crate::transport::native::{Native, NativeOp, NativeReduce, NativeType};
 use crate::transport::Transport;
 use hypercomm_algo::select::{best_cost, CostModel, COMBINE_COST};
 
+/// A call the library takes: the library, the element type and the
+/// operator of a reduction.
+type Served<'a> = (&'a dyn Native, NativeType, Option<NativeReduce>);
+
 /// The collectives the library serves.
 const SERVED: [Collective; 6] = [
     Collective::Barrier,
@@ -117,7 +121,7 @@ impl Comm {
         &self,
         call: &Call<'_, T, O>,
         opts: &CollOpts,
-    ) -> Result<Option<(&dyn Native, NativeType, Option<NativeReduce>)>> {
+    ) -> Result<Option<Served<'_>>> {
         let forced = opts.algorithm == Algorithm::Native;
         if !forced && (opts.algorithm != Algorithm::Auto || !self.native_collectives()) {
             return Ok(None);
