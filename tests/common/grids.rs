@@ -1,0 +1,753 @@
+//! The grid suite: process topologies and the SUPRENUM grid layer against
+//! serial references, written once as functions generic over the
+//! [`Launcher`] and instantiated per transport with [`grids_suite!`], as
+//! the collectives suite is.
+//!
+//! The halo tests fill a *global* array with a known function of the
+//! global indices; every rank sets its inner points from it and its halo
+//! to a sentinel, exchanges, and compares every stored point with the
+//! expectation worked out here from the definition (which halo cells an
+//! exchange with these options fills, see `hypercomm::grid::halo`): a
+//! filled halo cell holds the global array's value at the point it mirrors,
+//! every other cell is untouched. Ranks return the first few differences as
+//! text, so results cross process boundaries as plain data.
+
+// Serial references index by axis on purpose.
+#![allow(clippy::needless_range_loop)]
+
+use super::{launch, Launcher};
+use hypercomm::grid::{Colour, Directions, Field, FieldSpec, Grid, HaloOpts, Location, Pos, Side};
+use hypercomm::topology::{dims_create, Cart, CartOpts, Embedding};
+use hypercomm::{Comm, Error};
+
+/// Instantiate the grid suite for a launcher type.
+#[allow(unused_macros)]
+macro_rules! grids_suite {
+    ($launcher:ty) => {
+        $crate::common::grids::grids_suite!(@tests $launcher;
+            cart_coordinates_shifts_and_subgrids,
+            cart_hypercube_embedding_keeps_neighbours_adjacent,
+            cart_arguments_that_differ_fail_on_every_rank,
+            halo_2d_every_mask_width_and_periodicity,
+            halo_3d_all_fifteen_masks,
+            halo_directions_with_reversal_and_corners,
+            halo_staggered_signed_width,
+            halo_split_phase_takes_values_at_start,
+            halo_several_fields_of_mixed_types,
+            grid_bad_input_fails_on_every_rank
+        );
+    };
+    (@tests $launcher:ty; $($name:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                <$launcher as $crate::common::Launcher>::test(
+                    stringify!($name),
+                    $crate::common::grids::$name::<$launcher>,
+                );
+            }
+        )*
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use grids_suite;
+
+/// The value of the global array at domain point `p` (exact in f64).
+fn value(p: [isize; 3]) -> f64 {
+    (p[0] + 100 * p[1] + 10_000 * p[2]) as f64 + 0.5
+}
+
+const SENTINEL: f64 = -1.0e9;
+
+/// Whether this rank has a neighbour on side `s` of axis `a`.
+fn has_neighbour(cart: &Cart, a: usize, s: Side) -> bool {
+    if a >= cart.ndims() {
+        return false;
+    }
+    cart.periodic()[a]
+        || match s {
+            Side::Lower => cart.coords()[a] > 0,
+            Side::Upper => cart.coords()[a] + 1 < cart.dims()[a],
+        }
+}
+
+/// What an exchange should leave at stored point `p` of a field at
+/// `loc` on this rank: `Some(v)` for a value, `None` for "untouched".
+fn expected(grid: &Grid, loc: Location, opts: &HaloOpts, p: [isize; 3]) -> Option<f64> {
+    let inner = grid.inner();
+    let g = grid.global();
+    if inner.contains(p) {
+        return Some(value(p));
+    }
+    let w = opts.width.unsigned_abs() as isize;
+    let mut out_axes = 0;
+    let mut wrapped = p;
+    for a in 0..3 {
+        let (lo, hi) = (inner.lo[a], inner.hi[a]);
+        let (side, d) = if p[a] < lo {
+            (Side::Lower, lo - p[a])
+        } else if p[a] >= hi {
+            (Side::Upper, p[a] - hi + 1)
+        } else {
+            continue;
+        };
+        out_axes += 1;
+        let border = matches!(
+            (loc.0[a], side),
+            (Pos::Upper, Side::Lower) | (Pos::Lower, Side::Upper)
+        );
+        if d > w
+            || (opts.width < 0 && d == 1 && border)
+            || !opts.directions.receives_from(a, side)
+            || !has_neighbour(grid.cart(), a, side)
+        {
+            return None;
+        }
+        wrapped[a] = p[a].rem_euclid(g[a] as isize);
+    }
+    if out_axes > 1 && !opts.corners {
+        return None;
+    }
+    opts.colour.selects(wrapped).then(|| value(wrapped))
+}
+
+/// Fill a field: inner from the global array, halo with the sentinel.
+fn prepared(grid: &Grid) -> Field<f64> {
+    let mut u = grid.field::<f64>();
+    let inner = grid.inner();
+    u.fill_with(|p| {
+        if inner.contains(p) {
+            value(p)
+        } else {
+            SENTINEL
+        }
+    });
+    u
+}
+
+/// Differences between `u` and the expectation, as text (at most 3).
+fn differences(
+    grid: &Grid,
+    u: &Field<f64>,
+    loc: Location,
+    opts: &HaloOpts,
+    what: &str,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in u.storage().points() {
+        let want = expected(grid, loc, opts, p).unwrap_or(SENTINEL);
+        if u[p] != want && out.len() < 3 {
+            out.push(format!(
+                "{what}: rank {} {:?} at {p:?}: {} but expected {want}",
+                grid.cart().rank(),
+                grid.cart().coords(),
+                u[p]
+            ));
+        }
+    }
+    out
+}
+
+/// Every 2-D process grid shape of up to `max` ranks worth testing, with
+/// every periodicity.
+fn shapes_2d(max: usize) -> Vec<(Vec<usize>, Vec<bool>)> {
+    let mut out = Vec::new();
+    for d in [[1, 1], [2, 1], [1, 2], [2, 2], [3, 2], [1, 3], [3, 1]] {
+        if d[0] * d[1] > max {
+            continue;
+        }
+        for per in [[false, false], [true, false], [false, true], [true, true]] {
+            out.push((d.to_vec(), per.to_vec()));
+        }
+    }
+    out
+}
+
+/// Run `body` on a Cartesian grid of `dims` × `periodic` over exactly
+/// that many ranks; every rank's differences, concatenated.
+fn on_grid<L: Launcher>(
+    dims: &[usize],
+    periodic: &[bool],
+    body: impl Fn(&Comm, &Cart) -> hypercomm::Result<Vec<String>> + Sync,
+) -> Vec<String> {
+    let n: usize = dims.iter().product();
+    launch::<L, _, _>(n, |comm| {
+        let cart = comm
+            .cartesian(dims, periodic)?
+            .expect("every rank is in the grid");
+        body(comm, &cart)
+    })
+    .unwrap_or_else(|e| panic!("grid {dims:?} periodic {periodic:?}: {e}"))
+    .concat()
+}
+
+pub(crate) fn cart_coordinates_shifts_and_subgrids<L: Launcher>() {
+    for (dims, per) in shapes_2d(6).into_iter().chain([
+        (vec![2, 2, 2], vec![false, true, false]),
+        (vec![5], vec![true]),
+        (vec![1, 3, 2], vec![true, true, true]),
+    ]) {
+        let bad = on_grid::<L>(&dims, &per, |_, cart| {
+            let mut bad = Vec::new();
+            let me = cart.rank();
+            let c = cart.coords().to_vec();
+            // Axis 0 fastest.
+            let mut lin = 0;
+            for a in (0..dims.len()).rev() {
+                lin = lin * dims[a] + c[a];
+            }
+            if lin != me {
+                bad.push(format!("rank {me} has coords {c:?}"));
+            }
+            for a in 0..dims.len() {
+                for disp in [-2isize, -1, 1, 2] {
+                    let t = c[a] as isize + disp;
+                    let want = if per[a] {
+                        let mut cc = c.clone();
+                        cc[a] = t.rem_euclid(dims[a] as isize) as usize;
+                        cart.rank_of(&cc.iter().map(|&x| x as isize).collect::<Vec<_>>())
+                    } else if t >= 0 && t < dims[a] as isize {
+                        Some(me - c[a] * stride(&dims, a) + t as usize * stride(&dims, a))
+                    } else {
+                        None
+                    };
+                    if cart.neighbour(a, disp) != want {
+                        bad.push(format!(
+                            "rank {me} axis {a} disp {disp}: {:?} not {want:?}",
+                            cart.neighbour(a, disp)
+                        ));
+                    }
+                    let s = cart.shift(a, disp);
+                    if s.dest != want || s.source != cart.neighbour(a, -disp) {
+                        bad.push(format!("rank {me} shift({a},{disp}) = {s:?}"));
+                    }
+                }
+                // The line along a: ranks follow coordinate a.
+                let line = cart.line(a)?;
+                if line.size() != dims[a] || line.rank() != c[a] || line.coords() != [c[a]] {
+                    bad.push(format!(
+                        "rank {me} line({a}): size {} rank {}",
+                        line.size(),
+                        line.rank()
+                    ));
+                }
+                // A value sent along the line reaches the next coordinate.
+                let next = line.neighbour(0, 1);
+                let prev = line.neighbour(0, -1);
+                if let Some(to) = next {
+                    line.comm().send(&[c[a] as u64], to, 5)?;
+                }
+                if let Some(from) = prev {
+                    let (v, _) = line.comm().recv::<u64>(from, 5)?;
+                    let want = (c[a] as isize - 1).rem_euclid(dims[a] as isize) as u64;
+                    if v != want {
+                        bad.push(format!(
+                            "rank {me} line({a}) got {v} from the previous coordinate, not {want}"
+                        ));
+                    }
+                }
+            }
+            let t = cart.tree();
+            if t.father != (me > 0).then(|| (me - 1) / 2)
+                || t.sons.iter().any(|&s| (s - 1) / 2 != me)
+            {
+                bad.push(format!("rank {me} tree {t:?}"));
+            }
+            if dims.len() == 3 {
+                let p = cart.plane(0)?;
+                if p.size() != dims[1] * dims[2] || p.coords() != [c[1], c[2]] {
+                    bad.push(format!("rank {me} plane(0): {:?}", p.coords()));
+                }
+            }
+            Ok(bad)
+        });
+        assert!(bad.is_empty(), "{dims:?} {per:?}: {bad:?}");
+    }
+    // Ranks beyond the grid get none; dims_create balances.
+    let got = launch::<L, _, _>(5, |comm| {
+        Ok(comm
+            .cartesian(&dims_create(4, 2)?, &[false, false])?
+            .map(|c| c.coords().to_vec()))
+    })
+    .unwrap();
+    assert_eq!(
+        got,
+        vec![
+            Some(vec![0, 0]),
+            Some(vec![1, 0]),
+            Some(vec![0, 1]),
+            Some(vec![1, 1]),
+            None
+        ]
+    );
+}
+
+fn stride(dims: &[usize], a: usize) -> usize {
+    dims[..a].iter().product()
+}
+
+pub(crate) fn cart_hypercube_embedding_keeps_neighbours_adjacent<L: Launcher>() {
+    for (dims, per, n) in [
+        (vec![4, 2], vec![true, true], 8usize),
+        (vec![3, 2], vec![false, false], 8),
+        (vec![2, 2, 2], vec![true, false, true], 8),
+    ] {
+        let out = launch::<L, _, _>(n, |comm| {
+            let opts = CartOpts {
+                embedding: Embedding::Hypercube,
+            };
+            let Some(cart) = comm.cartesian_with(&dims, &per, &opts)? else {
+                return Ok(Vec::new());
+            };
+            let mut bad = Vec::new();
+            let me = cart.parent_rank_of(cart.rank()).unwrap();
+            for a in 0..dims.len() {
+                for d in [-1, 1] {
+                    let Some(nb) = cart.neighbour(a, d) else {
+                        continue;
+                    };
+                    let p = cart.parent_rank_of(nb).unwrap();
+                    let wraps = !(0..dims[a] as isize).contains(&(cart.coords()[a] as isize + d));
+                    if (!wraps || dims[a].is_power_of_two()) && (p ^ me).count_ones() > 1 {
+                        bad.push(format!(
+                            "{me} and {p} are grid neighbours on axis {a} but not cube neighbours"
+                        ));
+                    }
+                }
+            }
+            // The grid really runs on those parent ranks.
+            let word = [comm.rank() as u64];
+            let mut got = [0u64];
+            cart.comm()
+                .send_recv(&word, cart.rank(), 1, &mut got, cart.rank(), 1)?;
+            if got[0] != me as u64 {
+                bad.push(format!(
+                    "grid rank {} runs on parent {} not {me}",
+                    cart.rank(),
+                    got[0]
+                ));
+            }
+            Ok(bad)
+        })
+        .unwrap()
+        .concat();
+        assert!(out.is_empty(), "{out:?}");
+    }
+}
+
+pub(crate) fn cart_arguments_that_differ_fail_on_every_rank<L: Launcher>() {
+    let r = launch::<L, _, _>(4, |comm| {
+        let dims = if comm.rank() == 2 {
+            vec![4, 1]
+        } else {
+            vec![2, 2]
+        };
+        Ok(comm
+            .cartesian(&dims, &[false, false])
+            .unwrap_err()
+            .to_string())
+    })
+    .unwrap();
+    for m in &r {
+        assert!(m.contains("rank 2 has dims [4, 1]"), "{m}");
+    }
+    let r = launch::<L, _, _>(3, |comm| {
+        Ok(comm
+            .cartesian(&[2, 2], &[false, false])
+            .unwrap_err()
+            .to_string())
+    })
+    .unwrap();
+    assert!(
+        r.iter()
+            .all(|m| m.contains("needs 4 ranks but the communicator has 3")),
+        "{r:?}"
+    );
+}
+
+/// One exchange with `opts` on a field at `loc`, blocking or split phase;
+/// the differences from the expectation.
+fn check_exchange(
+    grid: &Grid,
+    loc: Location,
+    opts: &HaloOpts,
+    split: bool,
+    what: &str,
+) -> hypercomm::Result<Vec<String>> {
+    let halo = grid.halo(&[FieldSpec::of::<f64>().at(loc)], opts)?;
+    let mut u = prepared(grid);
+    if split {
+        let p = halo.start(&mut u)?;
+        p.finish(&mut u)?;
+    } else {
+        halo.exchange(&mut u)?;
+    }
+    Ok(differences(grid, &u, loc, opts, what))
+}
+
+pub(crate) fn halo_2d_every_mask_width_and_periodicity<L: Launcher>() {
+    for (dims, per) in shapes_2d(6) {
+        let bad = on_grid::<L>(&dims, &per, |_, cart| {
+            let grid = Grid::new(cart, &[10, 11], 3)?;
+            let mut bad = Vec::new();
+            for width in 1..=3 {
+                for code in 0..7 {
+                    let opts = HaloOpts {
+                        width,
+                        colour: Colour::from_suprenum_2d(code)?,
+                        ..HaloOpts::default()
+                    };
+                    let what =
+                        format!("dims {dims:?} periodic {per:?} width {width} colour {code}");
+                    bad.extend(check_exchange(
+                        &grid,
+                        Location::CENTRE,
+                        &opts,
+                        code % 2 == 1,
+                        &what,
+                    )?);
+                }
+            }
+            Ok(bad)
+        });
+        assert!(bad.is_empty(), "{bad:#?}");
+    }
+}
+
+pub(crate) fn halo_3d_all_fifteen_masks<L: Launcher>() {
+    for (dims, per) in [
+        (vec![1, 1, 1], vec![true, true, true]),
+        (vec![2, 1, 2], vec![false, true, true]),
+        (vec![1, 2, 2], vec![false, false, false]),
+        (vec![2, 2, 1], vec![true, false, true]),
+    ] {
+        let bad = on_grid::<L>(&dims, &per, |_, cart| {
+            let grid = Grid::new(cart, &[7, 6, 5], 2)?;
+            let mut bad = Vec::new();
+            for code in 0..15 {
+                for width in [1, 2] {
+                    let opts = HaloOpts {
+                        width,
+                        colour: Colour::from_suprenum_3d(code)?,
+                        ..HaloOpts::default()
+                    };
+                    let what = format!("3-D {dims:?} {per:?} colour {code} width {width}");
+                    bad.extend(check_exchange(
+                        &grid,
+                        Location::CENTRE,
+                        &opts,
+                        width == 2,
+                        &what,
+                    )?);
+                }
+            }
+            Ok(bad)
+        });
+        assert!(bad.is_empty(), "{bad:#?}");
+    }
+}
+
+pub(crate) fn halo_directions_with_reversal_and_corners<L: Launcher>() {
+    for (dims, per) in [
+        (vec![3, 2], vec![false, false]),
+        (vec![2, 2], vec![true, true]),
+        (vec![1, 2], vec![true, false]),
+    ] {
+        let bad = on_grid::<L>(&dims, &per, |_, cart| {
+            let grid = Grid::new(cart, &[9, 8], 2)?;
+            let mut bad = Vec::new();
+            // Every subset of the four flows, SUPRENUM style, with and without corners.
+            for bits in 0u32..16 {
+                let dest = [
+                    [bits & 1 != 0, bits & 2 != 0],
+                    [bits & 4 != 0, bits & 8 != 0],
+                ];
+                for corners in [true, false] {
+                    let opts = HaloOpts {
+                        width: 2,
+                        directions: Directions::from_suprenum(&dest),
+                        corners,
+                        ..HaloOpts::default()
+                    };
+                    let what = format!("{dims:?} {per:?} dest {dest:?} corners {corners}");
+                    bad.extend(check_exchange(
+                        &grid,
+                        Location::CENTRE,
+                        &opts,
+                        bits % 3 == 0,
+                        &what,
+                    )?);
+                }
+            }
+            // By hand: the flow towards lower x means every rank hears from
+            // its upper x-neighbour, so the upper halo is filled and the
+            // lower one is not.
+            let opts = HaloOpts {
+                directions: Directions::NONE.with(0, Side::Lower),
+                ..HaloOpts::default()
+            };
+            let halo = grid.halo(&[FieldSpec::of::<f64>()], &opts)?;
+            let mut u = prepared(&grid);
+            halo.exchange(&mut u)?;
+            let inner = grid.inner();
+            let j = inner.lo[1];
+            if cart.neighbour(0, 1).is_some()
+                && u[[inner.hi[0], j]] != value([inner.hi[0] % 9, j, 0])
+            {
+                bad.push(format!("upper x halo not filled at rank {}", cart.rank()));
+            }
+            if u[[inner.lo[0] - 1, j]] != SENTINEL {
+                bad.push(format!("lower x halo written at rank {}", cart.rank()));
+            }
+            Ok(bad)
+        });
+        assert!(bad.is_empty(), "{bad:#?}");
+    }
+}
+
+pub(crate) fn halo_staggered_signed_width<L: Launcher>() {
+    for (dims, per) in [
+        (vec![2, 2], vec![false, false]),
+        (vec![3, 1], vec![true, true]),
+        (vec![2, 3], vec![true, false]),
+    ] {
+        let bad = on_grid::<L>(&dims, &per, |_, cart| {
+            let grid = Grid::new(cart, &[9, 10], 2)?;
+            let mut bad = Vec::new();
+            for nloc in 1..=9 {
+                let loc = Location::from_nloc(nloc)?;
+                for width in [-2isize, -1, 1, 2] {
+                    for colour in [Colour::All, Colour::RED] {
+                        let opts = HaloOpts {
+                            width,
+                            colour,
+                            ..HaloOpts::default()
+                        };
+                        let what = format!("{dims:?} {per:?} nloc {nloc} width {width} {colour:?}");
+                        bad.extend(check_exchange(&grid, loc, &opts, width < 0, &what)?);
+                    }
+                }
+            }
+            // By hand: an upper-x-face variable with width −1 keeps its own
+            // value on the lower border (that cell is not received).
+            let loc = Location([Pos::Upper, Pos::Centre, Pos::Centre]);
+            let opts = HaloOpts {
+                width: -1,
+                ..HaloOpts::default()
+            };
+            let halo = grid.halo(&[FieldSpec::of::<f64>().at(loc)], &opts)?;
+            let mut u = prepared(&grid);
+            halo.exchange(&mut u)?;
+            let inner = grid.inner();
+            if u[[inner.lo[0] - 1, inner.lo[1]]] != SENTINEL {
+                bad.push("the border face was received with a negative width".into());
+            }
+            Ok(bad)
+        });
+        assert!(bad.is_empty(), "{bad:#?}");
+    }
+}
+
+pub(crate) fn halo_split_phase_takes_values_at_start<L: Launcher>() {
+    for (dims, per) in [
+        (vec![2, 2], vec![true, false]),
+        (vec![3, 2], vec![true, true]),
+        (vec![2, 1, 2], vec![true, true, false]),
+    ] {
+        let bad = on_grid::<L>(&dims, &per, |_, cart| {
+            let global: Vec<usize> = if dims.len() == 2 {
+                vec![8, 7]
+            } else {
+                vec![6, 5, 6]
+            };
+            let grid = Grid::new(cart, &global, 1)?;
+            let opts = HaloOpts::default();
+            let halo = grid.halo(&[FieldSpec::of::<f64>()], &opts)?;
+            let mut u = prepared(&grid);
+            let pending = halo.start(&mut u)?;
+            // Compute on the interior meanwhile: overwrite every inner point.
+            let inner = grid.inner();
+            for p in inner.points() {
+                u[p] = -value(p);
+            }
+            pending.finish(&mut u)?;
+            let mut bad = Vec::new();
+            for p in u.storage().points() {
+                let want = if inner.contains(p) {
+                    -value(p)
+                } else {
+                    expected(&grid, Location::CENTRE, &opts, p).unwrap_or(SENTINEL)
+                };
+                if u[p] != want && bad.len() < 3 {
+                    bad.push(format!(
+                        "split phase {dims:?}: rank {} at {p:?}: {} not {want}",
+                        cart.rank(),
+                        u[p]
+                    ));
+                }
+            }
+            Ok(bad)
+        });
+        assert!(bad.is_empty(), "{bad:#?}");
+    }
+}
+
+pub(crate) fn halo_several_fields_of_mixed_types<L: Launcher>() {
+    let bad = on_grid::<L>(&[3, 2], &[true, false], |_, cart| {
+        let grid = Grid::new(cart, &[12, 9], 2)?;
+        let opts = HaloOpts {
+            width: 2,
+            colour: Colour::BLACK,
+            ..HaloOpts::default()
+        };
+        let halo = grid.halo(
+            &[
+                FieldSpec::of::<f64>(),
+                FieldSpec::of::<i32>(),
+                FieldSpec::of::<u8>(),
+                FieldSpec::of::<[f32; 3]>(),
+            ],
+            &opts,
+        )?;
+        let inner = grid.inner();
+        let mut u = prepared(&grid);
+        let mut k = grid.field::<i32>();
+        k.fill_with(|p| {
+            if inner.contains(p) {
+                value(p) as i32 * 3
+            } else {
+                -7
+            }
+        });
+        let mut b = grid.field::<u8>();
+        b.fill_with(|p| {
+            if inner.contains(p) {
+                (value(p) as i64 % 251) as u8
+            } else {
+                255
+            }
+        });
+        let mut v = grid.field::<[f32; 3]>();
+        v.fill_with(|p| {
+            if inner.contains(p) {
+                [p[0] as f32, p[1] as f32, 1.5]
+            } else {
+                [-1.0; 3]
+            }
+        });
+        halo.exchange((&mut u, &mut k, &mut b, &mut v))?;
+        let mut bad = differences(&grid, &u, Location::CENTRE, &opts, "f64 field");
+        for p in u.storage().points() {
+            let e = expected(&grid, Location::CENTRE, &opts, p);
+            let q = e.map(|x| {
+                let x = x as i64; // the wrapped point's value, less the 0.5
+                [x.rem_euclid(100), (x / 100) % 100]
+            });
+            let (wk, wb, wv) = match (e, q) {
+                (Some(x), Some(q)) => (
+                    x as i32 * 3,
+                    (x as i64 % 251) as u8,
+                    [q[0] as f32, q[1] as f32, 1.5],
+                ),
+                _ => (-7, 255, [-1.0; 3]),
+            };
+            if (k[p], b[p], v[p]) != (wk, wb, wv) && bad.len() < 3 {
+                bad.push(format!(
+                    "mixed fields at {p:?}: {:?} not {:?}",
+                    (k[p], b[p], v[p]),
+                    (wk, wb, wv)
+                ));
+            }
+        }
+        Ok(bad)
+    });
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+pub(crate) fn grid_bad_input_fails_on_every_rank<L: Launcher>() {
+    type Case = fn(&Comm, &Cart) -> Result<(), Error>;
+    let cases: Vec<(&str, Case, &str)> = vec![
+        (
+            "too few points",
+            |_, c| Grid::new(c, &[1, 8], 1).map(|_| ()),
+            "does not fit the process grid",
+        ),
+        (
+            "halo wider than inner",
+            |_, c| {
+                let g = Grid::new(c, &[4, 8], 3)?;
+                g.halo(
+                    &[FieldSpec::of::<f64>()],
+                    &HaloOpts {
+                        width: 3,
+                        ..Default::default()
+                    },
+                )
+                .map(|_| ())
+            },
+            "wider than the inner range",
+        ),
+        (
+            "width above the halo",
+            |_, c| {
+                let g = Grid::new(c, &[40, 40], 1)?;
+                g.halo(
+                    &[FieldSpec::of::<f64>()],
+                    &HaloOpts {
+                        width: 2,
+                        ..Default::default()
+                    },
+                )
+                .map(|_| ())
+            },
+            "halo is 1 wide",
+        ),
+        (
+            "mismatched fields",
+            |comm, c| {
+                let g = Grid::new(c, &[40, 40], 1)?;
+                let spec = if comm.rank() == 1 {
+                    FieldSpec::of::<f32>()
+                } else {
+                    FieldSpec::of::<f64>()
+                };
+                g.halo(&[spec], &HaloOpts::default()).map(|_| ())
+            },
+            "rank 1 has fields",
+        ),
+        (
+            "mismatched grids",
+            |comm, c| Grid::new(c, &[40, 40 + comm.rank() / 3], 1).map(|_| ()),
+            "rank 3 has points [40, 41]",
+        ),
+        (
+            "bad colour",
+            |_, _| Colour::from_suprenum_2d(9).map(|_| ()),
+            "colour code 9",
+        ),
+    ];
+    for (name, case, needle) in cases {
+        let r = launch::<L, _, _>(4, |comm| {
+            let cart = comm.cartesian(&[2, 2], &[false, false])?.unwrap();
+            Ok(case(comm, &cart).map_err(|e| e.to_string()))
+        })
+        .unwrap();
+        for m in &r {
+            match m {
+                Err(m) => assert!(m.contains(needle), "{name}: {m}"),
+                Ok(()) => panic!("{name}: no error on some rank: {r:?}"),
+            }
+        }
+    }
+    // A field of the wrong type for a plan: an error on the caller, before
+    // anything is sent.
+    let r = launch::<L, _, _>(2, |comm| {
+        let cart = comm.cartesian(&[2, 1], &[false, false])?.unwrap();
+        let g = Grid::new(&cart, &[8, 8], 1)?;
+        let h = g.halo(&[FieldSpec::of::<f64>()], &HaloOpts::default())?;
+        let mut wrong = g.field::<f32>();
+        Ok(h.exchange(&mut wrong).unwrap_err().to_string())
+    })
+    .unwrap();
+    assert!(r.iter().all(|m| m.contains("holds f32")), "{r:?}");
+}
