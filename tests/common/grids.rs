@@ -16,9 +16,12 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::{launch, Launcher};
-use hypercomm::grid::{Colour, Directions, Field, FieldSpec, Grid, HaloOpts, Location, Pos, Side};
+use hypercomm::grid::{
+    Colour, Directions, Field, FieldSpec, GlobalOp, Glop, GlopsOpts, Grid, HaloOpts, Location,
+    PayloadOrder, Place, Pos, Region, Side, Value,
+};
 use hypercomm::topology::{dims_create, Cart, CartOpts, Embedding};
-use hypercomm::{Comm, Error};
+use hypercomm::{Comm, Error, Rank};
 
 /// Instantiate the grid suite for a launcher type.
 #[allow(unused_macros)]
@@ -34,7 +37,12 @@ macro_rules! grids_suite {
             halo_staggered_signed_width,
             halo_split_phase_takes_values_at_start,
             halo_several_fields_of_mixed_types,
-            grid_bad_input_fails_on_every_rank
+            grid_bad_input_fails_on_every_rank,
+            subarrays_to_coordinates_and_the_host,
+            gather_and_scatter_whole_fields,
+            glops_mixed_types_to_nodes_and_host,
+            agglomeration_round_trip_is_the_identity,
+            agglomeration_bad_factor_fails_on_every_rank
         );
     };
     (@tests $launcher:ty; $($name:ident),* $(,)?) => {
@@ -750,4 +758,363 @@ pub(crate) fn grid_bad_input_fails_on_every_rank<L: Launcher>() {
     })
     .unwrap();
     assert!(r.iter().all(|m| m.contains("holds f32")), "{r:?}");
+}
+
+pub(crate) fn subarrays_to_coordinates_and_the_host<L: Launcher>() {
+    let (host, nodes) = super::launch_with_host::<L, _, _, _, _>(
+        6,
+        |comm| {
+            let cart = comm.cartesian(&[3, 2], &[false, false])?.unwrap();
+            let grid = Grid::new(&cart, &[9, 8], 1)?;
+            // 1. A 2 × 3 block of the global array to the node at (2, 1).
+            let mut g = grid.global_field::<i32>();
+            g.fill_with(|p| value(p) as i32);
+            let block = Region::new(&[4..6, 1..4]);
+            grid.send_subarray(&g, &block, Place::Coords(&[2, 1]), 11)?;
+            // 2. Node (1, 0)'s inner block comes back, placed at (0, 0).
+            let mut back = Field::<i32>::whole(Region::new(&[0..9, 0..8]), 2);
+            let got = grid.recv_subarray(&mut back, [0, 0, 0], Place::Coords(&[1, 0]), 12)?;
+            let mut bad = Vec::new();
+            let inner = grid.inner_of(cart.rank_of(&[1, 0]).unwrap());
+            if got != Region::new(&[0..inner.len(0) as isize, 0..inner.len(1) as isize]) {
+                bad.push(format!("host learned extent {got:?}"));
+            }
+            for p in got.points() {
+                let src = [p[0] + inner.lo[0], p[1] + inner.lo[1], 0];
+                if back[p] != value(src) as i32 * 2 {
+                    bad.push(format!("host: {p:?} = {}", back[p]));
+                }
+            }
+            // Bad destination and reserved tag: clear errors, nothing sent.
+            let e1 = grid
+                .send_subarray(&g, &block, Place::Coords(&[3, 0]), 1)
+                .unwrap_err();
+            let e2 = grid
+                .send_subarray(&g, &block, Place::Coords(&[0, 0]), 0x7f00_0000)
+                .unwrap_err();
+            if !e1.to_string().contains("outside") || !e2.to_string().contains("reserved") {
+                bad.push(format!("{e1} / {e2}"));
+            }
+            Ok::<_, Error>(bad)
+        },
+        |comm| {
+            let cart = comm.cartesian(&[3, 2], &[false, false])?.unwrap();
+            let grid = Grid::new(&cart, &[9, 8], 1)?;
+            let mut bad = Vec::new();
+            let c = cart.coords().to_vec();
+            if c == [2, 1] {
+                let mut u = grid.field::<i32>();
+                let at = [grid.inner().lo[0], grid.inner().lo[1], 0];
+                let r = grid.recv_subarray(&mut u, at, Place::Host, 11)?;
+                if r.len(0) != 2 || r.len(1) != 3 {
+                    bad.push(format!("extent {r:?}"));
+                }
+                for p in r.points() {
+                    let src = [p[0] - at[0] + 4, p[1] - at[1] + 1, 0];
+                    if u[p] != value(src) as i32 {
+                        bad.push(format!("node (2,1): {p:?} = {}", u[p]));
+                    }
+                }
+            }
+            if c == [1, 0] {
+                let mut u = grid.field::<i32>();
+                u.fill_with(|p| value(p) as i32 * 2);
+                grid.send_subarray(&u, &grid.inner(), Place::Host, 12)?;
+            }
+            Ok(bad)
+        },
+    )
+    .unwrap();
+    assert!(
+        host.is_empty() && nodes.concat().is_empty(),
+        "{host:?} {nodes:?}"
+    );
+}
+
+pub(crate) fn gather_and_scatter_whole_fields<L: Launcher>() {
+    let (host, nodes) = super::launch_with_host::<L, _, _, _, _>(
+        4,
+        |comm| {
+            let cart = comm.cartesian(&[2, 2], &[false, true])?.unwrap();
+            let grid = Grid::new(&cart, &[7, 5], 1)?;
+            let mut g = grid.global_field::<f64>();
+            g.fill_with(value);
+            let mut none = grid.field::<f64>();
+            grid.scatter(Some(&g), &mut none, Rank::Host)?;
+            let back = grid
+                .gather(&none, Rank::Host)?
+                .expect("the root gets the array");
+            Ok::<_, Error>(
+                back.storage()
+                    .points()
+                    .filter(|&p| back[p] != -value(p))
+                    .count(),
+            )
+        },
+        |comm| {
+            let cart = comm.cartesian(&[2, 2], &[false, true])?.unwrap();
+            let grid = Grid::new(&cart, &[7, 5], 1)?;
+            let mut u = grid.field::<f64>();
+            u.fill(SENTINEL);
+            grid.scatter(None, &mut u, Rank::Host)?;
+            let inner = grid.inner();
+            let mut bad = 0;
+            for p in u.storage().points() {
+                let want = if inner.contains(p) {
+                    value(p)
+                } else {
+                    SENTINEL
+                };
+                bad += usize::from(u[p] != want);
+                u[p] = -u[p];
+            }
+            let none = grid.gather(&u, Rank::Host)?;
+            Ok(bad + usize::from(none.is_some()))
+        },
+    )
+    .unwrap();
+    assert_eq!((host, nodes), (0, vec![0; 4]));
+    // Rooted at a node, without a host, 3-D.
+    let r = launch::<L, _, _>(3, |comm| {
+        let cart = comm.cartesian(&[1, 3, 1], &[false; 3])?.unwrap();
+        let grid = Grid::new(&cart, &[3, 7, 2], 0)?;
+        let mut u = grid.field::<u16>();
+        u.fill_with(|p| value(p) as u16);
+        Ok(grid
+            .gather(&u, Rank::Node(2))?
+            .map(|g| g.storage().points().all(|p| g[p] == value(p) as u16)))
+    })
+    .unwrap();
+    assert_eq!(r, vec![None, None, Some(true)]);
+}
+
+pub(crate) fn glops_mixed_types_to_nodes_and_host<L: Launcher>() {
+    let entries = |r: usize| {
+        vec![
+            Glop::new(Value::F64(r as f64 + 0.5), GlobalOp::Sum),
+            Glop::new(Value::F64(r as f64 * 1.5), GlobalOp::Max),
+            Glop::new(Value::I32(1), GlobalOp::Sum),
+            Glop::new(Value::I64(-(r as i64)), GlobalOp::Min),
+            Glop::new(Value::U32(2), GlobalOp::Prod),
+            Glop::new(Value::F32(r as f32), GlobalOp::Min),
+        ]
+    };
+    for n in [1usize, 2, 3, 5] {
+        let want = vec![
+            Glop::new(
+                Value::F64((0..n).map(|r| r as f64 + 0.5).sum()),
+                GlobalOp::Sum,
+            ),
+            Glop::new(Value::F64((n - 1) as f64 * 1.5), GlobalOp::Max),
+            Glop::new(Value::I32(n as i32), GlobalOp::Sum),
+            Glop::new(Value::I64(-(n as i64 - 1)), GlobalOp::Min),
+            Glop::new(Value::U32(1 << n), GlobalOp::Prod),
+            Glop::new(Value::F32(0.0), GlobalOp::Min),
+        ];
+        let got = launch::<L, _, _>(n, |comm| {
+            let mut v = entries(comm.rank());
+            comm.glops(&mut v, &GlopsOpts::default())?;
+            Ok(v)
+        })
+        .unwrap();
+        assert!(got.iter().all(|v| *v == want), "n = {n}: {got:?}");
+        for back in [false, true] {
+            let opts = GlopsOpts {
+                back,
+                host: true,
+                ..GlopsOpts::default()
+            };
+            let (h, nodes) = super::launch_with_host::<L, _, _, _, _>(
+                n,
+                |comm| comm.gloph(&opts),
+                |comm| {
+                    let mut v = entries(comm.rank());
+                    comm.glops(&mut v, &opts)?;
+                    Ok(v)
+                },
+            )
+            .unwrap();
+            assert_eq!(h, want, "host, n = {n}, back {back}");
+            let expect_nodes: Vec<Vec<Glop>> = (0..n)
+                .map(|r| if back { want.clone() } else { entries(r) })
+                .collect();
+            assert_eq!(nodes, expect_nodes, "n = {n}, back {back}");
+        }
+    }
+    // Entries that differ between nodes: an error on every node.
+    let r = launch::<L, _, _>(3, |comm| {
+        let op = if comm.rank() == 1 {
+            GlobalOp::Max
+        } else {
+            GlobalOp::Sum
+        };
+        let mut v = vec![
+            Glop::new(Value::I32(1), GlobalOp::Sum),
+            Glop::new(Value::F64(1.0), op),
+        ];
+        Ok(comm
+            .glops(&mut v, &GlopsOpts::default())
+            .unwrap_err()
+            .to_string())
+    })
+    .unwrap();
+    assert!(r.iter().all(|m| m.contains("entry 1")), "{r:?}");
+}
+
+/// Down by each step of `steps` and back up, on a grid over `dims`: the
+/// coarse fields hold the global values of their blocks, the payload
+/// vectors concatenate in order, and the way back is the identity.
+fn agglomeration_case<L: Launcher>(dims: &[usize], global: &[usize], steps: &[Vec<usize>]) {
+    let n: usize = dims.iter().product();
+    let bad = launch::<L, _, _>(n, |comm| {
+        let per: Vec<bool> = (0..dims.len()).map(|a| a == 0).collect();
+        let cart = comm.cartesian(dims, &per)?.unwrap();
+        let fine = Grid::new(&cart, global, 1)?;
+        let mut u = fine.field::<f64>();
+        let inner = fine.inner();
+        u.fill_with(|p| if inner.contains(p) { value(p) } else { -3.0 });
+        let original = u.clone();
+        let mut bad = Vec::new();
+        // Down.
+        let mut levels = Vec::new();
+        let mut grid_here: Option<Grid> = Some(fine);
+        let mut field_here: Option<Field<f64>> = Some(u);
+        let mut payload: Option<Vec<u64>> = Some(vec![comm.rank() as u64; comm.rank() + 1]);
+        for f in steps {
+            let Some(g) = grid_here.take() else { break };
+            let agg = g.agglomerate(f)?;
+            let coarse = agg.gather(field_here.as_ref().expect("active ranks hold a field"))?;
+            let pv = agg.gather_vec(payload.as_deref().unwrap(), PayloadOrder::IFirst)?;
+            if let (Some(cg), Some(cf)) = (agg.coarse(), &coarse) {
+                let ci = cg.inner();
+                for p in ci.points() {
+                    if cf[p] != value(p) {
+                        bad.push(format!("coarse {f:?} at {p:?}: {}", cf[p]));
+                        break;
+                    }
+                }
+                if cf.storage() != &cg.storage() {
+                    bad.push("coarse field storage".into());
+                }
+            }
+            if agg.is_active() != coarse.is_some() || agg.is_active() != pv.is_some() {
+                bad.push("active ranks get data, inactive ones none".into());
+            }
+            levels.push((g, agg));
+            grid_here = levels
+                .last()
+                .unwrap()
+                .1
+                .coarse()
+                .map(|c| {
+                    // Re-make a handle on the same coarse grid for the next step.
+                    Grid::with_splits(
+                        c.cart(),
+                        &(0..c.ndim())
+                            .map(|a| c.splits(a).to_vec())
+                            .collect::<Vec<_>>(),
+                        &c.halo_widths()[..c.ndim()],
+                    )
+                })
+                .transpose()?;
+            field_here = coarse;
+            payload = pv;
+        }
+        // The coarsest payload holds every rank's vector when it is one rank.
+        if levels
+            .last()
+            .is_some_and(|l| l.1.coarse().is_some_and(|c| c.cart().size() == 1))
+        {
+            let want: Vec<u64> = {
+                let mut w = Vec::new();
+                // Orders compose: the fine ranks in IFirst order of each level.
+                let mut order: Vec<usize> = (0..n).collect();
+                order.sort_by_key(|&r| {
+                    let c = cart.coords_of(r).unwrap();
+                    let mut key = Vec::new();
+                    // Later (coarser) steps are outer keys.
+                    let mut cc = c.clone();
+                    let mut keys = Vec::new();
+                    for f in steps {
+                        let within: Vec<usize> = cc.iter().zip(f).map(|(&x, &f)| x % f).collect();
+                        keys.push(within.iter().rev().copied().collect::<Vec<_>>());
+                        cc = cc.iter().zip(f).map(|(&x, &f)| x / f).collect();
+                    }
+                    for k in keys.into_iter().rev() {
+                        key.extend(k);
+                    }
+                    key
+                });
+                for r in order {
+                    w.extend(std::iter::repeat_n(r as u64, r + 1));
+                }
+                w
+            };
+            if payload.as_ref() != Some(&want) {
+                bad.push(format!("payload {payload:?} not {want:?}"));
+            }
+        }
+        // Up again, undoing each step.
+        while let Some((g, agg)) = levels.pop() {
+            let mut fine_f = g.field::<f64>();
+            fine_f.fill(-3.0);
+            agg.scatter(field_here.as_ref(), &mut fine_f)?;
+            let back = agg.scatter_vec(payload.as_deref(), PayloadOrder::IFirst)?;
+            field_here = Some(fine_f);
+            payload = Some(back);
+        }
+        if field_here.as_ref() != Some(&original) {
+            bad.push(format!(
+                "rank {}: the round trip changed the field",
+                comm.rank()
+            ));
+        }
+        if payload != Some(vec![comm.rank() as u64; comm.rank() + 1]) {
+            bad.push(format!(
+                "rank {}: payload came back as {payload:?}",
+                comm.rank()
+            ));
+        }
+        Ok(bad)
+    })
+    .unwrap()
+    .concat();
+    assert!(bad.is_empty(), "{dims:?} {steps:?}: {bad:#?}");
+}
+
+pub(crate) fn agglomeration_round_trip_is_the_identity<L: Launcher>() {
+    agglomeration_case::<L>(&[4, 3], &[13, 10], &[vec![2, 3], vec![2, 1]]);
+    agglomeration_case::<L>(&[4, 2], &[11, 9], &[vec![4, 1], vec![1, 2]]);
+    agglomeration_case::<L>(&[3, 2], &[10, 7], &[vec![3, 2]]);
+    agglomeration_case::<L>(&[2, 2, 3], &[6, 7, 9], &[vec![1, 2, 3], vec![2, 1, 1]]);
+    agglomeration_case::<L>(&[1, 4, 2], &[5, 9, 6], &[vec![1, 4, 1], vec![1, 1, 2]]);
+}
+
+pub(crate) fn agglomeration_bad_factor_fails_on_every_rank<L: Launcher>() {
+    let r = launch::<L, _, _>(6, |comm| {
+        let cart = comm.cartesian(&[3, 2], &[false, false])?.unwrap();
+        let grid = Grid::new(&cart, &[9, 9], 1)?;
+        Ok(grid.agglomerate(&[2, 2]).unwrap_err().to_string())
+    })
+    .unwrap();
+    assert!(
+        r.iter()
+            .all(|m| m.contains("factor 2 does not divide the 3 ranks of axis 0")),
+        "{r:?}"
+    );
+    let r = launch::<L, _, _>(4, |comm| {
+        let cart = comm.cartesian(&[2, 2], &[false, false])?.unwrap();
+        let grid = Grid::new(&cart, &[9, 9], 1)?;
+        let f = if comm.rank() == 3 {
+            vec![1, 2]
+        } else {
+            vec![2, 1]
+        };
+        Ok(grid.agglomerate(&f).unwrap_err().to_string())
+    })
+    .unwrap();
+    assert!(
+        r.iter().all(|m| m.contains("rank 3 has factors [1, 2]")),
+        "{r:?}"
+    );
 }

@@ -66,7 +66,7 @@ impl Region {
     }
 
     /// Every point, axis 0 fastest.
-    pub fn points(&self) -> impl Iterator<Item = [isize; 3]> + '_ {
+    pub fn points(&self) -> impl Iterator<Item = [isize; 3]> {
         let r = self.clone();
         (r.lo[2]..r.hi[2]).flat_map(move |k| {
             let r = r.clone();

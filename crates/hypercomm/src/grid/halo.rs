@@ -237,7 +237,10 @@ impl Grid {
                     if !opts.directions.sends_to(a, toward) {
                         continue;
                     }
-                    let tag = (id << 4) | ((a as u32) << 1) | u32::from(toward == Side::Upper);
+                    let tag = 0x8000_0000
+                        | (id << 4)
+                        | ((a as u32) << 1)
+                        | u32::from(toward == Side::Upper);
                     if let Some(peer) = self.neighbour(a, toward.sign()) {
                         ph.sends
                             .push(self.xfer(a, toward, false, peer, tag, fields, opts, &storage));

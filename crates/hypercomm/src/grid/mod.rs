@@ -58,14 +58,20 @@
 //! of it again (two copies between threads) even where the layout would
 //! let the receiver copy straight from its neighbour's array.
 
+mod agglomerate;
 mod block;
 mod field;
 mod geometry;
+mod glops;
 mod halo;
 mod mask;
+mod subarray;
 
+pub use agglomerate::{Agglomeration, PayloadOrder};
 pub use block::{block_range, block_splits, coarsen_splits, merge_splits, owner};
 pub use field::{Field, FieldData, Region, Run};
 pub use geometry::Grid;
+pub use glops::{GlobalOp, Glop, GlopsOpts, Value};
 pub use halo::{FieldSpec, Fields, Halo, HaloOpts, Pending};
 pub use mask::{Colour, Directions, Location, Pos, Side};
+pub use subarray::{Place, USER_TAG_LIMIT};
