@@ -459,11 +459,20 @@ impl Halo {
         Ok(())
     }
 
-    /// The number of bytes this rank sends per exchange.
+    /// The number of bytes this rank sends per exchange (to itself too).
     pub fn bytes_sent(&self) -> usize {
         self.phases
             .iter()
             .flat_map(|p| &p.sends)
+            .map(|x| x.bytes)
+            .sum()
+    }
+
+    /// The number of halo bytes this rank receives per exchange.
+    pub fn bytes_received(&self) -> usize {
+        self.phases
+            .iter()
+            .flat_map(|p| &p.recvs)
             .map(|x| x.bytes)
             .sum()
     }
