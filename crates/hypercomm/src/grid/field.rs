@@ -169,8 +169,7 @@ impl<T: Pod> Field<T> {
 
     /// Set every stored point to `f(point)`.
     pub fn fill_with(&mut self, mut f: impl FnMut([isize; 3]) -> T) {
-        let pts: Vec<[isize; 3]> = self.storage.points().collect();
-        for (d, p) in self.data.iter_mut().zip(pts) {
+        for (d, p) in self.data.iter_mut().zip(self.storage.points()) {
             *d = f(p);
         }
     }
@@ -316,17 +315,30 @@ impl<T: Pod> FieldData for Field<T> {
         std::mem::size_of::<T>()
     }
     fn pack(&self, runs: &[Run], out: &mut Vec<u8>) {
+        // Strided elements gather into an aligned block on the stack, so
+        // that the message grows by one copy per block, not per element.
+        const BLOCK: usize = 64;
+        let mut tmp = [T::zeroed(); BLOCK];
         for r in runs {
             if r.len == 0 {
                 continue;
             }
             if r.step == 1 {
                 out.extend_from_slice(bytemuck::cast_slice(&self.data[r.start..r.start + r.len]));
-            } else {
-                let src = &self.data[r.start..=r.start + (r.len - 1) * r.step];
-                for v in src.iter().step_by(r.step) {
-                    out.extend_from_slice(bytemuck::bytes_of(v));
+                continue;
+            }
+            let src = &self.data[r.start..=r.start + (r.len - 1) * r.step];
+            let mut it = src.iter().step_by(r.step);
+            loop {
+                let mut k = 0;
+                for (t, v) in tmp.iter_mut().zip(it.by_ref()) {
+                    *t = *v;
+                    k += 1;
                 }
+                if k == 0 {
+                    break;
+                }
+                out.extend_from_slice(bytemuck::cast_slice(&tmp[..k]));
             }
         }
     }
@@ -342,10 +354,20 @@ impl<T: Pod> FieldData for Field<T> {
             if r.step == 1 {
                 bytemuck::cast_slice_mut::<T, u8>(&mut self.data[r.start..r.start + r.len])
                     .copy_from_slice(bytes);
-            } else {
-                let dst = &mut self.data[r.start..=r.start + (r.len - 1) * r.step];
-                for (d, b) in dst.iter_mut().step_by(r.step).zip(bytes.chunks_exact(sz)) {
-                    *d = bytemuck::pod_read_unaligned(b);
+                continue;
+            }
+            let dst = &mut self.data[r.start..=r.start + (r.len - 1) * r.step];
+            match bytemuck::try_cast_slice::<u8, T>(bytes) {
+                // The message happens to be aligned for T: typed loads.
+                Ok(src) => {
+                    for (d, v) in dst.iter_mut().step_by(r.step).zip(src) {
+                        *d = *v;
+                    }
+                }
+                Err(_) => {
+                    for (d, b) in dst.iter_mut().step_by(r.step).zip(bytes.chunks_exact(sz)) {
+                        *d = bytemuck::pod_read_unaligned(b);
+                    }
                 }
             }
         }
