@@ -6,6 +6,10 @@
 //! points (`il:ix, jl:jx`): those this rank updates. Indices are global and
 //! signed, so a halo below the first point of the domain has index −1.
 //! Regions are half-open (`lo..hi`), where SUPRENUM's bounds are inclusive.
+//!
+//! Not done yet: 1-D grid functions (a 2-D grid one point across serves);
+//! views of a region as rows (loops use [`Field::offset`] and
+//! [`Field::strides`] or global indices).
 
 use bytemuck::Pod;
 use std::ops::{Index, IndexMut, Range};

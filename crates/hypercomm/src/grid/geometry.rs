@@ -1,4 +1,7 @@
 //! [`Grid`]: a global point grid distributed over a Cartesian process grid.
+//!
+//! Not done yet: the host makes no halo plans (it owns no points); more
+//! than three axes.
 
 use super::block::{block_splits, owner};
 use super::field::{Field, Region};

@@ -12,6 +12,11 @@
 //! every transport. Entries whose type or operator differ between nodes
 //! are found by the combiner and reported by every member that gets the
 //! result.
+//!
+//! Not done yet: with `back` off and `host` on, only the host sees entries
+//! that differ between nodes (the nodes get no result to check); a user
+//! operator per entry (PICL's gcomb0 on one type is `Comm::allreduce` with
+//! a `UserOp`).
 
 use crate::collective::{CollOpts, Loc, UserOp};
 use crate::comm::Comm;

@@ -1,6 +1,9 @@
 //! What a halo exchange selects: colour masks, direction masks and the
 //! location of staggered variables (SUPDT2/RUPDT2, SUPDT3/RUPDT3,
 //! SUPSG2/RUPSG2).
+//!
+//! Not done yet: SUPSG2's `nloc` codes are 2-D; a staggered 3-D variable
+//! gives its [`Location`] directly.
 
 use crate::error::{Error, Result};
 

@@ -6,6 +6,10 @@
 //! lowest corner goes and learns the rest. Tags are the user's, below
 //! [`USER_TAG_LIMIT`]; the messages travel on the grid's own communicator,
 //! apart from every other message of the program.
+//!
+//! Not done yet: non-blocking subarray messages; gather and scatter pass
+//! every block through the root one rank at a time (no tree), which is
+//! what initial data and solutions need but not a parallel I/O path.
 
 use super::field::{Field, Region};
 use super::geometry::Grid;

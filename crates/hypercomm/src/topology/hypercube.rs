@@ -3,6 +3,9 @@
 //! sparse global send SPGSNW) re-exported from `hypercomm_algo::hypercube`,
 //! where the collectives' schedules use them, plus neighbours and subcube
 //! membership.
+//!
+//! Not done yet: routing helpers (the e-cube path between two nodes) and
+//! hypercube embeddings other than MESH's meshes.
 
 pub use hypercomm_algo::hypercube::{between, gray, gray_inverse, spgsnw_fanout, split};
 
