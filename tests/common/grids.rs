@@ -394,7 +394,14 @@ fn check_exchange(
 }
 
 pub(crate) fn halo_2d_every_mask_width_and_periodicity<L: Launcher>() {
-    for (dims, per) in shapes_2d(6) {
+    // Every 2-D shape and periodicity, and 1-D process grids under a 2-D
+    // grid of points (the second axis is then whole on every rank).
+    let one_d = [
+        (vec![3], vec![true]),
+        (vec![2], vec![false]),
+        (vec![1], vec![true]),
+    ];
+    for (dims, per) in shapes_2d(6).into_iter().chain(one_d) {
         let bad = on_grid::<L>(&dims, &per, |_, cart| {
             let grid = Grid::new(cart, &[10, 11], 3)?;
             let mut bad = Vec::new();
