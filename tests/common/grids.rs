@@ -437,10 +437,10 @@ pub(crate) fn halo_3d_all_fifteen_masks<L: Launcher>() {
         (vec![2, 2, 1], vec![true, false, true]),
     ] {
         let bad = on_grid::<L>(&dims, &per, |_, cart| {
-            let grid = Grid::new(cart, &[7, 6, 5], 2)?;
+            let grid = Grid::new(cart, &[9, 8, 7], 3)?;
             let mut bad = Vec::new();
             for code in 0..15 {
-                for width in [1, 2] {
+                for width in 1..=3 {
                     let opts = HaloOpts {
                         width,
                         colour: Colour::from_suprenum_3d(code)?,
