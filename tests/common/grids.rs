@@ -37,6 +37,7 @@ macro_rules! grids_suite {
             halo_staggered_signed_width,
             halo_split_phase_takes_values_at_start,
             halo_several_fields_of_mixed_types,
+            halo_contiguous_faces_move_straight_between_arrays,
             grid_bad_input_fails_on_every_rank,
             subarrays_to_coordinates_and_the_host,
             gather_and_scatter_whole_fields,
@@ -677,6 +678,101 @@ pub(crate) fn halo_several_fields_of_mixed_types<L: Launcher>() {
         Ok(bad)
     });
     assert!(bad.is_empty(), "{bad:#?}");
+}
+
+pub(crate) fn halo_contiguous_faces_move_straight_between_arrays<L: Launcher>() {
+    // (process grid, periodic, points, halo per axis, width, the axes whose
+    // faces are contiguous). Faces of whole planes above the 16 KiB eager
+    // limit go in one copy; a periodic axis of one rank copies within the
+    // array. With a halo beyond the edges of the domain a face does not
+    // span whole rows (the exchange leaves those cells alone), so the first
+    // case allocates none across the axes that do not exchange.
+    type Case = (
+        Vec<usize>,
+        Vec<bool>,
+        Vec<usize>,
+        Vec<[usize; 2]>,
+        isize,
+        Vec<usize>,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            vec![1, 1, 4],
+            vec![false, false, true],
+            vec![50, 50, 12],
+            vec![[0, 0], [0, 0], [1, 1]],
+            1,
+            vec![2],
+        ),
+        (
+            vec![1, 1, 2],
+            vec![true, true, true],
+            vec![48, 6, 10],
+            vec![[2, 2]; 3],
+            2,
+            vec![2],
+        ),
+        (
+            vec![1, 1, 1],
+            vec![true, true, true],
+            vec![6, 5, 4],
+            vec![[1, 1]; 3],
+            1,
+            vec![2],
+        ),
+        (
+            vec![2, 2],
+            vec![true, true],
+            vec![12, 9],
+            vec![[1, 1]; 2],
+            1,
+            vec![1],
+        ),
+        (
+            vec![1, 3],
+            vec![false, false],
+            vec![130, 9],
+            vec![[0, 0], [2, 2]],
+            2,
+            vec![1],
+        ),
+    ];
+    for (dims, per, global, widths, width, direct) in cases {
+        let bad = on_grid::<L>(&dims, &per, |_, cart| {
+            let grid = Grid::with_halo(cart, &global, &widths)?;
+            let opts = HaloOpts {
+                width,
+                ..HaloOpts::default()
+            };
+            let halo = grid.halo(&[FieldSpec::of::<f64>()], &opts)?;
+            let mut bad = Vec::new();
+            for a in 0..global.len() {
+                // An axis without a neighbour has no faces at all.
+                let has = [Side::Lower, Side::Upper]
+                    .iter()
+                    .any(|&s| has_neighbour(cart, a, s));
+                if halo.is_direct(a) != (has && direct.contains(&a)) {
+                    bad.push(format!("{dims:?}: axis {a} direct {}", halo.is_direct(a)));
+                }
+            }
+            let mut u = prepared(&grid);
+            halo.exchange(&mut u)?;
+            bad.extend(differences(
+                &grid,
+                &u,
+                Location::CENTRE,
+                &opts,
+                &format!("direct {dims:?}"),
+            ));
+            // Two fields: packed.
+            let two = grid.halo(&[FieldSpec::of::<f64>(), FieldSpec::of::<f64>()], &opts)?;
+            if (0..3).any(|a| two.is_direct(a)) {
+                bad.push("a plan of two fields moves a face without packing".into());
+            }
+            Ok(bad)
+        });
+        assert!(bad.is_empty(), "{bad:#?}");
+    }
 }
 
 pub(crate) fn grid_bad_input_fails_on_every_rank<L: Launcher>() {

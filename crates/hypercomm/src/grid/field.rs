@@ -286,6 +286,8 @@ pub trait FieldData {
     fn type_name(&self) -> &'static str;
     /// The element size in bytes.
     fn elem_size(&self) -> usize;
+    /// The stored values as bytes (storage order).
+    fn as_bytes_mut(&mut self) -> &mut [u8];
     /// Append the elements at the given runs to `out` (as bytes).
     fn pack(&self, runs: &[Run], out: &mut Vec<u8>);
     /// Write the elements at the given runs from `inp` (as bytes); returns
@@ -317,6 +319,9 @@ impl<T: Pod> FieldData for Field<T> {
     }
     fn elem_size(&self) -> usize {
         std::mem::size_of::<T>()
+    }
+    fn as_bytes_mut(&mut self) -> &mut [u8] {
+        bytemuck::cast_slice_mut(&mut self.data)
     }
     fn pack(&self, runs: &[Run], out: &mut Vec<u8>) {
         // Strided elements gather into an aligned block on the stack, so

@@ -27,18 +27,24 @@
 //! Messages are handed over whole ([`Comm::send_vec`]), so between threads
 //! a face costs one copy into the message and one out of it.
 //!
-//! Not done yet: a face that is contiguous in both arrays still goes
-//! through a message of its own (one copy more than a transfer straight
-//! from the neighbour's array into the halo, which the engine would do for
-//! faces over 16 KiB); in split phase only the first exchanged axis
+//! In a blocking exchange of one field without a colour mask, a face that
+//! is one contiguous range of the storage (a face one row thick, whole
+//! rows, whole planes) is sent from the field and received into the
+//! field, with no packing ([`Halo::is_direct`]): above the engine's eager
+//! limit (16 KiB) that is one copy, straight from the neighbour's array
+//! into the halo.
+//!
+//! Not done yet: a strided face, or several fields, always go through a
+//! packed message (two copies); in split phase only the first exchanged axis
 //! overlaps the computation — the later axes, which carry the corners, run
 //! in `finish`; a started exchange dropped without `finish` leaves its
 //! messages queued at its neighbours (the next exchange of the same plan
 //! would take them), which `#[must_use]` only warns about.
 
-use super::field::{FieldData, Region, Run};
+use super::field::{FieldData, Region};
 use super::geometry::Grid;
 use super::mask::{Colour, Directions, Location, Side};
+use super::plan::{Phase, Xfer};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::topology::agree;
@@ -50,8 +56,8 @@ use std::collections::VecDeque;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FieldSpec {
     type_name: &'static str,
-    size: usize,
-    location: Location,
+    pub(super) size: usize,
+    pub(super) location: Location,
 }
 
 impl FieldSpec {
@@ -140,23 +146,6 @@ impl Fields for Vec<&mut dyn FieldData> {
     }
 }
 
-/// One message of a phase: to or from `peer`, with runs per field for the
-/// inner part and for the part in earlier halos.
-#[derive(Debug)]
-struct Xfer {
-    peer: usize,
-    tag: u32,
-    inner: Vec<Vec<Run>>,
-    ext: Vec<Vec<Run>>,
-    bytes: usize,
-}
-
-#[derive(Debug, Default)]
-struct Phase {
-    sends: Vec<Xfer>,
-    recvs: Vec<Xfer>,
-}
-
 /// A halo exchange plan: the fields (types, locations) and options, checked
 /// across the nodes once, with every message's layout worked out. Run it
 /// as often as needed.
@@ -188,14 +177,6 @@ pub struct Pending<'h> {
     first: usize,
 }
 
-/// `[lo, hi)` ranges per axis to a region.
-fn region(r: [(isize, isize); 3]) -> Region {
-    Region {
-        lo: r.map(|x| x.0),
-        hi: r.map(|x| x.1),
-    }
-}
-
 impl Grid {
     /// A halo plan for `fields` with `opts` (SUPDT/RUPDT's arguments but the
     /// arrays). Collective over the grid's nodes (not the host); every node
@@ -222,7 +203,9 @@ impl Grid {
             let flows = [Side::Lower, Side::Upper]
                 .iter()
                 .any(|&s| opts.directions.sends_to(a, s));
-            if !flows || w == 0 {
+            // An axis of one rank that does not wrap has nothing to exchange.
+            let exchanges = self.pdims[a] > 1 || self.periodic[a];
+            if !flows || w == 0 || !exchanges {
                 continue;
             }
             let shortest = self.splits[a]
@@ -279,182 +262,6 @@ impl Grid {
             pool: RefCell::new(Vec::new()),
         })
     }
-
-    /// The message of the flow along `a` towards `toward`: what this rank
-    /// sends (`recv` false) or receives.
-    #[allow(clippy::too_many_arguments)]
-    fn xfer(
-        &self,
-        a: usize,
-        toward: Side,
-        recv: bool,
-        peer: usize,
-        tag: u32,
-        fields: &[FieldSpec],
-        opts: &HaloOpts,
-        storage: &Region,
-    ) -> Xfer {
-        let inner = self.inner();
-        let w = opts.width.unsigned_abs() as isize;
-        let mut x = Xfer {
-            peer,
-            tag,
-            inner: Vec::new(),
-            ext: Vec::new(),
-            bytes: 0,
-        };
-        for spec in fields {
-            let loc = spec.location;
-            let neg = opts.width < 0;
-            // Axis a: the face. The receiver's first halo index on the side
-            // it receives from may be left out (staggered, w < 0).
-            let from = toward.opposite(); // the receiver receives from this side
-            let excl = isize::from(neg && loc.border_in_halo(a, from));
-            let (lo, hi) = (inner.lo[a], inner.hi[a]);
-            let face = match (recv, toward) {
-                (false, Side::Upper) => (hi - w, hi - excl),
-                (false, Side::Lower) => (lo + excl, lo + w),
-                (true, Side::Upper) => (lo - w, lo - excl),
-                (true, Side::Lower) => (hi + excl, hi + w),
-            };
-            // The other axes: inner, and before `a` (with corners) the halo
-            // parts filled earlier in this exchange.
-            let mut pieces: Vec<Vec<((isize, isize), bool)>> = Vec::new();
-            for b in 0..3 {
-                if b == a {
-                    pieces.push(vec![(face, false)]);
-                    continue;
-                }
-                let mut p = vec![((inner.lo[b], inner.hi[b]), false)];
-                if b < a && opts.corners && b < self.ndim {
-                    for s in [Side::Lower, Side::Upper] {
-                        // Filled along b on side s: the flow from s, a neighbour there.
-                        if !opts.directions.receives_from(b, s)
-                            || self.neighbour(b, s.sign()).is_none()
-                        {
-                            continue;
-                        }
-                        let e = isize::from(neg && loc.border_in_halo(b, s));
-                        let r = match s {
-                            Side::Lower => (inner.lo[b] - w, inner.lo[b] - e),
-                            Side::Upper => (inner.hi[b] + e, inner.hi[b] + w),
-                        };
-                        p.push((r, true));
-                    }
-                }
-                pieces.push(p);
-            }
-            let (mut fin, mut fext) = (Vec::new(), Vec::new());
-            for p0 in &pieces[0] {
-                for p1 in &pieces[1] {
-                    for p2 in &pieces[2] {
-                        let reg = region([p0.0, p1.0, p2.0]);
-                        let runs = self.runs(&reg, storage, opts.colour);
-                        let n: usize = runs.iter().map(|r| r.len).sum();
-                        x.bytes += n * spec.size;
-                        if p0.1 || p1.1 || p2.1 {
-                            fext.extend(runs);
-                        } else {
-                            fin.extend(runs);
-                        }
-                    }
-                }
-            }
-            x.inner.push(fin);
-            x.ext.push(fext);
-        }
-        x
-    }
-
-    /// The runs of `reg` (which lies in one wrap segment per axis) in a
-    /// field stored on `storage`, keeping the points of `colour`.
-    fn runs(&self, reg: &Region, storage: &Region, colour: Colour) -> Vec<Run> {
-        let mut out: Vec<Run> = Vec::new();
-        if reg.is_empty() {
-            return out;
-        }
-        // The shift that maps this region's indices into the domain.
-        let shift: [isize; 3] = std::array::from_fn(|a| {
-            let n = self.global[a] as isize;
-            if reg.lo[a] < 0 {
-                n
-            } else if reg.lo[a] >= n {
-                -n
-            } else {
-                0
-            }
-        });
-        let e0 = storage.len(0);
-        let e1 = storage.len(1);
-        let off = |i: isize, j: isize, k: isize| {
-            (i - storage.lo[0]) as usize
-                + e0 * ((j - storage.lo[1]) as usize + e1 * (k - storage.lo[2]) as usize)
-        };
-        let n0 = reg.len(0);
-        for k in reg.range(2) {
-            for j in reg.range(1) {
-                let run = match colour {
-                    Colour::All => Run {
-                        start: off(reg.lo[0], j, k),
-                        len: n0,
-                        step: 1,
-                    },
-                    Colour::Parity { axes, odd } => {
-                        let mut s = 0;
-                        if axes[1] {
-                            s += j + shift[1];
-                        }
-                        if axes[2] {
-                            s += k + shift[2];
-                        }
-                        if axes[0] {
-                            let i0 = reg.lo[0] + shift[0];
-                            let first = usize::from((s + i0).rem_euclid(2) != isize::from(odd));
-                            let len = if first == 0 { n0.div_ceil(2) } else { n0 / 2 };
-                            Run {
-                                start: off(reg.lo[0] + first as isize, j, k),
-                                len,
-                                step: 2,
-                            }
-                        } else if s.rem_euclid(2) == isize::from(odd) {
-                            Run {
-                                start: off(reg.lo[0], j, k),
-                                len: n0,
-                                step: 1,
-                            }
-                        } else {
-                            continue;
-                        }
-                    }
-                };
-                if run.len == 0 {
-                    continue;
-                }
-                // Merge runs: contiguous ones (whole rows of a full-width
-                // face) into one; single points at a constant distance (a
-                // face one point wide across rows) into one strided run.
-                if let Some(last) = out.last_mut() {
-                    if last.step == 1 && run.step == 1 && last.start + last.len == run.start {
-                        last.len += run.len;
-                        continue;
-                    }
-                    if run.len == 1 && run.start > last.start {
-                        if last.len == 1 {
-                            last.step = run.start - last.start;
-                            last.len = 2;
-                            continue;
-                        }
-                        if last.step > 1 && run.start == last.start + last.len * last.step {
-                            last.len += 1;
-                            continue;
-                        }
-                    }
-                }
-                out.push(run);
-            }
-        }
-        out
-    }
 }
 
 impl Halo {
@@ -499,6 +306,22 @@ impl Halo {
             .sum()
     }
 
+    /// Whether the blocking exchange moves the faces of `axis` straight
+    /// from one field's storage into the other's, without packing: a plan
+    /// of one field without a colour mask, whose faces along `axis` are
+    /// contiguous in the storage (a face one row thick, or whole rows and
+    /// planes). Above the engine's eager limit such a face is one copy,
+    /// from the neighbour's array into the halo. A halo allocated beyond a
+    /// non-periodic edge of the domain is not part of any face, so a face
+    /// across it spans only part of each row: a grid whose axes without
+    /// neighbours have no halo ([`Grid::with_halo`]) keeps its faces whole.
+    pub fn is_direct(&self, axis: usize) -> bool {
+        self.phases.get(axis).is_some_and(|ph| {
+            let mut xs = ph.sends.iter().chain(&ph.recvs).peekable();
+            xs.peek().is_some() && xs.all(|x| x.direct.is_some())
+        })
+    }
+
     /// The number of halo bytes this rank receives per exchange.
     pub fn bytes_received(&self) -> usize {
         self.phases
@@ -515,8 +338,81 @@ impl Halo {
         self.check(&fs)?;
         let mut local = VecDeque::new();
         for a in 0..self.phases.len() {
+            let ph = &self.phases[a];
+            let direct = ph.sends.iter().chain(&ph.recvs).all(|x| x.direct.is_some());
+            if direct && fs.len() == 1 {
+                self.direct_phase(a, &mut *fs[0])?;
+                continue;
+            }
             self.send_phase(a, &fs, None, &mut local)?;
             self.recv_phase(a, &mut fs, &mut local)?;
+        }
+        Ok(())
+    }
+
+    /// Phase `a` of a blocking exchange whose faces are contiguous: each face
+    /// goes from the field's own storage and into the neighbour's, with no
+    /// packing (above the engine's eager limit, in one copy: the receiver
+    /// copies straight from the sender's array).
+    fn direct_phase(&self, a: usize, f: &mut dyn FieldData) -> Result<()> {
+        let ph = &self.phases[a];
+        let sz = f.elem_size();
+        let bytes_of = |x: &Xfer| {
+            let r = x.direct.clone().expect("a direct face");
+            r.start * sz..r.end * sz
+        };
+        let data = f.as_bytes_mut();
+        // 1. To itself: a copy within the array (faces and halos are apart).
+        for r in ph.recvs.iter().filter(|x| x.peer == self.me) {
+            let s = ph
+                .sends
+                .iter()
+                .find(|x| x.peer == self.me && x.tag == r.tag)
+                .expect("a rank that is its own neighbour sends to itself");
+            data.copy_within(bytes_of(s), bytes_of(r).start);
+        }
+        // 2. The others: the halo parts lent to receives, the rest shared by
+        // the sends (a face lies in the gaps between the halo parts).
+        let mut recvs: Vec<&Xfer> = ph.recvs.iter().filter(|x| x.peer != self.me).collect();
+        recvs.sort_by_key(|x| bytes_of(x).start);
+        let sends: Vec<&Xfer> = ph.sends.iter().filter(|x| x.peer != self.me).collect();
+        if recvs.is_empty() && sends.is_empty() {
+            return Ok(());
+        }
+        let statuses = crate::request::scope(|s| -> Result<Vec<crate::rank::Status>> {
+            let mut reqs = Vec::with_capacity(recvs.len() + sends.len());
+            let mut gaps: Vec<(usize, &[u8])> = Vec::with_capacity(recvs.len() + 1);
+            let (mut rest, mut base) = (&mut data[..], 0);
+            for x in &recvs {
+                let r = bytes_of(x);
+                let (gap, tail) = std::mem::take(&mut rest).split_at_mut(r.start - base);
+                gaps.push((base, gap));
+                let (piece, tail) = tail.split_at_mut(r.len());
+                reqs.push(self.comm.irecv(s, piece, x.peer, x.tag)?);
+                rest = tail;
+                base = r.end;
+            }
+            gaps.push((base, rest));
+            for x in &sends {
+                let r = bytes_of(x);
+                let (gb, g) = gaps
+                    .iter()
+                    .find(|(gb, g)| *gb <= r.start && r.end <= gb + g.len())
+                    .expect("a face lies outside the halo parts of its phase");
+                reqs.push(
+                    self.comm
+                        .isend(s, &g[r.start - gb..r.end - gb], x.peer, x.tag)?,
+                );
+            }
+            crate::request::wait_all(reqs)
+        })?;
+        for (x, st) in recvs.iter().zip(&statuses) {
+            if st.len != x.bytes {
+                return Err(Error::CollectiveMismatch(format!(
+                    "halo exchange: rank {} sent {} bytes along axis {a} where this rank expects {} (do the ranks pass the same fields and options?)",
+                    x.peer, st.len, x.bytes
+                )));
+            }
         }
         Ok(())
     }

@@ -54,9 +54,10 @@
 //! ```
 //!
 //! Not done yet: block-structured (multi-block) domains, which SUPRENUM
-//! defined but had not shipped either; a face goes into a message and out
-//! of it again (two copies between threads) even where the layout would
-//! let the receiver copy straight from its neighbour's array.
+//! defined but had not shipped either; a face that is strided in memory,
+//! or an exchange of several fields, goes into a packed message and out of
+//! it again (two copies); only contiguous faces of one field go straight
+//! from the neighbour's array into the halo (see [`Halo::is_direct`]).
 
 mod agglomerate;
 mod block;
@@ -65,6 +66,7 @@ mod geometry;
 mod glops;
 mod halo;
 mod mask;
+mod plan;
 mod subarray;
 
 pub use agglomerate::{Agglomeration, PayloadOrder};
