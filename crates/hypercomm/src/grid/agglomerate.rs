@@ -198,7 +198,7 @@ impl Agglomeration {
         const OP: &str = "Agglomeration::gather";
         self.check_fine(fine, OP)?;
         let Some(coarse) = &self.coarse else {
-            let v = fine.copy_region(&self.inner[self.me]);
+            let v = fine.copy_region(&self.inner[self.me])?;
             self.comm.send_vec(v, self.leader, AGGLOMERATE_TAG)?;
             return Ok(None);
         };
@@ -206,7 +206,7 @@ impl Agglomeration {
         for &r in &self.members {
             let region = &self.inner[r];
             if r == self.me {
-                out.set_region(region, &fine.copy_region(region));
+                out.set_region(region, &fine.copy_region(region)?)?;
                 continue;
             }
             let (v, _) = self.comm.recv_vec::<T>(r, AGGLOMERATE_TAG)?;
@@ -217,7 +217,7 @@ impl Agglomeration {
                     region.count()
                 )));
             }
-            out.set_region(region, &v);
+            out.set_region(region, &v)?;
         }
         Ok(Some(out))
     }
@@ -243,7 +243,7 @@ impl Agglomeration {
                     region.count()
                 )));
             }
-            fine.set_region(&region, &v);
+            fine.set_region(&region, &v)?;
             return Ok(());
         };
         let Some(c) = coarse.filter(|c| c.inner() == &cg.inner()) else {
@@ -256,9 +256,9 @@ impl Agglomeration {
             });
         };
         for &r in &self.members {
-            let v = c.copy_region(&self.inner[r]);
+            let v = c.copy_region(&self.inner[r])?;
             if r == self.me {
-                fine.set_region(&self.inner[r], &v);
+                fine.set_region(&self.inner[r], &v)?;
             } else {
                 self.comm.send_vec(v, r, DEAGGLOMERATE_TAG)?;
             }

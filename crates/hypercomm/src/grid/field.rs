@@ -11,6 +11,7 @@
 //! views of a region as rows (loops use [`Field::offset`] and
 //! [`Field::strides`] or global indices).
 
+use crate::error::{Error, Result};
 use bytemuck::Pod;
 use std::ops::{Index, IndexMut, Range};
 
@@ -25,7 +26,11 @@ pub struct Region {
 }
 
 impl Region {
-    /// A region from ranges, one per axis used (missing axes are `0..1`).
+    /// A region from ranges, one per axis used (missing axes are `0..1`;
+    /// an empty range stays empty).
+    ///
+    /// # Panics
+    /// With more than three ranges.
     pub fn new(ranges: &[Range<isize>]) -> Region {
         assert!(ranges.len() <= 3, "at most three axes");
         let mut r = Region {
@@ -81,7 +86,8 @@ impl Region {
 
 /// A grid function: values of type `T` at the points of a storage region,
 /// of which the inner region is this rank's own. Indexed by global indices
-/// (`u[[i, j]]` in 2-D, `u[[i, j, k]]` in 3-D).
+/// (`u[[i, j]]` in 2-D, `u[[i, j, k]]` in 3-D); as with a slice, indexing a
+/// point that is not stored panics, and [`Field::get`] returns `None`.
 #[derive(Clone, PartialEq)]
 pub struct Field<T> {
     data: Vec<T>,
@@ -93,12 +99,20 @@ pub struct Field<T> {
 impl<T: Pod> Field<T> {
     /// A field of zeros on `storage` whose inner points are `inner` (which
     /// must lie inside `storage`), with `ndim` axes (2 or 3).
-    pub fn new(storage: Region, inner: Region, ndim: usize) -> Field<T> {
-        assert!(
-            storage.covers(&inner),
-            "inner {inner:?} outside storage {storage:?}"
-        );
-        assert!((1..=3).contains(&ndim), "{ndim} axes");
+    pub fn new(storage: Region, inner: Region, ndim: usize) -> Result<Field<T>> {
+        if !storage.covers(&inner) || !(2..=3).contains(&ndim) {
+            return Err(Error::InvalidArgument {
+                op: "Field::new",
+                what: format!(
+                    "inner points {inner:?} must lie in the storage {storage:?}, and a field has 2 or 3 axes (not {ndim})"
+                ),
+            });
+        }
+        Ok(Field::from_parts(storage, inner, ndim))
+    }
+
+    /// A field of zeros (the arguments are known to fit).
+    pub(super) fn from_parts(storage: Region, inner: Region, ndim: usize) -> Field<T> {
         Field {
             data: vec![T::zeroed(); storage.count()],
             storage,
@@ -110,7 +124,7 @@ impl<T: Pod> Field<T> {
     /// A field whose storage and inner points are both `region` (a whole
     /// global array, as a host keeps one).
     pub fn whole(region: Region, ndim: usize) -> Field<T> {
-        Field::new(region.clone(), region, ndim)
+        Field::from_parts(region.clone(), region, ndim.clamp(2, 3))
     }
 
     /// Every stored value, axis 0 fastest.
@@ -178,16 +192,23 @@ impl<T: Pod> Field<T> {
         }
     }
 
+    fn check_stored(&self, region: &Region, op: &'static str) -> Result<()> {
+        if self.storage.covers(region) {
+            Ok(())
+        } else {
+            Err(Error::InvalidArgument {
+                op,
+                what: format!("{region:?} is not stored in {:?}", self.storage),
+            })
+        }
+    }
+
     /// The values of `region` (inside the storage), axis 0 fastest.
-    pub fn copy_region(&self, region: &Region) -> Vec<T> {
-        assert!(
-            self.storage.covers(region),
-            "{region:?} is not stored in {:?}",
-            self.storage
-        );
+    pub fn copy_region(&self, region: &Region) -> Result<Vec<T>> {
+        self.check_stored(region, "Field::copy_region")?;
         let mut out = Vec::with_capacity(region.count());
         if region.is_empty() {
-            return out;
+            return Ok(out);
         }
         for k in region.range(2) {
             for j in region.range(1) {
@@ -195,19 +216,25 @@ impl<T: Pod> Field<T> {
                 out.extend_from_slice(&self.data[a..a + region.len(0)]);
             }
         }
-        out
+        Ok(out)
     }
 
-    /// Write `values` (axis 0 fastest) into `region` (inside the storage).
-    pub fn set_region(&mut self, region: &Region, values: &[T]) {
-        assert!(
-            self.storage.covers(region),
-            "{region:?} is not stored in {:?}",
-            self.storage
-        );
-        assert_eq!(values.len(), region.count(), "values for {region:?}");
+    /// Write `values` (axis 0 fastest, one per point) into `region` (inside
+    /// the storage).
+    pub fn set_region(&mut self, region: &Region, values: &[T]) -> Result<()> {
+        self.check_stored(region, "Field::set_region")?;
+        if values.len() != region.count() {
+            return Err(Error::InvalidArgument {
+                op: "Field::set_region",
+                what: format!(
+                    "{} values for the {} points of {region:?}",
+                    values.len(),
+                    region.count()
+                ),
+            });
+        }
         if region.is_empty() {
-            return;
+            return Ok(());
         }
         let n0 = region.len(0);
         let mut at = 0;
@@ -218,6 +245,7 @@ impl<T: Pod> Field<T> {
                 at += n0;
             }
         }
+        Ok(())
     }
 }
 

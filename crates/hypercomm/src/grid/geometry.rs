@@ -193,9 +193,11 @@ impl Grid {
         self.halo
     }
 
-    /// The inner points of grid rank `rank` (the host: none).
+    /// The inner points of grid rank `rank` (none for a rank past the grid).
     pub fn inner_of(&self, rank: usize) -> Region {
-        let c = self.cart.coords_of(rank).unwrap_or_default();
+        let Some(c) = self.cart.coords_of(rank) else {
+            return Region::new(&[0..0, 0..0, 0..0]);
+        };
         let mut r = Region {
             lo: [0; 3],
             hi: [1; 3],
@@ -232,7 +234,7 @@ impl Grid {
     /// A grid function of zeros on this node's storage (on the host: an
     /// empty one).
     pub fn field<T: Pod>(&self) -> Field<T> {
-        Field::new(self.storage(), self.inner(), self.ndim)
+        Field::from_parts(self.storage(), self.inner(), self.ndim)
     }
 
     /// A whole-domain array of zeros (as the host keeps initial data and

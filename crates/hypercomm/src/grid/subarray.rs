@@ -83,7 +83,7 @@ impl Grid {
         for a in 0..3 {
             msg.extend_from_slice(&(region.len(a) as u64).to_le_bytes());
         }
-        msg.extend_from_slice(bytemuck::cast_slice(&src.copy_region(region)));
+        msg.extend_from_slice(bytemuck::cast_slice(&src.copy_region(region)?));
         self.comm.send_vec(msg, dest, tag)
     }
 
@@ -135,7 +135,7 @@ impl Grid {
         }
         let mut values = vec![T::zeroed(); region.count()];
         bytemuck::cast_slice_mut::<T, u8>(&mut values).copy_from_slice(&msg[HEADER..]);
-        dst.set_region(&region, &values);
+        dst.set_region(&region, &values)?;
         Ok(region)
     }
 
@@ -152,7 +152,7 @@ impl Grid {
         }
         if self.comm.me() != root {
             if !self.is_host() {
-                let v = local.copy_region(&self.inner());
+                let v = local.copy_region(&self.inner())?;
                 self.comm.send_vec(v, root, GATHER_TAG)?;
             }
             return Ok(None);
@@ -161,7 +161,7 @@ impl Grid {
         for r in 0..self.cart.size() {
             let region = self.inner_of(r);
             if Rank::Node(r) == root {
-                global.set_region(&region, &local.copy_region(&region));
+                global.set_region(&region, &local.copy_region(&region)?)?;
                 continue;
             }
             let (v, _) = self.comm.recv_vec::<T>(r, GATHER_TAG)?;
@@ -172,7 +172,7 @@ impl Grid {
                     region.count()
                 )));
             }
-            global.set_region(&region, &v);
+            global.set_region(&region, &v)?;
         }
         Ok(Some(global))
     }
@@ -204,9 +204,9 @@ impl Grid {
             };
             for r in 0..self.cart.size() {
                 let region = self.inner_of(r);
-                let v = g.copy_region(&region);
+                let v = g.copy_region(&region)?;
                 if Rank::Node(r) == root {
-                    local.set_region(&region, &v);
+                    local.set_region(&region, &v)?;
                 } else {
                     self.comm.send_vec(v, r, SCATTER_TAG)?;
                 }
@@ -225,7 +225,7 @@ impl Grid {
                 region.count()
             )));
         }
-        local.set_region(&region, &v);
+        local.set_region(&region, &v)?;
         Ok(())
     }
 
