@@ -12,20 +12,22 @@
 //! grid for a prime count), exchange halos — Jacobi in split phase,
 //! computing the interior while the faces travel; red-black with the RED
 //! and BLACK colour masks — and combine the largest change, the residual's
-//! sum of squares and the number of points in one mixed-type global
-//! operation (GLOPS, reproducible); the solution goes back to the host
+//! sum of squares and the number of sweeps in one mixed-type global
+//! operation (GLOPS; the sum exact, see below); the solution goes back to the host
 //! (gather), which prints it.
 //!
 //! With `--serial` the same computation runs on one array without the
-//! library, and prints the same lines: every value of the solution is
-//! bitwise equal to it (the per-point arithmetic is the same, and the
-//! largest change is a maximum, whose order does not matter). The residual
-//! line is a sum in another order: equal to a relative 1e-12.
+//! library, and prints the same lines, bitwise equal: the per-point
+//! arithmetic is the same, the largest change is a maximum (whose order
+//! does not matter), and the residual's sum of squares is exact — every
+//! square is added to an integer accumulator ([`ExactSum`]) whose digits
+//! the global operation adds as `i64` sums, so neither the order nor the
+//! partition changes a bit of it — then rounded once.
 //!
 //! ```text
 //! jacobi: sweeps <k> change <max |Δu| of the last sweep, {:?}>
 //! jacobi: solution <FNV-1a hash of the f64 bits, axis 0 fastest> centre <u at the centre, {:?}>
-//! jacobi: residual <‖f + Δu‖₂ over the inner points, {:.15e}>
+//! jacobi: residual <‖f + Δu‖₂ over the inner points, {:e} (every bit)>
 //! redblack: … the same three lines
 //! ```
 //!
@@ -77,6 +79,86 @@ fn residual(c: f64, w: f64, e: f64, s: f64, n: f64, fv: f64, h: f64) -> f64 {
     fv + (w + e + s + n - 4.0 * c) / (h * h)
 }
 
+/// Digits of [`ExactSum`]: 32 bits each, enough for every bit position
+/// of a finite `f64` (2⁻¹⁰⁷⁴ to 2¹⁰²⁴) with a word to spare.
+const DIGITS: usize = 66;
+
+/// The exact sum of non-negative `f64`s: each value, an integer times
+/// 2⁻¹⁰⁷⁴, is added to 32-bit digits held in `i64`s (so 2³¹ additions fit
+/// before a carry is due, in all the partial sums together). Integer addition is exact and associative, so
+/// the digits of partial sums add up — here, in a global operation — to
+/// the digits of the whole sum in any order; [`ExactSum::value`] rounds
+/// that once, to nearest.
+#[derive(Clone)]
+struct ExactSum([i64; DIGITS]);
+
+impl ExactSum {
+    fn new() -> ExactSum {
+        ExactSum([0; DIGITS])
+    }
+
+    /// Add `x` (finite, not negative: the squares of residuals).
+    fn add(&mut self, x: f64) {
+        assert!(
+            x >= 0.0 && x.is_finite(),
+            "ExactSum takes finite x ≥ 0, not {x}"
+        );
+        let bits = x.to_bits();
+        let (e, frac) = ((bits >> 52) as usize, bits & ((1 << 52) - 1));
+        // x = m · 2^(pos − 1074).
+        let (m, pos) = if e == 0 {
+            (frac, 0)
+        } else {
+            (frac | 1 << 52, e - 1)
+        };
+        let v = u128::from(m) << (pos % 32);
+        for k in 0..3 {
+            self.0[pos / 32 + k] += ((v >> (32 * k)) & 0xffff_ffff) as i64;
+        }
+    }
+
+    /// The sum rounded to the nearest `f64` (ties to even; a subnormal
+    /// sum may be rounded twice).
+    fn value(&self) -> f64 {
+        let mut d = self.0;
+        for k in 0..DIGITS - 1 {
+            d[k + 1] += d[k] >> 32;
+            d[k] &= 0xffff_ffff;
+        }
+        let Some(top) = (0..DIGITS).rev().find(|&k| d[k] != 0) else {
+            return 0.0;
+        };
+        // The top three digits (at least 65 bits when there are three),
+        // with every lower bit folded into a sticky bit below the
+        // rounding position.
+        let lo = top.saturating_sub(2);
+        let mut v = (lo..=top).rev().fold(0u128, |v, k| v << 32 | d[k] as u128);
+        if d[..lo].iter().any(|&x| x != 0) {
+            v |= 1;
+        }
+        // v · 2^(32·lo − 1074), scaled in two exact steps.
+        let n = 32 * lo as i32 - 1074;
+        let pow2 = |k: i32| f64::from_bits(((k + 1023) as u64) << 52);
+        (v as f64) * pow2(n / 2) * pow2(n - n / 2)
+    }
+
+    /// The digits as entries of a global operation (sums of `i64`).
+    fn glops(&self) -> impl Iterator<Item = Glop> + '_ {
+        self.0
+            .iter()
+            .map(|&x| Glop::new(Value::I64(x), GlobalOp::Sum))
+    }
+
+    /// From the digits a global operation returned.
+    fn from_glops(g: &[Glop]) -> ExactSum {
+        let mut s = ExactSum::new();
+        for (d, g) in s.0.iter_mut().zip(g) {
+            *d = g.as_i64();
+        }
+        s
+    }
+}
+
 /// FNV-1a over the bits of the values.
 fn hash(values: impl Iterator<Item = f64>) -> u64 {
     let mut x = 0xcbf2_9ce4_8422_2325u64;
@@ -92,7 +174,7 @@ fn hash(values: impl Iterator<Item = f64>) -> u64 {
 fn report(name: &str, sweeps: usize, change: f64, sol: &[f64], p: &Params, res2: f64) -> String {
     let centre = sol[p.nx / 2 + p.nx * (p.ny / 2)];
     format!(
-        "{name}: sweeps {sweeps} change {change:?}\n{name}: solution {:#018x} centre {centre:?}\n{name}: residual {:.15e}",
+        "{name}: sweeps {sweeps} change {change:?}\n{name}: solution {:#018x} centre {centre:?}\n{name}: residual {:e}",
         hash(sol.iter().copied()),
         res2.sqrt()
     )
@@ -116,7 +198,7 @@ fn serial(p: &Params) -> String {
         }
     }
     let res2 = |u: &[f64]| {
-        let mut s = 0.0;
+        let mut s = ExactSum::new();
         for j in 1..ny - 1 {
             for i in 1..nx - 1 {
                 let r = residual(
@@ -128,10 +210,10 @@ fn serial(p: &Params) -> String {
                     fv[at(i, j)],
                     h,
                 );
-                s += r * r;
+                s.add(r * r);
             }
         }
-        s
+        s.value()
     };
     let mut out = Vec::new();
     // Jacobi.
@@ -221,7 +303,7 @@ fn host(comm: &Comm, p: &Params) -> Result<String, Box<dyn Error + Send + Sync>>
     };
     let mut out = Vec::new();
     for name in ["jacobi", "redblack"] {
-        // The nodes' final global operation: sweeps, change, residual².
+        // The nodes' final global operation: sweeps, change, the digits of residual².
         let r = comm.gloph(&opts)?;
         let sol = grid
             .gather(&none, Rank::Host)?
@@ -232,7 +314,7 @@ fn host(comm: &Comm, p: &Params) -> Result<String, Box<dyn Error + Send + Sync>>
             r[1].as_f64(),
             sol.as_slice(),
             p,
-            r[2].as_f64(),
+            ExactSum::from_glops(&r[2..]).value(),
         ));
     }
     Ok(out.join("\n"))
@@ -274,7 +356,7 @@ fn node(comm: &Comm, p: &Params) -> hypercomm::Result<()> {
     };
     let finish =
         |sweeps: usize, change: f64, u: &hypercomm::grid::Field<f64>| -> hypercomm::Result<()> {
-            let mut s = 0.0;
+            let mut s = ExactSum::new();
             for j in lo[1]..hi[1] {
                 for i in lo[0]..hi[0] {
                     let r = residual(
@@ -286,14 +368,14 @@ fn node(comm: &Comm, p: &Params) -> hypercomm::Result<()> {
                         fv[[i, j]],
                         h,
                     );
-                    s += r * r;
+                    s.add(r * r);
                 }
             }
-            let mut v = [
+            let mut v = vec![
                 Glop::new(Value::I32(sweeps as i32), GlobalOp::Max),
                 Glop::new(Value::F64(change), GlobalOp::Max),
-                Glop::new(Value::F64(s), GlobalOp::Sum),
             ];
+            v.extend(s.glops());
             comm.glops(&mut v, &opts)?;
             grid.gather(u, Rank::Host)?;
             Ok(())
@@ -442,4 +524,76 @@ fn main() -> Result<(), Box<dyn Error>> {
     let (report, _) = hypercomm::run_with_host(n.unwrap_or(4), |c| host(c, &p), |c| node(c, &p))?;
     println!("{report}");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ExactSum;
+    use proptest::prelude::*;
+
+    fn exact(xs: &[f64]) -> f64 {
+        let mut s = ExactSum::new();
+        xs.iter().for_each(|&x| s.add(x));
+        s.value()
+    }
+
+    #[test]
+    fn rounds_the_exact_sum_once() {
+        let e = f64::EPSILON; // 2⁻⁵²
+                              // A naive sum loses both halves (each a tie to even); the exact one keeps them.
+        assert_eq!(1.0 + e / 2.0 + e / 2.0, 1.0);
+        assert_eq!(exact(&[1.0, e / 2.0, e / 2.0]), 1.0 + e);
+        // A tie goes to the even neighbour; anything below it breaks the tie.
+        assert_eq!(exact(&[1.0, e / 2.0]), 1.0);
+        assert_eq!(exact(&[1.0, e, e / 2.0]), 1.0 + 2.0 * e);
+        assert_eq!(exact(&[1.0, e / 2.0, 1e-200]), 1.0 + e);
+        // The extremes of the range, and nothing.
+        assert_eq!(exact(&[f64::MIN_POSITIVE / 4.0; 4]), f64::MIN_POSITIVE);
+        assert_eq!(exact(&[5e-324; 3]), 1.5e-323);
+        assert_eq!(exact(&[f64::MAX / 2.0, f64::MAX / 2.0]), f64::MAX);
+        assert_eq!(exact(&[]), 0.0);
+        assert_eq!(exact(&[0.0, 0.0]), 0.0);
+    }
+
+    proptest! {
+        /// Integers below 2⁵³ in all: every naive sum is exact.
+        #[test]
+        fn equals_an_exact_naive_sum(xs in prop::collection::vec(0u64..1 << 40, 0..200)) {
+            let naive: f64 = xs.iter().map(|&x| x as f64).sum();
+            let xs: Vec<f64> = xs.iter().map(|&x| x as f64).collect();
+            prop_assert_eq!(exact(&xs), naive);
+        }
+
+        /// Any order and any split into partial sums whose digits are added
+        /// (as the global operation does) give the same bits.
+        #[test]
+        fn order_and_partition_do_not_matter(
+            xs in prop::collection::vec(0.0f64..1e6, 1..100),
+            cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..5),
+            seed in any::<u64>(),
+        ) {
+            let whole = exact(&xs);
+            let mut shuffled = xs.clone();
+            let mut r = seed | 1;
+            for i in (1..shuffled.len()).rev() {
+                r ^= r << 13; r ^= r >> 7; r ^= r << 17;
+                shuffled.swap(i, (r % (i as u64 + 1)) as usize);
+            }
+            let mut at: Vec<usize> = cuts.iter().map(|c| c.index(shuffled.len())).collect();
+            at.extend([0, shuffled.len()]);
+            at.sort_unstable();
+            let mut total = ExactSum::new();
+            for w in at.windows(2) {
+                let mut part = ExactSum::new();
+                shuffled[w[0]..w[1]].iter().for_each(|&x| part.add(x));
+                for (t, p) in total.0.iter_mut().zip(part.0) {
+                    *t += p;
+                }
+            }
+            prop_assert_eq!(total.value().to_bits(), whole.to_bits());
+            // And it is within half an ulp-ish of a naive sum.
+            let naive: f64 = xs.iter().sum();
+            prop_assert!((whole - naive).abs() <= 1e-12 * naive.max(1.0));
+        }
+    }
 }
