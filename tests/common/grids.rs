@@ -431,12 +431,19 @@ pub(crate) fn halo_2d_every_mask_width_and_periodicity<L: Launcher>() {
 }
 
 pub(crate) fn halo_3d_all_fifteen_masks<L: Launcher>() {
-    for (dims, per) in [
-        (vec![1, 1, 1], vec![true, true, true]),
-        (vec![2, 1, 2], vec![false, true, true]),
-        (vec![1, 2, 2], vec![false, false, false]),
-        (vec![2, 2, 1], vec![true, false, true]),
-    ] {
+    // Axes of 1, 2 and 3 ranks, each shape with every periodicity (an axis
+    // of 1 or 2 ranks that wraps makes a rank its own neighbour, or both
+    // neighbours the same rank).
+    let shapes = [[1, 1, 1], [2, 1, 2], [1, 2, 2], [3, 2, 1], [2, 2, 2]];
+    let all = shapes.iter().flat_map(|d| {
+        (0..8).map(move |b| {
+            (
+                d.to_vec(),
+                (0..3).map(|a| b >> a & 1 == 1).collect::<Vec<_>>(),
+            )
+        })
+    });
+    for (dims, per) in all {
         let bad = on_grid::<L>(&dims, &per, |_, cart| {
             let grid = Grid::new(cart, &[9, 8, 7], 3)?;
             let mut bad = Vec::new();
