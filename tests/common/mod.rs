@@ -11,6 +11,7 @@ pub(crate) mod collectives;
 pub(crate) mod conformance;
 pub(crate) mod grids;
 pub(crate) mod procs;
+pub(crate) mod service;
 
 #[allow(unused_imports)]
 pub(crate) use procs::Processes;
