@@ -475,3 +475,27 @@ fn srun_with_pmix_starts_an_mpi_program() {
         assert_checked(&run_limited(c, LIMIT), n, "Open MPI");
     }
 }
+
+/// Tracing over MPI: one raw stream per process, merged by `hypercomm
+/// trace convert` as for tcp and shm.
+#[test]
+fn tracing_writes_one_stream_per_process_that_merge() {
+    if !OPENMPI.wanted() {
+        return;
+    }
+    let _g = serial();
+    let dir = std::env::temp_dir().join(format!("hc-mpi-trace-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let mut c = Command::new(OPENMPI.launcher());
+    c.args(["run", "--transport", "mpi", "-n", "3"])
+        .arg(OPENMPI.example("hello"))
+        .env("HYPERCOMM_MPIRUN", OPENMPI.mpirun)
+        .env("HYPERCOMM_TRACE", dir.join("job"))
+        .env("HYPERCOMM_TRACE_LEVEL", "3,3,3");
+    env(&mut c);
+    let out = run_limited(c, LIMIT);
+    assert!(out.status.success(), "{}", out.both());
+    common::procs::check_ring_trace(&dir, 3, "mpi");
+    let _ = std::fs::remove_dir_all(&dir);
+}
