@@ -1,0 +1,285 @@
+//! The manuals' example programs in C and Fortran 77 (`examples/c/`,
+//! `examples/fortran/`), compiled here with `cc -Wall -Werror` and
+//! `gfortran -Wall` against the headers and the static library, run under
+//! the `hypercomm` launcher over shared memory and TCP, their output
+//! checked against the manuals' values; a traced PICL program whose trace
+//! file `hypercomm trace report` opens.
+//!
+//! Expected values come from the manuals (the CMMD scans: 4 9 7 6 →
+//! upward exclusive add 0 4 13 20 …) or are computed here from the
+//! problem's definition (the shifts, the normalized vector).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// `target/<profile>`.
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().and_then(Path::parent).unwrap().to_path_buf()
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Build the static library and the launcher for this profile (once).
+fn built() -> &'static PathBuf {
+    static B: OnceLock<PathBuf> = OnceLock::new();
+    B.get_or_init(|| {
+        let prof = profile_dir();
+        if let Ok(cargo) = std::env::var("CARGO") {
+            let mut c = Command::new(cargo);
+            c.args([
+                "build",
+                "--quiet",
+                "--offline",
+                "-p",
+                "hypercomm-c",
+                "-p",
+                "hypercomm-cli",
+            ])
+            .arg("--target-dir")
+            .arg(prof.parent().unwrap());
+            if prof.file_name().and_then(|s| s.to_str()) == Some("release") {
+                c.arg("--release");
+            }
+            let out = c.output().expect("cargo");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let d = std::env::temp_dir().join(format!("hypercomm-c-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    })
+}
+
+fn lib() -> Vec<String> {
+    vec![
+        profile_dir()
+            .join("libhypercomm_c.a")
+            .to_string_lossy()
+            .into_owned(),
+        "-lpthread".into(),
+        "-ldl".into(),
+        "-lm".into(),
+    ]
+}
+
+fn check(what: &str, out: Output) -> String {
+    let so = String::from_utf8_lossy(&out.stdout).into_owned();
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{so}\n{se}",
+        out.status
+    );
+    so
+}
+
+/// Compile a C source of `examples/c` (or a path) into the build folder.
+fn cc(src: &Path, name: &str, knr: bool) -> PathBuf {
+    let exe = built().join(name);
+    let mut c = Command::new("cc");
+    c.args(["-Wall", "-Werror"]);
+    if knr {
+        // The PICL figures' `main()` is K&R C (implicit int, no return).
+        c.args(["-Wno-implicit-int", "-Wno-return-type"]);
+    }
+    c.arg("-I").arg(root().join("crates/hypercomm-c/include"));
+    c.arg(src).args(lib()).arg("-o").arg(&exe);
+    check(&format!("cc {}", src.display()), c.output().expect("cc"));
+    exe
+}
+
+fn example_c(name: &str, knr: bool) -> PathBuf {
+    cc(&root().join(format!("examples/c/{name}.c")), name, knr)
+}
+
+/// Run `args` under the launcher with `transport`.
+fn run(transport: &str, args: &[&str]) -> String {
+    let h = profile_dir().join("hypercomm");
+    let out = Command::new("timeout")
+        .arg("300")
+        .arg(h)
+        .args(["run", "--transport", transport])
+        .args(args)
+        .current_dir(built())
+        .output()
+        .expect("launcher");
+    check(&format!("hypercomm run {args:?}"), out)
+}
+
+/// The text after `[r] ` of rank r's lines.
+fn lines_of(out: &str, rank: &str) -> Vec<String> {
+    let p = format!("[{rank}] ");
+    out.lines()
+        .filter_map(|l| l.strip_prefix(&p))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn picl_figures_1_and_2_ring_pairwise_sums() {
+    let host = example_c("picl_fig1_host", true);
+    let node = example_c("picl_fig2_node", true);
+    // Figure 1 allocates 32 nodes and loads "nodeprogram".
+    std::fs::copy(node, built().join("nodeprogram")).unwrap();
+    for t in ["shm", "tcp"] {
+        let out = run(
+            t,
+            &[
+                "-n",
+                "32",
+                "--host",
+                host.to_str().unwrap(),
+                "--",
+                "./nodeprogram",
+            ],
+        );
+        for r in 0..32 {
+            let l = lines_of(&out, &r.to_string());
+            assert_eq!(l.len(), 1, "{t}: node {r}:\n{out}");
+            let rest = l[0].strip_prefix(&format!("node {r} took ")).unwrap();
+            let secs: f64 = rest
+                .strip_suffix(" seconds to finish")
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!(secs >= 0.0);
+        }
+        let h = lines_of(&out, "host");
+        assert!(
+            h.len() == 1 && h[0].starts_with("host took "),
+            "{t}:\n{out}"
+        );
+        assert!(h[0].ends_with(" seconds to finish"));
+    }
+}
+
+#[test]
+fn picl_figures_3_and_4_speedup_sweep() {
+    let host = example_c("picl_fig3_host", true);
+    let node = example_c("picl_fig4_node", true);
+    std::fs::copy(node, built().join("node")).unwrap();
+    for t in ["shm", "tcp"] {
+        // Figure 3 allocates 64 nodes and sweeps p = 1, 2, 4, … 64.
+        let out = run(
+            t,
+            &["-n", "64", "--host", host.to_str().unwrap(), "--", "./node"],
+        );
+        assert!(!out.contains("error"), "{out}");
+    }
+}
+
+#[test]
+fn cmmd_reductions_and_scans_give_the_manuals_values() {
+    let exe = example_c("cmmd_scans", false);
+    // Seed 004, sections 9.1 and 9.4.
+    let reduce = [26, 26, 26, 26];
+    let up_ex = [0, 4, 13, 20];
+    let down_in = [26, 22, 13, 6];
+    let seg_in = [4, 13, 7, 13];
+    let by_segment = [0, 4, 0, 5];
+    let by_start = [0, 4, 4, 5];
+    for t in ["shm", "tcp"] {
+        let out = run(t, &["-n", "4", exe.to_str().unwrap()]);
+        for r in 0..4 {
+            let want = format!(
+                "node {r}: reduce {} upward-exclusive {} downward-inclusive {} segmented-inclusive {} umax-segment-bit {} umax-start-bit {}",
+                reduce[r], up_ex[r], down_in[r], seg_in[r], by_segment[r], by_start[r]
+            );
+            assert_eq!(lines_of(&out, &r.to_string()), vec![want], "{t}:\n{out}");
+        }
+    }
+}
+
+#[test]
+fn cmmd_circular_and_end_off_shifts() {
+    let exe = example_c("cmmd_shifts", false);
+    for t in ["shm", "tcp"] {
+        for n in [1usize, 4, 5] {
+            let out = run(t, &["-n", &n.to_string(), exe.to_str().unwrap()]);
+            let block = |r: usize| format!("{} {} {}", 10 * r + 1, 10 * r + 2, 10 * r + 3);
+            for r in 0..n {
+                let left = (r + n - 1) % n;
+                let end_off = if r == 0 {
+                    "0 0 0".to_string()
+                } else {
+                    block(r - 1)
+                };
+                assert_eq!(
+                    lines_of(&out, &r.to_string()),
+                    vec![
+                        format!("node {r}: circular {}", block(left)),
+                        format!("node {r}: end-off {end_off}")
+                    ],
+                    "{t} n={n}:\n{out}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn ipsc_normalize_in_fortran() {
+    let exe = built().join("ipsc_normalize");
+    let mut c = Command::new("gfortran");
+    c.arg("-Wall")
+        .arg(root().join("examples/fortran/ipsc_normalize.f"))
+        .args(lib())
+        .arg("-o")
+        .arg(&exe);
+    check("gfortran", c.output().expect("gfortran"));
+    // X(j) = mod(37 j, 11) - 5 for j = 0 … 11, normalized.
+    let x: Vec<f64> = (0..12).map(|j| ((37 * j) % 11) as f64 - 5.0).collect();
+    let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+    for t in ["shm", "tcp"] {
+        let out = run(t, &["-n", "4", exe.to_str().unwrap()]);
+        let l = lines_of(&out, "0");
+        assert_eq!(l.len(), 14, "{t}:\n{out}");
+        let num = |s: &str| -> f64 { s.split_whitespace().last().unwrap().parse().unwrap() };
+        assert!((num(&l[0]) - norm).abs() < 1e-12 * norm, "{}", l[0]);
+        assert_eq!(num(&l[1]), 96.0, "count in bytes");
+        for (i, line) in l[2..].iter().enumerate() {
+            assert!((num(line) - x[i] / norm).abs() < 1e-15, "{line}");
+        }
+    }
+}
+
+#[test]
+fn a_traced_picl_program_writes_a_file_the_report_opens() {
+    let exe = cc(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/trace_ring.c"),
+        "trace_ring",
+        false,
+    );
+    for t in ["shm", "tcp"] {
+        let file = built().join(format!("ring-{t}.trace"));
+        let _ = std::fs::remove_file(&file);
+        let e = exe.to_str().unwrap();
+        run(
+            t,
+            &["-n", "3", "--host", e, file.to_str().unwrap(), "--", e],
+        );
+        let text = std::fs::read_to_string(&file).unwrap();
+        let tr = hypercomm::trace::picl::parse(&text).unwrap();
+        let nodes: std::collections::BTreeSet<i32> = tr.records.iter().map(|r| r.node).collect();
+        assert_eq!(nodes.into_iter().collect::<Vec<_>>(), vec![-32768, 0, 1, 2]);
+        assert!(text.contains("trace_message") && text.contains("ring done"));
+        assert!(text.contains("send clock"), "{text}");
+        let html = built().join(format!("ring-{t}.html"));
+        let out = Command::new(profile_dir().join("hypercomm"))
+            .args(["trace", "report"])
+            .arg(&file)
+            .arg("-o")
+            .arg(&html)
+            .output()
+            .unwrap();
+        check("hypercomm trace report", out);
+        assert!(std::fs::read_to_string(&html).unwrap().contains("<html"));
+    }
+}
