@@ -426,3 +426,48 @@ fn gcat_concatenates_in_xor_order_with_a_root_other_than_zero() {
     assert!(e.is_err(), "3 nodes have no exclusive-or order from root 1");
     let _ = Source::Any;
 }
+
+#[test]
+fn bcast_receivers_may_have_longer_buffers_and_learn_the_count() {
+    // PICL bcast0 / iPSC GRECVW: the root's length may be smaller than the
+    // receivers' buffers; the count comes back (GRECVW's CNT).
+    for root in [0usize, 3] {
+        let out = hypercomm::run(5, move |comm| -> Result<_, Error> {
+            let mut buf = if comm.rank() == root {
+                vec![7u32, 8, 9]
+            } else {
+                vec![0u32; 6]
+            };
+            let n = comm.bcast_varcount(&mut buf, root)?;
+            Ok((n, buf))
+        })
+        .unwrap();
+        for (me, (n, buf)) in out.iter().enumerate() {
+            assert_eq!(*n, 3, "node {me}");
+            assert_eq!(&buf[..3], &[7, 8, 9]);
+            if me != root {
+                assert_eq!(&buf[3..], &[0, 0, 0], "the rest is untouched");
+            }
+        }
+    }
+    let out = hypercomm::run_with_host(
+        3,
+        |host| host.bcast_varcount(&mut [1.5f64, 2.5], Rank::Host),
+        |comm| -> Result<_, Error> {
+            let mut b = [0f64; 4];
+            let n = comm.bcast_varcount(&mut b, Rank::Host)?;
+            Ok((n, b))
+        },
+    )
+    .unwrap();
+    assert_eq!(out.0, 2);
+    for (n, b) in out.1 {
+        assert_eq!((n, b), (2, [1.5, 2.5, 0.0, 0.0]));
+    }
+    // A buffer shorter than the message: every node is told (check mode).
+    let r = hypercomm::run(3, |comm| -> Result<_, Error> {
+        let mut b = vec![0u8; if comm.rank() == 2 { 1 } else { 4 }];
+        comm.bcast_varcount(&mut b, 0usize)
+    });
+    assert!(r.is_err());
+}

@@ -29,6 +29,13 @@
 //!   `k XOR root`); [`ConcatOrder::Rank`] is the rank order of
 //!   [`Comm::gatherv`].
 //!
+//! * **A broadcast whose receivers' buffers may be longer than the
+//!   message** (PICL bcast0: "bytes on the root processor must not exceed
+//!   bytes on any non-root processor"; iPSC GRECVW returns the count
+//!   CNT): [`Comm::bcast_varcount`] sends the root's whole buffer and
+//!   returns the count on every rank; a receiver whose buffer is too short
+//!   fails, and in check mode every rank is told.
+//!
 //! Not done yet: a non-blocking announcement; GCAT's xor order on a number
 //! of nodes that is not a power of two (the order is not a permutation
 //! there; such calls are refused).
@@ -250,6 +257,41 @@ impl Comm {
             s.set_topology(t);
         }
         Ok((nodes, t, sub))
+    }
+
+    /// Broadcast the root's whole `buf` (a node, or [`Rank::Host`]) into
+    /// the front of every node's `buf`, which may be longer; returns the
+    /// number of elements broadcast, on every rank. The count goes first
+    /// (one `u64`), then the data; a node whose buffer is shorter than the
+    /// message fails ([`Error::CollectiveMismatch`] on every node in check
+    /// mode, which compares the lengths).
+    pub fn bcast_varcount<T: Element>(
+        &self,
+        buf: &mut [T],
+        root: impl Into<Rank>,
+    ) -> Result<usize> {
+        let root = root.into();
+        let mut count = [if self.me() == root {
+            buf.len() as u64
+        } else {
+            0
+        }];
+        self.bcast(&mut count, root)?;
+        let count = count[0] as usize;
+        if self.is_host() {
+            return self.bcast(buf, root).map(|()| count);
+        }
+        let fits = count.min(buf.len());
+        self.bcast(&mut buf[..fits], root)?;
+        if fits < count {
+            return Err(Error::Truncated {
+                from: root,
+                tag: 0,
+                len: count * std::mem::size_of::<T>(),
+                capacity: std::mem::size_of_val(buf),
+            });
+        }
+        Ok(count)
     }
 
     /// Gather blocks of any lengths at `root` (a node or the host), in
