@@ -471,3 +471,26 @@ fn bcast_receivers_may_have_longer_buffers_and_learn_the_count() {
     });
     assert!(r.is_err());
 }
+
+#[test]
+fn cmmd_reduce_to_host_returns_the_result_to_the_host_and_every_node() {
+    // Seed 004, section 9.3, on the manual's values 4 9 7 6 (the host's
+    // operand is ignored: it does not contribute).
+    let out = hypercomm::run_with_host(
+        4,
+        |host| -> Result<_, Error> {
+            let a = host.reduce_to_host_and_nodes(&[0i32], hypercomm::collective::Sum)?;
+            let b = host.reduce_to_host_and_nodes(&[0i32], hypercomm::collective::Max)?;
+            Ok((a[0], b[0]))
+        },
+        |comm| -> Result<_, Error> {
+            let v = [4i32, 9, 7, 6][comm.rank()];
+            let a = comm.reduce_to_host_and_nodes(&[v], hypercomm::collective::Sum)?;
+            let b = comm.reduce_to_host_and_nodes(&[v], hypercomm::collective::Max)?;
+            Ok((a[0], b[0]))
+        },
+    )
+    .unwrap();
+    assert_eq!(out.0, (26, 9), "the host");
+    assert_eq!(out.1, vec![(26, 9); 4], "every node");
+}

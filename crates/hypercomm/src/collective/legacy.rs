@@ -36,11 +36,17 @@
 //!   returns the count on every rank; a receiver whose buffer is too short
 //!   fails, and in check mode every rank is told.
 //!
+//! * **CMMD's reduction to the host** (`reduce_to_host` /
+//!   `reduce_from_nodes`): "the functions return to the host processor and
+//!   to each node the value of the specified reduce operation";
+//!   [`Comm::reduce_to_host_and_nodes`] does (the existing
+//!   [`Comm::reduce`] with a host root gives the nodes nothing).
+//!
 //! Not done yet: a non-blocking announcement; GCAT's xor order on a number
 //! of nodes that is not a power of two (the order is not a permutation
 //! there; such calls are refused).
 
-use super::ops::Element;
+use super::ops::{Element, Operator};
 use super::select::Topology;
 use crate::comm::Comm;
 use crate::error::{Error, Result};
@@ -292,6 +298,28 @@ impl Comm {
             });
         }
         Ok(count)
+    }
+
+    /// CMMD reduce_to_host (nodes) / reduce_from_nodes (host): reduce the
+    /// nodes' `input` with `op` and return the result on every node **and**
+    /// on the host, which calls it too (its `input` is ignored: the host
+    /// does not contribute, SPEC section 1).
+    pub fn reduce_to_host_and_nodes<T: Element, O: Operator<T> + 'static>(
+        &self,
+        input: &[T],
+        op: O,
+    ) -> Result<Vec<T>> {
+        self.host_parts("reduce_to_host_and_nodes")?;
+        let tag = self.next_tag(true);
+        if self.is_host() {
+            let b = self.coll_recv(Rank::Node(0), tag)?;
+            return super::vec_from_bytes(&b, "reduce_to_host_and_nodes");
+        }
+        let out = self.allreduce(input, op)?;
+        if self.rank() == 0 {
+            self.coll_send(Rank::Host, tag, bytemuck::cast_slice(&out))?;
+        }
+        Ok(out)
     }
 
     /// Gather blocks of any lengths at `root` (a node or the host), in
