@@ -706,24 +706,10 @@ fn reduce_value<T: bytemuck::Pod>(v: T, ty: Ty, op: OpCode, to: To) -> CResult<T
     Ok(bytemuck::pod_read_unaligned(&b))
 }
 
-/// Nodes: reduce over the nodes, then node 0 gives the result to the host
-/// on the library's own communicator (CMMD reduce_to_host returns it to
-/// the host and to every node).
+/// CMMD reduce_to_host / reduce_from_nodes: the result on the host and on
+/// every node.
 fn reduce_with_host<T: bytemuck::Pod>(v: T, ty: Ty, op: OpCode) -> CResult<T> {
-    let (w, aux) = with(|st| -> CResult<_> {
-        let w = state::world(st, true)?;
-        Ok((w, st.aux.clone().ok_or("not enabled")?))
-    })?;
-    const TAG: u32 = 2;
-    if w.is_host() {
-        let (r, _) = aux.recv::<T>(0usize, TAG).map_err(err)?;
-        return Ok(r);
-    }
-    let r = reduce_value(v, ty, op, To::All)?;
-    if w.rank() == 0 {
-        aux.send(&[r], Rank::Host, TAG).map_err(err)?;
-    }
-    Ok(r)
+    reduce_value(v, ty, op, To::HostAndNodes)
 }
 
 macro_rules! reductions {

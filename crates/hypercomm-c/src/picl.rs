@@ -15,6 +15,8 @@ use std::ffi::{c_char, c_int, c_void};
 
 const LIB: &str = "PICL";
 
+const NOT_OPEN: &str = "communication is not open (call open0 first)";
+
 fn rank(id: i32) -> CResult<Rank> {
     match id {
         HOST => Ok(Rank::Host),
@@ -213,15 +215,18 @@ pub unsafe extern "C" fn send0(buf: *const c_void, bytes: c_int, r#type: c_int, 
         // SAFETY: the caller's contract.
         let data = unsafe { state::bytes(buf, bytes as i64) }?;
         let t = send_tag(r#type)?;
-        let w = with(|st| state::world(st, false))?;
-        if dest == -1 {
-            let me = w.me();
-            for r in (0..w.size()).map(Rank::Node).filter(|&r| r != me) {
-                w.send(data, r, t).map_err(err)?;
+        // In the state's borrow (no clone of the communicator per message).
+        with(|st| {
+            let w = st.world.as_ref().ok_or(NOT_OPEN)?;
+            if dest == -1 {
+                let me = w.me();
+                for r in (0..w.size()).map(Rank::Node).filter(|&r| r != me) {
+                    w.send(data, r, t).map_err(err)?;
+                }
+                return Ok(());
             }
-            return Ok(());
-        }
-        w.send(data, rank(dest)?, t).map_err(err)
+            w.send(data, rank(dest)?, t).map_err(err)
+        })
     })
 }
 
@@ -236,10 +241,13 @@ pub unsafe extern "C" fn recv0(buf: *mut c_void, bytes: c_int, r#type: c_int) {
     guard(LIB, "recv0", || {
         // SAFETY: the caller's contract.
         let b = unsafe { bytes_mut(buf, bytes as i64) }?;
-        let w = with(|st| state::world(st, false))?;
-        let s = w.recv_into(b, Source::Any, tag(r#type)?).map_err(err)?;
-        with(|st| st.last = [s.len as i32, s.tag as i32, s.source.to_picl()]);
-        Ok(())
+        let t = tag(r#type)?;
+        with(|st| {
+            let w = st.world.as_ref().ok_or(NOT_OPEN)?;
+            let s = w.recv_into(b, Source::Any, t).map_err(err)?;
+            st.last = [s.len as i32, s.tag as i32, s.source.to_picl()];
+            Ok(())
+        })
     })
 }
 
@@ -469,10 +477,13 @@ unsafe fn combine(
 ) {
     guard(LIB, routine, || {
         let ty = Ty::picl(datatype)?;
-        let c = with(high)?;
+        let to = To::Root(rank(root)?);
         // SAFETY: the caller's contract (items of the datatype).
         let b = unsafe { bytes_mut(buf, items as i64 * ty.size() as i64) }?;
-        reduce::reduce(&c, b, ty, op, To::Root(rank(root)?))
+        with(|st| {
+            let c = st.in_use.as_ref().or(st.world.as_ref()).ok_or(NOT_OPEN)?;
+            reduce::reduce(c, b, ty, op, to)
+        })
     })
 }
 

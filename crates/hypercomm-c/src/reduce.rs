@@ -71,6 +71,8 @@ pub(crate) enum To {
     /// One root (a node or the host); other ranks' buffers are left as
     /// they were.
     Root(Rank),
+    /// Every node and the host (CMMD reduce_to_host / reduce_from_nodes).
+    HostAndNodes,
 }
 
 /// Reduce `buf` (its bytes, elements of `ty`) in place with `op`.
@@ -129,22 +131,58 @@ fn run<T: Element, O: Operator<T> + 'static>(
             buf.len()
         ));
     }
-    let input: Vec<T> = if comm.is_host() {
-        Vec::new()
+    let n = buf.len() / sz;
+    if let To::HostAndNodes = to {
+        let input = if comm.is_host() {
+            Vec::new()
+        } else {
+            elems(buf)
+        };
+        let r = comm.reduce_to_host_and_nodes(&input, op).map_err(err)?;
+        if r.len() != n {
+            return Err(format!(
+                "{} elements came back where {n} were given",
+                r.len()
+            ));
+        }
+        buf.copy_from_slice(bytemuck::cast_slice(&r));
+        return Ok(());
+    }
+    // Short vectors (the common case) go through the stack, and an aligned
+    // buffer receives the result directly: no allocation per call.
+    let mut stack = [T::zeroed(); 16];
+    let heap: Vec<T>;
+    let input: &[T] = if comm.is_host() {
+        &[]
+    } else if n <= stack.len() {
+        bytemuck::cast_slice_mut::<T, u8>(&mut stack[..n]).copy_from_slice(buf);
+        &stack[..n]
     } else {
-        elems(buf)
+        heap = elems(buf);
+        &heap
     };
-    let mut out = vec![T::zeroed(); buf.len() / sz];
+    if let Ok(out) = bytemuck::try_cast_slice_mut::<u8, T>(buf) {
+        return match to {
+            To::All => comm.allreduce_into(input, out, op).map_err(err),
+            To::Root(r) => {
+                let o: &mut [T] = if comm.me() == r { out } else { &mut [] };
+                comm.reduce_into(input, o, op, r).map_err(err)
+            }
+            To::HostAndNodes => unreachable!("handled above"),
+        };
+    }
+    let mut out = vec![T::zeroed(); n];
     match to {
-        To::All => comm.allreduce_into(&input, &mut out, op).map_err(err)?,
+        To::All => comm.allreduce_into(input, &mut out, op).map_err(err)?,
         To::Root(r) => {
             let at_root = comm.me() == r;
             let o: &mut [T] = if at_root { &mut out } else { &mut [] };
-            comm.reduce_into(&input, o, op, r).map_err(err)?;
+            comm.reduce_into(input, o, op, r).map_err(err)?;
             if !at_root {
                 return Ok(());
             }
         }
+        To::HostAndNodes => unreachable!("handled above"),
     }
     buf.copy_from_slice(bytemuck::cast_slice(&out));
     Ok(())

@@ -283,3 +283,29 @@ fn a_traced_picl_program_writes_a_file_the_report_opens() {
         assert!(std::fs::read_to_string(&html).unwrap().contains("<html"));
     }
 }
+
+#[test]
+fn cmmd_host_routines_broadcast_distribute_reduce_and_gather() {
+    let exe = cc(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/cmmd_host.c"),
+        "cmmd_host",
+        false,
+    );
+    let e = exe.to_str().unwrap();
+    for t in ["shm", "tcp"] {
+        let out = run(t, &["-n", "4", "--host", e, "--", e]);
+        // 4 + 9 + 7 + 6 on the host and every node (seed 004, 9.3).
+        assert_eq!(
+            lines_of(&out, "host"),
+            vec!["host: sum 26 gathered 2 22 42 62"],
+            "{t}:\n{out}"
+        );
+        for r in 0..4 {
+            assert_eq!(
+                lines_of(&out, &r.to_string()),
+                vec![format!("node {r}: bc 42 element {} sum 26", 10 * r + 1)],
+                "{t}:\n{out}"
+            );
+        }
+    }
+}
