@@ -33,6 +33,8 @@ void gcat(int ci, int type, void *buf, int buflen, int msglen, int *cnt,
 void mesh(int me, int dim, const int *lindim, const int *perbc, int *coords,
           int *pred, int *succ, int *work);
 void lsendw(int ci, int type, const void *buf, int len4, int node, int pid);
+void lsendmsg(int ci, int type, const void *buf, int len4, int node,
+              int pid);
 void lrecvw(int ci, int type, void *buf, int len4, int *cnt4, int *node,
             int *pid);
 void spgsnw(int ci, int type, const void *buf, int len, int *list,

@@ -64,6 +64,8 @@ void gcomb0(void *buf, int items, int datatype, int msgtype, int root,
 #endif
 int gray0(int i);
 int ginv0(int i);
+/* The bytes of one element of a datatype (the manual's combiners use it). */
+int datasize0(int datatype);
 
 /* Execution tracing */
 void traceenable(const char *tracefile, int verbose);

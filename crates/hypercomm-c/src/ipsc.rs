@@ -341,6 +341,23 @@ pub unsafe extern "C" fn lsendw(
     unsafe { sendw(ci, r#type, buf, len4, node, pid) }
 }
 
+/// LSENDMSG: a long message from the host (one message).
+///
+/// # Safety
+/// `buf` is valid for `len4` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn lsendmsg(
+    ci: c_int,
+    r#type: c_int,
+    buf: *const c_void,
+    len4: c_int,
+    node: c_int,
+    pid: c_int,
+) {
+    // SAFETY: forwarded.
+    unsafe { sendw(ci, r#type, buf, len4, node, pid) }
+}
+
 /// LRECVW: receive a long message into `len4` bytes; outputs its length,
 /// sender and pid.
 ///

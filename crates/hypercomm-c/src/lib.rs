@@ -52,6 +52,15 @@
 //!   call CMMD_sync_with_host instead.
 //! * The iPSC host-side receive of long messages (the seed has none
 //!   either).
+//! * PICL routines of later PICL versions that this manual (seed 003) does
+//!   not name, such as `recv1` and `tracefiles`.
+//! * Fortran 77 forms of CMMD (section 1.3): present for the informational
+//!   calls, `msg_pending`, the synchronisations, `CMMD_send`,
+//!   `CMMD_receive`, `CMMD_reduce_int`/`_double` and `CMMD_scan_int`
+//!   (`cmmd_send_` …); the vector, exchange, broadcast, concatenation and
+//!   other typed reduction forms are not yet wrapped (the C forms are all
+//!   there). PICL from Fortran was, in the manual's time, C called through
+//!   interface routines: not provided.
 //!
 //! Differences: buffer arguments are `void *` (the manuals wrote `char *`
 //! for compilers that did not check); PICL's `close0` is declared without

@@ -557,6 +557,14 @@ pub extern "C" fn ginv0(i: c_int) -> c_int {
     }
 }
 
+/// datasize0: the bytes of one element of `datatype` (0 char … 5 double),
+/// "an undocumented internal routine of PICL" that the manual's combiners
+/// (Figure 5) call; 0 for an unknown type.
+#[no_mangle]
+pub extern "C" fn datasize0(datatype: c_int) -> c_int {
+    Ty::picl(datatype).map_or(0, |t| t.size() as c_int)
+}
+
 // -------------------------------------------------------------- tracing
 
 /// traceenable: the host's trace file and format (verbose when 1).

@@ -298,15 +298,33 @@ fn headers_match_the_rust_signatures_and_the_exported_symbols() {
             problems.push(format!("{name} is exported but in no header"));
         }
     }
-    // The static library exports them (nm), when it has been built.
-    let lib = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../target")
-        .join(if cfg!(debug_assertions) {
-            "debug"
-        } else {
-            "release"
-        })
-        .join("libhypercomm_c.a");
+    // The static library of this profile exports them (nm); built first
+    // when cargo runs the test (`cargo test` builds only the rlib).
+    let exe = std::env::current_exe().unwrap();
+    let prof = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
+    if let Ok(cargo) = std::env::var("CARGO") {
+        let mut c = Command::new(cargo);
+        c.args([
+            "build",
+            "--quiet",
+            "--offline",
+            "-p",
+            "hypercomm-c",
+            "--lib",
+        ])
+        .arg("--target-dir")
+        .arg(prof.parent().unwrap());
+        if prof.file_name().and_then(|s| s.to_str()) == Some("release") {
+            c.arg("--release");
+        }
+        let out = c.output().expect("cargo");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let lib = prof.join("libhypercomm_c.a");
     if let Ok(out) = Command::new("nm")
         .args(["-g", "--defined-only"])
         .arg(&lib)

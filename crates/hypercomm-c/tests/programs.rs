@@ -309,3 +309,34 @@ fn cmmd_host_routines_broadcast_distribute_reduce_and_gather() {
         }
     }
 }
+
+#[test]
+fn cmmd_vector_messages_row_column_and_transpose() {
+    let exe = example_c("cmmd_vectors", false);
+    // A[i][j] = 6i + j: the top row, the first column, the transpose.
+    let join = |v: Vec<usize>| {
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let row = join((0..6).collect());
+    let col = join((0..4).map(|i| 6 * i).collect());
+    let tr = join(
+        (0..6)
+            .flat_map(|j| (0..4).map(move |i| 6 * i + j))
+            .collect(),
+    );
+    for t in ["shm", "tcp"] {
+        let out = run(t, &["-n", "2", exe.to_str().unwrap()]);
+        assert_eq!(
+            lines_of(&out, "1"),
+            vec![
+                format!("row: {row}"),
+                format!("column: {col}"),
+                format!("transpose: {tr}")
+            ],
+            "{t}:\n{out}"
+        );
+    }
+}
