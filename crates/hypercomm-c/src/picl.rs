@@ -151,6 +151,13 @@ pub unsafe extern "C" fn load0(file: *const c_char, node: c_int) {
                 .requested
                 .take()
                 .ok_or("communication is not open (call open0 first)")?;
+            // PICL names the node program's file: one in the current
+            // directory is taken from there, not searched for on PATH.
+            let file = if !file.contains('/') && std::path::Path::new(&file).is_file() {
+                format!("./{file}")
+            } else {
+                file
+            };
             let w = hypercomm::spawn(n as usize, &file, &[] as &[&str]).map_err(err)?;
             st.aux = Some(w.dup());
             st.world = Some(w);

@@ -158,6 +158,23 @@ fn picl_figures_1_and_2_ring_pairwise_sums() {
         );
         assert!(h[0].ends_with(" seconds to finish"));
     }
+    // The manual's own model: the host started by hand, load0 starting the
+    // 32 copies of "nodeprogram" (TCP on loopback).
+    let out = Command::new("timeout")
+        .arg("300")
+        .arg(&host)
+        .current_dir(built())
+        .output()
+        .unwrap();
+    let out = check("the host started by hand", out);
+    for r in 0..32 {
+        let want = format!("[{r}] node {r} took ");
+        assert!(
+            out.lines().any(|l| l.starts_with(&want)),
+            "node {r}:\n{out}"
+        );
+    }
+    assert!(out.contains("host took "), "{out}");
 }
 
 #[test]
