@@ -357,3 +357,48 @@ fn cmmd_vector_messages_row_column_and_transpose() {
         );
     }
 }
+
+/// Run under the launcher, expecting failure: (stdout, stderr).
+fn run_failing(args: &[&str]) -> (String, String) {
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(profile_dir().join("hypercomm"))
+        .arg("run")
+        .args(args)
+        .current_dir(built())
+        .output()
+        .expect("launcher");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn errors_name_the_routine_and_the_node_and_stop_the_job_or_are_syslogged() {
+    let exe = cc(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/errors.c"),
+        "errors",
+        false,
+    );
+    let e = exe.to_str().unwrap();
+    // PICL: a message that does not fit stops the job, naming recv0 and node 1.
+    let out = Command::new(profile_dir().join("hypercomm"))
+        .args(["run", "-n", "2", e, "recv0"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("PICL error in recv0 on node 1"), "{err}");
+    // CMMD: a combiner not allowed for the type is a fatal error.
+    let (_, err) = run_failing(&["-n", "2", e, "combiner"]);
+    assert!(
+        err.contains("CMMD error in CMMD_reduce_float on node"),
+        "{err}"
+    );
+    assert!(err.contains("not allowed for float"), "{err}");
+    // iPSC: GCAT syslogs in capitals, beginning with its name, and returns.
+    let (out, err) = run_failing(&["-n", "1", e, "gcat"]);
+    assert!(out.contains("gcat returned on node 0"), "{out}");
+    assert!(err.contains("GCAT: BUFFER LENGTH EXCEEDED"), "{err}");
+}
