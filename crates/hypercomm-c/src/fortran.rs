@@ -2,12 +2,14 @@
 //! with a trailing underscore, every argument by reference, the length of
 //! a CHARACTER argument appended by value). Each calls the C entry point.
 //!
-//! The iPSC utilities as the seed documents them in Fortran, and the CMMD
-//! routines of the manual's section 1.3 that take and return integers and
-//! buffers (same names and argument order as in C).
+//! The iPSC utilities as the seed documents them in Fortran, and every CMMD
+//! routine in the Fortran 77 form of the manual's section 1.3 (same names
+//! and argument order as in C; INTEGER for int, unsigned and the CMMD
+//! enumerations, REAL for float, DOUBLE PRECISION for double; the float
+//! reductions return DOUBLE PRECISION, as their C forms return double).
 
 use crate::state::get;
-use std::ffi::{c_char, c_int, c_void};
+use std::ffi::{c_char, c_int, c_uint, c_void};
 
 macro_rules! by_ref {
     ($($f:ident => $($c:ident)::+ ( $($a:ident),* ) $(-> $r:ty)?;)*) => {$(
@@ -32,19 +34,6 @@ mod scalar {
         ginv_ => crate::ipsc::ginv(i) -> c_int;
         xor_ => crate::ipsc::ipsc_xor(i, j) -> c_int;
         between_ => crate::ipsc::between(i, j, k) -> c_int;
-        cmmd_partition_size_ => crate::cmmd::CMMD_partition_size() -> c_int;
-        cmmd_self_address_ => crate::cmmd::CMMD_self_address() -> c_int;
-        cmmd_host_node_ => crate::cmmd::CMMD_host_node() -> c_int;
-        cmmd_bytes_received_ => crate::cmmd::CMMD_bytes_received() -> c_int;
-        cmmd_bytes_sent_ => crate::cmmd::CMMD_bytes_sent() -> c_int;
-        cmmd_msg_sender_ => crate::cmmd::CMMD_msg_sender() -> c_int;
-        cmmd_msg_tag_ => crate::cmmd::CMMD_msg_tag() -> c_int;
-        cmmd_msg_pending_ => crate::cmmd::CMMD_msg_pending(node, tag) -> c_int;
-        cmmd_sync_with_nodes_ => crate::cmmd::CMMD_sync_with_nodes();
-        cmmd_sync_with_host_ => crate::cmmd::CMMD_sync_with_host();
-        cmmd_sync_host_with_nodes_ => crate::cmmd::CMMD_sync_host_with_nodes();
-        cmmd_reduce_int_ => crate::cmmd::CMMD_reduce_int(value, combiner) -> c_int;
-        cmmd_scan_int_ => crate::cmmd::CMMD_scan_int(value, combiner, direction, smode, sbit, inclusion) -> c_int;
     }
 }
 pub use scalar::*;
@@ -305,42 +294,123 @@ pub unsafe extern "C" fn mesh_(
     unsafe { crate::ipsc::mesh(get(me), get(dim), lindim, perbc, coords, pred, succ, work) }
 }
 
-/// Fortran CMMD_SEND(DESTINATION, TAG, BUFFER, LEN).
-///
-/// # Safety
-/// As [`crate::cmmd::CMMD_send`].
-#[no_mangle]
-pub unsafe extern "C" fn cmmd_send_(
-    d: *mut c_int,
-    t: *mut c_int,
-    b: *const c_void,
-    l: *mut c_int,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe { crate::cmmd::CMMD_send(get(d), get(t), b, get(l)) }
+/// The Fortran 77 type behind an argument kind: `i` INTEGER (and the
+/// CMMD enumerations), `u` INTEGER read as unsigned, `f` REAL, `d` DOUBLE
+/// PRECISION, all by reference; `p` a buffer, passed through.
+macro_rules! fty {
+    (i) => { *mut c_int };
+    (u) => { *mut c_uint };
+    (f) => { *mut f32 };
+    (d) => { *mut f64 };
+    (p) => { *mut c_void };
 }
 
-/// Fortran CMMD_RECEIVE(SOURCE, TAG, BUFFER, LEN).
-///
-/// # Safety
-/// As [`crate::cmmd::CMMD_receive`].
-#[no_mangle]
-pub unsafe extern "C" fn cmmd_receive_(
-    s: *mut c_int,
-    t: *mut c_int,
-    b: *mut c_void,
-    l: *mut c_int,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe { crate::cmmd::CMMD_receive(get(s), get(t), b, get(l)) }
+/// The value the C routine takes for an argument of kind `k`.
+macro_rules! fval {
+    (p, $a:ident) => {
+        $a
+    };
+    ($k:ident, $a:ident) => {
+        value($a)
+    };
 }
 
-/// Fortran CMMD_REDUCE_DOUBLE(VALUE, COMBINER).
+/// The value behind a by-reference scalar (0 for a null pointer, which
+/// gfortran never passes; the C routine then reports the bad argument).
 ///
 /// # Safety
-/// The arguments are valid.
-#[no_mangle]
-pub unsafe extern "C" fn cmmd_reduce_double_(v: *const f64, c: *mut c_int) -> f64 {
-    // SAFETY: the caller's contract.
-    unsafe { crate::cmmd::CMMD_reduce_double(*v, get(c)) }
+/// `p` is null or valid for reading.
+unsafe fn value<T: Copy + Default>(p: *mut T) -> T {
+    if p.is_null() {
+        T::default()
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { p.read() }
+    }
+}
+
+macro_rules! cmmd_fortran {
+    ($($f:ident => $c:ident ( $($a:ident : $k:ident),* ) $(-> $r:ty)?;)*) => {$(
+        #[doc = concat!(
+            "Fortran 77 form of [`crate::cmmd::", stringify!($c),
+            "`] (the manual's section 1.3): the same name, in lower case, \
+             and arguments, by reference."
+        )]
+        ///
+        /// # Safety
+        /// As the C routine; every scalar argument points to a valid value
+        /// of its Fortran type.
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments, unused_unsafe)]
+        pub unsafe extern "C" fn $f($($a: fty!($k)),*) $(-> $r)? {
+            // SAFETY: the caller's contract.
+            unsafe { crate::cmmd::$c($(fval!($k, $a)),*) }
+        }
+    )*};
+}
+
+cmmd_fortran! {
+    cmmd_enable_ => CMMD_enable();
+    cmmd_is_enabled_ => CMMD_is_enabled() -> c_int;
+    cmmd_disable_ => CMMD_disable();
+    cmmd_suspend_ => CMMD_suspend();
+    cmmd_is_suspended_ => CMMD_is_suspended() -> c_int;
+    cmmd_resume_ => CMMD_resume();
+    cmmd_enable_short_messages_ => CMMD_enable_short_messages();
+    cmmd_disable_short_messages_ => CMMD_disable_short_messages();
+    cmmd_self_address_ => CMMD_self_address() -> c_int;
+    cmmd_host_node_ => CMMD_host_node() -> c_int;
+    cmmd_partition_size_ => CMMD_partition_size() -> c_int;
+    cmmd_msg_pending_ => CMMD_msg_pending(node: i, tag: i) -> c_int;
+    cmmd_bytes_received_ => CMMD_bytes_received() -> c_int;
+    cmmd_bytes_sent_ => CMMD_bytes_sent() -> c_int;
+    cmmd_msg_sender_ => CMMD_msg_sender() -> c_int;
+    cmmd_msg_tag_ => CMMD_msg_tag() -> c_int;
+    cmmd_send_ => CMMD_send(destination: i, tag: i, buffer: p, len: i) -> c_int;
+    cmmd_send_v_ => CMMD_send_v(destination: i, tag: i, buffer: p, elem_len: i, stride: i, elem_cnt: i) -> c_int;
+    cmmd_receive_ => CMMD_receive(source: i, tag: i, buffer: p, len: i) -> c_int;
+    cmmd_receive_v_ => CMMD_receive_v(source: i, tag: i, buffer: p, elem_len: i, stride: i, elem_cnt: i) -> c_int;
+    cmmd_send_and_receive_ => CMMD_send_and_receive(
+        source: i, source_tag: i, inbuffer: p, inlen: i,
+        destination: i, dest_tag: i, outbuffer: p, outlen: i
+    ) -> c_int;
+    cmmd_send_and_receive_v_ => CMMD_send_and_receive_v(
+        source: i, source_tag: i, inbuffer: p, in_elem_len: i, in_stride: i, in_elem_count: i,
+        destination: i, dest_tag: i, outbuffer: p, out_elem_len: i, out_stride: i, out_elem_count: i
+    ) -> c_int;
+    cmmd_swap_ => CMMD_swap(processor: i, inbuffer: p, inlen: i, outbuffer: p, outlen: i) -> c_int;
+    cmmd_swap_v_ => CMMD_swap_v(
+        processor: i, inbuffer: p, in_elem_len: i, in_stride: i, in_elem_count: i,
+        outbuffer: p, out_elem_len: i, out_stride: i, out_elem_cnt: i
+    ) -> c_int;
+    cmmd_send_short_ => CMMD_send_short(destination: i, tag: i, buffer: p, len: i);
+    cmmd_wait_for_send_ => CMMD_wait_for_send(destination: i);
+    cmmd_bc_from_host_ => CMMD_bc_from_host(buffer: p, len: i);
+    cmmd_receive_bc_from_host_ => CMMD_receive_bc_from_host(buffer: p, len: i);
+    cmmd_distrib_to_nodes_ => CMMD_distrib_to_nodes(buffer: p, elem_length: i);
+    cmmd_receive_element_from_host_ => CMMD_receive_element_from_host(buffer: p, length: i);
+    cmmd_sync_host_with_nodes_ => CMMD_sync_host_with_nodes();
+    cmmd_sync_with_host_ => CMMD_sync_with_host();
+    cmmd_sync_with_nodes_ => CMMD_sync_with_nodes();
+    cmmd_set_global_or_ => CMMD_set_global_or(value: i);
+    cmmd_get_global_or_ => CMMD_get_global_or() -> c_int;
+    cmmd_reduce_int_ => CMMD_reduce_int(value: i, combiner: i) -> c_int;
+    cmmd_reduce_uint_ => CMMD_reduce_uint(value: u, combiner: i) -> c_uint;
+    cmmd_reduce_float_ => CMMD_reduce_float(value: f, combiner: i) -> f64;
+    cmmd_reduce_double_ => CMMD_reduce_double(value: d, combiner: i) -> f64;
+    cmmd_reduce_from_nodes_int_ => CMMD_reduce_from_nodes_int(value: i, combiner: i) -> c_int;
+    cmmd_reduce_from_nodes_uint_ => CMMD_reduce_from_nodes_uint(value: u, combiner: i) -> c_uint;
+    cmmd_reduce_from_nodes_float_ => CMMD_reduce_from_nodes_float(value: f, combiner: i) -> f64;
+    cmmd_reduce_from_nodes_double_ => CMMD_reduce_from_nodes_double(value: d, combiner: i) -> f64;
+    cmmd_reduce_to_host_int_ => CMMD_reduce_to_host_int(value: i, combiner: i) -> c_int;
+    cmmd_reduce_to_host_uint_ => CMMD_reduce_to_host_uint(value: u, combiner: i) -> c_uint;
+    cmmd_reduce_to_host_float_ => CMMD_reduce_to_host_float(value: f, combiner: i) -> f64;
+    cmmd_reduce_to_host_double_ => CMMD_reduce_to_host_double(value: d, combiner: i) -> f64;
+    cmmd_scan_int_ => CMMD_scan_int(value: i, combiner: i, direction: i, smode: i, sbit: i, inclusion: i) -> c_int;
+    cmmd_scan_uint_ => CMMD_scan_uint(value: u, combiner: i, direction: i, smode: i, sbit: i, inclusion: i) -> c_uint;
+    cmmd_scan_float_ => CMMD_scan_float(value: f, combiner: i, direction: i, smode: i, sbit: i, inclusion: i) -> f64;
+    cmmd_scan_double_ => CMMD_scan_double(value: d, combiner: i, direction: i, smode: i, sbit: i, inclusion: i) -> f64;
+    cmmd_concat_with_nodes_ => CMMD_concat_with_nodes(element: p, buffer: p, elem_length: i);
+    cmmd_gather_from_nodes_ => CMMD_gather_from_nodes(buffer: p, elem_length: i);
+    cmmd_concat_elements_to_host_ => CMMD_concat_elements_to_host(element: p, elem_length: i);
 }

@@ -54,13 +54,15 @@
 //!   either).
 //! * PICL routines of later PICL versions that this manual (seed 003) does
 //!   not name, such as `recv1` and `tracefiles`.
-//! * Fortran 77 forms of CMMD (section 1.3): present for the informational
-//!   calls, `msg_pending`, the synchronisations, `CMMD_send`,
-//!   `CMMD_receive`, `CMMD_reduce_int`/`_double` and `CMMD_scan_int`
-//!   (`cmmd_send_` …); the vector, exchange, broadcast, concatenation and
-//!   other typed reduction forms are not yet wrapped (the C forms are all
-//!   there). PICL from Fortran was, in the manual's time, C called through
-//!   interface routines: not provided.
+//! * PICL from Fortran: the manual (seed 003) has no Fortran interface
+//!   ("we will not support FORTRAN language calls to PICL routines until
+//!   PICL has been implemented in FORTRAN"); its FORTRAN-to-C interface
+//!   routines were not part of the manual, so none are provided.
+//!
+//! CMMD from Fortran 77 (section 1.3) has every routine of the C interface
+//! under the same name in lower case (`CALL CMMD_SYNC_WITH_NODES`,
+//! `N = CMMD_REDUCE_INT(X, 0)`), arguments by reference, in
+//! [`fortran`].
 //!
 //! Differences: buffer arguments are `void *` (the manuals wrote `char *`
 //! for compilers that did not check); PICL's `close0` is declared without

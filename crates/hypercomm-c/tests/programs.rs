@@ -402,3 +402,66 @@ fn errors_name_the_routine_and_the_node_and_stop_the_job_or_are_syslogged() {
     assert!(out.contains("gcat returned on node 0"), "{out}");
     assert!(err.contains("GCAT: BUFFER LENGTH EXCEEDED"), "{err}");
 }
+
+#[test]
+fn cmmd_from_fortran_77_every_kind_of_routine() {
+    let exe = built().join("cmmd_fortran");
+    let mut c = Command::new("gfortran");
+    c.arg("-Wall")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/cmmd_fortran.f"))
+        .args(lib())
+        .arg("-o")
+        .arg(&exe);
+    let out = c.output().expect("gfortran");
+    let warnings = String::from_utf8_lossy(&out.stderr).into_owned();
+    check("gfortran", out);
+    assert!(!warnings.contains("Warning"), "{warnings}");
+    // The manual's values, node r contributing v[r] (seed 004, 9.3).
+    let v = [4i64, 9, 7, 6];
+    let n = v.len();
+    let half = |r: usize| v[r] as f64 / 2.0;
+    let e = exe.to_str().unwrap();
+    for t in ["shm", "tcp"] {
+        let out = run(t, &["-n", "4", "--host", e, "--", e]);
+        let gathered: Vec<String> = (0..n).map(|r| (2 * (10 * r + 1)).to_string()).collect();
+        assert_eq!(
+            lines_of(&out, "host"),
+            vec![format!(
+                "host: sum {} gathered {}",
+                v.iter().sum::<i64>(),
+                gathered.join(" ")
+            )],
+            "{t}:\n{out}"
+        );
+        let concat: Vec<String> = (0..n).map(|r| (r * r).to_string()).collect();
+        for r in 0..n {
+            let left = (r + n - 1) % n;
+            let scan: i64 = v[..r].iter().sum();
+            let dscan: f64 = (r..n).map(half).sum();
+            let min = (0..n).map(half).fold(f64::INFINITY, f64::min);
+            assert_eq!(
+                lines_of(&out, &r.to_string()),
+                vec![
+                    format!(
+                        "node {r}: max {} umax {} scan {scan} min {min:.1} fsum {:.1} dscan {dscan:.1}",
+                        v.iter().max().unwrap(),
+                        n - 1,
+                        v.iter().sum::<i64>() as f64
+                    ),
+                    format!(
+                        "node {r}: swap 1 {} ring 1 {} from {left} bytes 4",
+                        100 + (r ^ 1),
+                        10 * left
+                    ),
+                    format!("node {r}: concat {} or 1", concat.join(" ")),
+                    format!(
+                        "node {r}: bc 42 element {} sum {}",
+                        10 * r + 1,
+                        v.iter().sum::<i64>()
+                    ),
+                ],
+                "{t}:\n{out}"
+            );
+        }
+    }
+}
