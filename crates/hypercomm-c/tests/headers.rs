@@ -6,7 +6,10 @@
 //!   every C entry point the library exports is declared in a header;
 //! * each declaration's return and parameter types match the Rust
 //!   signature (read from the source; the functions made by the two
-//!   macros are listed here from their macro definitions).
+//!   macros are listed here from their macro definitions);
+//! * the ABI does not change by accident: the declarations, the constants
+//!   and the Fortran 77 entry points are compared with `abi.txt`, and
+//!   every CMMD and iPSC routine has its Fortran form.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -70,8 +73,13 @@ fn c_type(t: &str) -> String {
 /// name → (return, params) of every declaration in the headers (the C
 /// branch of `#ifdef __cplusplus` … `#else`).
 fn header_decls() -> BTreeMap<String, (String, Vec<String>)> {
+    decls_in(&HEADERS)
+}
+
+/// As [`header_decls`], of `headers` only.
+fn decls_in(headers: &[&str]) -> BTreeMap<String, (String, Vec<String>)> {
     let mut out = BTreeMap::new();
-    for h in HEADERS {
+    for &h in headers {
         let text = std::fs::read_to_string(here().join("include").join(h)).unwrap();
         let mut code = String::new();
         let mut skip = false;
@@ -298,8 +306,21 @@ fn headers_match_the_rust_signatures_and_the_exported_symbols() {
             problems.push(format!("{name} is exported but in no header"));
         }
     }
-    // The static library of this profile exports them (nm); built first
-    // when cargo runs the test (`cargo test` builds only the rlib).
+    if let Some(syms) = exported_symbols() {
+        for name in h.keys() {
+            if !syms.contains(name) {
+                problems.push(format!("{name} is not exported by the static library"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(h.len() > 100, "only {} declarations found", h.len());
+}
+
+/// The global functions the static library of this profile defines (`nm`),
+/// the library built first when cargo runs the test (`cargo test` builds
+/// only the rlib). `None` when `nm` is missing.
+fn exported_symbols() -> Option<std::collections::BTreeSet<String>> {
     let exe = std::env::current_exe().unwrap();
     let prof = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
     if let Ok(cargo) = std::env::var("CARGO") {
@@ -325,20 +346,118 @@ fn headers_match_the_rust_signatures_and_the_exported_symbols() {
         );
     }
     let lib = prof.join("libhypercomm_c.a");
-    if let Ok(out) = Command::new("nm")
+    let out = Command::new("nm")
         .args(["-g", "--defined-only"])
         .arg(&lib)
         .output()
-    {
-        let syms = String::from_utf8_lossy(&out.stdout);
-        if out.status.success() {
-            for name in h.keys() {
-                if !syms.lines().any(|l| l.ends_with(&format!(" T {name}"))) {
-                    problems.push(format!("{name} is not exported by {}", lib.display()));
-                }
+        .ok()?;
+    assert!(
+        out.status.success(),
+        "nm {}: {}",
+        lib.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split_once(" T "))
+            .map(|(_, name)| name.to_string())
+            .collect(),
+    )
+}
+
+/// The `#define NAME VALUE` constants of the headers (not the include
+/// guards), as `NAME VALUE`.
+fn header_constants() -> Vec<String> {
+    let mut out = Vec::new();
+    for h in HEADERS {
+        let text = std::fs::read_to_string(here().join("include").join(h)).unwrap();
+        for l in text.lines() {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            if w.len() >= 3 && w[0] == "#define" {
+                out.push(format!("{} {}", w[1], w[2..].join(" ")));
             }
         }
     }
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert!(h.len() > 100, "only {} declarations found", h.len());
+    out
+}
+
+/// The C names of the Fortran 77 entry points: gfortran's lower case with
+/// one trailing underscore.
+fn is_fortran_symbol(s: &str) -> bool {
+    s.len() > 1
+        && s.ends_with('_')
+        && !s.starts_with('_')
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// The interface as one text: every declaration, constant and Fortran
+/// entry point, sorted.
+fn abi_text(syms: &std::collections::BTreeSet<String>) -> String {
+    let mut s = String::from(
+        "# The C and Fortran 77 ABI of hypercomm-c, checked by tests/headers.rs.\n\
+         # A change here breaks programs built against an earlier library:\n\
+         # make it only on purpose (HYPERCOMM_C_WRITE_ABI=1 rewrites this file).\n",
+    );
+    for (name, (ret, params)) in header_decls() {
+        s.push_str(&format!("fn {ret} {name}({})\n", params.join(", ")));
+    }
+    let mut consts = header_constants();
+    consts.sort();
+    for c in consts {
+        s.push_str(&format!("const {c}\n"));
+    }
+    for f in syms.iter().filter(|s| is_fortran_symbol(s)) {
+        s.push_str(&format!("fortran {f}\n"));
+    }
+    s
+}
+
+#[test]
+fn the_abi_is_the_recorded_one_and_every_routine_has_its_fortran_form() {
+    let Some(syms) = exported_symbols() else {
+        eprintln!("skipped: nm is not installed");
+        return;
+    };
+    // Section 1.3 of the CMMD manual: every routine from Fortran 77; the
+    // iPSC utilities are Fortran routines first.
+    let mut missing = Vec::new();
+    let ipsc = decls_in(&["ipsc.h"]);
+    for (name, _) in header_decls() {
+        let fortran = if name.starts_with("CMMD_") {
+            Some(format!("{}_", name.to_lowercase()))
+        } else if name == "ipsc_xor" {
+            Some("xor_".to_string())
+        } else if ipsc.contains_key(&name) {
+            Some(format!("{name}_"))
+        } else {
+            None
+        };
+        if let Some(f) = fortran {
+            if !syms.contains(&f) {
+                missing.push(format!("{name} has no Fortran form {f}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+
+    let path = here().join("abi.txt");
+    let now = abi_text(&syms);
+    if std::env::var_os("HYPERCOMM_C_WRITE_ABI").is_some() {
+        std::fs::write(&path, &now).unwrap();
+    }
+    let recorded = std::fs::read_to_string(&path).unwrap_or_default();
+    let old: std::collections::BTreeSet<&str> = recorded.lines().collect();
+    let new: std::collections::BTreeSet<&str> = now.lines().collect();
+    let removed: Vec<_> = old.difference(&new).map(|l| format!("- {l}")).collect();
+    let added: Vec<_> = new.difference(&old).map(|l| format!("+ {l}")).collect();
+    assert!(
+        removed.is_empty() && added.is_empty(),
+        "the C/Fortran ABI differs from {}:\n{}\n{}\n\
+         If the change is deliberate, record it: HYPERCOMM_C_WRITE_ABI=1 cargo test --release -p hypercomm-c --test headers",
+        path.display(),
+        removed.join("\n"),
+        added.join("\n")
+    );
 }
