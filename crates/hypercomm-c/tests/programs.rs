@@ -82,6 +82,14 @@ fn check(what: &str, out: Output) -> String {
 
 /// Compile a C source of `examples/c` (or a path) into the build folder.
 fn cc(src: &Path, name: &str, knr: bool) -> PathBuf {
+    cc_observed(src, name, knr, None)
+}
+
+/// `cc` with, when `observer` is given, one of the `tests/programs/observe_*`
+/// files linked in with `-Wl,--wrap=` of the routines it names (`(file,
+/// [routine …])`): the manual's program unchanged, the test seeing what it
+/// computes.
+fn cc_observed(src: &Path, name: &str, knr: bool, observer: Option<(&str, &[&str])>) -> PathBuf {
     let exe = built().join(name);
     let mut c = Command::new("cc");
     c.args(["-Wall", "-Werror"]);
@@ -90,13 +98,31 @@ fn cc(src: &Path, name: &str, knr: bool) -> PathBuf {
         c.args(["-Wno-implicit-int", "-Wno-return-type"]);
     }
     c.arg("-I").arg(root().join("crates/hypercomm-c/include"));
-    c.arg(src).args(lib()).arg("-o").arg(&exe);
+    c.arg(src);
+    if let Some((file, wrapped)) = observer {
+        c.arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/programs")
+                .join(file),
+        );
+        c.arg(format!("-Wl,--wrap={}", wrapped.join(",--wrap=")));
+    }
+    c.args(lib()).arg("-o").arg(&exe);
     check(&format!("cc {}", src.display()), c.output().expect("cc"));
     exe
 }
 
 fn example_c(name: &str, knr: bool) -> PathBuf {
     cc(&root().join(format!("examples/c/{name}.c")), name, knr)
+}
+
+fn example_c_observed(name: &str, observer: &str, wrapped: &[&str]) -> PathBuf {
+    cc_observed(
+        &root().join(format!("examples/c/{name}.c")),
+        name,
+        true,
+        Some((observer, wrapped)),
+    )
 }
 
 /// Run `args` under the launcher with `transport`.
@@ -124,8 +150,20 @@ fn lines_of(out: &str, rank: &str) -> Vec<String> {
 
 #[test]
 fn picl_figures_1_and_2_ring_pairwise_sums() {
-    let host = example_c("picl_fig1_host", true);
+    let host = example_c_observed("picl_fig1_host", "observe_fig1.c", &["recv0", "close0"]);
     let node = example_c("picl_fig2_node", true);
+    // Figure 1's data are N = 1024 ones in blocks of M = N / P; Figure 2's
+    // node j sums neighbours: results[k] = data[k] + data[k+1] (the last
+    // with the right neighbour's first), so every result is 2.
+    let (n, p) = (1024usize, 32usize);
+    let data = vec![1.0f64; n];
+    let result: Vec<f64> = (0..n).map(|k| data[k] + data[(k + 1) % n]).collect();
+    let want = format!(
+        "results: {p} blocks from {p} nodes once each, {n} values, min {} max {} sum {}",
+        result.iter().cloned().fold(f64::INFINITY, f64::min),
+        result.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+        result.iter().sum::<f64>()
+    );
     // Figure 1 allocates 32 nodes and loads "nodeprogram".
     std::fs::copy(node, built().join("nodeprogram")).unwrap();
     for t in ["shm", "tcp"] {
@@ -153,10 +191,11 @@ fn picl_figures_1_and_2_ring_pairwise_sums() {
         }
         let h = lines_of(&out, "host");
         assert!(
-            h.len() == 1 && h[0].starts_with("host took "),
+            h.len() == 2 && h[0].starts_with("host took "),
             "{t}:\n{out}"
         );
         assert!(h[0].ends_with(" seconds to finish"));
+        assert_eq!(h[1], want, "{t}:\n{out}");
     }
     // The manual's own model: the host started by hand, load0 starting the
     // 32 copies of "nodeprogram" (TCP on loopback).
@@ -175,20 +214,39 @@ fn picl_figures_1_and_2_ring_pairwise_sums() {
         );
     }
     assert!(out.contains("host took "), "{out}");
+    assert!(out.lines().any(|l| l == want), "{out}");
 }
 
 #[test]
 fn picl_figures_3_and_4_speedup_sweep() {
     let host = example_c("picl_fig3_host", true);
-    let node = example_c("picl_fig4_node", true);
+    let node = example_c_observed(
+        "picl_fig4_node",
+        "observe_fig4.c",
+        &["setarc0", "bcast0", "close0"],
+    );
     std::fs::copy(node, built().join("node")).unwrap();
     for t in ["shm", "tcp"] {
-        // Figure 3 allocates 64 nodes and sweeps p = 1, 2, 4, … 64.
+        // Figure 3 allocates 64 nodes and sweeps p = 1, 2, 4, … 64 with
+        // n = 100; a node takes part in the steps that include it (setarc0
+        // waits for them), then gets p = 0.
         let out = run(
             t,
             &["-n", "64", "--host", host.to_str().unwrap(), "--", "./node"],
         );
         assert!(!out.contains("error"), "{out}");
+        for r in 0..64usize {
+            let steps: String = (0..7)
+                .map(|k| 1usize << k)
+                .filter(|&p| p > r)
+                .map(|p| format!(" p{p}/n100"))
+                .collect();
+            assert_eq!(
+                lines_of(&out, &r.to_string()),
+                vec![format!("sweep:{steps} p0")],
+                "{t}:\n{out}"
+            );
+        }
     }
 }
 
