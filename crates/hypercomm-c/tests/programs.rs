@@ -112,6 +112,18 @@ fn cc_observed(src: &Path, name: &str, knr: bool, observer: Option<(&str, &[&str
     exe
 }
 
+/// `gfortran -Wall` against the static library, without a warning.
+fn gfortran(src: &Path, name: &str) -> PathBuf {
+    let exe = built().join(name);
+    let mut c = Command::new("gfortran");
+    c.arg("-Wall").arg(src).args(lib()).arg("-o").arg(&exe);
+    let out = c.output().expect("gfortran");
+    let warnings = String::from_utf8_lossy(&out.stderr).into_owned();
+    check(&format!("gfortran {}", src.display()), out);
+    assert!(!warnings.contains("Warning"), "{warnings}");
+    exe
+}
+
 fn example_c(name: &str, knr: bool) -> PathBuf {
     cc(&root().join(format!("examples/c/{name}.c")), name, knr)
 }
@@ -301,14 +313,10 @@ fn cmmd_circular_and_end_off_shifts() {
 
 #[test]
 fn ipsc_normalize_in_fortran() {
-    let exe = built().join("ipsc_normalize");
-    let mut c = Command::new("gfortran");
-    c.arg("-Wall")
-        .arg(root().join("examples/fortran/ipsc_normalize.f"))
-        .args(lib())
-        .arg("-o")
-        .arg(&exe);
-    check("gfortran", c.output().expect("gfortran"));
+    let exe = gfortran(
+        &root().join("examples/fortran/ipsc_normalize.f"),
+        "ipsc_normalize",
+    );
     // X(j) = mod(37 j, 11) - 5 for j = 0 … 11, normalized.
     let x: Vec<f64> = (0..12).map(|j| ((37 * j) % 11) as f64 - 5.0).collect();
     let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
@@ -463,17 +471,10 @@ fn errors_name_the_routine_and_the_node_and_stop_the_job_or_are_syslogged() {
 
 #[test]
 fn cmmd_from_fortran_77_every_kind_of_routine() {
-    let exe = built().join("cmmd_fortran");
-    let mut c = Command::new("gfortran");
-    c.arg("-Wall")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/cmmd_fortran.f"))
-        .args(lib())
-        .arg("-o")
-        .arg(&exe);
-    let out = c.output().expect("gfortran");
-    let warnings = String::from_utf8_lossy(&out.stderr).into_owned();
-    check("gfortran", out);
-    assert!(!warnings.contains("Warning"), "{warnings}");
+    let exe = gfortran(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/cmmd_fortran.f"),
+        "cmmd_fortran",
+    );
     // The manual's values, node r contributing v[r] (seed 004, 9.3).
     let v = [4i64, 9, 7, 6];
     let n = v.len();
