@@ -1,13 +1,11 @@
 //! The `hypercomm` command: launcher, benchmarks, trace tools and simulator.
 //!
-//! Available now: `hypercomm run` (the launcher; shm and TCP transports),
+//! Available now: `hypercomm run` (the launcher; shm and TCP transports,
+//! remote hosts over ssh),
 //! `hypercomm bench` (point-to-point and collectives on threads, shm and
 //! TCP) and
 //! `hypercomm trace` (convert, stats, report). Planned, and saying so when
 //! called: `sim` (predict on a simulated machine).
-//!
-//! Not done yet: `run --transport shm` (until the shared-memory transport
-//! lands), ssh for remote hosts.
 
 mod bench;
 mod progress;

@@ -37,6 +37,9 @@ pub(crate) struct CollState {
     pub(crate) host_misfit: Cell<bool>,
     /// Recent algorithm choices and schedules of collective calls.
     pub(crate) memo: Memo,
+    /// Whether blocking collectives may go to the transport library's own
+    /// (`collective/native.rs`).
+    pub(crate) native: Cell<bool>,
 }
 
 impl Default for CollState {
@@ -47,6 +50,7 @@ impl Default for CollState {
             check: Cell::new(true),
             host_misfit: Cell::new(false),
             memo: Memo::default(),
+            native: Cell::new(false),
         }
     }
 }

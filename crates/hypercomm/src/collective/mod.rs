@@ -117,6 +117,7 @@ pub(crate) mod executor;
 mod gather;
 mod legacy;
 mod multicast;
+mod native;
 mod nonblocking;
 pub mod ops;
 mod scan;
@@ -187,7 +188,7 @@ impl Comm {
     /// Barrier with options (algorithm: `Dissemination` or `Tree`).
     pub fn barrier_with(&self, opts: &CollOpts) -> Result<()> {
         let parts = self.node_parts("barrier")?;
-        self.run(self.barrier_call(parts, opts)?)
+        self.run_blocking(self.barrier_call(parts, opts)?, opts)
     }
 
     /// Barrier of the host and all nodes (CMMD sync_host_with_nodes): every
@@ -254,7 +255,7 @@ impl Comm {
             };
             return self.after_host_handoff(got, || self.bcast_with(buf, 0usize, opts));
         }
-        self.run(self.bcast_call(buf, root, opts)?)
+        self.run_blocking(self.bcast_call(buf, root, opts)?, opts)
     }
 
     /// A node-rooted broadcast (the schedule reads and writes `buf` as its
@@ -329,7 +330,7 @@ impl Comm {
             }
             return Ok(());
         }
-        self.run(self.reduce_call(input, output, op, root, opts)?)
+        self.run_blocking(self.reduce_call(input, output, op, root, opts)?, opts)
     }
 
     /// A node-rooted reduce. Non-roots reduce through a scratch buffer the
@@ -434,7 +435,7 @@ impl Comm {
         op: O,
         opts: &CollOpts,
     ) -> Result<()> {
-        self.run(self.allreduce_call(input, output, op, opts)?)
+        self.run_blocking(self.allreduce_call(input, output, op, opts)?, opts)
     }
 
     /// An allreduce.
