@@ -12,8 +12,11 @@
 //!   every CMMD and iPSC routine has its Fortran form.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
+
+mod common;
+use common::have;
 
 fn here() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -23,6 +26,9 @@ const HEADERS: [&str; 3] = ["picl.h", "cmmd.h", "ipsc.h"];
 
 #[test]
 fn each_header_compiles_alone_as_c89_and_in_cplusplus() {
+    if !have(&["gcc", "g++"]) {
+        return;
+    }
     let dir = std::env::temp_dir().join(format!("hypercomm-headers-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for h in HEADERS {
@@ -318,39 +324,18 @@ fn headers_match_the_rust_signatures_and_the_exported_symbols() {
 }
 
 /// The global functions the static library of this profile defines (`nm`),
-/// the library built first when cargo runs the test (`cargo test` builds
-/// only the rlib). `None` when `nm` is missing.
+/// the library built first. `None` when `nm` is missing (skipped).
 fn exported_symbols() -> Option<std::collections::BTreeSet<String>> {
-    let exe = std::env::current_exe().unwrap();
-    let prof = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
-    if let Ok(cargo) = std::env::var("CARGO") {
-        let mut c = Command::new(cargo);
-        c.args([
-            "build",
-            "--quiet",
-            "--offline",
-            "-p",
-            "hypercomm-c",
-            "--lib",
-        ])
-        .arg("--target-dir")
-        .arg(prof.parent().unwrap());
-        if prof.file_name().and_then(|s| s.to_str()) == Some("release") {
-            c.arg("--release");
-        }
-        let out = c.output().expect("cargo");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+    common::cargo_build(&["hypercomm-c"]);
+    if !have(&["nm"]) {
+        return None;
     }
-    let lib = prof.join("libhypercomm_c.a");
+    let lib = common::profile_dir().join("libhypercomm_c.a");
     let out = Command::new("nm")
         .args(["-g", "--defined-only"])
         .arg(&lib)
         .output()
-        .ok()?;
+        .expect("nm");
     assert!(
         out.status.success(),
         "nm {}: {}",
@@ -417,7 +402,6 @@ fn abi_text(syms: &std::collections::BTreeSet<String>) -> String {
 #[test]
 fn the_abi_is_the_recorded_one_and_every_routine_has_its_fortran_form() {
     let Some(syms) = exported_symbols() else {
-        eprintln!("skipped: nm is not installed");
         return;
     };
     // Section 1.3 of the CMMD manual: every routine from Fortran 77; the
