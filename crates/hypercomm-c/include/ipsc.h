@@ -13,7 +13,8 @@ extern "C" {
 
 #define IPSC_HOST (-32768)
 
-/* Basic calls */
+/* Basic calls (the host's SENDMSG is Fortran only: in C, sendmsg is the C
+ * library's socket call; sendw works on the host too) */
 int mynode(void);
 int numnodes(void);
 int cubedim(void);

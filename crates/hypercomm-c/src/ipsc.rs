@@ -63,6 +63,19 @@ pub extern "C" fn copen(pid: c_int) -> c_int {
     syslog_guard("COPEN", -1, || world().map(|_| 1))
 }
 
+/// A blocking send of `len` bytes with `type` to `node` (−32768: the
+/// host), errors syslogged under `routine`.
+///
+/// # Safety
+/// `buf` is valid for `len` bytes.
+unsafe fn send_as(routine: &str, r#type: c_int, buf: *const c_void, len: c_int, node: c_int) {
+    syslog_guard(routine, (), || {
+        // SAFETY: the caller's contract.
+        let b = unsafe { bytes(buf, len as i64) }?;
+        world()?.send(b, to_rank(node)?, tag(r#type)?).map_err(err)
+    })
+}
+
 /// SENDW: blocking send of `len` bytes with `type` to `node` (−32768: the
 /// host).
 ///
@@ -78,11 +91,29 @@ pub unsafe extern "C" fn sendw(
     pid: c_int,
 ) {
     let _ = (ci, pid);
-    syslog_guard("SENDW", (), || {
-        // SAFETY: the caller's contract.
-        let b = unsafe { bytes(buf, len as i64) }?;
-        world()?.send(b, to_rank(node)?, tag(r#type)?).map_err(err)
-    })
+    // SAFETY: forwarded.
+    unsafe { send_as("SENDW", r#type, buf, len, node) }
+}
+
+/// SENDMSG: the host's send, as SENDW (the seed's broadcast from the host:
+/// the host "just uses SENDMSG to send the message to any one of the
+/// receiving processes", which call GRECVW). Fortran only (`sendmsg_`):
+/// in C the name is the C library's socket call, so C programs use
+/// [`sendw`], which works on the host too.
+///
+/// # Safety
+/// `buf` is valid for `len` bytes.
+pub(crate) unsafe fn sendmsg(
+    ci: c_int,
+    r#type: c_int,
+    buf: *const c_void,
+    len: c_int,
+    node: c_int,
+    pid: c_int,
+) {
+    let _ = (ci, pid);
+    // SAFETY: forwarded.
+    unsafe { send_as("SENDMSG", r#type, buf, len, node) }
 }
 
 /// RECVW: blocking receive of `type` from any node into `len` bytes;
@@ -337,8 +368,9 @@ pub unsafe extern "C" fn lsendw(
     node: c_int,
     pid: c_int,
 ) {
+    let _ = (ci, pid);
     // SAFETY: forwarded.
-    unsafe { sendw(ci, r#type, buf, len4, node, pid) }
+    unsafe { send_as("LSENDW", r#type, buf, len4, node) }
 }
 
 /// LSENDMSG: a long message from the host (one message).
@@ -354,8 +386,9 @@ pub unsafe extern "C" fn lsendmsg(
     node: c_int,
     pid: c_int,
 ) {
+    let _ = (ci, pid);
     // SAFETY: forwarded.
-    unsafe { sendw(ci, r#type, buf, len4, node, pid) }
+    unsafe { send_as("LSENDMSG", r#type, buf, len4, node) }
 }
 
 /// LRECVW: receive a long message into `len4` bytes; outputs its length,

@@ -52,6 +52,12 @@
 //!   call CMMD_sync_with_host instead.
 //! * The iPSC host-side receive of long messages (the seed has none
 //!   either).
+//! * iPSC `SYSLOG` and `SENDMSG` from C: they would take the place of the
+//!   C library's `syslog(3)` and `sendmsg(2)` in every program linked with
+//!   us; Fortran programs have them (`CALL SYSLOG(PID, 'MESSAGE')` on
+//!   standard error, `CALL SENDMSG(…)` as SENDW), C programs use `sendw`
+//!   on the host. A test checks that no C name clashes with the C
+//!   library's.
 //! * PICL routines of later PICL versions that this manual (seed 003) does
 //!   not name, such as `recv1` and `tracefiles`.
 //! * PICL from Fortran: the manual (seed 003) has no Fortran interface

@@ -445,3 +445,44 @@ fn the_abi_is_the_recorded_one_and_every_routine_has_its_fortran_form() {
         added.join("\n")
     );
 }
+
+#[test]
+fn no_c_name_takes_the_place_of_one_of_the_c_librarys() {
+    if !have(&["gcc", "nm"]) {
+        return;
+    }
+    // The C library and libm every program links with, as gcc finds them.
+    let mut theirs = std::collections::BTreeSet::new();
+    for lib in ["libc.so.6", "libm.so.6"] {
+        let out = Command::new("gcc")
+            .arg(format!("-print-file-name={lib}"))
+            .output()
+            .expect("gcc");
+        let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let out = Command::new("nm")
+            .args(["-D", "--defined-only"])
+            .arg(&path)
+            .output()
+            .expect("nm");
+        assert!(out.status.success(), "nm -D {path}");
+        for l in String::from_utf8_lossy(&out.stdout).lines() {
+            if let Some(name) = l.split_whitespace().nth(2) {
+                theirs.insert(name.split('@').next().unwrap().to_string());
+            }
+        }
+    }
+    assert!(
+        theirs.contains("printf"),
+        "no symbols read from the C library"
+    );
+    let ours = exported_symbols().expect("nm");
+    let clash: Vec<_> = header_decls()
+        .into_keys()
+        .chain(ours.into_iter().filter(|s| is_fortran_symbol(s)))
+        .filter(|n| theirs.contains(n))
+        .collect();
+    assert!(
+        clash.is_empty(),
+        "these names are the C library's too: {clash:?}"
+    );
+}

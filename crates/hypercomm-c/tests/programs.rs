@@ -112,18 +112,23 @@ fn example_c_observed(name: &str, observer: &str, wrapped: &[&str]) -> PathBuf {
     )
 }
 
-/// Run `args` under the launcher with `transport`.
-fn run(transport: &str, args: &[&str]) -> String {
+/// Run `args` under the launcher with `transport`: its output.
+fn launch(transport: &str, args: &[&str]) -> Output {
     let h = profile_dir().join("hypercomm");
-    let out = Command::new("timeout")
+    Command::new("timeout")
         .arg("300")
         .arg(h)
         .args(["run", "--transport", transport])
         .args(args)
         .current_dir(built())
         .output()
-        .expect("launcher");
-    check(&format!("hypercomm run {args:?}"), out)
+        .expect("launcher")
+}
+
+/// Run `args` under the launcher with `transport`, which must succeed: its
+/// standard output.
+fn run(transport: &str, args: &[&str]) -> String {
+    check(&format!("hypercomm run {args:?}"), launch(transport, args))
 }
 
 /// The text after `[r] ` of rank r's lines.
@@ -527,5 +532,36 @@ fn cmmd_from_fortran_77_every_kind_of_routine() {
                 "{t}:\n{out}"
             );
         }
+    }
+}
+
+#[test]
+fn ipsc_broadcast_and_gop_with_the_host_in_fortran() {
+    if !have(&["gfortran"]) {
+        return;
+    }
+    let exe = gfortran(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/ipsc_host.f"),
+        "ipsc_host",
+    );
+    let e = exe.to_str().unwrap();
+    // The host's message: the squares 1 … 100 (40 bytes); every node gets
+    // all of it in its 64-byte buffer, GOP sums (node + 1, that sum).
+    let n = 4usize;
+    let sum: i64 = (1..=10).map(|i| i * i).sum();
+    let want = vec![
+        format!(
+            "host: gop {:.1} {:.1} from 0 bytes 16",
+            (1..=n).sum::<usize>() as f64,
+            (n as i64 * sum) as f64
+        ),
+        format!("host: got{}", format!(" 40 {sum}").repeat(n)),
+    ];
+    for t in ["shm", "tcp"] {
+        let out = launch(t, &["-n", "4", "--host", e, "--", e]);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let so = check("ipsc_host", out);
+        assert_eq!(lines_of(&so, "host"), want, "{t}:\n{so}\n{err}");
+        assert!(err.lines().any(|l| l.ends_with("HOST: DONE")), "{t}: {err}");
     }
 }
