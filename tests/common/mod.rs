@@ -9,6 +9,7 @@
 
 pub(crate) mod collectives;
 pub(crate) mod conformance;
+pub(crate) mod grids;
 pub(crate) mod procs;
 pub(crate) mod service;
 

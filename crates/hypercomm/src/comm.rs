@@ -8,7 +8,11 @@
 //! communicator and counted, so every member derives the same 64-bit value;
 //! `subcube` and `prefix` need no communication and are counted per argument.
 //!
-//! Not done yet: Cartesian grids (topology module), inter-communicators.
+//! Cartesian process grids are made here too (`Comm::cartesian`, in the
+//! [`topology`](crate::topology) module, which builds them on `dup` and
+//! `split`).
+//!
+//! Not done yet: inter-communicators.
 
 use crate::engine::{Engine, Group, Match};
 use crate::error::{Error, Result};
