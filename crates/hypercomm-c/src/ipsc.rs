@@ -14,6 +14,7 @@
 use crate::reduce::{self, OpCode, To, Ty};
 use crate::state::{self, bytes, bytes_mut, err, get, put, syslog_guard, with, CResult, HOST};
 use hypercomm::collective::ConcatOrder;
+use hypercomm::topology::{self, Mesh};
 use hypercomm::{Comm, Rank, Source};
 use std::ffi::{c_char, c_int, c_void};
 
@@ -103,7 +104,7 @@ pub unsafe extern "C" fn sendw(
 ///
 /// # Safety
 /// `buf` is valid for `len` bytes.
-pub(crate) unsafe fn sendmsg(
+pub unsafe fn sendmsg(
     ci: c_int,
     r#type: c_int,
     buf: *const c_void,
@@ -553,11 +554,13 @@ pub(crate) fn split_list(me: i32, list: &mut [i32]) -> i32 {
 
 /// MESH: embed a mesh of `dim` dimensions with `lindim[i]` nodes along
 /// dimension i (periodic where `perbc[i]` is 1) into the hypercube so that
-/// mesh neighbours are cube neighbours: node `me`'s coordinates and its
+/// mesh neighbours are cube neighbours (the library's
+/// [`hypercomm::topology::Mesh`]): node `me`'s coordinates and its
 /// predecessor and successor along each dimension (−1 for none, and every
 /// output −1 when `me` is not in the mesh). `work` gets each `lindim`
 /// rounded up to a power of two. A mesh larger than the job is reported
-/// (syslog) and the numbers are still returned.
+/// (syslog) and the numbers are still returned, as the seed says; bad
+/// lengths are syslogged and every output is −1.
 ///
 /// # Safety
 /// The arrays hold `dim` ints.
@@ -579,21 +582,140 @@ pub unsafe extern "C" fn mesh(
         (0..d).map(|i| unsafe { get(p.add(i)) }).collect()
     };
     let (lin, per) = (arr(lindim), arr(perbc));
-    let m = crate::mesh::embed(me, &lin, &per);
-    let size: i64 = m.work.iter().map(|&w| w as i64).product();
-    let nodes = with(|st| st.world.as_ref().map(|w| w.size() as i64));
-    if let Some(n) = nodes {
-        if size > (n as u64).next_power_of_two() as i64 {
-            eprintln!("MESH: TOO LARGE");
-        }
-    }
+    let none = vec![-1; d];
+    let (c, p, s, w) = syslog_guard(
+        "MESH",
+        (none.clone(), none.clone(), none.clone(), none),
+        || {
+            if dim <= 0 {
+                return Err(format!("dimension {dim}: give at least one"));
+            }
+            if let Some(i) = lin.iter().position(|&l| l < 1) {
+                return Err(format!("lindim({}) is {}", i + 1, lin[i]));
+            }
+            let lens: Vec<usize> = lin.iter().map(|&l| l as usize).collect();
+            let periodic: Vec<bool> = per.iter().map(|&b| b == 1).collect();
+            let m = Mesh::new(&lens, &periodic).map_err(err)?;
+            let work: Vec<i32> = lens.iter().map(|&l| 1 << topology::cube_dim(l)).collect();
+            let nodes = with(|st| st.world.as_ref().map(|w| w.size()));
+            if nodes.is_some_and(|n| m.cube_nodes() > n.next_power_of_two()) {
+                eprintln!("MESH: TOO LARGE");
+            }
+            let at = |n: Option<usize>| n.map_or(-1, |n| n as i32);
+            Ok(match usize::try_from(me).ok().and_then(|me| m.place(me)) {
+                Some(pl) => (
+                    pl.coords.iter().map(|&c| c as i32).collect(),
+                    pl.pred.into_iter().map(at).collect(),
+                    pl.succ.into_iter().map(at).collect(),
+                    work,
+                ),
+                None => (vec![-1; d], vec![-1; d], vec![-1; d], work),
+            })
+        },
+    );
     for i in 0..d {
         // SAFETY: the caller's contract.
         unsafe {
-            put(coords.add(i), m.coords[i]);
-            put(pred.add(i), m.pred[i]);
-            put(succ.add(i), m.succ[i]);
-            put(work.add(i), m.work[i]);
+            put(coords.add(i), c[i]);
+            put(pred.add(i), p[i]);
+            put(succ.add(i), s[i]);
+            put(work.add(i), w[i]);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// MESH through its C entry point for node `me`: (coords, pred, succ,
+    /// work).
+    fn call(me: i32, lin: &[i32], per: &[i32]) -> [Vec<i32>; 4] {
+        let d = lin.len();
+        let mut out = [vec![0; d], vec![0; d], vec![0; d], vec![0; d]];
+        let [c, p, s, w] = &mut out;
+        // SAFETY: every array holds d ints.
+        unsafe {
+            mesh(
+                me,
+                d as i32,
+                lin.as_ptr(),
+                per.as_ptr(),
+                c.as_mut_ptr(),
+                p.as_mut_ptr(),
+                s.as_mut_ptr(),
+                w.as_mut_ptr(),
+            )
+        };
+        out
+    }
+
+    /// Every mesh position appears once; neighbours along a dimension are
+    /// each other's predecessor and successor and differ in one bit (cube
+    /// neighbours), except the wrap of a periodic dimension whose length
+    /// is not a power of two; WORK is LINDIM rounded up to a power of two.
+    #[test]
+    fn mesh_neighbours_are_cube_neighbours_and_consistent() {
+        for (lin, per) in [
+            (vec![8], vec![1]),
+            (vec![5], vec![0]),
+            (vec![4, 4], vec![1, 0]),
+            (vec![3, 5], vec![1, 1]),
+            (vec![2, 3, 4], vec![0, 1, 1]),
+        ] {
+            let rounded: Vec<i32> = lin
+                .iter()
+                .map(|&l: &i32| (l as u32).next_power_of_two() as i32)
+                .collect();
+            let size: i32 = rounded.iter().product();
+            let mut seen = std::collections::HashSet::new();
+            for me in 0..size {
+                let [c, p, s, w] = call(me, &lin, &per);
+                assert_eq!(w, rounded);
+                if c[0] < 0 {
+                    assert!(c.iter().chain(&p).chain(&s).all(|&x| x == -1));
+                    continue;
+                }
+                assert!(seen.insert(c.clone()), "{lin:?}: coordinates twice");
+                for i in 0..lin.len() {
+                    let l = lin[i];
+                    for (n, forward) in [(s[i], true), (p[i], false)] {
+                        let at_edge = if forward { c[i] == l - 1 } else { c[i] == 0 };
+                        if n < 0 {
+                            assert!(per[i] == 0 && at_edge, "{lin:?}: {me} dim {i}");
+                            continue;
+                        }
+                        let [_, op, os, _] = call(n, &lin, &per);
+                        let back = if forward { op[i] } else { os[i] };
+                        assert_eq!(back, me, "{lin:?} dim {i}: {me} <-> {n}");
+                        if !at_edge || l.count_ones() == 1 {
+                            assert_eq!((me ^ n).count_ones(), 1, "{lin:?}: {me} {n}");
+                        }
+                    }
+                }
+            }
+            assert_eq!(seen.len() as i32, lin.iter().product::<i32>());
+        }
+    }
+
+    /// The seed's one-dimensional case: the ring of GRAY order.
+    #[test]
+    fn one_dimension_is_the_gray_code_ring() {
+        let [c, p, s, _] = call(gray(3), &[8], &[1]);
+        assert_eq!(c, vec![3]);
+        assert_eq!((p[0], s[0]), (gray(2), gray(4)));
+        assert_eq!(call(9, &[8], &[0])[0], vec![-1]);
+        assert_eq!(call(gray(7), &[8], &[0])[2], vec![-1]);
+        assert_eq!(call(0, &[8], &[1])[1], vec![gray(7)]);
+        assert_eq!(call(0, &[5], &[0])[3], vec![8]);
+    }
+
+    /// A length below 1 is syslogged and every output is −1.
+    #[test]
+    fn a_bad_length_gives_minus_one_everywhere() {
+        assert_eq!(
+            call(0, &[4, 0], &[0, 0]),
+            [vec![-1, -1], vec![-1, -1], vec![-1, -1], vec![-1, -1]]
+        );
     }
 }

@@ -83,7 +83,6 @@
 pub mod cmmd;
 pub mod fortran;
 pub mod ipsc;
-mod mesh;
 pub mod picl;
 mod reduce;
 mod state;
