@@ -11,7 +11,8 @@
 //! (serial folds of the inputs).
 //!
 //! Needs `mpicc` and `mpirun` (Debian: `libopenmpi-dev` and `openmpi-bin`;
-//! MPICH: `libmpich-dev` and `mpich`). `.ci/run` installs them and sets
+//! MPICH: `libmpich-dev` and `mpich`); the `srun` test also a one-node
+//! Slurm (`tests/common/slurm.rs`). `.ci/run` installs them and sets
 //! `HYPERCOMM_REQUIRE_MPI=1`, which turns their absence into a failure;
 //! elsewhere the tests say they are skipped.
 
@@ -64,8 +65,8 @@ impl Mpi {
         }
         let required = std::env::var_os("HYPERCOMM_REQUIRE_MPI").is_some_and(|v| v == "1");
         assert!(
-            !required || self.name == "mpich",
-            "HYPERCOMM_REQUIRE_MPI=1 but {} / {} are not on PATH (apt-get install openmpi-bin libopenmpi-dev)",
+            !required,
+            "HYPERCOMM_REQUIRE_MPI=1 but {} / {} are not on PATH (apt-get install openmpi-bin libopenmpi-dev libmpich-dev mpich)",
             self.mpicc,
             self.mpirun
         );
@@ -392,4 +393,32 @@ fn missing_mpi_is_a_clear_error() {
     let out = run_limited(c, LIMIT);
     assert!(!out.status.success(), "{}", out.both());
     assert!(out.stderr.contains("/nonexistent/mpirun"), "{}", out.both());
+}
+
+/// `srun --mpi=pmix` on a real one-node Slurm starts the program built
+/// with the feature; it joins through MPI (the library's own collectives
+/// included) with no change.
+#[test]
+fn srun_with_pmix_starts_an_mpi_program() {
+    if !OPENMPI.wanted() {
+        return;
+    }
+    let Some((_c, cluster)) = common::slurm::cluster() else {
+        return;
+    };
+    let _g = serial();
+    let prog = OPENMPI.example("mpi_check");
+    for n in [2usize, 4] {
+        let mut c = cluster.srun(&[
+            "--mpi=pmix",
+            "--oversubscribe",
+            "--overcommit",
+            "-n",
+            &n.to_string(),
+            prog.to_str().expect("a UTF-8 path"),
+            &n.to_string(),
+        ]);
+        env(&mut c);
+        assert_checked(&run_limited(c, LIMIT), n, "Open MPI");
+    }
 }
