@@ -260,7 +260,8 @@ fn mpich_runs_the_checks_too() {
 /// whether the last process is the host of an `init()` program). A
 /// `run_with_host` program takes one process more than its nodes by
 /// itself.
-const EXAMPLES: [(&str, usize, &[&str], bool); 8] = [
+const EXAMPLES: [(&str, usize, &[&str], bool); 9] = [
+    ("hello", 4, &[], false),
     ("cmmd_scans", 5, &[], false),
     ("cmmd_shifts", 4, &[], false),
     ("cmmd_vectors", 6, &[], false),
@@ -411,27 +412,7 @@ fn a_killed_rank_ends_the_job_and_is_named() {
         };
         let (mut child, pids, _rx) = victim_job(cmd, 4, 2, LIMIT);
         assert_eq!(pids.len(), 4);
-        // SAFETY: kill(2) on the pid the victim printed.
-        assert_eq!(unsafe { libc::kill(pids[2], libc::SIGKILL) }, 0);
-        let start = Instant::now();
-        let status = loop {
-            if let Some(st) = child.try_wait().expect("waiting for the job") {
-                break st;
-            }
-            assert!(
-                start.elapsed() < LIMIT,
-                "the job did not end after the kill"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        let mut err = String::new();
-        use std::io::Read;
-        child
-            .stderr
-            .take()
-            .expect("piped")
-            .read_to_string(&mut err)
-            .expect("reading stderr");
+        let (status, err) = common::procs::kill_and_wait(&mut child, pids[2], LIMIT);
         assert!(!status.success(), "{err}");
         if ours {
             assert!(

@@ -214,26 +214,7 @@ fn a_remote_rank_killed_is_named_with_its_host_and_nothing_is_left() {
     let Some((_g, s)) = sshd() else { return };
     let (mut child, pids, _rx) = victim_job(&s);
     assert_eq!(pids.len(), 4);
-    // SAFETY: kill(2) on the pid the remote victim printed (this machine).
-    assert_eq!(unsafe { libc::kill(pids[1], libc::SIGKILL) }, 0);
-    let start = Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().expect("waiting for the launcher") {
-            break st;
-        }
-        assert!(
-            start.elapsed() < LIMIT,
-            "the launcher did not end after the kill"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .expect("piped")
-        .read_to_string(&mut err)
-        .expect("reading stderr");
+    let (status, err) = common::procs::kill_and_wait(&mut child, pids[1], LIMIT);
     assert_eq!(status.code(), Some(128 + 9), "{err}");
     let host = other_address().to_string();
     assert!(

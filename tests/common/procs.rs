@@ -546,3 +546,37 @@ pub(crate) fn check_ring_trace(dir: &Path, n: usize, what: &str) {
         "{sends} sends, {recvs} receives over {transport}:\n{text}"
     );
 }
+
+/// Kill `pid` with SIGKILL and wait (within `limit`) for `child`, the job
+/// it belongs to, to end. Returns its status and its standard error.
+pub(crate) fn kill_and_wait(
+    child: &mut std::process::Child,
+    pid: i32,
+    limit: Duration,
+) -> (ExitStatus, String) {
+    // SAFETY: kill(2) on a pid a rank of the job printed.
+    assert_eq!(
+        unsafe { libc::kill(pid, libc::SIGKILL) },
+        0,
+        "killing {pid}"
+    );
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("waiting for the job") {
+            break st;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "the job did not end after the kill"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .expect("piped")
+        .read_to_string(&mut err)
+        .expect("reading stderr");
+    (status, err)
+}

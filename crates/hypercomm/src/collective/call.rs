@@ -157,18 +157,10 @@ impl Comm {
             check,
             finish,
         } = call;
-        let sig = Signature {
-            op: kind.code(),
-            root: root.map_or(-1, |r| r as i64),
-            count: check.count as u64,
-            elem: check.elem,
-            operator: op.as_ref().map_or(0, |o| o.code()),
-            variant: if self.inner.coll.host_misfit.get() {
-                HOST_MISFIT
-            } else {
-                check.variant
-            },
-        };
+        let mut sig = Signature::of(kind, root, &check, op.as_ref().map_or(0, |o| o.code()));
+        if self.inner.coll.host_misfit.get() {
+            sig.variant = HOST_MISFIT;
+        }
         let check_tag = self.check_mode().then(|| self.next_tag(parts.with_host));
         let route = Route {
             eps: parts.eps,

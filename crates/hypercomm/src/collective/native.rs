@@ -267,14 +267,7 @@ impl Comm {
         } = call;
         let key = self.coll_ctx();
         let members = &parts.eps[..];
-        let sig = Signature {
-            op: kind.code(),
-            root: root.map_or(-1, |r| r as i64),
-            count: check.count as u64,
-            elem: check.elem,
-            operator: op.as_ref().map_or(0, |o| o.code()),
-            variant: check.variant,
-        };
+        let sig = Signature::of(kind, root, &check, op.as_ref().map_or(0, |o| o.code()));
         // The tag sequences stay in step with members that run ours.
         let seq = self.next_tag(false) & 0x7fff_ffff;
         if self.check_mode() {

@@ -37,6 +37,24 @@ pub(crate) const SIG_BYTES: usize = 24;
 pub(crate) const HOST_MISFIT: u8 = 0xff;
 
 impl Signature {
+    /// The signature of a call of `kind` with `root` (a participant),
+    /// `check` and operator code `operator` (0: none).
+    pub(crate) fn of(
+        kind: super::select::Collective,
+        root: Option<usize>,
+        check: &super::call::Check,
+        operator: u8,
+    ) -> Signature {
+        Signature {
+            op: kind.code(),
+            root: root.map_or(-1, |r| r as i64),
+            count: check.count as u64,
+            elem: check.elem,
+            operator,
+            variant: check.variant,
+        }
+    }
+
     pub(crate) fn encode(&self) -> [u8; SIG_BYTES] {
         let mut b = [0u8; SIG_BYTES];
         b[0] = self.op;
