@@ -19,12 +19,11 @@ mod common;
 use common::procs::{example_bin, gone_within, hypercomm_bin, run_limited};
 use common::service::{service, Service, ServiceSpec};
 use std::ffi::OsString;
-use std::io::Read;
 use std::net::{IpAddr, Ipv4Addr, TcpListener};
 use std::path::Path;
 use std::process::Command;
 use std::sync::{mpsc, MutexGuard, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(90);
 
