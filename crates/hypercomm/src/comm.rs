@@ -22,8 +22,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// What a communicator keeps for its collectives: the topology setting
-/// (PICL setarc0), check mode (PICL check0), the host-misfit flag of a
-/// host-rooted call and selection's memo of recent choices and schedules.
+/// (PICL setarc0), check mode (PICL check0) and selection's memo of recent
+/// choices and schedules.
 /// Plain data of the algorithm crate's types: the collectives read and
 /// write it, the communicator only holds it.
 pub(crate) struct CollState {
@@ -31,10 +31,6 @@ pub(crate) struct CollState {
     pub(crate) topology: Cell<Topology>,
     /// Whether every collective first compares a signature across ranks.
     pub(crate) check: Cell<bool>,
-    /// Set while node 0 runs the node stage of a host-rooted call whose
-    /// data from the host it could not take: the stage's signature says
-    /// so, and every node fails (see `Comm::after_host_handoff`).
-    pub(crate) host_misfit: Cell<bool>,
     /// Recent algorithm choices and schedules of collective calls.
     pub(crate) memo: Memo,
 }
@@ -45,7 +41,6 @@ impl Default for CollState {
         CollState {
             topology: Cell::new(Topology::Auto),
             check: Cell::new(true),
-            host_misfit: Cell::new(false),
             memo: Memo::default(),
         }
     }
