@@ -326,19 +326,27 @@ fn wait_any_and_test_attribute_peer_failures() {
                         // none of their business.
                         let mut reqs =
                             vec![comm.irecv(s, &mut a, 1, 1)?, comm.irecv(s, &mut b, 2, 1)?];
-                        let (_, first) = wait_any(&mut reqs).expect("two requests");
+                        let first = wait_any(&mut reqs).expect("two requests");
                         assert!(first.is_ok(), "wait_any failed for rank 3: {first:?}");
-                        let (_, second) = wait_any(&mut reqs).expect("one request");
+                        let second = wait_any(&mut reqs).expect("one request");
                         assert!(second.is_ok(), "{second:?}");
                         // One request on the failed rank: that one is reported.
                         let mut reqs =
                             vec![comm.irecv(s, &mut c, 1, 2)?, comm.irecv(s, &mut d, 3, 2)?];
-                        let (i, res) = wait_any(&mut reqs).expect("two requests");
-                        assert_eq!((i, res), (1, Err(failed.clone())));
+                        let res = wait_any(&mut reqs).expect("two requests");
+                        assert_eq!(
+                            res,
+                            Err(Error::RequestFailed {
+                                index: 1,
+                                count: 2,
+                                error: Box::new(failed.clone())
+                            })
+                        );
+                        assert_eq!(reqs.len(), 1, "the failed request was removed");
                         comm.send(&[0u8], 1, 9)?; // now rank 1 sends tag 2
-                        let (i, res) = wait_any(&mut reqs).expect("one request");
+                        let (i, st) = wait_any(&mut reqs).expect("one request")?;
                         assert_eq!(i, 0);
-                        assert_eq!(res?.source, node(1));
+                        assert_eq!(st.source, node(1));
                         // test() on a request from the failed rank.
                         let mut req = comm.irecv(s, &mut e, 3, 3)?;
                         let end = Instant::now() + OP_TIMEOUT;
@@ -786,7 +794,77 @@ fn bad_input_gives_errors_not_panics() {
     });
 }
 
-/// `wait_all` still completes every request when some of them fail.
+/// `wait_any` ending without any request finishing (a timeout, an abort)
+/// withdraws none of them and says it was the wait, not a request: every
+/// request stays valid and completes when its message comes (it used to
+/// report and withdraw request 0).
+#[test]
+fn wait_any_timeout_and_abort_leave_every_request_valid() {
+    watchdog("wait_any_timeout_abort", || {
+        let res = hypercomm::run(3, |comm| {
+            let comm = timed(comm);
+            match comm.rank() {
+                0 => {
+                    let (mut a, mut b) = ([0u32], [0u32]);
+                    let short = comm.with_timeout(Some(Duration::from_millis(200)));
+                    scope(|s| {
+                        let mut reqs =
+                            vec![short.irecv(s, &mut a, 1, 1)?, short.irecv(s, &mut b, 2, 1)?];
+                        let e = wait_any(&mut reqs).expect("two requests").unwrap_err();
+                        assert!(matches!(e, Error::Timeout { .. }), "{e:?}");
+                        let text = e.to_string();
+                        assert!(
+                            text.contains("request 0: a message from rank 1 with tag 1")
+                                && text.contains("request 1: a message from rank 2 with tag 1"),
+                            "{text}"
+                        );
+                        assert_eq!(reqs.len(), 2, "no request was withdrawn");
+                        comm.send(&[0u8], 1, 9)?; // release rank 1
+                        let (i, st) = wait_any(&mut reqs).expect("two requests")?;
+                        assert_eq!((i, st.source), (0, node(1)));
+                        comm.send(&[0u8], 2, 9)?; // release rank 2
+                        let (i, st) = wait_any(&mut reqs).expect("one request")?;
+                        assert_eq!((i, st.source), (0, node(2)));
+                        Ok::<_, Error>(())
+                    })?;
+                    assert_eq!((a, b), ([10], [20]));
+                    // An abort: the wait fails, the requests stay.
+                    let (mut c, mut d) = ([0u32], [0u32]);
+                    comm.send(&[0u8], 1, 9)?; // rank 1 aborts now
+                    scope(|s| {
+                        let mut reqs =
+                            vec![comm.irecv(s, &mut c, 1, 3)?, comm.irecv(s, &mut d, 2, 3)?];
+                        let e = wait_any(&mut reqs).expect("two requests").unwrap_err();
+                        assert!(matches!(e, Error::Aborted { .. }), "{e:?}");
+                        assert_eq!(reqs.len(), 2, "no request was withdrawn");
+                        Ok::<_, Error>(())
+                    })
+                    .map(|_| ())
+                }
+                r => {
+                    comm.recv::<u8>(0, 9)?;
+                    comm.send(&[r as u32 * 10], 0, 1)?;
+                    if r == 1 {
+                        comm.recv::<u8>(0, 9)?;
+                        return Err(comm.abort("rank 1 stops the test"));
+                    }
+                    // Rank 2 waits for the abort.
+                    comm.recv::<u8>(0, 99).map(|_| ())
+                }
+            }
+        });
+        assert!(
+            matches!(
+                res,
+                Err(Error::Aborted { .. }) | Err(Error::RankFailed { .. })
+            ),
+            "{res:?}"
+        );
+    });
+}
+
+/// `wait_all` still completes every request when some of them fail, and
+/// says which one failed.
 #[test]
 fn wait_all_reports_first_error_and_completes_the_rest() {
     watchdog("wait_all_errors", || {
@@ -803,16 +881,29 @@ fn wait_all_reports_first_error_and_completes_the_rest() {
                 let b = comm.irecv(s, &mut ok, 1, 2)?;
                 wait_all(vec![a, b])
             });
+            let Err(Error::RequestFailed {
+                index: 0,
+                count: 2,
+                error,
+            }) = &r
+            else {
+                panic!("{r:?}")
+            };
             assert!(
                 matches!(
-                    r,
-                    Err(Error::Truncated {
+                    **error,
+                    Error::Truncated {
                         len: 32,
                         capacity: 8,
                         ..
-                    })
+                    }
                 ),
                 "{r:?}"
+            );
+            let text = r.unwrap_err().to_string();
+            assert!(
+                text.starts_with("request 0 of 2 failed: message from rank 1"),
+                "{text}"
             );
             assert_eq!(ok, [2, 2], "the second request completed");
             // The truncated message is still there.

@@ -848,9 +848,9 @@ pub(crate) fn nonblocking_wait_any_test<L: Launcher>() {
                 scope(|s| {
                     let mut reqs = vec![comm.irecv(s, &mut a, 1, 1)?, comm.irecv(s, &mut b, 2, 2)?];
                     // Only rank 2 can send now.
-                    let (i, r) = wait_any(&mut reqs).expect("two requests");
+                    let (i, r) = wait_any(&mut reqs).expect("two requests")?;
                     assert_eq!(i, 1);
-                    assert_eq!(r?, st(node(2), 2, 8));
+                    assert_eq!(r, st(node(2), 2, 8));
                     assert_eq!(reqs.len(), 1);
                     assert!(reqs[0].test().is_none(), "rank 1 has not sent yet");
                     comm.send::<u8>(&[], 1, 9)?;

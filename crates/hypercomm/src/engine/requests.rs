@@ -376,6 +376,29 @@ impl Engine {
         }
     }
 
+    /// What a request waits for, in words (timeout and deadlock messages).
+    fn describe_req(&self, r: &Req) -> String {
+        if r.send {
+            format!(
+                "a send of {} bytes with tag {} to {} to complete",
+                r.len,
+                r.tag,
+                r.group.rank(r.peer.unwrap_or(self.me))
+            )
+        } else {
+            let src = match r.peer {
+                Some(p) => r.group.rank(p).to_string(),
+                None => "any source".into(),
+            };
+            let tag = if r.tag == u32::MAX {
+                "any tag".to_string()
+            } else {
+                format!("tag {}", r.tag)
+            };
+            format!("a message from {src} with {tag}")
+        }
+    }
+
     /// Wait for a request to complete. On failure or timeout the request is
     /// withdrawn (its buffer is no longer used by anyone).
     pub(crate) fn wait_req(
@@ -385,29 +408,7 @@ impl Engine {
         op: &str,
     ) -> Result<RawStatus> {
         let (group, peer, what) = match self.st.borrow().reqs.get(id) {
-            Some(r) => (
-                r.group.clone(),
-                r.peer,
-                if r.send {
-                    format!(
-                        "a send of {} bytes with tag {} to {} to complete",
-                        r.len,
-                        r.tag,
-                        r.group.rank(r.peer.unwrap_or(self.me))
-                    )
-                } else {
-                    let src = match r.peer {
-                        Some(p) => r.group.rank(p).to_string(),
-                        None => "any source".into(),
-                    };
-                    let tag = if r.tag == u32::MAX {
-                        "any tag".to_string()
-                    } else {
-                        format!("tag {}", r.tag)
-                    };
-                    format!("a message from {src} with {tag}")
-                },
-            ),
+            Some(r) => (r.group.clone(), r.peer, self.describe_req(r)),
             None => {
                 return Err(Error::InvalidArgument {
                     op: "wait",
@@ -425,17 +426,30 @@ impl Engine {
         r
     }
 
-    /// Wait until one of `ids` completes: its index and result. A request
-    /// whose peer is gone is reported (and withdrawn) with `PeerFailed`; on
-    /// timeout or abort the first request is reported with the error (and
-    /// withdrawn).
+    /// Wait until one of `ids` completes: `Ok((index, result))`, that
+    /// request finished (and released) with `result` — a request whose
+    /// peer is gone finishes with `PeerFailed`. `Err` when the wait itself
+    /// ends without any of them finishing (timeout, abort): then every
+    /// request is left as it was, still active.
     pub(crate) fn wait_any(
         &self,
         g: &Group,
         ids: &[ReqId],
         timeout: Option<Duration>,
-    ) -> (usize, Result<RawStatus>) {
-        let what = || format!("any of {} requests", ids.len());
+    ) -> Result<(usize, Result<RawStatus>)> {
+        let what = || {
+            let st = self.st.borrow();
+            let each: Vec<String> = ids
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &id)| {
+                    st.reqs
+                        .get(id)
+                        .map(|r| format!("request {i}: {}", self.describe_req(r)))
+                })
+                .collect();
+            format!("any of {} requests ({})", ids.len(), each.join("; "))
+        };
         let done = |e: &Self| {
             ids.iter()
                 .enumerate()
@@ -445,7 +459,7 @@ impl Engine {
         // no one, hence `Some(self.me)`): a request fails, under its own
         // index, only when *its* peer is gone; a failed rank that none of
         // the requests depends on does not disturb the others.
-        let r = self.wait_loop(g, Some(self.me), timeout, "wait_any", &what, |e| {
+        self.wait_loop(g, Some(self.me), timeout, "wait_any", &what, |e| {
             if let Some(x) = done(e) {
                 return Some(Ok(x));
             }
@@ -465,14 +479,7 @@ impl Engine {
             }
             e.withdraw(ids[i]);
             Some(Ok((i, Err(Error::PeerFailed { rank }))))
-        });
-        match r {
-            Ok((i, r)) => (i, r),
-            Err(err) => {
-                self.withdraw(ids[0]);
-                (0, Err(err))
-            }
-        }
+        })
     }
 
     /// Withdraw an unfinished request: remove a posted receive, revoke a lent
