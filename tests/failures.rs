@@ -157,6 +157,95 @@ fn failing_host_is_named() {
     });
 }
 
+/// SPEC 6 "never wrong data": the host calling `reduce` with a node as the
+/// root (an SPMD program that calls it everywhere) used to return `Ok`
+/// with the nodes' next host-bound message as its "result". Now it is an
+/// error at the host and, propagated as `?` does, an error on every rank:
+/// the nodes' next operation with the host fails naming the host, and the
+/// job's error names the host's wrong call.
+#[test]
+fn host_reduce_with_a_node_root_fails_every_rank() {
+    watchdog("host_reduce_node_root", || {
+        let errors = Mutex::new(Vec::new());
+        let res = hypercomm::run_with_host(
+            3,
+            |comm| -> Result<(), Error> {
+                let comm = timed(comm);
+                let r = comm.reduce(&[1.0f64], hypercomm::collective::Sum, 0usize);
+                errors.lock().unwrap().push((Rank::Host, format!("{r:?}")));
+                r?;
+                comm.barrier_with_host()
+            },
+            |comm| -> Result<(), Error> {
+                let comm = timed(comm);
+                // The reduce itself may already see the host gone (a
+                // collective depends on every member of its communicator).
+                let r = comm
+                    .reduce(&[1.0f64], hypercomm::collective::Sum, 0usize)
+                    .and_then(|_| comm.barrier_with_host());
+                errors.lock().unwrap().push((comm.me(), format!("{r:?}")));
+                r
+            },
+        );
+        match res {
+            Err(Error::RankFailed { rank, message }) => {
+                assert_eq!(rank, Rank::Host, "{message}");
+                assert!(message.contains("reduce"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let errors = errors.into_inner().unwrap();
+        assert_eq!(errors.len(), 4, "{errors:?}");
+        for (who, e) in &errors {
+            if *who == Rank::Host {
+                assert!(e.starts_with("Err(InvalidArgument"), "{e}");
+            } else {
+                assert_eq!(e, "Err(PeerFailed { rank: Host })", "{who}");
+            }
+        }
+    });
+}
+
+/// A survivor that waits on a neighbour which ended because of another
+/// rank's failure names the rank that failed first, not the neighbour:
+/// rank 2 panics; rank 1 waits on 2, rank 0 on 1, rank 3 on 0 — every one
+/// of them reports `PeerFailed` for rank 2 (it used to be rank 1 for rank
+/// 0, and rank 0 or 1 for rank 3). Twenty times.
+#[test]
+fn survivors_name_the_rank_that_failed_first() {
+    watchdog("root_cause", || {
+        for run in 0..20 {
+            let seen = Mutex::new(Vec::new());
+            let res = hypercomm::run(4, |comm| {
+                let comm = timed(comm);
+                let (me, n) = (comm.rank(), comm.size());
+                if me == 2 {
+                    std::thread::sleep(Duration::from_millis(20));
+                    panic!("rank 2 fails first");
+                }
+                let r = comm.recv::<u64>((me + 1) % n, 7);
+                seen.lock().unwrap().push((me, r.clone()));
+                r.map(|_| ())
+            });
+            match res {
+                Err(Error::RankFailed { rank, message }) => {
+                    assert_eq!(rank, node(2), "run {run}: {message}");
+                }
+                other => panic!("run {run}: {other:?}"),
+            }
+            let seen = seen.into_inner().unwrap();
+            assert_eq!(seen.len(), 3, "run {run}");
+            for (me, r) in seen {
+                assert_eq!(
+                    r,
+                    Err(Error::PeerFailed { rank: node(2) }),
+                    "run {run}: rank {me}"
+                );
+            }
+        }
+    });
+}
+
 #[test]
 fn finished_rank_fails_receives_after_its_messages() {
     watchdog("finished_rank", || {

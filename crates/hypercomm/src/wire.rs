@@ -42,6 +42,11 @@ pub enum Kind {
     Abort = 4,
     /// Orderly goodbye: the sender has finished and will send nothing more.
     Goodbye = 5,
+    /// The sender found endpoint `id` gone (failed, or finished while
+    /// still needed) and is failing because of it: whoever later sees the
+    /// sender gone blames `id`, the root cause, not the sender. The
+    /// payload is empty.
+    Gone = 6,
 }
 
 impl Kind {
@@ -52,6 +57,7 @@ impl Kind {
             3 => Kind::GlobalOr,
             4 => Kind::Abort,
             5 => Kind::Goodbye,
+            6 => Kind::Gone,
             _ => return None,
         })
     }
@@ -189,7 +195,8 @@ mod tests {
             Just(Kind::SyncAck),
             Just(Kind::GlobalOr),
             Just(Kind::Abort),
-            Just(Kind::Goodbye)
+            Just(Kind::Goodbye),
+            Just(Kind::Gone)
         ]
     }
 

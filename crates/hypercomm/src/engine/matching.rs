@@ -137,6 +137,15 @@ impl Engine {
                 }
             }
             Kind::Goodbye => {}
+            Kind::Gone => {
+                let mut st = self.st.borrow_mut();
+                let n = st.blamed.len();
+                if let Some(b) = st.blamed.get_mut(h.src as usize) {
+                    if b.is_none() && (h.id as usize) < n {
+                        *b = Some(h.id as u32);
+                    }
+                }
+            }
         }
     }
 

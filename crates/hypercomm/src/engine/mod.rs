@@ -17,6 +17,12 @@
 //!   transport. Nothing busy-loops forever.
 //! * Each send, receive and wait event goes through one recorder hook
 //!   ([`crate::trace::recorder::hook`]).
+//! * A peer that is gone is named by its root cause: an endpoint that
+//!   reports `PeerFailed` first tells every other endpoint which one it
+//!   found gone (a [`Kind::Gone`](crate::wire::Kind::Gone) frame, ahead of
+//!   its own end on every transport's FIFO), so a rank that then sees
+//!   *it* gone names the endpoint that failed first, not the neighbour
+//!   that exited after noticing.
 //!
 //! ## Files
 //!
@@ -72,7 +78,15 @@ pub(super) struct State {
     acks: Vec<(u64, usize)>,
     global_or: Vec<bool>,
     abort: Option<(u32, String)>,
+    /// Per endpoint: the endpoint it reported as the cause of its failure
+    /// ([`Kind::Gone`](crate::wire::Kind::Gone)), if it did.
+    blamed: Vec<Option<u32>>,
+    /// Per endpoint: whether this one has told the others that it is gone.
+    announced: Vec<bool>,
 }
+
+/// Told the endpoint found gone first (see [`Engine::on_cause`]).
+pub(crate) type CauseHook = Box<dyn Fn(u32)>;
 
 /// The engine of one endpoint.
 pub(crate) struct Engine {
@@ -89,6 +103,9 @@ pub(crate) struct Engine {
     spins: u32,
     /// Which pass of a wait loop is running (see [`Pass`]).
     pass: std::cell::Cell<Pass>,
+    /// Told the root cause of every peer failure this endpoint reports
+    /// (a launched process tells its launcher, see `launch::join`).
+    pub(crate) on_cause: RefCell<Option<CauseHook>>,
 }
 
 /// Parse `HYPERCOMM_TIMEOUT` (seconds, may be fractional).
@@ -114,6 +131,8 @@ impl Engine {
             t,
             st: RefCell::new(State {
                 global_or: vec![false; n],
+                blamed: vec![None; n],
+                announced: vec![false; n],
                 ..Default::default()
             }),
             default_timeout,
@@ -122,6 +141,7 @@ impl Engine {
             tasks: RefCell::new(Vec::new()),
             spins: spin_budget(n),
             pass: std::cell::Cell::new(Pass::Outside),
+            on_cause: RefCell::new(None),
         }
     }
 

@@ -143,8 +143,9 @@ impl Engine {
 
     pub(super) fn check_dst(&self, g: &Group, dst: u32) -> Result<()> {
         self.check_abort(g)?;
-        if let Some(rank) = self.dead_peer(g, Some(dst)) {
-            return Err(Error::PeerFailed { rank });
+        if let Some(ep) = self.dead_peer(g, Some(dst)) {
+            self.progress(); // its report of a root cause, if any
+            return Err(self.peer_failed(g, ep));
         }
         Ok(())
     }
@@ -303,24 +304,25 @@ impl Engine {
         let err = match self.check_abort(&group) {
             Err(e) => e,
             Ok(()) => {
-                let rank = self.req_dead_peer(id)?;
+                let ep = self.req_dead_peer(id)?;
                 self.progress(); // frames may have arrived before the peer left
                 if let Some(r) = self.poll_req(id) {
                     return Some(r);
                 }
                 // As in `wait_loop`: the peer may have failed after an abort.
-                self.check_abort(&group)
-                    .err()
-                    .unwrap_or(Error::PeerFailed { rank })
+                match self.check_abort(&group) {
+                    Err(e) => e,
+                    Ok(()) => self.peer_failed(&group, ep),
+                }
             }
         };
         self.withdraw(id);
         Some(Err(err))
     }
 
-    /// The rank a pending request depends on, if it is gone (for a wildcard
-    /// receive, as for a blocking wildcard receive).
-    pub(super) fn req_dead_peer(&self, id: ReqId) -> Option<Rank> {
+    /// The endpoint a pending request depends on, if it is gone (for a
+    /// wildcard receive, as for a blocking wildcard receive).
+    pub(super) fn req_dead_peer(&self, id: ReqId) -> Option<u32> {
         let (group, peer) = {
             let st = self.st.borrow();
             let r = st.reqs.get(id)?;
@@ -466,10 +468,10 @@ impl Engine {
             if e.check_abort(g).is_err() {
                 return None; // the loop reports the abort next
             }
-            let (i, rank) = ids
+            let (i, ep) = ids
                 .iter()
                 .enumerate()
-                .find_map(|(i, &id)| e.req_dead_peer(id).map(|rank| (i, rank)))?;
+                .find_map(|(i, &id)| e.req_dead_peer(id).map(|ep| (i, ep)))?;
             e.progress(); // frames may have arrived before the peer left
             if let Some(x) = done(e) {
                 return Some(Ok(x));
@@ -477,8 +479,10 @@ impl Engine {
             if e.check_abort(g).is_err() {
                 return None; // the peer failed after an abort: report that
             }
+            let group = e.st.borrow().reqs.get(ids[i]).map(|r| r.group.clone());
+            let err = e.peer_failed(group.as_deref().unwrap_or(g), ep);
             e.withdraw(ids[i]);
-            Some(Ok((i, Err(Error::PeerFailed { rank }))))
+            Some(Ok((i, Err(err))))
         })
     }
 

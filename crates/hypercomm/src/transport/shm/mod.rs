@@ -417,7 +417,12 @@ impl Transport for ShmEndpoint {
                     Ordering::Acquire,
                 );
             }
-            Err(m) => self.mark_failed(self.me, m),
+            Err(m) => {
+                // Frames still queued for a full ring (a report of the
+                // root cause among them) go out if they fit now.
+                self.flush();
+                self.mark_failed(self.me, m)
+            }
         }
         self.drain_incoming();
         self.wake_all();

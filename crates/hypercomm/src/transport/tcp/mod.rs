@@ -27,7 +27,10 @@
 //!   `kill -9`, exit without finishing). Either is seen as soon as the
 //!   kernel closes the dead process's sockets, so operations that need the
 //!   peer fail with `PeerFailed` well within a second. The launcher also
-//!   reports deaths it sees over the control connection.
+//!   reports deaths it sees over the control connection; such a report
+//!   waits up to 500 ms for the data connection to end by itself, so that
+//!   the frames the peer sent before dying (its report of the endpoint it
+//!   failed because of, if any) are read first.
 //! * **Abort.** `abort(msg)` sends a [`Kind::Abort`] frame to every peer and
 //!   tells the rendezvous, which tells everyone (and the launcher prints
 //!   it).
