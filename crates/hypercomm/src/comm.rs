@@ -70,6 +70,17 @@ pub(crate) struct CommInner {
     pub(crate) coll: CollState,
 }
 
+/// Messages a rank holds that no receive has taken yet
+/// ([`Comm::unexpected`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Unexpected {
+    /// How many.
+    pub messages: usize,
+    /// Their lengths plus [`MESSAGE_COST`](crate::MESSAGE_COST) each: what
+    /// flow control counts.
+    pub bytes: usize,
+}
+
 /// splitmix64: a fixed, portable mixing function for context derivation.
 fn mix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -391,6 +402,16 @@ impl Comm {
         let ctx = derive(self.inner.ctx, 4, n, k as u64);
         let g = &self.inner.group;
         Ok(Some(self.child(g.eps[..k].to_vec(), g.host, ctx)))
+    }
+
+    /// What this rank holds that no receive has taken yet, over every
+    /// sender and communicator (after taking in whatever has arrived):
+    /// flow control keeps the part from each sender at or below
+    /// [`SENDER_CREDIT`](crate::SENDER_CREDIT) bytes as
+    /// [`Unexpected::bytes`] counts them.
+    pub fn unexpected(&self) -> Unexpected {
+        let (messages, bytes) = self.engine().unexpected();
+        Unexpected { messages, bytes }
     }
 
     /// Abort the whole job (SUPRENUM INTRPT): every rank's next operation

@@ -47,6 +47,10 @@ pub enum Kind {
     /// sender gone blames `id`, the root cause, not the sender. The
     /// payload is empty.
     Gone = 6,
+    /// Flow control: the receiver took messages of the sender's and gives
+    /// back `id` bytes of credit (see the engine's `flow.rs`). The payload
+    /// is empty.
+    Credit = 7,
 }
 
 impl Kind {
@@ -58,6 +62,7 @@ impl Kind {
             4 => Kind::Abort,
             5 => Kind::Goodbye,
             6 => Kind::Gone,
+            7 => Kind::Credit,
             _ => return None,
         })
     }
@@ -196,7 +201,8 @@ mod tests {
             Just(Kind::GlobalOr),
             Just(Kind::Abort),
             Just(Kind::Goodbye),
-            Just(Kind::Gone)
+            Just(Kind::Gone),
+            Just(Kind::Credit)
         ]
     }
 

@@ -11,6 +11,11 @@
 //!   at once. Larger sends lend the sender's buffer (single copy, the receiver
 //!   copies from it); the sender waits for the copy. Synchronous sends wait
 //!   for an acknowledgement frame.
+//! * Flow control bounds what a receiver holds for each sender
+//!   ([`SENDER_CREDIT`] bytes, `flow.rs`): a data frame goes to the
+//!   transport only with credit at its receiver, which gives credit back as
+//!   its receives take messages; without credit a send waits, and its
+//!   wait keeps the sender's own receives going.
 //! * Every wait runs the same loop: drain the transport, advance the
 //!   registered [`Task`]s, test the condition, check abort, peer failure and
 //!   the deadline, then spin briefly, yield, and finally block in the
@@ -33,6 +38,7 @@
 //! | `matching.rs` | match criteria, arrival, delivery, blocking receives and probes |
 //! | `requests.rs` | sends, posted receives, the request slab, test / wait / withdraw |
 //! | `progress.rs` | draining the transport, control frames, the [`Task`] trait for work advanced by every wait (non-blocking collectives) |
+//! | `flow.rs` | flow control: credit per receiver, frames waiting for it, credit given back |
 //! | `waits.rs` | the one wait loop: spin, yield, block; abort, failure and deadline checks |
 //!
 //! ## What may import what
@@ -45,12 +51,14 @@
 //! Not done yet: cancellation of a matched receive; message-size based
 //! pipelining for byte-stream transports (they chunk below this layer).
 
+mod flow;
 mod group;
 mod matching;
 mod progress;
 mod requests;
 mod waits;
 
+pub use flow::{MESSAGE_COST, SENDER_CREDIT};
 pub(crate) use group::{map_err, Group};
 pub(crate) use matching::{Layout, Match, RawStatus};
 pub(crate) use progress::Task;
@@ -92,6 +100,12 @@ pub(crate) type CauseHook = Box<dyn Fn(u32)>;
 pub(crate) struct Engine {
     pub(crate) t: AnyTransport,
     st: RefCell<State>,
+    /// Credit at each receiver, what is owed to each sender, frames that
+    /// wait for credit (`flow.rs`).
+    flow: RefCell<flow::Flow>,
+    /// Told the root cause of every peer failure this endpoint reports
+    /// (a launched process tells its launcher, see `launch::join`).
+    pub(crate) on_cause: RefCell<Option<CauseHook>>,
     pub(crate) default_timeout: Option<Duration>,
     /// The job runner closes this endpoint (threads of `run`), not the
     /// rank: `finalize` leaves it open.
@@ -103,9 +117,6 @@ pub(crate) struct Engine {
     spins: u32,
     /// Which pass of a wait loop is running (see [`Pass`]).
     pass: std::cell::Cell<Pass>,
-    /// Told the root cause of every peer failure this endpoint reports
-    /// (a launched process tells its launcher, see `launch::join`).
-    pub(crate) on_cause: RefCell<Option<CauseHook>>,
 }
 
 /// Parse `HYPERCOMM_TIMEOUT` (seconds, may be fractional).
@@ -135,13 +146,14 @@ impl Engine {
                 announced: vec![false; n],
                 ..Default::default()
             }),
+            flow: RefCell::new(flow::Flow::new(n)),
+            on_cause: RefCell::new(None),
             default_timeout,
             managed: false,
             me,
             tasks: RefCell::new(Vec::new()),
             spins: spin_budget(n),
             pass: std::cell::Cell::new(Pass::Outside),
-            on_cause: RefCell::new(None),
         }
     }
 

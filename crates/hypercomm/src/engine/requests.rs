@@ -48,6 +48,9 @@ pub(super) struct Req {
     pub(super) send: bool,
     pub(super) tag: u32,
     pub(super) len: usize,
+    /// A send whose frame still waits for credit at its receiver (flow
+    /// control): not complete whatever its state says.
+    pub(super) queued: bool,
 }
 
 /// A request handle inside the engine; never reused within a run.
@@ -177,55 +180,104 @@ impl Engine {
             st.next_sync += 1;
             st.next_sync
         });
-        let lent = if data.len() > EAGER_LIMIT {
+        let (payload, lent) = if data.len() > EAGER_LIMIT {
             let done = Completion::new();
             // SAFETY: forwarded to our caller's contract.
             let b = unsafe { Borrowed::new(data, done.clone()) };
-            self.t
-                .send(self.frame(dst, ctx, tag, sync, Payload::Borrowed(b)))
-                .map(|()| Some(done))
+            (Payload::Borrowed(b), Some(done))
         } else {
-            let p = Payload::copy_of(data);
-            self.t
-                .send(self.frame(dst, ctx, tag, sync, p))
-                .map(|()| None)
+            (Payload::copy_of(data), None)
         };
-        recorder::hook(Event::Done);
-        let lent = lent?;
+        let frame = self.frame(dst, ctx, tag, sync, payload);
+        // Flow control: without credit at the receiver the frame waits in
+        // this endpoint's queue, and the request completes once it left.
+        let frame = if self.take_credit(dst, data.len()) {
+            let sent = self.t.send(frame);
+            recorder::hook(Event::Done);
+            sent?;
+            None
+        } else {
+            recorder::hook(Event::Done);
+            Some(frame)
+        };
         let state = match (sync, lent) {
             (Some(id), lent) => ReqState::AwaitAck { id, lent },
             (None, Some(done)) => ReqState::Lent { done },
-            (None, None) => return Ok(None),
+            (None, None) if frame.is_none() => return Ok(None),
+            (None, None) => ReqState::Done(Ok(RawStatus {
+                src: self.me,
+                tag,
+                len: data.len(),
+            })),
         };
-        Ok(Some(self.push_req(Req {
+        let id = self.push_req(Req {
             state,
             peer: Some(dst),
             group: g.clone(),
             send: true,
             tag,
             len: data.len(),
-        })))
+            queued: frame.is_some(),
+        });
+        if let Some(frame) = frame {
+            self.wait_for_credit(dst, frame, id);
+        }
+        Ok(Some(id))
     }
 
-    /// Send an owned payload (vector hand-off); completes at once.
+    /// Send an owned payload (vector hand-off); completes at once, unless
+    /// the receiver has no credit for it: then it waits for credit (with
+    /// the job's default timeout).
     pub(crate) fn send_owned(
         &self,
-        g: &Group,
+        g: &Arc<Group>,
         dst: u32,
         ctx: u64,
         tag: u32,
         p: Payload,
     ) -> Result<()> {
         self.check_dst(g, dst)?;
+        let len = p.len();
         recorder::hook(Event::Send {
             dst,
             tag,
-            len: p.len(),
+            len,
             coll: ctx & 1 == 1,
         });
-        let r = self.t.send(self.frame(dst, ctx, tag, None, p));
+        let frame = self.frame(dst, ctx, tag, None, p);
+        if self.take_credit(dst, len) {
+            let r = self.t.send(frame);
+            recorder::hook(Event::Done);
+            return r;
+        }
         recorder::hook(Event::Done);
-        r
+        let id = self.push_req(Req {
+            state: ReqState::Done(Ok(RawStatus {
+                src: self.me,
+                tag,
+                len,
+            })),
+            peer: Some(dst),
+            group: g.clone(),
+            send: true,
+            tag,
+            len,
+            queued: true,
+        });
+        self.wait_for_credit(dst, frame, id);
+        self.wait_req(id, self.default_timeout, "send").map(|_| ())
+    }
+
+    /// A frame that waited for credit was handed to the transport (with
+    /// `sent`): its request may complete now.
+    pub(super) fn left_queue(&self, id: ReqId, sent: Result<()>) {
+        let mut st = self.st.borrow_mut();
+        if let Some(r) = st.reqs.get_mut(id) {
+            r.queued = false;
+            if let Err(e) = sent {
+                r.state = ReqState::Done(Err(e));
+            }
+        }
     }
 
     pub(super) fn push_req(&self, r: Req) -> ReqId {
@@ -253,6 +305,7 @@ impl Engine {
             send: false,
             tag: m.tag.unwrap_or(u32::MAX),
             len: dst.len(),
+            queued: false,
         });
         if let Some(i) = self.find(&m) {
             let r = self.take_unexpected(i, dst, layout);
@@ -335,6 +388,9 @@ impl Engine {
         let mut st = self.st.borrow_mut();
         let st = &mut *st;
         let r = st.reqs.get_mut(id)?;
+        if r.queued {
+            return None;
+        }
         let finished = match &r.state {
             ReqState::Done(_) => true,
             ReqState::Recv => false,
@@ -380,7 +436,15 @@ impl Engine {
 
     /// What a request waits for, in words (timeout and deadlock messages).
     fn describe_req(&self, r: &Req) -> String {
-        if r.send {
+        if r.queued {
+            format!(
+                "credit to send {} bytes with tag {} to {} (the messages it has not \
+                 received yet from this rank fill its share)",
+                r.len,
+                r.tag,
+                r.group.rank(r.peer.unwrap_or(self.me))
+            )
+        } else if r.send {
             format!(
                 "a send of {} bytes with tag {} to {} to complete",
                 r.len,
@@ -493,6 +557,11 @@ impl Engine {
         let Some(r) = st.reqs.remove(id) else {
             return;
         };
+        if r.queued {
+            drop(st);
+            self.unqueue(id);
+            st = self.st.borrow_mut();
+        }
         match &r.state {
             ReqState::Lent { done }
             | ReqState::AwaitAck {

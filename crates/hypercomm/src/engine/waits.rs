@@ -254,6 +254,10 @@ impl Engine {
                 std::thread::yield_now();
             } else {
                 if !published {
+                    // About to block: give back the credit this rank owes,
+                    // so that no sender waits for it while this rank waits
+                    // for that sender.
+                    self.grant_owed();
                     let w = format!("{} in {op}: {}", g.rank(self.me), what());
                     self.t.set_waiting(Some(&w));
                     published = true;

@@ -16,8 +16,11 @@
 //! `spsc.rs` (the queue), `liveness.rs` (peer states, abort, what each
 //! endpoint waits for), `setup.rs` (builders for a job of threads).
 //!
-//! Not done yet: receiver-side flow control for eager messages (a sender
-//! that runs ahead grows its receiver's unexpected queue).
+//! What a receiver holds for each sender is bounded by the engine's flow
+//! control (credit per receiver, given back as receives take messages),
+//! the same for every transport.
+//!
+//! Not done yet: binding rank threads to cores.
 
 mod liveness;
 pub(crate) mod setup;
