@@ -554,6 +554,112 @@ fn abort_from_host() {
 
 // ------------------------------------------------------------------ timeout
 
+/// A deadlock of a threads program — every rank receives first, from its
+/// right neighbour, and nobody sends — ends on every rank with
+/// `Error::Deadlock` within a second, with no timeout set (it used to hang
+/// for ever), and the error says what every rank waits for. The program
+/// may go on afterwards. Then a subtler one: rank 3 is blocked in a
+/// synchronous send that rank 0 will never match.
+#[test]
+fn deadlock_is_an_error_on_every_rank_by_default() {
+    watchdog("deadlock", || {
+        let out = hypercomm::run(4, |comm| {
+            assert_eq!(
+                comm.timeout(),
+                None,
+                "no timeout: detection is on by default"
+            );
+            let (me, n) = (comm.rank(), comm.size());
+            let t = Instant::now();
+            let e = comm.recv::<u64>((me + 1) % n, 1).unwrap_err();
+            let took = t.elapsed();
+            // The job goes on: a ring that works.
+            let token = if me == 0 {
+                comm.send(&[1u64], 1, 2)?;
+                comm.recv::<u64>(n - 1, 2)?.0
+            } else {
+                let (t, _) = comm.recv::<u64>(me - 1, 2)?;
+                comm.send(&[t + 1], (me + 1) % n, 2)?;
+                t
+            };
+            // Rank 3 ssends to rank 0, which waits for rank 1; ranks 1 and
+            // 2 wait for each other.
+            let t2 = Instant::now();
+            let e2 = match me {
+                3 => comm.ssend(&[7u8], 0, 3).map(|_| ()).unwrap_err(),
+                0 => comm.recv::<u8>(1, 4).map(|_| ()).unwrap_err(),
+                1 => comm.recv::<u8>(2, 4).map(|_| ()).unwrap_err(),
+                _ => comm.recv::<u8>(1, 4).map(|_| ()).unwrap_err(),
+            };
+            Ok::<_, Error>((e, took, token, e2, t2.elapsed()))
+        })
+        .unwrap();
+        for (r, (e, took, _, e2, took2)) in out.iter().enumerate() {
+            let Error::Deadlock {
+                rank,
+                op,
+                waiting_for,
+                waits,
+            } = e
+            else {
+                panic!("rank {r}: {e:?}")
+            };
+            assert_eq!((*rank, op.as_str()), (node(r), "recv"), "{e}");
+            assert!(
+                waiting_for.contains(&format!("a message from rank {} with tag 1", (r + 1) % 4)),
+                "{e}"
+            );
+            for q in 0..4 {
+                assert!(
+                    waits.contains(&format!(
+                        "endpoint {q}: rank {q} is in recv, waiting for a message from rank {} with tag 1",
+                        (q + 1) % 4
+                    )),
+                    "rank {r} does not say what rank {q} waits for: {e}"
+                );
+            }
+            assert!(*took < Duration::from_secs(1), "rank {r} after {took:?}");
+            assert!(matches!(e2, Error::Deadlock { .. }), "rank {r}: {e2:?}");
+            assert!(*took2 < Duration::from_secs(1), "rank {r} after {took2:?}");
+        }
+        assert!(out[3].3.to_string().contains("ssend"), "{}", out[3].3);
+        let tokens: Vec<u64> = out.iter().map(|x| x.2).collect();
+        assert_eq!(tokens, [4, 1, 2, 3]);
+    });
+}
+
+/// What flow control costs a program that relies on unbounded buffering:
+/// rank 0 sends more than its credit of tag-1 messages, then one of tag 2;
+/// rank 1 wants the tag-2 message first. Rank 0 waits for credit, rank 1
+/// for that message: the deadlock detector says so on both (naming the
+/// credit), rather than hanging.
+#[test]
+fn relying_on_unbounded_buffering_is_a_deadlock_not_a_hang() {
+    watchdog("buffering_deadlock", || {
+        let big = vec![0u8; EAGER_LIMIT];
+        let count = hypercomm::SENDER_CREDIT / EAGER_LIMIT + 2;
+        let out = hypercomm::run(2, |comm| {
+            let r = if comm.rank() == 0 {
+                (0..count)
+                    .try_for_each(|_| comm.send(&big, 1, 1))
+                    .and_then(|()| comm.send(&[2u8], 1, 2))
+            } else {
+                comm.recv::<u8>(0, 2).map(|_| ())
+            };
+            Ok::<_, Error>(r.unwrap_err())
+        })
+        .unwrap();
+        for (r, e) in out.iter().enumerate() {
+            assert!(matches!(e, Error::Deadlock { .. }), "rank {r}: {e:?}");
+            let text = e.to_string();
+            assert!(
+                text.contains("rank 0 is in send, waiting for credit to send 16384 bytes with tag 1 to rank 1"),
+                "rank {r}: {text}"
+            );
+        }
+    });
+}
+
 #[test]
 fn timeout_says_what_it_waited_for() {
     watchdog("timeout", || {

@@ -128,6 +128,22 @@ pub enum Error {
         /// Why it failed.
         error: Box<Error>,
     },
+    /// Every rank of the job is blocked — waiting with no timeout — or has
+    /// ended, and no message is in flight, so no rank can ever go on
+    /// (detected on the thread and shared-memory transports, on by
+    /// default; every blocked rank gets it). `waits` says what each rank
+    /// waits for.
+    #[error("deadlock: every rank of the job is blocked or has ended and no message is in flight; {rank} waits in {op} for {waiting_for}{waits}")]
+    Deadlock {
+        /// The rank that reports it (in the communicator of its operation).
+        rank: Rank,
+        /// Its operation.
+        op: String,
+        /// What it waits for.
+        waiting_for: String,
+        /// What every endpoint of the job was doing.
+        waits: String,
+    },
     /// An operating-system level failure.
     #[error("I/O error in {op}: {message}")]
     Io {

@@ -17,9 +17,14 @@
 //!   its receives take messages; without credit a send waits, and its
 //!   wait keeps the sender's own receives going.
 //! * Every wait runs the same loop: drain the transport, advance the
-//!   registered [`Task`]s, test the condition, check abort, peer failure and
-//!   the deadline, then spin briefly, yield, and finally block in the
-//!   transport. Nothing busy-loops forever.
+//!   registered [`Task`]s, test the condition, check abort, a deadlock, peer
+//!   failure and the deadline, then spin briefly, yield, and finally block
+//!   in the transport. Nothing busy-loops forever. A blocking wait publishes
+//!   what it waits for (`rank 1 is in recv, waiting for a message from rank
+//!   0 with tag 5`) for the other ranks' timeout and deadlock messages; a
+//!   transport that sees the whole job (threads, shared memory) tells a
+//!   wait with no deadline when every rank is blocked and nothing is in
+//!   flight, and the wait fails with [`Error::Deadlock`].
 //! * Each send, receive and wait event goes through one recorder hook
 //!   ([`crate::trace::recorder::hook`]).
 //! * A peer that is gone is named by its root cause: an endpoint that

@@ -209,6 +209,19 @@ impl Engine {
                 if let Err(e) = self.check_abort(g) {
                     break Err(e);
                 }
+                if published {
+                    // Blocked with every other endpoint of the job? (Before the
+                    // peers' states: a rank told first may already have
+                    // ended because of it.)
+                    if let Some(waits) = self.t.deadlock() {
+                        break Err(Error::Deadlock {
+                            rank: g.rank(self.me),
+                            op: op.to_string(),
+                            waiting_for: what(),
+                            waits,
+                        });
+                    }
+                }
                 if let Some(ep) = self.dead_peer(g, peer) {
                     // Frames may have arrived before the peer finished (its
                     // report of a root cause among them): look once more.
@@ -258,7 +271,7 @@ impl Engine {
                     // so that no sender waits for it while this rank waits
                     // for that sender.
                     self.grant_owed();
-                    let w = format!("{} in {op}: {}", g.rank(self.me), what());
+                    let w = format!("{} is in {op}, waiting for {}", g.rank(self.me), what());
                     self.t.set_waiting(Some(&w));
                     published = true;
                 }
