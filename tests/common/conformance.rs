@@ -45,7 +45,8 @@ macro_rules! conformance_suite {
             strided_vectors,
             host_messages,
             global_or,
-            flow_control_bounds_a_sleeping_receiver
+            flow_control_bounds_a_sleeping_receiver,
+            timeout_says_what_the_other_ranks_wait_for
         );
     };
     (@tests $launcher:ty; $($name:ident),* $(,)?) => {
@@ -1160,4 +1161,52 @@ pub(crate) fn flow_control_bounds_a_sleeping_receiver<L: Launcher>() {
     assert!(bytes <= SENDER_CREDIT && most <= SENDER_CREDIT, "{r:?}");
     assert!(bytes >= SENDER_CREDIT / 2, "the root stopped early: {r:?}");
     assert_eq!(bytes, messages * (8 + MESSAGE_COST), "{r:?}");
+}
+
+// ------------------------------------------------------------------ timeouts
+
+/// A timeout says what the rank waited for and what the other ranks wait
+/// for — in words that read the right way round, and over TCP too, where
+/// the ranks are asked (it used to say "waiting for rank 1 in recv: a
+/// message from rank 0", and over TCP only that waits are not visible).
+pub(crate) fn timeout_says_what_the_other_ranks_wait_for<L: Launcher>() {
+    let r = launch::<L, _, _>(2, |comm| {
+        if comm.rank() == 1 {
+            comm.recv::<u8>(0, 6)?; // released by rank 0 at the end
+            return Ok(String::new());
+        }
+        let short = comm.with_timeout(Some(Duration::from_millis(300)));
+        // Rank 1 publishes its wait once it blocks; a loaded machine may
+        // take a moment to get there.
+        let end = Instant::now() + Duration::from_secs(20);
+        let text = loop {
+            let e = short.recv::<u64>(1, 5).unwrap_err();
+            let text = e.to_string();
+            let Error::Timeout {
+                waiting_for,
+                others,
+                ..
+            } = e
+            else {
+                panic!("expected a timeout: {text}");
+            };
+            assert!(
+                waiting_for.starts_with("a message from rank 1 with tag 5"),
+                "{text}"
+            );
+            if others.contains(
+                "endpoint 1: rank 1 is in recv, waiting for a message from rank 0 with tag 6",
+            ) {
+                break text;
+            }
+            assert!(
+                Instant::now() < end,
+                "rank 1's wait was never named: {text}"
+            );
+        };
+        comm.send(&[1u8], 1, 6)?;
+        Ok(text)
+    })
+    .unwrap();
+    assert!(r[0].starts_with("rank 0 timed out after "), "{}", r[0]);
 }

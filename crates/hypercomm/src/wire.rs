@@ -51,6 +51,14 @@ pub enum Kind {
     /// back `id` bytes of credit (see the engine's `flow.rs`). The payload
     /// is empty.
     Credit = 7,
+    /// What does the receiver wait for? Answered by the receiving
+    /// transport itself with a [`Kind::WaitReply`] (byte-stream transports,
+    /// whose endpoints cannot see each other's waits; for timeout
+    /// messages). The payload is empty.
+    WaitQuery = 8,
+    /// The answer to a [`Kind::WaitQuery`]: the payload is the UTF-8 text
+    /// of what the sender waits for (empty while it runs).
+    WaitReply = 9,
 }
 
 impl Kind {
@@ -63,6 +71,8 @@ impl Kind {
             5 => Kind::Goodbye,
             6 => Kind::Gone,
             7 => Kind::Credit,
+            8 => Kind::WaitQuery,
+            9 => Kind::WaitReply,
             _ => return None,
         })
     }
@@ -202,7 +212,9 @@ mod tests {
             Just(Kind::Abort),
             Just(Kind::Goodbye),
             Just(Kind::Gone),
-            Just(Kind::Credit)
+            Just(Kind::Credit),
+            Just(Kind::WaitQuery),
+            Just(Kind::WaitReply)
         ]
     }
 

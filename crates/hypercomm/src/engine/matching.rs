@@ -138,6 +138,8 @@ impl Engine {
             }
             Kind::Goodbye => {}
             Kind::Credit => self.credit_back(h.src, h.id),
+            // Answered by the transports that use them.
+            Kind::WaitQuery | Kind::WaitReply => {}
             Kind::Gone => {
                 let mut st = self.st.borrow_mut();
                 let n = st.blamed.len();

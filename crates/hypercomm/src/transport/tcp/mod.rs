@@ -34,6 +34,9 @@
 //! * **Abort.** `abort(msg)` sends a [`Kind::Abort`] frame to every peer and
 //!   tells the rendezvous, which tells everyone (and the launcher prints
 //!   it).
+//! * **What the peers wait for** (timeout messages): a
+//!   [`Kind::WaitQuery`] to every peer, answered by its reader thread from
+//!   what its engine published, even while that engine is blocked.
 //!
 //! * **Files**: `mod.rs` (the endpoint and its `Transport` impl),
 //!   `connection.rs` (connecting and accepting, the listener), `auth.rs`
@@ -43,7 +46,9 @@
 //!
 //! Not done yet: TCP keep-alive tuning for machines that vanish without a
 //! reset (a powered-off host is noticed only through the launcher), lazy
-//! connection set-up for very large jobs, encryption.
+//! connection set-up for very large jobs, encryption; deadlock detection
+//! (the endpoints cannot see each other's waits without asking; a
+//! timeout's message asks).
 
 pub(crate) mod auth;
 mod connection;
@@ -96,6 +101,11 @@ struct Shared {
     /// Writing half of the connection to each peer (`None` for ourselves),
     /// set once the job is connected.
     writers: OnceLock<Vec<Option<Mutex<TcpStream>>>>,
+    /// What this endpoint waits for (empty while it runs), for the peers'
+    /// questions ([`Kind::WaitQuery`]).
+    waiting: Mutex<String>,
+    /// The peers' answers to this endpoint's last question.
+    replies: Mutex<Vec<Option<String>>>,
 }
 
 impl Shared {
@@ -226,6 +236,10 @@ impl Transport for TcpEndpoint {
             ranks_per_node: self.local,
             cores_per_node: super::cores(),
         }
+    }
+
+    fn set_waiting(&self, what: Option<&str>) {
+        *lock(&self.shared.waiting) = what.unwrap_or("").to_string();
     }
 
     fn describe_waits(&self) -> String {

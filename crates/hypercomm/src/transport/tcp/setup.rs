@@ -58,6 +58,8 @@ impl TcpEndpoint {
             owner: std::thread::current(),
             closing: AtomicBool::new(false),
             writers: OnceLock::new(),
+            waiting: Mutex::new(String::new()),
+            replies: Mutex::new(vec![None; n]),
         });
 
         // Accept connections from the higher endpoints (and refuse strangers
