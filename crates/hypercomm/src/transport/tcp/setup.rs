@@ -182,6 +182,31 @@ impl TcpBuilder {
     }
 }
 
+impl TcpBuilder {
+    /// The address this endpoint listens on (its peers connect to it).
+    pub fn listen_address(&self) -> Result<SocketAddr> {
+        self.cfg
+            .listener
+            .local_addr()
+            .map_err(|e| io_err("listener", e))
+    }
+
+    /// Reach endpoint `endpoint` at `addr` instead of its own listener — a
+    /// relay in between, such as the fault-injecting proxy of the tests.
+    /// Only a connection this endpoint opens goes there: to a lower
+    /// endpoint (a higher one connects to this one).
+    pub fn connect_through(&mut self, endpoint: usize, addr: SocketAddr) -> Result<()> {
+        let n = self.cfg.addrs.len();
+        let slot = self.cfg.addrs.get_mut(endpoint).ok_or_else(|| {
+            Error::Protocol(format!(
+                "connect_through: no endpoint {endpoint} in a job of {n}"
+            ))
+        })?;
+        *slot = addr;
+        Ok(())
+    }
+}
+
 impl Builder for TcpBuilder {
     fn build(self: Box<Self>) -> Result<AnyTransport> {
         TcpEndpoint::establish(self.cfg, None).map(AnyTransport::from)
