@@ -59,6 +59,7 @@ pub(crate) mod setup;
 #[cfg(test)]
 mod tests;
 
+pub use auth::handshake_on_bytes;
 pub(crate) use connection::tune;
 pub use framing::{read_frame, write_frame, ReadOutcome};
 pub use setup::TcpBuilder;
