@@ -179,7 +179,8 @@ fn run(fault: Fault) -> Vec<Outcome> {
     let mut b = TcpBuilder::job(2).unwrap();
     let target = b[0].listen_address().unwrap();
     let proxy = TcpListener::bind("127.0.0.1:0").unwrap();
-    b[1].connect_through(0, proxy.local_addr().unwrap()).unwrap();
+    b[1].connect_through(0, proxy.local_addr().unwrap())
+        .unwrap();
     let relay = std::thread::spawn(move || {
         let (c, _) = proxy.accept().unwrap();
         relay(c, target, fault);
@@ -220,7 +221,10 @@ fn fails_everywhere(fault: Fault, quickly: bool) {
                 !matches!(e, Error::Timeout { .. }),
                 "{fault:?}: rank {r} noticed only by its timeout: {text}"
             );
-            assert!(*took < Duration::from_secs(3), "{fault:?}: rank {r}: {took:?}");
+            assert!(
+                *took < Duration::from_secs(3),
+                "{fault:?}: rank {r}: {took:?}"
+            );
         }
         eprintln!("{fault:?}: rank {r} after {took:?}: {text}");
     }
@@ -255,7 +259,13 @@ fn a_connection_reset_mid_frame_fails_both_ranks() {
 
 #[test]
 fn a_corrupted_magic_fails_both_ranks() {
-    fails_everywhere(Fault::Corrupt { byte: 0, value: 0x00 }, true);
+    fails_everywhere(
+        Fault::Corrupt {
+            byte: 0,
+            value: 0x00,
+        },
+        true,
+    );
 }
 
 #[test]

@@ -171,7 +171,10 @@ fn soak_rank(comm: &Comm, plan: &[Vec<Msg>]) -> hypercomm::Result<Report> {
         // block; the largest message of the round is agreed.
         let total = comm.allreduce(&[received as u64], Sum)?;
         let planned: usize = plan[..=r].iter().map(Vec::len).sum();
-        assert_eq!(total[0] as usize, planned, "rank {me} round {r}: messages lost");
+        assert_eq!(
+            total[0] as usize, planned,
+            "rank {me} round {r}: messages lost"
+        );
         let root = (r * 5 + 3) % RANKS;
         let len = (r * 7919) % (96 << 10);
         let mut b = if me == root {
@@ -180,7 +183,11 @@ fn soak_rank(comm: &Comm, plan: &[Vec<Msg>]) -> hypercomm::Result<Report> {
             vec![0u8; len]
         };
         comm.bcast(&mut b, root)?;
-        assert_eq!(checksum(&b), checksum(&content(r as u32, len)), "bcast of round {r}");
+        assert_eq!(
+            checksum(&b),
+            checksum(&content(r as u32, len)),
+            "bcast of round {r}"
+        );
         let largest = round.iter().map(|m| m.len as u64).max().unwrap_or(0);
         let mine_max = round
             .iter()
@@ -193,7 +200,10 @@ fn soak_rank(comm: &Comm, plan: &[Vec<Msg>]) -> hypercomm::Result<Report> {
     }
     comm.barrier()?;
     let duplicated: Vec<_> = seen.iter().filter(|(_, &c)| c != 1).collect();
-    assert!(duplicated.is_empty(), "rank {me}: duplicates {duplicated:?}");
+    assert!(
+        duplicated.is_empty(),
+        "rank {me}: duplicates {duplicated:?}"
+    );
     Ok((received, collectives, rss_warm, resident()))
 }
 
@@ -256,4 +266,3 @@ mod tcp {
         <L as crate::Launcher>::test("soak", crate::soak::<L>);
     }
 }
-
