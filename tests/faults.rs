@@ -95,10 +95,7 @@ fn relay(client: TcpStream, server: SocketAddr, fault: Fault) {
         up.write_all(&hs).unwrap();
     }
     let mut k = 0;
-    loop {
-        let Some(mut frame) = read_exactly(&mut from1, Header::SIZE) else {
-            break;
-        };
+    while let Some(mut frame) = read_exactly(&mut from1, Header::SIZE) {
         let h = Header::decode(&frame).expect("endpoint 1 sends well-formed frames");
         let Some(payload) = read_exactly(&mut from1, h.stream_payload_len() as usize) else {
             break;
