@@ -6,7 +6,8 @@ mod common;
 
 use common::{watchdog, OP_TIMEOUT};
 use hypercomm::{
-    scope, wait_all, wait_any, BoxError, Comm, Error, Rank, ANY_SOURCE, ANY_TAG, EAGER_LIMIT,
+    scope, wait_all, wait_any, BoxError, Comm, Error, Rank, TransportKind, ANY_SOURCE, ANY_TAG,
+    EAGER_LIMIT,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -563,7 +564,8 @@ fn abort_from_host() {
 #[test]
 fn deadlock_is_an_error_on_every_rank_by_default() {
     watchdog("deadlock", || {
-        let out = hypercomm::run(4, |comm| {
+        // Errors are not serde types: the threads-only entry point.
+        let out = hypercomm::run_on(TransportKind::Thread, 4, |comm| {
             assert_eq!(
                 comm.timeout(),
                 None,
@@ -638,7 +640,7 @@ fn relying_on_unbounded_buffering_is_a_deadlock_not_a_hang() {
     watchdog("buffering_deadlock", || {
         let big = vec![0u8; EAGER_LIMIT];
         let count = hypercomm::SENDER_CREDIT / EAGER_LIMIT + 2;
-        let out = hypercomm::run(2, |comm| {
+        let out = hypercomm::run_on(TransportKind::Thread, 2, |comm| {
             let r = if comm.rank() == 0 {
                 (0..count)
                     .try_for_each(|_| comm.send(&big, 1, 1))

@@ -543,42 +543,58 @@ impl Drop for Netns {
 /// TCP between distinct addresses: in two network namespaces joined by a
 /// veth pair when `ip netns` works (root, as in CI), else between
 /// 127.0.0.2 and 127.0.0.3 on loopback. Ranks alternate between the two.
+///
+/// The namespaces are two "hosts" that the launcher reaches with a custom
+/// `--ssh` command entering the host's namespace instead of logging in
+/// (Open MPI's `plm_rsh_agent` in spirit): the launcher's own remote-start
+/// path, with the secret on stdin and the rank watching it.
 #[test]
 fn tcp_across_distinct_addresses() {
     let faults = example_bin("faults");
     if let Some(ns) = Netns::create() {
         let id = std::process::id() % 10000;
         let net = format!("10.77.{}", id % 250);
-        // The launcher runs in namespace a; each rank enters its own
-        // namespace (a for even ranks, b for odd) before exec'ing.
-        let wrapper = format!(
-            "if [ $((HYPERCOMM_RANK % 2)) = 0 ]; then ns={}; else ns={}; fi; exec ip netns exec $ns \"$@\"",
-            ns.a, ns.b
-        );
+        // `agent HOST COMMAND`: run COMMAND in HOST's namespace, as ssh
+        // would run it on HOST.
+        let agent = std::env::temp_dir().join(format!("hypercomm-netns-agent-{id}"));
+        std::fs::write(
+            &agent,
+            format!(
+                "#!/bin/sh\ncase \"$1\" in {net}.1) ns={};; {net}.2) ns={};; *) echo \"no host $1\" >&2; exit 255;; esac\necho \"in $ns\"\nexec ip netns exec $ns sh -c \"$2\"\n",
+                ns.a, ns.b
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
         let mut c = Command::new("ip");
         c.args(["netns", "exec", &ns.a])
             .arg(hypercomm_bin())
-            .args(["run", "-n", "4", "--timeout", "50", "--interface"])
-            .arg(format!("{net}.1"))
+            .args(["run", "-n", "4", "--timeout", "50", "--ssh"])
+            .arg(&agent)
             .arg("--hosts")
             .arg(format!("{net}.1,{net}.2"))
-            .args(["sh", "-c", &wrapper, "sh"])
             .arg(&faults)
             .arg("where")
             .env("HYPERCOMM_TIMEOUT", "30");
         let out = run(c);
+        let _ = std::fs::remove_file(&agent);
         assert!(out.status.success(), "{}", out.both());
-        assert!(
-            out.stdout
-                .contains(&format!("[1] bind {net}.2 rendezvous {net}.1:")),
-            "{}",
-            out.both()
-        );
-        assert!(
-            out.stdout.contains(&format!("[0] bind {net}.1 ")),
-            "{}",
-            out.both()
-        );
+        for r in 0..4 {
+            let ns = if r % 2 == 0 { &ns.a } else { &ns.b };
+            assert!(
+                out.stdout.contains(&format!("[{r}] in {ns}")),
+                "{}",
+                out.both()
+            );
+            // The launcher listens where it reaches the first host.
+            assert!(
+                out.stdout
+                    .contains(&format!("[{r}] bind  rendezvous {net}.1:")),
+                "{}",
+                out.both()
+            );
+        }
         assert!(out.stdout.contains("[0] token 4"), "{}", out.both());
         eprintln!("ran across network namespaces {} and {}", ns.a, ns.b);
     } else {
@@ -729,47 +745,7 @@ fn tracing_processes_over_tcp_and_shm() {
             "traced hello over {transport}:\n{}",
             out.both()
         );
-        let mut raws: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "raw"))
-            .collect();
-        raws.sort();
-        assert_eq!(
-            raws.len(),
-            3,
-            "one raw stream per process over {transport}: {raws:?}"
-        );
-        let verbose = dir.join("job.verbose");
-        let mut conv = Command::new(hypercomm_bin());
-        conv.args(["trace", "convert"])
-            .args(&raws)
-            .arg("--to")
-            .arg("picl-verbose")
-            .arg("-o")
-            .arg(&verbose);
-        let out = run(conv);
-        assert!(out.status.success(), "trace convert:\n{}", out.both());
-        let text = std::fs::read_to_string(&verbose).unwrap();
-        // Every node opened its trace, and the ring's messages are there:
-        // each node sends one token (node 0 also receives the last one).
-        for node in 0..3 {
-            assert!(
-                text.lines()
-                    .any(|l| l.starts_with("trace_start") && l.contains(&format!("node {node} "))),
-                "trace_start of node {node} over {transport}:\n{text}"
-            );
-        }
-        let sends = text.lines().filter(|l| l.starts_with("send ")).count();
-        // A receive that had to wait is written as recv_blocking + recv_waking.
-        let recvs = text
-            .lines()
-            .filter(|l| l.starts_with("recv ") || l.starts_with("recv_waking "))
-            .count();
-        assert!(
-            sends >= 3 && recvs >= 3,
-            "{sends} sends, {recvs} receives over {transport}:\n{text}"
-        );
+        common::procs::check_ring_trace(&dir, 3, transport);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -398,3 +398,144 @@ pub(crate) fn stdout_of(name: &str, args: &[&str]) -> String {
     );
     out.stdout
 }
+
+/// Rank and text of an output line with a rank prefix: ours and MPICH's
+/// `[R] text`, Open MPI's `--tag-output` `[JOB,R]<stdout>:text`.
+pub(crate) fn rank_line(line: &str) -> Option<(usize, &str)> {
+    let (tag, text) = line.strip_prefix('[')?.split_once(']')?;
+    let rank = tag.rsplit(',').next()?.trim().parse().ok()?;
+    let text = text
+        .strip_prefix("<stdout>:")
+        .or_else(|| text.strip_prefix(' '))
+        .unwrap_or(text);
+    Some((rank, text))
+}
+
+/// Start `cmd` running `faults victim V` on `n` ranks with rank-prefixed
+/// output, and wait (within `limit`) until every rank has printed its pid
+/// and the victim says it is ready. Returns the launcher, the ranks' pids
+/// in rank order and the rest of its standard output, line by line.
+pub(crate) fn victim_job(
+    mut cmd: Command,
+    n: usize,
+    victim: usize,
+    limit: Duration,
+) -> (
+    std::process::Child,
+    Vec<i32>,
+    std::sync::mpsc::Receiver<String>,
+) {
+    use std::io::{BufRead, BufReader};
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting the launcher");
+    let stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let start = Instant::now();
+    let mut pids = vec![None; n];
+    let mut ready = false;
+    let mut seen = Vec::new();
+    while pids.iter().any(Option::is_none) || !ready {
+        let line = rx
+            .recv_timeout(limit.saturating_sub(start.elapsed()))
+            .unwrap_or_else(|_| {
+                let _ = child.kill();
+                panic!("the job did not get ready: {seen:?}")
+            });
+        if let Some((r, text)) = rank_line(&line) {
+            if let Some(p) = text.strip_prefix("pid ") {
+                if r < n {
+                    pids[r] = Some(p.trim().parse::<i32>().expect("a pid"));
+                }
+            }
+            ready |= r == victim && text == "victim ready";
+        }
+        seen.push(line);
+    }
+    (child, pids.into_iter().flatten().collect(), rx)
+}
+
+/// Whether process `pid` is running (a zombie has exited; only its
+/// parent's wait is missing).
+pub(crate) fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+/// Wait until none of `pids` is running; fail after `limit`.
+pub(crate) fn gone_within(pids: &[i32], limit: Duration) {
+    let end = Instant::now() + limit;
+    while pids.iter().any(|&p| alive(p)) {
+        assert!(
+            Instant::now() < end,
+            "rank processes still there after {limit:?}: {:?}",
+            pids.iter().filter(|&&p| alive(p)).collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Check the traces of `hello` on `n` ranks written as `DIR/*.raw` (one
+/// stream per process): `hypercomm trace convert` merges them, every node
+/// opened its trace and the ring's messages are there. `what` names the
+/// run in messages.
+pub(crate) fn check_ring_trace(dir: &Path, n: usize, what: &str) {
+    let transport = what;
+    let mut raws: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "raw"))
+        .collect();
+    raws.sort();
+    assert_eq!(
+        raws.len(),
+        n,
+        "one raw stream per process over {transport}: {raws:?}"
+    );
+    let verbose = dir.join("job.verbose");
+    let mut conv = Command::new(hypercomm_bin());
+    conv.args(["trace", "convert"])
+        .args(&raws)
+        .arg("--to")
+        .arg("picl-verbose")
+        .arg("-o")
+        .arg(&verbose);
+    let out = run_limited(conv, Duration::from_secs(60));
+    assert!(out.status.success(), "trace convert:\n{}", out.both());
+    let text = std::fs::read_to_string(&verbose).unwrap();
+    // Every node opened its trace, and the ring's messages are there:
+    // each node sends one token (node 0 also receives the last one).
+    for node in 0..n {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("trace_start") && l.contains(&format!("node {node} "))),
+            "trace_start of node {node} over {transport}:\n{text}"
+        );
+    }
+    let sends = text.lines().filter(|l| l.starts_with("send ")).count();
+    // A receive that had to wait is written as recv_blocking + recv_waking.
+    let recvs = text
+        .lines()
+        .filter(|l| l.starts_with("recv ") || l.starts_with("recv_waking "))
+        .count();
+    assert!(
+        sends >= n && recvs >= n,
+        "{sends} sends, {recvs} receives over {transport}:\n{text}"
+    );
+}

@@ -22,6 +22,10 @@
 //!   waits for rank R+1 (mod n) and treats a failure as a program written
 //!   from the manuals would: even ranks `expect` (and so panic too), odd
 //!   ones return the error from `main` (exit code 1).
+//! * `ssh`: prints whether it was started by an ssh server (`ssh yes`) and
+//!   how many processes of this machine carry the job's secret in their
+//!   arguments (`secret-in-args 0`, which the test demands), then runs a
+//!   ring.
 //!
 //! Not a user example: it exists to be killed, aborted and probed.
 
@@ -167,6 +171,18 @@ fn wait_file(comm: &Comm, path: &str) -> i32 {
     0
 }
 
+/// How many processes have `secret` in their command line.
+fn secret_in_args(secret: &str) -> usize {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    procs
+        .flatten()
+        .filter_map(|p| std::fs::read(p.path().join("cmdline")).ok())
+        .filter(|c| c.windows(secret.len()).any(|w| w == secret.as_bytes()))
+        .count()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let comm = hypercomm::init().expect("init");
@@ -185,6 +201,16 @@ fn main() {
                 std::env::var("HYPERCOMM_BIND").unwrap_or_default(),
                 std::env::var("HYPERCOMM_RENDEZVOUS").unwrap_or_default()
             );
+            let t = ring(&comm).expect("ring");
+            println!("token {t}");
+            0
+        }
+        "ssh" => {
+            let ssh = std::env::var_os("SSH_CONNECTION").is_some();
+            println!("ssh {}", if ssh { "yes" } else { "no" });
+            let secret = std::env::var("HYPERCOMM_SECRET").unwrap_or_default();
+            assert!(!secret.is_empty(), "a launched rank knows its secret");
+            println!("secret-in-args {}", secret_in_args(&secret));
             let t = ring(&comm).expect("ring");
             println!("token {t}");
             0

@@ -1,15 +1,14 @@
 //! The `hypercomm` command: launcher, benchmarks, trace tools and simulator.
 //!
-//! Available now: `hypercomm run` (the launcher; shm and TCP transports),
-//! `hypercomm bench` (point-to-point and collectives on threads, shm and
-//! TCP) and
+//! Available now: `hypercomm run` (the launcher; shm and TCP transports,
+//! remote hosts over ssh),
+//! `hypercomm bench` (point-to-point, collectives and the grid layer's halo
+//! exchange on threads, shm and TCP) and
 //! `hypercomm trace` (convert, stats, report). Planned, and saying so when
 //! called: `sim` (predict on a simulated machine).
-//!
-//! Not done yet: `run --transport shm` (until the shared-memory transport
-//! lands), ssh for remote hosts.
 
 mod bench;
+mod bench_halo;
 mod progress;
 mod run;
 mod trace;
@@ -30,7 +29,7 @@ enum Command {
     /// Start N ranks of a program as processes (like mpirun).
     #[command(long_about = run::LONG_ABOUT)]
     Run(run::RunArgs),
-    /// OSU-style micro-benchmarks (point-to-point and collectives; threads, shm, tcp).
+    /// OSU-style micro-benchmarks (point-to-point, collectives, halo exchange; threads, shm, tcp).
     Bench(bench::BenchArgs),
     /// Convert, summarise and report traces (PICL, Chrome/Perfetto, HTML).
     Trace(trace::TraceArgs),

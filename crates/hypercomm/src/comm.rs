@@ -8,7 +8,11 @@
 //! communicator and counted, so every member derives the same 64-bit value;
 //! `subcube` and `prefix` need no communication and are counted per argument.
 //!
-//! Not done yet: Cartesian grids (topology module), inter-communicators.
+//! Cartesian process grids are made here too (`Comm::cartesian`, in the
+//! [`topology`](crate::topology) module, which builds them on `dup` and
+//! `split`).
+//!
+//! Not done yet: inter-communicators.
 
 use crate::engine::{Engine, Group, Match};
 use crate::error::{Error, Result};
@@ -33,6 +37,9 @@ pub(crate) struct CollState {
     pub(crate) check: Cell<bool>,
     /// Recent algorithm choices and schedules of collective calls.
     pub(crate) memo: Memo,
+    /// Whether blocking collectives may go to the transport library's own
+    /// (`collective/native.rs`).
+    pub(crate) native: Cell<bool>,
 }
 
 impl Default for CollState {
@@ -42,6 +49,7 @@ impl Default for CollState {
             topology: Cell::new(Topology::Auto),
             check: Cell::new(true),
             memo: Memo::default(),
+            native: Cell::new(false),
         }
     }
 }

@@ -44,7 +44,7 @@ impl Comm {
         output: &mut [T],
         opts: &CollOpts,
     ) -> Result<()> {
-        self.run(self.alltoall_call(input, output, opts)?)
+        self.run_blocking(self.alltoall_call(input, output, opts)?, opts)
     }
 
     /// All-to-all returning a new vector.
@@ -126,7 +126,10 @@ impl Comm {
         recv_counts: &[usize],
         opts: &CollOpts,
     ) -> Result<()> {
-        self.run(self.alltoallv_call(input, send_counts, output, recv_counts, opts)?)
+        self.run_blocking(
+            self.alltoallv_call(input, send_counts, output, recv_counts, opts)?,
+            opts,
+        )
     }
 
     /// An all-to-allv (pairwise exchange).
@@ -239,7 +242,10 @@ impl Comm {
         opts: &CollOpts,
     ) -> Result<()> {
         let counts = vec![output.len(); self.size()];
-        self.run(self.reduce_scatterv_call(input, &counts, output, op, opts)?)
+        self.run_blocking(
+            self.reduce_scatterv_call(input, &counts, output, op, opts)?,
+            opts,
+        )
     }
 
     /// Reduce-scatter returning this node's block (`input.len()` must be a
@@ -286,7 +292,10 @@ impl Comm {
         op: O,
         opts: &CollOpts,
     ) -> Result<()> {
-        self.run(self.reduce_scatterv_call(input, counts, output, op, opts)?)
+        self.run_blocking(
+            self.reduce_scatterv_call(input, counts, output, op, opts)?,
+            opts,
+        )
     }
 
     /// A reduce-scatter(v).

@@ -68,7 +68,7 @@ impl Comm {
         if root == Rank::Host {
             return self.gather_to_host(input, output, opts);
         }
-        self.run(self.gather_call(input, output, root, opts)?)
+        self.run_blocking(self.gather_call(input, output, root, opts)?, opts)
     }
 
     /// Gather and return the concatenation at the root (`None` elsewhere).
@@ -222,15 +222,18 @@ impl Comm {
             need_len("gatherv", "input", input.len(), counts[me])?;
         }
         let total: usize = counts.iter().sum();
-        self.run(self.gatherv_call(
-            input,
-            counts,
-            output,
-            root,
-            Collective::Gatherv,
-            total,
+        self.run_blocking(
+            self.gatherv_call(
+                input,
+                counts,
+                output,
+                root,
+                Collective::Gatherv,
+                total,
+                opts,
+            )?,
             opts,
-        )?)
+        )
     }
 
     /// Gather blocks of any lengths at `root` (a node or the host) and
@@ -334,7 +337,7 @@ impl Comm {
         output: &mut [T],
         opts: &CollOpts,
     ) -> Result<()> {
-        self.run(self.allgather_call(input, output, opts)?)
+        self.run_blocking(self.allgather_call(input, output, opts)?, opts)
     }
 
     /// Allgather returning a new vector.
@@ -434,14 +437,10 @@ impl Comm {
             need_len("allgatherv", "input", input.len(), counts[me])?;
         }
         let total: usize = counts.iter().sum();
-        self.run(self.allgatherv_call(
-            input,
-            counts,
-            output,
-            Collective::Allgatherv,
-            total,
+        self.run_blocking(
+            self.allgatherv_call(input, counts, output, Collective::Allgatherv, total, opts)?,
             opts,
-        )?)
+        )
     }
 
     /// Allgather of blocks of any lengths: the concatenation and every
@@ -481,7 +480,7 @@ impl Comm {
         if root == Rank::Host {
             return self.scatter_from_host(input, output, opts);
         }
-        self.run(self.scatter_call(input, output, root, opts)?)
+        self.run_blocking(self.scatter_call(input, output, root, opts)?, opts)
     }
 
     /// A node-rooted scatter of `output.len()` elements per node.
@@ -619,15 +618,18 @@ impl Comm {
                 opts,
             );
         }
-        self.run(self.scatterv_call(
-            input,
-            counts,
-            output,
-            root,
-            Collective::Scatterv,
-            total,
+        self.run_blocking(
+            self.scatterv_call(
+                input,
+                counts,
+                output,
+                root,
+                Collective::Scatterv,
+                total,
+                opts,
+            )?,
             opts,
-        )?)
+        )
     }
 
     /// Scatter blocks of different lengths from `root` (a node or the

@@ -114,6 +114,7 @@ pub(crate) mod executor;
 mod gather;
 mod host;
 mod multicast;
+mod native;
 mod nonblocking;
 pub mod ops;
 mod scan;
@@ -159,7 +160,7 @@ impl Comm {
     /// Barrier with options (algorithm: `Dissemination` or `Tree`).
     pub fn barrier_with(&self, opts: &CollOpts) -> Result<()> {
         let parts = self.node_parts("barrier")?;
-        self.run(self.barrier_call(parts, opts)?)
+        self.run_blocking(self.barrier_call(parts, opts)?, opts)
     }
 
     /// Barrier of the host and all nodes (CMMD sync_host_with_nodes): every
@@ -212,7 +213,7 @@ impl Comm {
             // (one call, host.rs).
             return self.bcast_from_host(buf, Collective::Bcast, 0, "bcast from host", opts);
         }
-        self.run(self.bcast_call(buf, root, opts)?)
+        self.run_blocking(self.bcast_call(buf, root, opts)?, opts)
     }
 
     /// A node-rooted broadcast (the schedule reads and writes `buf` as its
@@ -279,7 +280,7 @@ impl Comm {
             // the host (one call, host.rs).
             return self.reduce_to_host(input, output, op, opts);
         }
-        self.run(self.reduce_call(input, output, op, root, opts)?)
+        self.run_blocking(self.reduce_call(input, output, op, root, opts)?, opts)
     }
 
     /// A node-rooted reduce. Non-roots reduce through a scratch buffer the
@@ -392,7 +393,7 @@ impl Comm {
         op: O,
         opts: &CollOpts,
     ) -> Result<()> {
-        self.run(self.allreduce_call(input, output, op, opts)?)
+        self.run_blocking(self.allreduce_call(input, output, op, opts)?, opts)
     }
 
     /// An allreduce.

@@ -89,7 +89,7 @@ impl Signature {
     /// 24 bytes: operation, element type, operator, variant, the root
     /// (`i32`), then count and counts digest — or, for all-to-allv (whose
     /// count is per node), the send and expect digests.
-    fn encode(&self) -> [u8; SIG_BYTES] {
+    pub(crate) fn encode(&self) -> [u8; SIG_BYTES] {
         let mut b = [0u8; SIG_BYTES];
         b[0] = self.op;
         b[1] = self.elem;
@@ -105,7 +105,7 @@ impl Signature {
         b[16..24].copy_from_slice(&y.to_le_bytes());
         b
     }
-    fn decode(b: &[u8]) -> Signature {
+    pub(crate) fn decode(b: &[u8]) -> Signature {
         let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"));
         let (x, y) = (u64_at(8), u64_at(16));
         let a2a = b[0] == ALLTOALLV;
@@ -154,7 +154,7 @@ fn root_name(r: i64) -> String {
 
 /// Compare every participant's signature with participant 0's; describe the
 /// differences, naming ranks and fields.
-fn compare(sigs: &[Signature], ranks: &[Rank]) -> Option<String> {
+pub(crate) fn compare(sigs: &[Signature], ranks: &[Rank]) -> Option<String> {
     let bad: Vec<String> = sigs
         .iter()
         .zip(ranks)

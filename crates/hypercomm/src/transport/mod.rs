@@ -44,6 +44,7 @@
 //! | `thread` | [`thread`] | threads of one process |
 //! | `shm` | [`shm`] | processes on one machine (shared segment) |
 //! | `tcp` | [`tcp`] | processes on one or several machines |
+//! | `mpi` | [`mpi`] | the processes of an MPI job (`mpi` feature) |
 //!
 //! Every transport folder uses the same file names for the same concepts
 //! (gloo's `transport/{tcp,uv,ibverbs}/`): `mod.rs` (the endpoint and its
@@ -59,11 +60,17 @@
 //! tests, its own pieces): nothing from the engine, communicators,
 //! collectives, launch or run.
 //!
-//! Not done yet: the MPI and simulated transports (each will be one folder
-//! and one line in `transports!`).
+//! Not done yet: the simulated transport (one folder and one line in
+//! `transports!`).
 
 pub(crate) mod deadlock;
 mod frame;
+#[cfg(feature = "mpi")]
+pub mod mpi;
+#[cfg(not(feature = "mpi"))]
+#[path = "mpi/off.rs"]
+pub mod mpi;
+pub mod native;
 pub mod shm;
 pub mod tcp;
 pub mod thread;
@@ -180,6 +187,11 @@ pub trait Transport {
     /// see it (diagnostics for timeout messages).
     fn describe_waits(&self) -> String {
         "; what the other endpoints wait for is not visible over this transport".into()
+    }
+    /// The transport's own collectives (an MPI library's), when it has
+    /// them. Default: none.
+    fn native(&self) -> Option<&dyn native::Native> {
+        None
     }
 }
 
@@ -330,6 +342,9 @@ transports! {
     Shm = "shm" => shm::ShmEndpoint,
     /// Processes on one or several machines, over TCP.
     Tcp = "tcp" => tcp::TcpEndpoint,
+    /// The processes of an MPI job, over the site's MPI library (the `mpi`
+    /// feature).
+    Mpi = "mpi" => mpi::MpiEndpoint,
 }
 
 impl TransportKind {
@@ -416,6 +431,9 @@ impl Transport for AnyTransport {
     fn describe_waits(&self) -> String {
         dispatch!(self, t => t.describe_waits())
     }
+    fn native(&self) -> Option<&dyn native::Native> {
+        dispatch!(self, t => t.native())
+    }
 }
 
 impl<T: Transport + ?Sized> Transport for Box<T> {
@@ -457,5 +475,8 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
     }
     fn describe_waits(&self) -> String {
         (**self).describe_waits()
+    }
+    fn native(&self) -> Option<&dyn native::Native> {
+        (**self).native()
     }
 }
