@@ -72,9 +72,11 @@ pub mod error;
 pub mod grid;
 pub mod launch;
 pub mod p2p;
+mod primitives;
 pub mod rank;
 pub mod request;
 mod run;
+mod short;
 pub mod topology;
 pub mod trace;
 pub mod transport;
@@ -85,11 +87,13 @@ pub use comm::Comm;
 pub use engine::{EAGER_LIMIT, MESSAGE_COST, SENDER_CREDIT};
 pub use error::{Error, Result};
 pub use launch::{finalize, init, run_processes, spawn, start_rank, Processes};
+pub use primitives::{clock, MESSAGE_CHARS};
 pub use rank::{Partial, Rank, Source, Status, Tag, ANY_SOURCE, ANY_TAG, PICL_HOST};
 pub use request::{scope, wait_all, wait_any, Request, Scope};
 pub use run::{
     run, run_builders, run_builders_with_host, run_on, run_with_host, run_with_host_on, BoxError,
 };
+pub use short::{ShortSends, SHORT_MESSAGE_BYTES};
 pub use transport::TransportKind;
 
 /// The names most programs need.
