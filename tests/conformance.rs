@@ -92,6 +92,16 @@ mod loopback {
                 ..self.0.link()
             }
         }
+        // The diagnostics are the wrapped endpoint's.
+        fn set_waiting(&self, what: Option<&str>) {
+            self.0.set_waiting(what)
+        }
+        fn deadlock(&self) -> Option<String> {
+            self.0.deadlock()
+        }
+        fn describe_waits(&self) -> String {
+            self.0.describe_waits()
+        }
     }
 
     struct LoopbackBuilder(ThreadBuilder);

@@ -6,7 +6,8 @@ mod common;
 
 use common::{watchdog, OP_TIMEOUT};
 use hypercomm::{
-    scope, wait_all, wait_any, BoxError, Comm, Error, Rank, ANY_SOURCE, ANY_TAG, EAGER_LIMIT,
+    scope, wait_all, wait_any, BoxError, Comm, Error, Rank, TransportKind, ANY_SOURCE, ANY_TAG,
+    EAGER_LIMIT,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -154,6 +155,95 @@ fn failing_host_is_named() {
             2,
             "both nodes saw PeerFailed"
         );
+    });
+}
+
+/// SPEC 6 "never wrong data": the host calling `reduce` with a node as the
+/// root (an SPMD program that calls it everywhere) used to return `Ok`
+/// with the nodes' next host-bound message as its "result". Now it is an
+/// error at the host and, propagated as `?` does, an error on every rank:
+/// the nodes' next operation with the host fails naming the host, and the
+/// job's error names the host's wrong call.
+#[test]
+fn host_reduce_with_a_node_root_fails_every_rank() {
+    watchdog("host_reduce_node_root", || {
+        let errors = Mutex::new(Vec::new());
+        let res = hypercomm::run_with_host(
+            3,
+            |comm| -> Result<(), Error> {
+                let comm = timed(comm);
+                let r = comm.reduce(&[1.0f64], hypercomm::collective::Sum, 0usize);
+                errors.lock().unwrap().push((Rank::Host, format!("{r:?}")));
+                r?;
+                comm.barrier_with_host()
+            },
+            |comm| -> Result<(), Error> {
+                let comm = timed(comm);
+                // The reduce itself may already see the host gone (a
+                // collective depends on every member of its communicator).
+                let r = comm
+                    .reduce(&[1.0f64], hypercomm::collective::Sum, 0usize)
+                    .and_then(|_| comm.barrier_with_host());
+                errors.lock().unwrap().push((comm.me(), format!("{r:?}")));
+                r
+            },
+        );
+        match res {
+            Err(Error::RankFailed { rank, message }) => {
+                assert_eq!(rank, Rank::Host, "{message}");
+                assert!(message.contains("reduce"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let errors = errors.into_inner().unwrap();
+        assert_eq!(errors.len(), 4, "{errors:?}");
+        for (who, e) in &errors {
+            if *who == Rank::Host {
+                assert!(e.starts_with("Err(InvalidArgument"), "{e}");
+            } else {
+                assert_eq!(e, "Err(PeerFailed { rank: Host })", "{who}");
+            }
+        }
+    });
+}
+
+/// A survivor that waits on a neighbour which ended because of another
+/// rank's failure names the rank that failed first, not the neighbour:
+/// rank 2 panics; rank 1 waits on 2, rank 0 on 1, rank 3 on 0 — every one
+/// of them reports `PeerFailed` for rank 2 (it used to be rank 1 for rank
+/// 0, and rank 0 or 1 for rank 3). Twenty times.
+#[test]
+fn survivors_name_the_rank_that_failed_first() {
+    watchdog("root_cause", || {
+        for run in 0..20 {
+            let seen = Mutex::new(Vec::new());
+            let res = hypercomm::run(4, |comm| {
+                let comm = timed(comm);
+                let (me, n) = (comm.rank(), comm.size());
+                if me == 2 {
+                    std::thread::sleep(Duration::from_millis(20));
+                    panic!("rank 2 fails first");
+                }
+                let r = comm.recv::<u64>((me + 1) % n, 7);
+                seen.lock().unwrap().push((me, r.clone()));
+                r.map(|_| ())
+            });
+            match res {
+                Err(Error::RankFailed { rank, message }) => {
+                    assert_eq!(rank, node(2), "run {run}: {message}");
+                }
+                other => panic!("run {run}: {other:?}"),
+            }
+            let seen = seen.into_inner().unwrap();
+            assert_eq!(seen.len(), 3, "run {run}");
+            for (me, r) in seen {
+                assert_eq!(
+                    r,
+                    Err(Error::PeerFailed { rank: node(2) }),
+                    "run {run}: rank {me}"
+                );
+            }
+        }
     });
 }
 
@@ -326,19 +416,27 @@ fn wait_any_and_test_attribute_peer_failures() {
                         // none of their business.
                         let mut reqs =
                             vec![comm.irecv(s, &mut a, 1, 1)?, comm.irecv(s, &mut b, 2, 1)?];
-                        let (_, first) = wait_any(&mut reqs).expect("two requests");
+                        let first = wait_any(&mut reqs).expect("two requests");
                         assert!(first.is_ok(), "wait_any failed for rank 3: {first:?}");
-                        let (_, second) = wait_any(&mut reqs).expect("one request");
+                        let second = wait_any(&mut reqs).expect("one request");
                         assert!(second.is_ok(), "{second:?}");
                         // One request on the failed rank: that one is reported.
                         let mut reqs =
                             vec![comm.irecv(s, &mut c, 1, 2)?, comm.irecv(s, &mut d, 3, 2)?];
-                        let (i, res) = wait_any(&mut reqs).expect("two requests");
-                        assert_eq!((i, res), (1, Err(failed.clone())));
+                        let res = wait_any(&mut reqs).expect("two requests");
+                        assert_eq!(
+                            res,
+                            Err(Error::RequestFailed {
+                                index: 1,
+                                count: 2,
+                                error: Box::new(failed.clone())
+                            })
+                        );
+                        assert_eq!(reqs.len(), 1, "the failed request was removed");
                         comm.send(&[0u8], 1, 9)?; // now rank 1 sends tag 2
-                        let (i, res) = wait_any(&mut reqs).expect("one request");
+                        let (i, st) = wait_any(&mut reqs).expect("one request")?;
                         assert_eq!(i, 0);
-                        assert_eq!(res?.source, node(1));
+                        assert_eq!(st.source, node(1));
                         // test() on a request from the failed rank.
                         let mut req = comm.irecv(s, &mut e, 3, 3)?;
                         let end = Instant::now() + OP_TIMEOUT;
@@ -456,6 +554,113 @@ fn abort_from_host() {
 }
 
 // ------------------------------------------------------------------ timeout
+
+/// A deadlock of a threads program — every rank receives first, from its
+/// right neighbour, and nobody sends — ends on every rank with
+/// `Error::Deadlock` within a second, with no timeout set (it used to hang
+/// for ever), and the error says what every rank waits for. The program
+/// may go on afterwards. Then a subtler one: rank 3 is blocked in a
+/// synchronous send that rank 0 will never match.
+#[test]
+fn deadlock_is_an_error_on_every_rank_by_default() {
+    watchdog("deadlock", || {
+        // Errors are not serde types: the threads-only entry point.
+        let out = hypercomm::run_on(TransportKind::Thread, 4, |comm| {
+            assert_eq!(
+                comm.timeout(),
+                None,
+                "no timeout: detection is on by default"
+            );
+            let (me, n) = (comm.rank(), comm.size());
+            let t = Instant::now();
+            let e = comm.recv::<u64>((me + 1) % n, 1).unwrap_err();
+            let took = t.elapsed();
+            // The job goes on: a ring that works.
+            let token = if me == 0 {
+                comm.send(&[1u64], 1, 2)?;
+                comm.recv::<u64>(n - 1, 2)?.0
+            } else {
+                let (t, _) = comm.recv::<u64>(me - 1, 2)?;
+                comm.send(&[t + 1], (me + 1) % n, 2)?;
+                t
+            };
+            // Rank 3 ssends to rank 0, which waits for rank 1; ranks 1 and
+            // 2 wait for each other.
+            let t2 = Instant::now();
+            let e2 = match me {
+                3 => comm.ssend(&[7u8], 0, 3).map(|_| ()).unwrap_err(),
+                0 => comm.recv::<u8>(1, 4).map(|_| ()).unwrap_err(),
+                1 => comm.recv::<u8>(2, 4).map(|_| ()).unwrap_err(),
+                _ => comm.recv::<u8>(1, 4).map(|_| ()).unwrap_err(),
+            };
+            Ok::<_, Error>((e, took, token, e2, t2.elapsed()))
+        })
+        .unwrap();
+        for (r, (e, took, _, e2, took2)) in out.iter().enumerate() {
+            let Error::Deadlock {
+                rank,
+                op,
+                waiting_for,
+                waits,
+            } = e
+            else {
+                panic!("rank {r}: {e:?}")
+            };
+            assert_eq!((*rank, op.as_str()), (node(r), "recv"), "{e}");
+            assert!(
+                waiting_for.contains(&format!("a message from rank {} with tag 1", (r + 1) % 4)),
+                "{e}"
+            );
+            for q in 0..4 {
+                assert!(
+                    waits.contains(&format!(
+                        "endpoint {q}: rank {q} is in recv, waiting for a message from rank {} with tag 1",
+                        (q + 1) % 4
+                    )),
+                    "rank {r} does not say what rank {q} waits for: {e}"
+                );
+            }
+            assert!(*took < Duration::from_secs(1), "rank {r} after {took:?}");
+            assert!(matches!(e2, Error::Deadlock { .. }), "rank {r}: {e2:?}");
+            assert!(*took2 < Duration::from_secs(1), "rank {r} after {took2:?}");
+        }
+        assert!(out[3].3.to_string().contains("ssend"), "{}", out[3].3);
+        let tokens: Vec<u64> = out.iter().map(|x| x.2).collect();
+        assert_eq!(tokens, [4, 1, 2, 3]);
+    });
+}
+
+/// What flow control costs a program that relies on unbounded buffering:
+/// rank 0 sends more than its credit of tag-1 messages, then one of tag 2;
+/// rank 1 wants the tag-2 message first. Rank 0 waits for credit, rank 1
+/// for that message: the deadlock detector says so on both (naming the
+/// credit), rather than hanging.
+#[test]
+fn relying_on_unbounded_buffering_is_a_deadlock_not_a_hang() {
+    watchdog("buffering_deadlock", || {
+        let big = vec![0u8; EAGER_LIMIT];
+        let count = hypercomm::SENDER_CREDIT / EAGER_LIMIT + 2;
+        let out = hypercomm::run_on(TransportKind::Thread, 2, |comm| {
+            let r = if comm.rank() == 0 {
+                (0..count)
+                    .try_for_each(|_| comm.send(&big, 1, 1))
+                    .and_then(|()| comm.send(&[2u8], 1, 2))
+            } else {
+                comm.recv::<u8>(0, 2).map(|_| ())
+            };
+            Ok::<_, Error>(r.unwrap_err())
+        })
+        .unwrap();
+        for (r, e) in out.iter().enumerate() {
+            assert!(matches!(e, Error::Deadlock { .. }), "rank {r}: {e:?}");
+            let text = e.to_string();
+            assert!(
+                text.contains("rank 0 is in send, waiting for credit to send 16384 bytes with tag 1 to rank 1"),
+                "rank {r}: {text}"
+            );
+        }
+    });
+}
 
 #[test]
 fn timeout_says_what_it_waited_for() {
@@ -786,7 +991,77 @@ fn bad_input_gives_errors_not_panics() {
     });
 }
 
-/// `wait_all` still completes every request when some of them fail.
+/// `wait_any` ending without any request finishing (a timeout, an abort)
+/// withdraws none of them and says it was the wait, not a request: every
+/// request stays valid and completes when its message comes (it used to
+/// report and withdraw request 0).
+#[test]
+fn wait_any_timeout_and_abort_leave_every_request_valid() {
+    watchdog("wait_any_timeout_abort", || {
+        let res = hypercomm::run(3, |comm| {
+            let comm = timed(comm);
+            match comm.rank() {
+                0 => {
+                    let (mut a, mut b) = ([0u32], [0u32]);
+                    let short = comm.with_timeout(Some(Duration::from_millis(200)));
+                    scope(|s| {
+                        let mut reqs =
+                            vec![short.irecv(s, &mut a, 1, 1)?, short.irecv(s, &mut b, 2, 1)?];
+                        let e = wait_any(&mut reqs).expect("two requests").unwrap_err();
+                        assert!(matches!(e, Error::Timeout { .. }), "{e:?}");
+                        let text = e.to_string();
+                        assert!(
+                            text.contains("request 0: a message from rank 1 with tag 1")
+                                && text.contains("request 1: a message from rank 2 with tag 1"),
+                            "{text}"
+                        );
+                        assert_eq!(reqs.len(), 2, "no request was withdrawn");
+                        comm.send(&[0u8], 1, 9)?; // release rank 1
+                        let (i, st) = wait_any(&mut reqs).expect("two requests")?;
+                        assert_eq!((i, st.source), (0, node(1)));
+                        comm.send(&[0u8], 2, 9)?; // release rank 2
+                        let (i, st) = wait_any(&mut reqs).expect("one request")?;
+                        assert_eq!((i, st.source), (0, node(2)));
+                        Ok::<_, Error>(())
+                    })?;
+                    assert_eq!((a, b), ([10], [20]));
+                    // An abort: the wait fails, the requests stay.
+                    let (mut c, mut d) = ([0u32], [0u32]);
+                    comm.send(&[0u8], 1, 9)?; // rank 1 aborts now
+                    scope(|s| {
+                        let mut reqs =
+                            vec![comm.irecv(s, &mut c, 1, 3)?, comm.irecv(s, &mut d, 2, 3)?];
+                        let e = wait_any(&mut reqs).expect("two requests").unwrap_err();
+                        assert!(matches!(e, Error::Aborted { .. }), "{e:?}");
+                        assert_eq!(reqs.len(), 2, "no request was withdrawn");
+                        Ok::<_, Error>(())
+                    })
+                    .map(|_| ())
+                }
+                r => {
+                    comm.recv::<u8>(0, 9)?;
+                    comm.send(&[r as u32 * 10], 0, 1)?;
+                    if r == 1 {
+                        comm.recv::<u8>(0, 9)?;
+                        return Err(comm.abort("rank 1 stops the test"));
+                    }
+                    // Rank 2 waits for the abort.
+                    comm.recv::<u8>(0, 99).map(|_| ())
+                }
+            }
+        });
+        assert!(
+            matches!(
+                res,
+                Err(Error::Aborted { .. }) | Err(Error::RankFailed { .. })
+            ),
+            "{res:?}"
+        );
+    });
+}
+
+/// `wait_all` still completes every request when some of them fail, and
+/// says which one failed.
 #[test]
 fn wait_all_reports_first_error_and_completes_the_rest() {
     watchdog("wait_all_errors", || {
@@ -803,16 +1078,29 @@ fn wait_all_reports_first_error_and_completes_the_rest() {
                 let b = comm.irecv(s, &mut ok, 1, 2)?;
                 wait_all(vec![a, b])
             });
+            let Err(Error::RequestFailed {
+                index: 0,
+                count: 2,
+                error,
+            }) = &r
+            else {
+                panic!("{r:?}")
+            };
             assert!(
                 matches!(
-                    r,
-                    Err(Error::Truncated {
+                    **error,
+                    Error::Truncated {
                         len: 32,
                         capacity: 8,
                         ..
-                    })
+                    }
                 ),
                 "{r:?}"
+            );
+            let text = r.unwrap_err().to_string();
+            assert!(
+                text.starts_with("request 0 of 2 failed: message from rank 1"),
+                "{text}"
             );
             assert_eq!(ok, [2, 2], "the second request completed");
             // The truncated message is still there.

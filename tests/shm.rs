@@ -230,6 +230,14 @@ fn role_body(role: &str, comm: &Comm) -> Result<String, Error> {
                 Ok("ok".into())
             }
         }
+        "deadlock" => {
+            // Every rank receives first, from its right neighbour.
+            let t = Instant::now();
+            match comm.recv::<u64>((me + 1) % n, 1) {
+                Ok(_) => Ok("received a message nobody sent".into()),
+                Err(e) => Ok(format!("{} ms: {e}", t.elapsed().as_millis())),
+            }
+        }
         other => panic!("unknown role {other}"),
     }
 }
@@ -394,6 +402,41 @@ fn abort_reaches_every_rank() {
         failure.contains("rank 1 aborted the job: boom from rank 1"),
         "{failure}"
     );
+}
+
+/// A deadlock of shared-memory processes (every rank receives first) ends
+/// on every rank with the deadlock error within a second, with no timeout
+/// set, naming what every rank waits for.
+#[test]
+fn deadlock_is_an_error_on_every_rank_by_default() {
+    let r = job("deadlock_is_an_error_on_every_rank_by_default", 4, &[])
+        .env("HYPERCOMM_TIMEOUT", "")
+        .run(|c| role_body("deadlock", c))
+        .unwrap_or_else(|e| panic!("deadlock: {e}"));
+    for (me, text) in r.iter().enumerate() {
+        let (ms, e) = text
+            .split_once(" ms: ")
+            .unwrap_or_else(|| panic!("rank {me}: {text}"));
+        assert!(e.starts_with("deadlock: "), "rank {me}: {text}");
+        assert!(
+            e.contains(&format!(
+                "rank {me} waits in recv for a message from rank {}",
+                (me + 1) % 4
+            )),
+            "rank {me}: {text}"
+        );
+        for q in 0..4 {
+            assert!(
+                e.contains(&format!(
+                    "endpoint {q}: rank {q} is in recv, waiting for a message from rank {}",
+                    (q + 1) % 4
+                )),
+                "rank {me} does not say what rank {q} waits for: {text}"
+            );
+        }
+        let ms: u64 = ms.parse().expect("milliseconds");
+        assert!(ms < 1000, "rank {me} after {ms} ms");
+    }
 }
 
 #[test]

@@ -15,6 +15,7 @@
 use super::{barrier, launch, launch_with_host, pattern, poll_until, Launcher};
 use hypercomm::{
     scope, wait_all, wait_any, Error, Partial, Rank, Status, ANY_SOURCE, ANY_TAG, EAGER_LIMIT,
+    MESSAGE_COST, SENDER_CREDIT,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -43,7 +44,9 @@ macro_rules! conformance_suite {
             nonblocking_wait_any_test,
             strided_vectors,
             host_messages,
-            global_or
+            global_or,
+            flow_control_bounds_a_sleeping_receiver,
+            timeout_says_what_the_other_ranks_wait_for
         );
     };
     (@tests $launcher:ty; $($name:ident),* $(,)?) => {
@@ -848,9 +851,9 @@ pub(crate) fn nonblocking_wait_any_test<L: Launcher>() {
                 scope(|s| {
                     let mut reqs = vec![comm.irecv(s, &mut a, 1, 1)?, comm.irecv(s, &mut b, 2, 2)?];
                     // Only rank 2 can send now.
-                    let (i, r) = wait_any(&mut reqs).expect("two requests");
+                    let (i, r) = wait_any(&mut reqs).expect("two requests")?;
                     assert_eq!(i, 1);
-                    assert_eq!(r?, st(node(2), 2, 8));
+                    assert_eq!(r, st(node(2), 2, 8));
                     assert_eq!(reqs.len(), 1);
                     assert!(reqs[0].test().is_none(), "rank 1 has not sent yet");
                     comm.send::<u8>(&[], 1, 9)?;
@@ -1088,4 +1091,122 @@ pub(crate) fn global_or<L: Launcher>() {
         Ok(())
     })
     .unwrap();
+}
+
+// -------------------------------------------------------------- flow control
+
+/// Flow control: a root sends 1 000 000 eager messages (8 bytes, then 2 000
+/// of the largest eager size) to a receiver that sleeps before receiving.
+/// What the receiver holds unreceived never exceeds the documented bound,
+/// `SENDER_CREDIT` bytes counted as length + `MESSAGE_COST` each (measured
+/// with `Comm::unexpected` once the root has stopped, and every 25 000
+/// receives after); the root did run ahead to that bound; and every message
+/// arrives, in order.
+pub(crate) fn flow_control_bounds_a_sleeping_receiver<L: Launcher>() {
+    const SMALL: u64 = 1_000_000;
+    const BIG: u64 = 2_000;
+    let r = launch::<L, _, _>(2, |comm| {
+        if comm.rank() == 0 {
+            for k in 0..SMALL {
+                comm.send(&[k], 1, 3)?;
+            }
+            let mut big = vec![0u8; EAGER_LIMIT];
+            for k in 0..BIG {
+                big[..8].copy_from_slice(&k.to_le_bytes());
+                comm.send(&big, 1, 4)?;
+            }
+            return Ok((0, 0, 0));
+        }
+        // Asleep until the root has stopped sending: what it holds no
+        // longer grows.
+        std::thread::sleep(Duration::from_millis(300));
+        let end = Instant::now() + Duration::from_secs(40);
+        let mut held = comm.unexpected();
+        let mut changed = Instant::now();
+        while held.messages == 0 || changed.elapsed() < Duration::from_millis(300) {
+            std::thread::sleep(Duration::from_millis(1));
+            let now = comm.unexpected();
+            if now != held {
+                (held, changed) = (now, Instant::now());
+            }
+            assert!(Instant::now() < end, "the root never stopped: {now:?}");
+        }
+        let mut most = held.bytes;
+        for k in 0..SMALL {
+            let (v, st) = comm.recv::<u64>(0, 3)?;
+            assert_eq!((v, st.len), (k, 8), "message {k} of the small ones");
+            if k % 25_000 == 0 {
+                most = most.max(comm.unexpected().bytes);
+            }
+        }
+        let mut big = vec![0u8; EAGER_LIMIT];
+        for k in 0..BIG {
+            comm.recv_into(&mut big, 0, 4)?;
+            assert_eq!(&big[..8], &k.to_le_bytes(), "message {k} of the large ones");
+            if k % 100 == 0 {
+                most = most.max(comm.unexpected().bytes);
+            }
+        }
+        println!(
+            "flow control: {} messages ({} bytes) held while the root waited; at most {} bytes \
+             while receiving; bound {SENDER_CREDIT}",
+            held.messages, held.bytes, most
+        );
+        Ok((held.messages, held.bytes, most))
+    })
+    .unwrap();
+    let (messages, bytes, most) = r[1];
+    // The bound, and that the root did run into it (otherwise the test
+    // would prove nothing): at least all but one grant's worth queued.
+    assert!(bytes <= SENDER_CREDIT && most <= SENDER_CREDIT, "{r:?}");
+    assert!(bytes >= SENDER_CREDIT / 2, "the root stopped early: {r:?}");
+    assert_eq!(bytes, messages * (8 + MESSAGE_COST), "{r:?}");
+}
+
+// ------------------------------------------------------------------ timeouts
+
+/// A timeout says what the rank waited for and what the other ranks wait
+/// for — in words that read the right way round, and over TCP too, where
+/// the ranks are asked (it used to say "waiting for rank 1 in recv: a
+/// message from rank 0", and over TCP only that waits are not visible).
+pub(crate) fn timeout_says_what_the_other_ranks_wait_for<L: Launcher>() {
+    let r = launch::<L, _, _>(2, |comm| {
+        if comm.rank() == 1 {
+            comm.recv::<u8>(0, 6)?; // released by rank 0 at the end
+            return Ok(String::new());
+        }
+        let short = comm.with_timeout(Some(Duration::from_millis(300)));
+        // Rank 1 publishes its wait once it blocks; a loaded machine may
+        // take a moment to get there.
+        let end = Instant::now() + Duration::from_secs(20);
+        let text = loop {
+            let e = short.recv::<u64>(1, 5).unwrap_err();
+            let text = e.to_string();
+            let Error::Timeout {
+                waiting_for,
+                others,
+                ..
+            } = e
+            else {
+                panic!("expected a timeout: {text}");
+            };
+            assert!(
+                waiting_for.starts_with("a message from rank 1 with tag 5"),
+                "{text}"
+            );
+            if others.contains(
+                "endpoint 1: rank 1 is in recv, waiting for a message from rank 0 with tag 6",
+            ) {
+                break text;
+            }
+            assert!(
+                Instant::now() < end,
+                "rank 1's wait was never named: {text}"
+            );
+        };
+        comm.send(&[1u8], 1, 6)?;
+        Ok(text)
+    })
+    .unwrap();
+    assert!(r[0].starts_with("rank 0 timed out after "), "{}", r[0]);
 }

@@ -13,6 +13,15 @@
 //!   with a message), exchange a token around the ring and exit 0.
 //! * `where`: prints the variables of the environment contract that say
 //!   where the rank listens, then runs a ring.
+//! * `chain V`: after a first ring, rank `V` prints `victim ready` and
+//!   sleeps (the test kills it); every other rank R waits for a message
+//!   from rank R+1 (mod n), so rank V-1 notices V's death itself and the
+//!   others see a neighbour end because of it. Each prints
+//!   `rank R detected <error> at <unix ms>` and exits 3.
+//! * `panic P`: after a first ring, rank `P` panics; every other rank R
+//!   waits for rank R+1 (mod n) and treats a failure as a program written
+//!   from the manuals would: even ranks `expect` (and so panic too), odd
+//!   ones return the error from `main` (exit code 1).
 //! * `ssh`: prints whether it was started by an ssh server (`ssh yes`) and
 //!   how many processes of this machine carry the job's secret in their
 //!   arguments (`secret-in-args 0`, which the test demands), then runs a
@@ -98,6 +107,50 @@ fn abort(comm: &Comm, a: usize) -> i32 {
     }
 }
 
+fn chain(comm: &Comm, v: usize) -> i32 {
+    let (me, n) = (comm.rank(), comm.size());
+    println!("pid {}", std::process::id());
+    ring(comm).expect("first ring");
+    if me == v {
+        println!("victim ready");
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
+    match comm.recv::<u64>((me + 1) % n, 7) {
+        Ok(_) => {
+            println!("rank {me} got a message nobody sent");
+            5
+        }
+        Err(e) => {
+            println!("rank {me} detected {e:?} at {}", now_ms());
+            3
+        }
+    }
+}
+
+fn panic_at(comm: &Comm, p: usize) -> i32 {
+    let (me, n) = (comm.rank(), comm.size());
+    ring(comm).expect("first ring");
+    if me == p {
+        std::thread::sleep(Duration::from_millis(50));
+        panic!("rank {p} panics on purpose");
+    }
+    let got = comm.recv::<u64>((me + 1) % n, 7);
+    if me % 2 == 0 {
+        got.expect("a message from my neighbour");
+        0
+    } else {
+        match got {
+            Ok(_) => 0,
+            Err(e) => {
+                eprintln!("rank {me}: {e}");
+                1
+            }
+        }
+    }
+}
+
 fn wait_file(comm: &Comm, path: &str) -> i32 {
     println!(
         "rendezvous {}",
@@ -139,6 +192,8 @@ fn main() {
     let code = match arg(1).as_str() {
         "victim" => victim(&comm, num(2)),
         "abort" => abort(&comm, num(2)),
+        "chain" => chain(&comm, num(2)),
+        "panic" => panic_at(&comm, num(2)),
         "wait-file" => wait_file(&comm, &arg(2)),
         "where" => {
             println!(

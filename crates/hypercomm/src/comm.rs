@@ -26,8 +26,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// What a communicator keeps for its collectives: the topology setting
-/// (PICL setarc0), check mode (PICL check0), the host-misfit flag of a
-/// host-rooted call and selection's memo of recent choices and schedules.
+/// (PICL setarc0), check mode (PICL check0) and selection's memo of recent
+/// choices and schedules.
 /// Plain data of the algorithm crate's types: the collectives read and
 /// write it, the communicator only holds it.
 pub(crate) struct CollState {
@@ -35,10 +35,6 @@ pub(crate) struct CollState {
     pub(crate) topology: Cell<Topology>,
     /// Whether every collective first compares a signature across ranks.
     pub(crate) check: Cell<bool>,
-    /// Set while node 0 runs the node stage of a host-rooted call whose
-    /// data from the host it could not take: the stage's signature says
-    /// so, and every node fails (see `Comm::after_host_handoff`).
-    pub(crate) host_misfit: Cell<bool>,
     /// Recent algorithm choices and schedules of collective calls.
     pub(crate) memo: Memo,
     /// Whether blocking collectives may go to the transport library's own
@@ -52,7 +48,6 @@ impl Default for CollState {
         CollState {
             topology: Cell::new(Topology::Auto),
             check: Cell::new(true),
-            host_misfit: Cell::new(false),
             memo: Memo::default(),
             native: Cell::new(false),
         }
@@ -81,6 +76,17 @@ pub(crate) struct CommInner {
     coll_seq_host: Cell<u32>,
     /// Topology setting, check mode and the memo of the collectives.
     pub(crate) coll: CollState,
+}
+
+/// Messages a rank holds that no receive has taken yet
+/// ([`Comm::unexpected`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Unexpected {
+    /// How many.
+    pub messages: usize,
+    /// Their lengths plus [`MESSAGE_COST`](crate::MESSAGE_COST) each: what
+    /// flow control counts.
+    pub bytes: usize,
 }
 
 /// splitmix64: a fixed, portable mixing function for context derivation.
@@ -404,6 +410,16 @@ impl Comm {
         let ctx = derive(self.inner.ctx, 4, n, k as u64);
         let g = &self.inner.group;
         Ok(Some(self.child(g.eps[..k].to_vec(), g.host, ctx)))
+    }
+
+    /// What this rank holds that no receive has taken yet, over every
+    /// sender and communicator (after taking in whatever has arrived):
+    /// flow control keeps the part from each sender at or below
+    /// [`SENDER_CREDIT`](crate::SENDER_CREDIT) bytes as
+    /// [`Unexpected::bytes`] counts them.
+    pub fn unexpected(&self) -> Unexpected {
+        let (messages, bytes) = self.engine().unexpected();
+        Unexpected { messages, bytes }
     }
 
     /// Abort the whole job (SUPRENUM INTRPT): every rank's next operation

@@ -115,6 +115,35 @@ pub enum Error {
     /// Collective calls did not agree across ranks (check mode).
     #[error("collective mismatch: {0}")]
     CollectiveMismatch(String),
+    /// One request of a [`wait_all`](crate::wait_all) or
+    /// [`wait_any`](crate::wait_any) failed: which one (its index in the
+    /// vector given), of how many, and why. The other requests are not
+    /// affected by it.
+    #[error("request {index} of {count} failed: {error}")]
+    RequestFailed {
+        /// The request's index in the vector given to the wait.
+        index: usize,
+        /// How many requests the wait was given.
+        count: usize,
+        /// Why it failed.
+        error: Box<Error>,
+    },
+    /// Every rank of the job is blocked — waiting with no timeout — or has
+    /// ended, and no message is in flight, so no rank can ever go on
+    /// (detected on the thread and shared-memory transports, on by
+    /// default; every blocked rank gets it). `waits` says what each rank
+    /// waits for.
+    #[error("deadlock: every rank of the job is blocked or has ended and no message is in flight; {rank} waits in {op} for {waiting_for}{waits}")]
+    Deadlock {
+        /// The rank that reports it (in the communicator of its operation).
+        rank: Rank,
+        /// Its operation.
+        op: String,
+        /// What it waits for.
+        waiting_for: String,
+        /// What every endpoint of the job was doing.
+        waits: String,
+    },
     /// An operating-system level failure.
     #[error("I/O error in {op}: {message}")]
     Io {
@@ -123,6 +152,26 @@ pub enum Error {
         /// The OS message.
         message: String,
     },
+}
+
+impl Error {
+    /// The error itself, or for [`Error::RequestFailed`] the failure of
+    /// the request it names.
+    pub fn cause(&self) -> &Error {
+        match self {
+            Error::RequestFailed { error, .. } => error.cause(),
+            e => e,
+        }
+    }
+
+    /// Whether this error is a consequence of another rank's failure or
+    /// abort (`PeerFailed`, `Aborted`), not a failure of its own.
+    pub fn is_consequence(&self) -> bool {
+        matches!(
+            self.cause(),
+            Error::PeerFailed { .. } | Error::Aborted { .. }
+        )
+    }
 }
 
 /// The error type a rank's closure may return: anything that converts into a

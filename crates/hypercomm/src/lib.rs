@@ -84,7 +84,7 @@ pub mod wire;
 
 pub use collective::{Algorithm, CollOpts, Collective, Topology};
 pub use comm::Comm;
-pub use engine::EAGER_LIMIT;
+pub use engine::{EAGER_LIMIT, MESSAGE_COST, SENDER_CREDIT};
 pub use error::{Error, Result};
 pub use launch::{finalize, init, run_processes, spawn, start_rank, Processes};
 pub use primitives::{clock, MESSAGE_CHARS};

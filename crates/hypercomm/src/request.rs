@@ -206,16 +206,28 @@ impl Drop for Request<'_> {
     }
 }
 
-/// Wait for all requests; returns their statuses in order, or the first
-/// error (every request is still completed or withdrawn).
+/// Wait for all requests; returns their statuses in order. Every request
+/// is completed (or, when it fails, withdrawn) before this returns, so a
+/// failure of one leaves the others' results in their buffers. When some
+/// failed, the error is [`Error::RequestFailed`] naming the first failed
+/// request by its index in `reqs` — except a failure of the whole job
+/// ([`Error::Aborted`], [`Error::Protocol`]), which is returned as it is.
 pub fn wait_all(reqs: Vec<Request<'_>>) -> Result<Vec<Status>> {
-    let mut out = Vec::with_capacity(reqs.len());
+    let count = reqs.len();
+    let mut out = Vec::with_capacity(count);
     let mut first_err = None;
-    for r in reqs {
+    for (index, r) in reqs.into_iter().enumerate() {
         match r.wait() {
             Ok(s) => out.push(s),
             Err(e) => {
-                first_err.get_or_insert(e);
+                first_err.get_or_insert(match e {
+                    e @ (Error::Aborted { .. } | Error::Protocol(_)) => e,
+                    e => Error::RequestFailed {
+                        index,
+                        count,
+                        error: Box::new(e),
+                    },
+                });
             }
         }
     }
@@ -225,17 +237,31 @@ pub fn wait_all(reqs: Vec<Request<'_>>) -> Result<Vec<Status>> {
     }
 }
 
-/// Wait until one of `reqs` completes; removes it from the vector and returns
-/// its former index and result. `None` when `reqs` is empty.
-pub fn wait_any(reqs: &mut Vec<Request<'_>>) -> Option<(usize, Result<Status>)> {
+/// Wait until one of `reqs` completes and remove it from the vector:
+///
+/// * `Some(Ok((index, status)))`: request `index` (its former index)
+///   completed;
+/// * `Some(Err(Error::RequestFailed { index, .. }))`: request `index`
+///   failed (its peer is gone, its buffer was too small, …) and was
+///   removed;
+/// * `Some(Err(e))` with any other error: the wait itself ended before any
+///   request did (a timeout, an abort); **no request was removed**, each is
+///   still valid and may be waited for again;
+/// * `None`: `reqs` is empty.
+pub fn wait_any(reqs: &mut Vec<Request<'_>>) -> Option<Result<(usize, Status)>> {
     if reqs.is_empty() {
         return None;
     }
+    let count = reqs.len();
+    let failed = |index: usize, e: Error| Error::RequestFailed {
+        index,
+        count,
+        error: Box::new(e),
+    };
     // Requests already finished (by `test`) are reported first.
     if let Some(i) = reqs.iter().position(|r| r.done.is_some()) {
         let mut req = reqs.remove(i);
-        let r = req.finish();
-        return Some((i, r));
+        return Some(req.finish().map(|s| (i, s)).map_err(|e| failed(i, e)));
     }
     let ids: Vec<ReqId> = reqs.iter().map(|r| r.id).collect();
     let (engine, group, timeout) = (
@@ -243,13 +269,19 @@ pub fn wait_any(reqs: &mut Vec<Request<'_>>) -> Option<(usize, Result<Status>)> 
         reqs[0].group.clone(),
         reqs[0].timeout,
     );
-    let (i, r) = engine.wait_any(&group, &ids, timeout);
+    let (i, r) = match engine.wait_any(&group, &ids, timeout) {
+        Ok(x) => x,
+        Err(e) => return Some(Err(e)),
+    };
     let mut req = reqs.remove(i);
     req.done = Some(Err(Error::InvalidArgument {
         op: "wait",
         what: "request already waited for".into(),
     }));
-    Some((i, r.map(|s| s.to_status(&req.group))))
+    Some(
+        r.map(|s| (i, s.to_status(&req.group)))
+            .map_err(|e| failed(i, e)),
+    )
 }
 
 impl Comm {

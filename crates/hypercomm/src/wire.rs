@@ -42,6 +42,23 @@ pub enum Kind {
     Abort = 4,
     /// Orderly goodbye: the sender has finished and will send nothing more.
     Goodbye = 5,
+    /// The sender found endpoint `id` gone (failed, or finished while
+    /// still needed) and is failing because of it: whoever later sees the
+    /// sender gone blames `id`, the root cause, not the sender. The
+    /// payload is empty.
+    Gone = 6,
+    /// Flow control: the receiver took messages of the sender's and gives
+    /// back `id` bytes of credit (see the engine's `flow.rs`). The payload
+    /// is empty.
+    Credit = 7,
+    /// What does the receiver wait for? Answered by the receiving
+    /// transport itself with a [`Kind::WaitReply`] (byte-stream transports,
+    /// whose endpoints cannot see each other's waits; for timeout
+    /// messages). The payload is empty.
+    WaitQuery = 8,
+    /// The answer to a [`Kind::WaitQuery`]: the payload is the UTF-8 text
+    /// of what the sender waits for (empty while it runs).
+    WaitReply = 9,
 }
 
 impl Kind {
@@ -52,6 +69,10 @@ impl Kind {
             3 => Kind::GlobalOr,
             4 => Kind::Abort,
             5 => Kind::Goodbye,
+            6 => Kind::Gone,
+            7 => Kind::Credit,
+            8 => Kind::WaitQuery,
+            9 => Kind::WaitReply,
             _ => return None,
         })
     }
@@ -189,7 +210,11 @@ mod tests {
             Just(Kind::SyncAck),
             Just(Kind::GlobalOr),
             Just(Kind::Abort),
-            Just(Kind::Goodbye)
+            Just(Kind::Goodbye),
+            Just(Kind::Gone),
+            Just(Kind::Credit),
+            Just(Kind::WaitQuery),
+            Just(Kind::WaitReply)
         ]
     }
 

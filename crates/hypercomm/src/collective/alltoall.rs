@@ -5,8 +5,10 @@
 //! * all-to-all: `input` holds `size()` blocks, block q for node q;
 //!   `output` receives `size()` blocks, block q from node q.
 //! * all-to-allv: each node gives its own `send_counts` and `recv_counts`
-//!   (`recv_counts[q]` must equal node q's `send_counts[me]`; a difference
-//!   is a `CollectiveMismatch` on the receiving node). [`Comm::alltoallv`]
+//!   (`recv_counts[q]` must equal node q's `send_counts[me]`; in check mode
+//!   a difference is a `CollectiveMismatch` on every node, found by digests
+//!   in the signature, see `task.rs`; without it, on the receiving node).
+//!   [`Comm::alltoallv`]
 //!   learns the receive counts with a fixed all-to-all of one `u64` per pair
 //!   first.
 //! * reduce-scatter: the elementwise reduction of every node's full vector,
@@ -19,6 +21,7 @@
 use super::call::{Call, Check};
 use super::executor::{Input, Output};
 use super::select::CollOpts;
+use super::task::pair_digest;
 use super::{
     append_mapped, counts_from_u64, counts_to_u64, need_len, remap, Element, NoOp, Operator,
 };
@@ -157,6 +160,7 @@ impl Comm {
             ..Params::new(parts.me, p)
         };
         let sched = self.schedule(Collective::Alltoallv, alg, &params)?;
+        let me = parts.me;
         Ok(Call {
             kind: Collective::Alltoallv,
             what: "alltoallv",
@@ -166,8 +170,18 @@ impl Comm {
             output: Output::Borrowed(output),
             op: None,
             sched,
-            // Counts differ per node: the signature checks type and operation only.
-            check: Check::of::<T>(0),
+            // Counts differ per node: the signature carries digests of what
+            // this node sends and expects, whose sums over the nodes agree
+            // exactly when every pair agrees (task.rs).
+            check: Check {
+                sends: (0..p)
+                    .map(|q| pair_digest(me, q, send_counts[q]))
+                    .fold(0, u64::wrapping_add),
+                expects: (0..p)
+                    .map(|q| pair_digest(q, me, recv_counts[q]))
+                    .fold(0, u64::wrapping_add),
+                ..Check::of::<T>(0)
+            },
             finish: None,
         })
     }

@@ -17,7 +17,7 @@
 use super::executor::{Exec, Input, Output, Route};
 use super::ops::{Element, Operator};
 use super::select::Collective;
-use super::task::{CheckSpec, CollTask, Finish, Signature, HOST_MISFIT};
+use super::task::{CheckSpec, CollTask, Finish, Signature};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::rank::Rank;
@@ -27,6 +27,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 /// Who takes part in one collective call.
+#[derive(Clone)]
 pub(crate) struct Parts {
     /// Endpoint of each participant (the nodes' are the group's own,
     /// shared, not copied).
@@ -54,23 +55,39 @@ pub(crate) fn rank_list(p: usize, with_host: bool) -> Vec<Rank> {
 
 /// What the check-mode signature says about a call besides its operation,
 /// root and operator.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Check {
-    /// The count every participant must give.
-    pub(crate) count: usize,
+    /// The count every participant must give (`task::ANY_COUNT`: a host
+    /// that learns it from the data).
+    pub(crate) count: u64,
     /// The element type's code.
     pub(crate) elem: u8,
-    /// Scan kind, or the phase of a composed call (0: the main phase).
+    /// Scan kind, or the phase of a composed call (0: the main phase;
+    /// `task::BAD_ARGS`: this participant's arguments are invalid).
     pub(crate) variant: u8,
+    /// Digest of the counts of a variable-count call (0: none).
+    pub(crate) digest: u64,
+    /// All-to-allv: digest of this node's sends.
+    pub(crate) sends: u64,
+    /// All-to-allv: digest of what this node expects to receive.
+    pub(crate) expects: u64,
 }
 
 impl Check {
     /// `count` elements of `T`, main phase.
     pub(crate) fn of<T: Element>(count: usize) -> Check {
         Check {
-            count,
+            count: count as u64,
             elem: T::CODE,
-            variant: 0,
+            ..Check::default()
+        }
+    }
+
+    /// [`Check::of`] for a variable-count call with `counts` (one per node).
+    pub(crate) fn of_counts<T: Element>(count: usize, counts: &[usize]) -> Check {
+        Check {
+            digest: super::task::counts_digest(counts),
+            ..Check::of::<T>(count)
         }
     }
 }
@@ -157,10 +174,13 @@ impl Comm {
             check,
             finish,
         } = call;
-        let mut sig = Signature::of(kind, root, &check, op.as_ref().map_or(0, |o| o.code()));
-        if self.inner.coll.host_misfit.get() {
-            sig.variant = HOST_MISFIT;
-        }
+        let root_code = match root {
+            None => -1,
+            // A host-rooted call's root is its last participant.
+            Some(r) if parts.with_host && r + 1 == parts.eps.len() => -2,
+            Some(r) => r as i64,
+        };
+        let sig = Signature::of(kind, root_code, &check, op.as_ref().map_or(0, |o| o.code()));
         let check_tag = self.check_mode().then(|| self.next_tag(parts.with_host));
         let route = Route {
             eps: parts.eps,
@@ -192,5 +212,18 @@ impl Comm {
         // a few hundred bytes; every move is a copy).
         let cell = RefCell::new(self.start(call)?);
         self.engine().run_task(&cell, self.timeout, what)
+    }
+
+    /// [`Comm::run`], returning the tag of the call's main schedule (for a
+    /// message that follows it with the same tag).
+    pub(crate) fn run_tagged<T: Element, O: Operator<T>>(
+        &self,
+        call: Call<'_, T, O>,
+    ) -> Result<u32> {
+        let what = call.what;
+        let cell = RefCell::new(self.start(call)?);
+        let tag = cell.borrow().tag();
+        self.engine().run_task(&cell, self.timeout, what)?;
+        Ok(tag)
     }
 }

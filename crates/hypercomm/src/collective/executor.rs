@@ -286,6 +286,11 @@ impl<'a, T: Element, O: Operator<T>> Exec<'a, T, O> {
         Ok(e)
     }
 
+    /// The call's tag.
+    pub(crate) fn tag(&self) -> u32 {
+        self.route.tag
+    }
+
     fn bad(&self, msg: String) -> Error {
         Error::Protocol(format!("internal: {} schedule: {msg}", self.what))
     }

@@ -16,11 +16,13 @@
 //! are collectives of their own, with their own check-mode signature
 //! (variant "count exchange phase 1").
 //!
-//! **Host roots.** Gather to the host is the node gather to node 0 followed
+//! **Host roots** (one call over the nodes and the host each, see
+//! `host.rs`). Gather to the host is the node gather to node 0 followed
 //! by one message from node 0 to the host (for [`Comm::gatherv`], the
-//! counts then the data); scatter from the host is one message from the
-//! host to node 0 (counts first for [`Comm::scatterv`]) followed by the
-//! node scatter from node 0. The host passes an empty input (gather) or
+//! nodes first learn their counts and node 0 hands them to the host);
+//! scatter from the host is one message from the host to node 0 followed
+//! by the node scatter from node 0 (for [`Comm::scatterv`], the host first
+//! broadcasts the counts). The host passes an empty input (gather) or
 //! output (scatter) and never contributes a block.
 //!
 //! Not done yet: non-blocking forms of the variable-count and host-rooted
@@ -29,7 +31,7 @@
 use super::call::{Call, Check};
 use super::executor::{Input, Output};
 use super::select::CollOpts;
-use super::{counts_from_u64, counts_to_u64, need_len, vec_from_bytes, Element, NoOp};
+use super::{counts_from_u64, counts_to_u64, need_len, Element, NoOp};
 use crate::comm::Comm;
 use crate::error::Result;
 use crate::rank::Rank;
@@ -64,24 +66,7 @@ impl Comm {
     ) -> Result<()> {
         let root = root.into();
         if root == Rank::Host {
-            self.host_parts("gather to host")?;
-            let tag = self.next_tag(true);
-            if self.is_host() {
-                return self.coll_recv_into(Rank::Node(0), tag, bytemuck::cast_slice_mut(output));
-            }
-            let mut tmp = vec![
-                T::zeroed();
-                if self.rank() == 0 {
-                    input.len() * self.size()
-                } else {
-                    0
-                }
-            ];
-            self.gather_into_with(input, &mut tmp, 0usize, opts)?;
-            if self.rank() == 0 {
-                self.coll_send_tagged(Rank::Host, tag, bytemuck::cast_slice(&tmp))?;
-            }
-            return Ok(());
+            return self.gather_to_host(input, output, opts);
         }
         self.run_blocking(self.gather_call(input, output, root, opts)?, opts)
     }
@@ -91,10 +76,9 @@ impl Comm {
     pub fn gather<T: Element>(&self, input: &[T], root: impl Into<Rank>) -> Result<Option<Vec<T>>> {
         let root = root.into();
         if root == Rank::Host && self.is_host() {
-            self.host_parts("gather to host")?;
-            let tag = self.next_tag(true);
-            let bytes = self.coll_recv_vec(Rank::Node(0), tag)?;
-            return vec_from_bytes(&bytes, "gather to host").map(Some);
+            return self
+                .host_learns(Collective::Gather, 0, "gather to host", None::<NoOp>)
+                .map(Some);
         }
         let at_root = self.me() == root;
         let mut out = vec![
@@ -178,7 +162,14 @@ impl Comm {
             output: Output::Borrowed(output),
             op: None,
             sched,
-            check: Check::of::<T>(sig_count),
+            check: if matches!(
+                kind,
+                Collective::Gatherv | Collective::Allgatherv | Collective::Scatterv
+            ) {
+                Check::of_counts::<T>(sig_count, counts)
+            } else {
+                Check::of::<T>(sig_count)
+            },
             finish: None,
         })
     }
@@ -208,18 +199,23 @@ impl Comm {
     ) -> Result<()> {
         let root = root.into();
         if root == Rank::Host {
-            self.host_parts("gatherv to host")?;
-            let tag = self.next_tag(true);
-            if self.is_host() {
-                return self.coll_recv_into(Rank::Node(0), tag, bytemuck::cast_slice_mut(output));
-            }
+            let what = "gatherv to host";
             let total: usize = counts.iter().sum();
-            let mut tmp = vec![T::zeroed(); if self.rank() == 0 { total } else { 0 }];
-            self.gatherv_into_with(input, &mut tmp, counts, 0usize, opts)?;
-            if self.rank() == 0 {
-                self.coll_send_tagged(Rank::Host, tag, bytemuck::cast_slice(&tmp))?;
+            if !self.is_host() && counts.len() == self.size() {
+                if let Err(e) = need_len("gatherv", "input", input.len(), counts[self.rank()]) {
+                    let parts = self.host_parts(what)?;
+                    return Err(self.report_bad_args(parts, Collective::Gatherv, what, e));
+                }
             }
-            return Ok(());
+            return self.gatherv_to_host(
+                input,
+                counts,
+                output,
+                Collective::Gatherv,
+                total,
+                what,
+                opts,
+            );
         }
         let me = self.node_parts("gatherv")?.me;
         if counts.len() == self.size() {
@@ -251,23 +247,41 @@ impl Comm {
     ) -> Result<Option<(Vec<T>, Vec<usize>)>> {
         let root = root.into();
         if root == Rank::Host {
-            self.host_parts("gatherv to host")?;
-            let tag = self.next_tag(true);
+            // 1. The nodes learn each other's counts; 2. node 0 hands them
+            // to the host; 3. the gatherv with the counts known everywhere.
+            let what = "gatherv to host";
+            self.host_parts(what)?;
+            let p = self.size();
+            let mut c = if self.is_host() {
+                vec![0u64; p]
+            } else {
+                counts_to_u64(&self.exchange_counts(input.len(), Collective::Gatherv, Some(0))?)
+            };
+            self.counts_to_host(&mut c, "gatherv counts to host")?;
+            let counts = counts_from_u64(&c);
+            let total: usize = counts.iter().sum();
             if self.is_host() {
-                let c = vec_from_bytes::<u64>(&self.coll_recv_vec(Rank::Node(0), tag)?, "gatherv")?;
-                let data =
-                    vec_from_bytes::<T>(&self.coll_recv_vec(Rank::Node(0), tag)?, "gatherv")?;
-                return Ok(Some((data, counts_from_u64(&c))));
-            }
-            let got = self.gatherv(input, 0usize)?;
-            if let Some((data, counts)) = got {
-                self.coll_send_tagged(
-                    Rank::Host,
-                    tag,
-                    bytemuck::cast_slice(&counts_to_u64(&counts)),
+                let mut out = vec![T::zeroed(); total];
+                self.gatherv_to_host(
+                    &[],
+                    &counts,
+                    &mut out,
+                    Collective::Gatherv,
+                    total,
+                    what,
+                    &CollOpts::default(),
                 )?;
-                self.coll_send_tagged(Rank::Host, tag, bytemuck::cast_slice(&data))?;
+                return Ok(Some((out, counts)));
             }
+            self.gatherv_to_host(
+                input,
+                &counts,
+                &mut [],
+                Collective::Gatherv,
+                total,
+                what,
+                &CollOpts::default(),
+            )?;
             return Ok(None);
         }
         let p = self.size();
@@ -387,7 +401,14 @@ impl Comm {
             output: Output::Borrowed(output),
             op: None,
             sched,
-            check: Check::of::<T>(sig_count),
+            check: if matches!(
+                kind,
+                Collective::Gatherv | Collective::Allgatherv | Collective::Scatterv
+            ) {
+                Check::of_counts::<T>(sig_count, counts)
+            } else {
+                Check::of::<T>(sig_count)
+            },
             finish: None,
         })
     }
@@ -457,26 +478,7 @@ impl Comm {
     ) -> Result<()> {
         let root = root.into();
         if root == Rank::Host {
-            self.host_parts("scatter from host")?;
-            let tag = self.next_tag(true);
-            if self.is_host() {
-                return self.coll_send_tagged(Rank::Node(0), tag, bytemuck::cast_slice(input));
-            }
-            let mut tmp = vec![
-                T::zeroed();
-                if self.rank() == 0 {
-                    output.len() * self.size()
-                } else {
-                    0
-                }
-            ];
-            let got = if self.rank() == 0 {
-                self.coll_recv_into(Rank::Host, tag, bytemuck::cast_slice_mut(&mut tmp))
-            } else {
-                Ok(())
-            };
-            return self
-                .after_host_handoff(got, || self.scatter_into_with(&tmp, output, 0usize, opts));
+            return self.scatter_from_host(input, output, opts);
         }
         self.run_blocking(self.scatter_call(input, output, root, opts)?, opts)
     }
@@ -514,6 +516,24 @@ impl Comm {
         sig_count: usize,
         opts: &CollOpts,
     ) -> Result<Call<'a, T, NoOp>> {
+        self.scatterv_node_call(input, counts, output, root, kind, sig_count, true, opts)
+    }
+
+    /// [`Comm::scatterv_call`]; `root_input`: whether the root's input is
+    /// the caller's (checked) or stands for data received first (a
+    /// scatter from the host: node 0 gets it into scratch).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn scatterv_node_call<'a, T: Element>(
+        &self,
+        input: &'a [T],
+        counts: &[usize],
+        output: &'a mut [T],
+        root: Rank,
+        kind: Collective,
+        sig_count: usize,
+        root_input: bool,
+        opts: &CollOpts,
+    ) -> Result<Call<'a, T, NoOp>> {
         let what = if kind == Collective::Scatter {
             "scatter"
         } else {
@@ -524,7 +544,7 @@ impl Comm {
         let r = self.root_index(root, p, what)?;
         need_len(what, "counts", counts.len(), p)?;
         let total: usize = counts.iter().sum();
-        if parts.me == r {
+        if parts.me == r && root_input {
             need_len(what, "the root's input", input.len(), total)?;
         }
         need_len(what, "output", output.len(), counts[parts.me])?;
@@ -550,7 +570,14 @@ impl Comm {
             output: Output::Borrowed(output),
             op: None,
             sched,
-            check: Check::of::<T>(sig_count),
+            check: if matches!(
+                kind,
+                Collective::Gatherv | Collective::Allgatherv | Collective::Scatterv
+            ) {
+                Check::of_counts::<T>(sig_count, counts)
+            } else {
+                Check::of::<T>(sig_count)
+            },
             finish: None,
         })
     }
@@ -580,21 +607,16 @@ impl Comm {
         let root = root.into();
         let total: usize = counts.iter().sum();
         if root == Rank::Host {
-            self.host_parts("scatterv from host")?;
-            let tag = self.next_tag(true);
-            if self.is_host() {
-                need_len("scatterv", "the host's input", input.len(), total)?;
-                return self.coll_send_tagged(Rank::Node(0), tag, bytemuck::cast_slice(input));
-            }
-            let mut tmp = vec![T::zeroed(); if self.rank() == 0 { total } else { 0 }];
-            let got = if self.rank() == 0 {
-                self.coll_recv_into(Rank::Host, tag, bytemuck::cast_slice_mut(&mut tmp))
-            } else {
-                Ok(())
-            };
-            return self.after_host_handoff(got, || {
-                self.scatterv_into_with(&tmp, counts, output, 0usize, opts)
-            });
+            let what = "scatterv from host";
+            return self.scatterv_from_host(
+                input,
+                counts,
+                output,
+                Collective::Scatterv,
+                total,
+                what,
+                opts,
+            );
         }
         self.run_blocking(
             self.scatterv_call(
@@ -622,32 +644,50 @@ impl Comm {
         let root = root.into();
         let p = self.size();
         if root == Rank::Host {
-            self.host_parts("scatterv from host")?;
-            let tag = self.next_tag(true);
+            // 1. The host broadcasts the counts; 2. the scatterv with the
+            // counts known everywhere.
+            let what = "scatterv from host";
+            let parts = self.host_parts(what)?;
+            let mut c = vec![0u64; p];
             if self.is_host() {
-                need_len("scatterv", "counts", counts.len(), p)?;
-                need_len(
-                    "scatterv",
-                    "the host's input",
-                    input.len(),
-                    counts.iter().sum(),
+                if let Err(e) = need_len("scatterv", "counts", counts.len(), p) {
+                    return Err(self.report_bad_args(parts, Collective::Scatterv, what, e));
+                }
+                c = counts_to_u64(counts);
+            }
+            let opts = CollOpts::default();
+            self.bcast_from_host(
+                &mut c,
+                Collective::Scatterv,
+                1,
+                "scatterv counts from host",
+                &opts,
+            )?;
+            let counts = counts_from_u64(&c);
+            let total: usize = counts.iter().sum();
+            if self.is_host() {
+                self.scatterv_from_host(
+                    input,
+                    &counts,
+                    &mut [],
+                    Collective::Scatterv,
+                    total,
+                    what,
+                    &opts,
                 )?;
-                self.coll_send_tagged(
-                    Rank::Node(0),
-                    tag,
-                    bytemuck::cast_slice(&counts_to_u64(counts)),
-                )?;
-                self.coll_send_tagged(Rank::Node(0), tag, bytemuck::cast_slice(input))?;
                 return Ok(Vec::new());
             }
-            let (data, c) = if self.rank() == 0 {
-                let c = vec_from_bytes::<u64>(&self.coll_recv_vec(Rank::Host, tag)?, "scatterv")?;
-                let d = vec_from_bytes::<T>(&self.coll_recv_vec(Rank::Host, tag)?, "scatterv")?;
-                (d, counts_from_u64(&c))
-            } else {
-                (Vec::new(), Vec::new())
-            };
-            return self.scatterv(&data, &c, 0usize);
+            let mut out = vec![T::zeroed(); counts[self.rank()]];
+            self.scatterv_from_host(
+                &[],
+                &counts,
+                &mut out,
+                Collective::Scatterv,
+                total,
+                what,
+                &opts,
+            )?;
+            return Ok(out);
         }
         let parts = self.node_parts("scatterv")?;
         let r = self.root_index(root, p, "scatterv")?;

@@ -63,11 +63,14 @@
 //! Node-only collectives and those that involve the host draw from separate
 //! sequences, so the host need not call node-only collectives.
 //!
-//! Host-rooted variants are compositions: a broadcast or scatter from the
-//! host is a send to node 0 followed by the node operation from 0; a reduce
-//! or gather to the host is the node operation to node 0 followed by a send
+//! Host-rooted variants are compositions, each run as one call over the
+//! nodes and the host (`host.rs`): a broadcast or scatter from the host is
+//! a send to node 0 followed by the node operation from 0; a reduce or
+//! gather to the host is the node operation to node 0 followed by a send
 //! to the host; the host+nodes barrier is a dissemination barrier over
-//! n + 1 participants. The host never contributes to a node reduction.
+//! n + 1 participants. The host never contributes to a node reduction. In
+//! check mode the host's signature is compared with the nodes', so a
+//! mismatch between them fails every participant.
 //!
 //! ## Operations
 //!
@@ -97,13 +100,8 @@
 //! * collectives with the host as a member (allgather, scans) other than
 //!   the host+nodes barrier;
 //! * a multicast rooted at the host;
-//! * the host's own side of a host-rooted call carries no check signature:
-//!   a host that calls a different operation or root than the nodes is not
-//!   named, and the nodes wait until their timeout. A host whose length
-//!   differs from the nodes' is caught by node 0 and, in check mode, fails
-//!   every node (with check mode off, as in MPI, nothing tells the other
-//!   nodes: they wait for node 0, which may take its next collective for
-//!   this one);
+//! * with check mode off, as in MPI, a mismatch is seen only where a
+//!   message's length disagrees, and the other participants may wait;
 //! * the schedules of a call are checked region by region against its
 //!   buffers, but that a round never receives into a region it also sends,
 //!   receives or reads elsewhere is taken from the generators (their
@@ -115,6 +113,7 @@ mod alltoall;
 mod call;
 pub(crate) mod executor;
 mod gather;
+mod host;
 mod legacy;
 mod multicast;
 mod native;
@@ -145,30 +144,6 @@ use hypercomm_algo::{Buf, Op, Params, Region, Schedule};
 use task::NoOp;
 
 impl Comm {
-    /// The node stage of a host-rooted call, after node 0 has received (`got`)
-    /// the host's data: run `stage` when that went well. When it did not
-    /// (the host's length differs from the nodes'), node 0 still runs the
-    /// stage in check mode, with a signature that says so, so that every
-    /// node fails with [`Error::CollectiveMismatch`] instead of waiting for
-    /// node 0; node 0 returns its own error. With check mode off nothing
-    /// tells the other nodes (as in MPI, the program is erroneous): they
-    /// wait for node 0, which may take its next collective for this one.
-    pub(crate) fn after_host_handoff<R>(
-        &self,
-        got: Result<()>,
-        stage: impl FnOnce() -> Result<R>,
-    ) -> Result<R> {
-        let Err(e) = got else {
-            return stage();
-        };
-        if self.check_mode() {
-            self.inner.coll.host_misfit.set(true);
-            let _ = stage();
-            self.inner.coll.host_misfit.set(false);
-        }
-        Err(e)
-    }
-
     pub(crate) fn next_tag(&self, with_host: bool) -> u32 {
         let t = self.next_coll_tag_for(with_host);
         if with_host {
@@ -216,11 +191,7 @@ impl Comm {
             output: Output::Borrowed(&mut []),
             op: None,
             sched,
-            check: Check {
-                count: 0,
-                elem: 0,
-                variant: 0,
-            },
+            check: Check::default(),
             finish: None,
         })
     }
@@ -241,19 +212,9 @@ impl Comm {
     ) -> Result<()> {
         let root = root.into();
         if root == Rank::Host {
-            // 1. The host hands the data to node 0; 2. node 0 broadcasts.
-            self.host_parts("bcast from host")?;
-            let tag = self.next_tag(true);
-            if self.is_host() {
-                self.coll_send_tagged(Rank::Node(0), tag, bytemuck::cast_slice(buf))?;
-                return Ok(());
-            }
-            let got = if self.rank() == 0 {
-                self.coll_recv_into(Rank::Host, tag, bytemuck::cast_slice_mut(buf))
-            } else {
-                Ok(())
-            };
-            return self.after_host_handoff(got, || self.bcast_with(buf, 0usize, opts));
+            // 1. The host hands the data to node 0; 2. node 0 broadcasts
+            // (one call, host.rs).
+            return self.bcast_from_host(buf, Collective::Bcast, 0, "bcast from host", opts);
         }
         self.run_blocking(self.bcast_call(buf, root, opts)?, opts)
     }
@@ -318,17 +279,9 @@ impl Comm {
     ) -> Result<()> {
         let root = root.into();
         if root == Rank::Host {
-            let tag = self.next_tag(true);
-            if self.is_host() {
-                self.coll_recv_into(Rank::Node(0), tag, bytemuck::cast_slice_mut(output))?;
-                return Ok(());
-            }
-            let mut tmp = vec![T::zeroed(); input.len()];
-            self.reduce_into_with(input, &mut tmp, op, 0usize, opts)?;
-            if self.rank() == 0 {
-                self.coll_send_tagged(Rank::Host, tag, bytemuck::cast_slice(&tmp))?;
-            }
-            return Ok(());
+            // 1. The nodes reduce to node 0; 2. node 0 hands the result to
+            // the host (one call, host.rs).
+            return self.reduce_to_host(input, output, op, opts);
         }
         self.run_blocking(self.reduce_call(input, output, op, root, opts)?, opts)
     }
@@ -393,7 +346,10 @@ impl Comm {
         })
     }
 
-    /// Reduce and return the result at the root (`None` elsewhere).
+    /// Reduce and return the result at the root (`None` elsewhere). The
+    /// host, as root, learns the length from the nodes' data (its `input`
+    /// is not used); the host calling it with a node as root is an error
+    /// (the host takes no part in a reduce to a node).
     pub fn reduce<T: Element, O: Operator<T> + 'static>(
         &self,
         input: &[T],
@@ -401,17 +357,22 @@ impl Comm {
         root: impl Into<Rank>,
     ) -> Result<Option<Vec<T>>> {
         let root = root.into();
+        if self.is_host() {
+            if root != Rank::Host {
+                return Err(Error::InvalidArgument {
+                    op: "reduce",
+                    what: format!(
+                        "the host takes no part in a reduce to {root}: call it on the nodes \
+                         only, or give Rank::Host as the root"
+                    ),
+                });
+            }
+            return self
+                .host_learns(Collective::Reduce, 0, "reduce to host", Some(op))
+                .map(Some);
+        }
         let at_root = self.me() == root;
         let mut out = vec![T::zeroed(); if at_root { input.len() } else { 0 }];
-        if self.is_host() {
-            // The host receives a vector whose length it learns from the message.
-            let tag = self.next_tag(true);
-            let bytes = self.coll_recv_vec(Rank::Node(0), tag)?;
-            let mut v = vec![T::zeroed(); bytes.len() / std::mem::size_of::<T>().max(1)];
-            let n = std::mem::size_of_val(v.as_slice());
-            bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(&bytes[..n]);
-            return Ok(Some(v));
-        }
         self.reduce_into(input, &mut out, op, root)?;
         Ok(at_root.then_some(out))
     }
@@ -516,23 +477,6 @@ impl Comm {
                 },
             }),
         }
-    }
-
-    pub(crate) fn coll_send_tagged(&self, to: Rank, tag: u32, data: &[u8]) -> Result<()> {
-        self.coll_send(to, tag, data)
-    }
-
-    pub(crate) fn coll_recv_into(&self, from: Rank, tag: u32, out: &mut [u8]) -> Result<()> {
-        let v = self.coll_recv(from, tag)?;
-        if v.len() != out.len() {
-            return Err(Error::CollectiveMismatch(format!(
-                "{from} sent {} bytes where {} were expected",
-                v.len(),
-                out.len()
-            )));
-        }
-        out.copy_from_slice(&v);
-        Ok(())
     }
 
     pub(crate) fn coll_recv_vec(&self, from: Rank, tag: u32) -> Result<Vec<u8>> {

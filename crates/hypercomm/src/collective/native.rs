@@ -181,7 +181,9 @@ impl Comm {
             && !self.native_cheaper(
                 c,
                 call.parts.eps.len(),
-                call.check.count * std::mem::size_of::<T>(),
+                usize::try_from(call.check.count)
+                    .unwrap_or(usize::MAX)
+                    .saturating_mul(std::mem::size_of::<T>()),
             )
         {
             return Ok(None);
@@ -267,7 +269,12 @@ impl Comm {
         } = call;
         let key = self.coll_ctx();
         let members = &parts.eps[..];
-        let sig = Signature::of(kind, root, &check, op.as_ref().map_or(0, |o| o.code()));
+        let sig = Signature::of(
+            kind,
+            root.map_or(-1, |r| r as i64),
+            &check,
+            op.as_ref().map_or(0, |o| o.code()),
+        );
         // The tag sequences stay in step with members that run ours.
         let seq = self.next_tag(false) & 0x7fff_ffff;
         if self.check_mode() {

@@ -3,9 +3,20 @@
 //! the signatures agree. Blocking calls and non-blocking requests both run
 //! one of these.
 //!
-//! Not done yet: the signature cannot describe per-node counts, so
-//! all-to-allv checks only the operation and element type (a count
-//! mismatch there is still reported, by the message length).
+//! Besides operation, root, count, element type, operator and variant, a
+//! signature carries a digest of the counts of a variable-count call
+//! (equal on every participant when they agree) and, for all-to-allv, a
+//! digest of what each node sends and one of what it expects to receive
+//! (their sums over the participants are equal exactly when every node's
+//! `recv_counts[q]` is node q's `send_counts[me]`, up to a 2⁻⁶⁴ chance of
+//! a collision), so that a count mismatch fails every participant, not
+//! only the receiver. A participant whose own arguments are invalid still
+//! takes part in the exchange with a signature that says so
+//! ([`BAD_ARGS`]), so that the others fail at once instead of waiting.
+//!
+//! Not done yet: the all-to-allv mismatch message names no pair of nodes
+//! (the digests say only that some pair disagrees; the receiving node of
+//! that pair also reports its own length mismatch when it gets that far).
 
 use super::call::rank_list;
 use super::executor::{Exec, Input, Output, Route};
@@ -28,51 +39,107 @@ pub(crate) struct Signature {
     /// Sub-kind: scan direction/inclusion/segmentation, or the phase of a
     /// composed call (0 for the main schedule).
     pub(crate) variant: u8,
+    /// Digest of a variable-count call's counts (0: none); must be equal.
+    pub(crate) digest: u64,
+    /// All-to-allv: digest of what this node sends (`send_counts`).
+    pub(crate) sends: u64,
+    /// All-to-allv: digest of what this node expects (`recv_counts`).
+    pub(crate) expects: u64,
 }
 
 pub(crate) const SIG_BYTES: usize = 24;
 
-/// The variant byte of a host-rooted call's node stage when node 0 could
-/// not take the host's data (no scan or phase uses it).
-pub(crate) const HOST_MISFIT: u8 = 0xff;
+/// The variant byte of a participant whose arguments were invalid: it
+/// takes part in the exchange only to make the others fail (no scan or
+/// phase uses it).
+pub(crate) const BAD_ARGS: u8 = 0xff;
+
+/// The count of a host that learns the length from the nodes' data
+/// (`reduce`, `gather`, `gatherv` to the host): any count matches it.
+pub(crate) const ANY_COUNT: u64 = u64::MAX;
+
+/// splitmix64's finaliser: the mixing function of the count digests.
+pub(crate) fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A digest of a counts vector (order matters), never 0.
+pub(crate) fn counts_digest(counts: &[usize]) -> u64 {
+    counts
+        .iter()
+        .fold(mix(counts.len() as u64), |h, &c| mix(h ^ c as u64))
+        | 1
+}
+
+/// The digest of one message of an all-to-allv: `count` elements from
+/// node `from` to node `to`. Sums of these over every pair agree between
+/// senders and receivers when the counts do.
+pub(crate) fn pair_digest(from: usize, to: usize, count: usize) -> u64 {
+    mix(mix(mix(from as u64) ^ to as u64) ^ count as u64)
+}
+
+/// The code of all-to-allv, whose signature carries its digests where
+/// the others carry count and counts digest.
+const ALLTOALLV: u8 = Collective::Alltoallv.code();
 
 impl Signature {
-    /// The signature of a call of `kind` with `root` (a participant),
-    /// `check` and operator code `operator` (0: none).
+    /// The signature of a call of `kind` with root code `root` (-1: none,
+    /// -2: the host), `check` and operator code `operator` (0: none).
     pub(crate) fn of(
-        kind: super::select::Collective,
-        root: Option<usize>,
+        kind: Collective,
+        root: i64,
         check: &super::call::Check,
         operator: u8,
     ) -> Signature {
         Signature {
             op: kind.code(),
-            root: root.map_or(-1, |r| r as i64),
-            count: check.count as u64,
+            root,
+            count: check.count,
             elem: check.elem,
             operator,
             variant: check.variant,
+            digest: check.digest,
+            sends: check.sends,
+            expects: check.expects,
         }
     }
 
+    /// 24 bytes: operation, element type, operator, variant, the root
+    /// (`i32`), then count and counts digest — or, for all-to-allv (whose
+    /// count is per node), the send and expect digests.
     pub(crate) fn encode(&self) -> [u8; SIG_BYTES] {
         let mut b = [0u8; SIG_BYTES];
         b[0] = self.op;
         b[1] = self.elem;
         b[2] = self.operator;
         b[3] = self.variant;
-        b[8..16].copy_from_slice(&self.root.to_le_bytes());
-        b[16..24].copy_from_slice(&self.count.to_le_bytes());
+        b[4..8].copy_from_slice(&(self.root as i32).to_le_bytes());
+        let (x, y) = if self.op == ALLTOALLV {
+            (self.sends, self.expects)
+        } else {
+            (self.count, self.digest)
+        };
+        b[8..16].copy_from_slice(&x.to_le_bytes());
+        b[16..24].copy_from_slice(&y.to_le_bytes());
         b
     }
     pub(crate) fn decode(b: &[u8]) -> Signature {
+        let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"));
+        let (x, y) = (u64_at(8), u64_at(16));
+        let a2a = b[0] == ALLTOALLV;
         Signature {
             op: b[0],
             elem: b[1],
             operator: b[2],
             variant: b[3],
-            root: i64::from_le_bytes(b[8..16].try_into().expect("8 bytes")),
-            count: u64::from_le_bytes(b[16..24].try_into().expect("8 bytes")),
+            root: i32::from_le_bytes(b[4..8].try_into().expect("4 bytes")) as i64,
+            count: if a2a { 0 } else { x },
+            digest: if a2a { 0 } else { y },
+            sends: if a2a { x } else { 0 },
+            expects: if a2a { y } else { 0 },
         }
     }
 }
@@ -109,47 +176,64 @@ fn root_name(r: i64) -> String {
 /// Compare every participant's signature with participant 0's; describe the
 /// differences, naming ranks and fields.
 pub(crate) fn compare(sigs: &[Signature], ranks: &[Rank]) -> Option<String> {
-    if let Some(i) = sigs.iter().position(|s| s.variant == HOST_MISFIT) {
+    let bad: Vec<String> = sigs
+        .iter()
+        .zip(ranks)
+        .filter(|(s, _)| s.variant == BAD_ARGS)
+        .map(|(_, r)| r.to_string())
+        .collect();
+    if !bad.is_empty() {
         return Some(format!(
-            "{} could not take the host's data for this {}: the host's length \
-             differs from the one the nodes call it with",
-            ranks[i],
-            op_name_of(sigs[i].op)
+            "{} called it with invalid arguments (its own error says which)",
+            bad.join(", ")
         ));
     }
+    // The first participant that states a count is the reference for
+    // counts (a host that learns the length states none).
+    let count_ref = sigs.iter().position(|s| s.count != ANY_COUNT);
     let base = sigs[0];
     let mut diffs = Vec::new();
-    for (i, s) in sigs.iter().enumerate().skip(1) {
+    for (i, s) in sigs.iter().enumerate() {
         let mut f = Vec::new();
-        if s.op != base.op {
-            f.push(format!(
-                "operation {} vs {}",
-                op_name_of(s.op),
-                op_name_of(base.op)
-            ));
+        if i > 0 {
+            if s.op != base.op {
+                f.push(format!(
+                    "operation {} vs {}",
+                    op_name_of(s.op),
+                    op_name_of(base.op)
+                ));
+            }
+            if s.root != base.root {
+                f.push(format!(
+                    "root {} vs {}",
+                    root_name(s.root),
+                    root_name(base.root)
+                ));
+            }
+            if s.elem != base.elem {
+                f.push(format!("element type code {} vs {}", s.elem, base.elem));
+            }
+            if s.operator != base.operator {
+                f.push(format!("operator code {} vs {}", s.operator, base.operator));
+            }
+            if s.variant != base.variant {
+                f.push(format!(
+                    "variant {} vs {}",
+                    variant_name(s.op, s.variant),
+                    variant_name(base.op, base.variant)
+                ));
+            }
+            if s.digest != base.digest {
+                f.push("counts (per-node lengths) differ".to_string());
+            }
         }
-        if s.root != base.root {
-            f.push(format!(
-                "root {} vs {}",
-                root_name(s.root),
-                root_name(base.root)
-            ));
-        }
-        if s.count != base.count {
-            f.push(format!("count {} vs {}", s.count, base.count));
-        }
-        if s.elem != base.elem {
-            f.push(format!("element type code {} vs {}", s.elem, base.elem));
-        }
-        if s.operator != base.operator {
-            f.push(format!("operator code {} vs {}", s.operator, base.operator));
-        }
-        if s.variant != base.variant {
-            f.push(format!(
-                "variant {} vs {}",
-                variant_name(s.op, s.variant),
-                variant_name(base.op, base.variant)
-            ));
+        let r = count_ref.unwrap_or(0);
+        if i > r && s.count != ANY_COUNT && s.count != sigs[r].count {
+            f.push(if r == 0 {
+                format!("count {} vs {}", s.count, sigs[r].count)
+            } else {
+                format!("count {} vs {} of {}", s.count, sigs[r].count, ranks[r])
+            });
         }
         if !f.is_empty() {
             diffs.push(format!(
@@ -158,6 +242,17 @@ pub(crate) fn compare(sigs: &[Signature], ranks: &[Rank]) -> Option<String> {
                 ranks[0],
                 f.join(", ")
             ));
+        }
+    }
+    if diffs.is_empty() && sigs.iter().all(|s| s.op == base.op) {
+        let sends = sigs.iter().fold(0u64, |a, s| a.wrapping_add(s.sends));
+        let expects = sigs.iter().fold(0u64, |a, s| a.wrapping_add(s.expects));
+        if sends != expects {
+            diffs.push(
+                "the send and receive counts do not agree: some node's recv_counts[q] \
+                 is not what node q's send_counts give it"
+                    .to_string(),
+            );
         }
     }
     (!diffs.is_empty()).then(|| diffs.join("; "))
@@ -270,6 +365,11 @@ impl<'a, T: Element, O: Operator<T>> CollTask<'a, T, O> {
         })
     }
 
+    /// The tag of the main schedule.
+    pub(crate) fn tag(&self) -> u32 {
+        self.main.tag()
+    }
+
     /// Record a block_begin now and a block_end when the task ends (tracing).
     pub(crate) fn trace(&mut self, op: u8, root: Option<u32>, seq: u32) {
         crate::trace::recorder::hook(crate::trace::event::Event::BlockBegin { op, root, seq });
@@ -361,4 +461,86 @@ impl<T: Element, O: Operator<T>> Task for CollTask<'_, T, O> {
 /// The name of the operation a signature's code stands for.
 fn op_name_of(code: u8) -> &'static str {
     Collective::from_code(code).map_or("collective", Collective::name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sig(op: Collective, count: u64) -> Signature {
+        Signature {
+            op: op.code(),
+            root: -2,
+            count,
+            elem: 3,
+            operator: 1,
+            variant: 0,
+            digest: 0,
+            sends: 0,
+            expects: 0,
+        }
+    }
+
+    #[test]
+    fn signatures_round_trip_in_24_bytes() {
+        let s = Signature {
+            digest: counts_digest(&[1, 2, 3]),
+            ..sig(Collective::Gatherv, 6)
+        };
+        assert_eq!(Signature::decode(&s.encode()), s);
+        let a = Signature {
+            sends: 7,
+            expects: u64::MAX,
+            ..sig(Collective::Alltoallv, 0)
+        };
+        assert_eq!(Signature::decode(&a.encode()), a);
+    }
+
+    #[test]
+    fn a_host_that_learns_the_count_matches_any() {
+        let ranks = rank_list(3, true);
+        let mut sigs = vec![sig(Collective::Reduce, 4); 3];
+        sigs[2].count = ANY_COUNT;
+        assert_eq!(compare(&sigs, &ranks), None);
+        sigs[1].count = 5;
+        let m = compare(&sigs, &ranks).expect("a mismatch");
+        assert!(m.contains("rank 1") && m.contains("count 5 vs 4"), "{m}");
+    }
+
+    #[test]
+    fn counts_digests_see_order_and_alltoallv_digests_see_pairs() {
+        assert_ne!(counts_digest(&[1, 2]), counts_digest(&[2, 1]));
+        assert_ne!(counts_digest(&[]), 0);
+        // Two nodes: node 0 sends 2 to node 1, node 1 sends 3 to node 0.
+        let send = [[0usize, 2], [3, 0]];
+        let digests = |recv: [[usize; 2]; 2]| -> Vec<Signature> {
+            (0..2)
+                .map(|me| Signature {
+                    sends: (0..2)
+                        .map(|q| pair_digest(me, q, send[me][q]))
+                        .fold(0, u64::wrapping_add),
+                    expects: (0..2)
+                        .map(|q| pair_digest(q, me, recv[me][q]))
+                        .fold(0, u64::wrapping_add),
+                    ..sig(Collective::Alltoallv, 0)
+                })
+                .collect()
+        };
+        let ranks = rank_list(2, false);
+        assert_eq!(compare(&digests([[0, 3], [2, 0]]), &ranks), None);
+        let m = compare(&digests([[0, 2], [2, 0]]), &ranks).expect("a mismatch");
+        assert!(m.contains("recv_counts"), "{m}");
+    }
+
+    #[test]
+    fn bad_arguments_are_named() {
+        let ranks = rank_list(3, true);
+        let mut sigs = vec![sig(Collective::Scatter, 2); 3];
+        sigs[2].variant = BAD_ARGS;
+        let m = compare(&sigs, &ranks).expect("a mismatch");
+        assert!(
+            m.starts_with("the host called it with invalid arguments"),
+            "{m}"
+        );
+    }
 }

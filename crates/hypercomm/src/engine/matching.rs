@@ -137,12 +137,25 @@ impl Engine {
                 }
             }
             Kind::Goodbye => {}
+            Kind::Credit => self.credit_back(h.src, h.id),
+            // Answered by the transports that use them.
+            Kind::WaitQuery | Kind::WaitReply => {}
+            Kind::Gone => {
+                let mut st = self.st.borrow_mut();
+                let n = st.blamed.len();
+                if let Some(b) = st.blamed.get_mut(h.src as usize) {
+                    if b.is_none() && (h.id as usize) < n {
+                        *b = Some(h.id as u32);
+                    }
+                }
+            }
         }
     }
 
     pub(super) fn arrive(&self, msg: Msg) {
         let mut st = self.st.borrow_mut();
         let Some(i) = st.posted.iter().position(|p| p.m.hits(&msg)) else {
+            self.count_unexpected(msg.payload.len(), true);
             st.unexpected.push_back(msg);
             return;
         };
@@ -150,9 +163,14 @@ impl Engine {
         // SAFETY: the posted buffer was a live `&mut [u8]` of the request's
         // scope, which cannot end before the request is completed or removed.
         let dst = unsafe { std::slice::from_raw_parts_mut(p.buf.ptr, p.buf.len) };
+        let (src, len) = (msg.src, msg.payload.len());
         let (result, leftover) = self.deliver(msg, dst, p.layout);
-        if let Some(m) = leftover {
-            st.unexpected.push_back(m);
+        match leftover {
+            Some(m) => {
+                self.count_unexpected(len, true);
+                st.unexpected.push_back(m);
+            }
+            None => self.taken(src, len),
         }
         if let Some(r) = st.reqs.get_mut(p.req) {
             r.state = ReqState::Done(result);
@@ -239,9 +257,14 @@ impl Engine {
             .unexpected
             .remove(i)
             .expect("index just found");
+        let (src, len) = (msg.src, msg.payload.len());
         let (r, leftover) = self.deliver(msg, dst, layout);
-        if let Some(msg) = leftover {
-            self.st.borrow_mut().unexpected.insert(i, msg);
+        match leftover {
+            Some(msg) => self.st.borrow_mut().unexpected.insert(i, msg),
+            None => {
+                self.count_unexpected(len, false);
+                self.taken(src, len);
+            }
         }
         r
     }
@@ -313,6 +336,8 @@ impl Engine {
             tag: msg.tag,
             len: msg.payload.len(),
         };
+        self.count_unexpected(status.len, false);
+        self.taken(status.src, status.len);
         let payload = match msg.payload {
             Payload::Borrowed(b) => {
                 let mut v = vec![0u8; b.len()];

@@ -11,12 +11,28 @@
 //!   at once. Larger sends lend the sender's buffer (single copy, the receiver
 //!   copies from it); the sender waits for the copy. Synchronous sends wait
 //!   for an acknowledgement frame.
+//! * Flow control bounds what a receiver holds for each sender
+//!   ([`SENDER_CREDIT`] bytes, `flow.rs`): a data frame goes to the
+//!   transport only with credit at its receiver, which gives credit back as
+//!   its receives take messages; without credit a send waits, and its
+//!   wait keeps the sender's own receives going.
 //! * Every wait runs the same loop: drain the transport, advance the
-//!   registered [`Task`]s, test the condition, check abort, peer failure and
-//!   the deadline, then spin briefly, yield, and finally block in the
-//!   transport. Nothing busy-loops forever.
+//!   registered [`Task`]s, test the condition, check abort, a deadlock, peer
+//!   failure and the deadline, then spin briefly, yield, and finally block
+//!   in the transport. Nothing busy-loops forever. A blocking wait publishes
+//!   what it waits for (`rank 1 is in recv, waiting for a message from rank
+//!   0 with tag 5`) for the other ranks' timeout and deadlock messages; a
+//!   transport that sees the whole job (threads, shared memory) tells a
+//!   wait with no deadline when every rank is blocked and nothing is in
+//!   flight, and the wait fails with [`Error::Deadlock`].
 //! * Each send, receive and wait event goes through one recorder hook
 //!   ([`crate::trace::recorder::hook`]).
+//! * A peer that is gone is named by its root cause: an endpoint that
+//!   reports `PeerFailed` first tells every other endpoint which one it
+//!   found gone (a [`Kind::Gone`](crate::wire::Kind::Gone) frame, ahead of
+//!   its own end on every transport's FIFO), so a rank that then sees
+//!   *it* gone names the endpoint that failed first, not the neighbour
+//!   that exited after noticing.
 //!
 //! ## Files
 //!
@@ -27,6 +43,7 @@
 //! | `matching.rs` | match criteria, arrival, delivery, blocking receives and probes |
 //! | `requests.rs` | sends, posted receives, the request slab, test / wait / withdraw |
 //! | `progress.rs` | draining the transport, control frames, the [`Task`] trait for work advanced by every wait (non-blocking collectives) |
+//! | `flow.rs` | flow control: credit per receiver, frames waiting for it, credit given back |
 //! | `waits.rs` | the one wait loop: spin, yield, block; abort, failure and deadline checks |
 //!
 //! ## What may import what
@@ -39,12 +56,14 @@
 //! Not done yet: cancellation of a matched receive; message-size based
 //! pipelining for byte-stream transports (they chunk below this layer).
 
+mod flow;
 mod group;
 mod matching;
 mod progress;
 mod requests;
 mod waits;
 
+pub use flow::{MESSAGE_COST, SENDER_CREDIT};
 pub(crate) use group::{map_err, Group};
 pub(crate) use matching::{Layout, Match, RawStatus};
 pub(crate) use progress::Task;
@@ -72,12 +91,26 @@ pub(super) struct State {
     acks: Vec<(u64, usize)>,
     global_or: Vec<bool>,
     abort: Option<(u32, String)>,
+    /// Per endpoint: the endpoint it reported as the cause of its failure
+    /// ([`Kind::Gone`](crate::wire::Kind::Gone)), if it did.
+    blamed: Vec<Option<u32>>,
+    /// Per endpoint: whether this one has told the others that it is gone.
+    announced: Vec<bool>,
 }
+
+/// Told the endpoint found gone first (see [`Engine::on_cause`]).
+pub(crate) type CauseHook = Box<dyn Fn(u32)>;
 
 /// The engine of one endpoint.
 pub(crate) struct Engine {
     pub(crate) t: AnyTransport,
     st: RefCell<State>,
+    /// Credit at each receiver, what is owed to each sender, frames that
+    /// wait for credit (`flow.rs`).
+    flow: RefCell<flow::Flow>,
+    /// Told the root cause of every peer failure this endpoint reports
+    /// (a launched process tells its launcher, see `launch::join`).
+    pub(crate) on_cause: RefCell<Option<CauseHook>>,
     pub(crate) default_timeout: Option<Duration>,
     /// The job runner closes this endpoint (threads of `run`), not the
     /// rank: `finalize` leaves it open.
@@ -114,8 +147,12 @@ impl Engine {
             t,
             st: RefCell::new(State {
                 global_or: vec![false; n],
+                blamed: vec![None; n],
+                announced: vec![false; n],
                 ..Default::default()
             }),
+            flow: RefCell::new(flow::Flow::new(n)),
+            on_cause: RefCell::new(None),
             default_timeout,
             managed: false,
             me,

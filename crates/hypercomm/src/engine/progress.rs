@@ -126,6 +126,8 @@ impl Engine {
         while let Some(f) = self.t.try_recv() {
             self.handle(f);
         }
+        // Credit came back for frames that wait for it.
+        self.send_waiting();
     }
 
     pub(super) fn ack(&self, to: u32, id: u64, taken: usize) {

@@ -48,6 +48,9 @@ pub(super) struct Req {
     pub(super) send: bool,
     pub(super) tag: u32,
     pub(super) len: usize,
+    /// A send whose frame still waits for credit at its receiver (flow
+    /// control): not complete whatever its state says.
+    pub(super) queued: bool,
 }
 
 /// A request handle inside the engine; never reused within a run.
@@ -143,8 +146,9 @@ impl Engine {
 
     pub(super) fn check_dst(&self, g: &Group, dst: u32) -> Result<()> {
         self.check_abort(g)?;
-        if let Some(rank) = self.dead_peer(g, Some(dst)) {
-            return Err(Error::PeerFailed { rank });
+        if let Some(ep) = self.dead_peer(g, Some(dst)) {
+            self.progress(); // its report of a root cause, if any
+            return Err(self.peer_failed(g, ep));
         }
         Ok(())
     }
@@ -176,55 +180,104 @@ impl Engine {
             st.next_sync += 1;
             st.next_sync
         });
-        let lent = if data.len() > EAGER_LIMIT {
+        let (payload, lent) = if data.len() > EAGER_LIMIT {
             let done = Completion::new();
             // SAFETY: forwarded to our caller's contract.
             let b = unsafe { Borrowed::new(data, done.clone()) };
-            self.t
-                .send(self.frame(dst, ctx, tag, sync, Payload::Borrowed(b)))
-                .map(|()| Some(done))
+            (Payload::Borrowed(b), Some(done))
         } else {
-            let p = Payload::copy_of(data);
-            self.t
-                .send(self.frame(dst, ctx, tag, sync, p))
-                .map(|()| None)
+            (Payload::copy_of(data), None)
         };
-        recorder::hook(Event::Done);
-        let lent = lent?;
+        let frame = self.frame(dst, ctx, tag, sync, payload);
+        // Flow control: without credit at the receiver the frame waits in
+        // this endpoint's queue, and the request completes once it left.
+        let frame = if self.take_credit(dst, data.len()) {
+            let sent = self.t.send(frame);
+            recorder::hook(Event::Done);
+            sent?;
+            None
+        } else {
+            recorder::hook(Event::Done);
+            Some(frame)
+        };
         let state = match (sync, lent) {
             (Some(id), lent) => ReqState::AwaitAck { id, lent },
             (None, Some(done)) => ReqState::Lent { done },
-            (None, None) => return Ok(None),
+            (None, None) if frame.is_none() => return Ok(None),
+            (None, None) => ReqState::Done(Ok(RawStatus {
+                src: self.me,
+                tag,
+                len: data.len(),
+            })),
         };
-        Ok(Some(self.push_req(Req {
+        let id = self.push_req(Req {
             state,
             peer: Some(dst),
             group: g.clone(),
             send: true,
             tag,
             len: data.len(),
-        })))
+            queued: frame.is_some(),
+        });
+        if let Some(frame) = frame {
+            self.wait_for_credit(dst, frame, id);
+        }
+        Ok(Some(id))
     }
 
-    /// Send an owned payload (vector hand-off); completes at once.
+    /// Send an owned payload (vector hand-off); completes at once, unless
+    /// the receiver has no credit for it: then it waits for credit (with
+    /// the job's default timeout).
     pub(crate) fn send_owned(
         &self,
-        g: &Group,
+        g: &Arc<Group>,
         dst: u32,
         ctx: u64,
         tag: u32,
         p: Payload,
     ) -> Result<()> {
         self.check_dst(g, dst)?;
+        let len = p.len();
         recorder::hook(Event::Send {
             dst,
             tag,
-            len: p.len(),
+            len,
             coll: ctx & 1 == 1,
         });
-        let r = self.t.send(self.frame(dst, ctx, tag, None, p));
+        let frame = self.frame(dst, ctx, tag, None, p);
+        if self.take_credit(dst, len) {
+            let r = self.t.send(frame);
+            recorder::hook(Event::Done);
+            return r;
+        }
         recorder::hook(Event::Done);
-        r
+        let id = self.push_req(Req {
+            state: ReqState::Done(Ok(RawStatus {
+                src: self.me,
+                tag,
+                len,
+            })),
+            peer: Some(dst),
+            group: g.clone(),
+            send: true,
+            tag,
+            len,
+            queued: true,
+        });
+        self.wait_for_credit(dst, frame, id);
+        self.wait_req(id, self.default_timeout, "send").map(|_| ())
+    }
+
+    /// A frame that waited for credit was handed to the transport (with
+    /// `sent`): its request may complete now.
+    pub(super) fn left_queue(&self, id: ReqId, sent: Result<()>) {
+        let mut st = self.st.borrow_mut();
+        if let Some(r) = st.reqs.get_mut(id) {
+            r.queued = false;
+            if let Err(e) = sent {
+                r.state = ReqState::Done(Err(e));
+            }
+        }
     }
 
     pub(super) fn push_req(&self, r: Req) -> ReqId {
@@ -252,6 +305,7 @@ impl Engine {
             send: false,
             tag: m.tag.unwrap_or(u32::MAX),
             len: dst.len(),
+            queued: false,
         });
         if let Some(i) = self.find(&m) {
             let r = self.take_unexpected(i, dst, layout);
@@ -303,24 +357,25 @@ impl Engine {
         let err = match self.check_abort(&group) {
             Err(e) => e,
             Ok(()) => {
-                let rank = self.req_dead_peer(id)?;
+                let ep = self.req_dead_peer(id)?;
                 self.progress(); // frames may have arrived before the peer left
                 if let Some(r) = self.poll_req(id) {
                     return Some(r);
                 }
                 // As in `wait_loop`: the peer may have failed after an abort.
-                self.check_abort(&group)
-                    .err()
-                    .unwrap_or(Error::PeerFailed { rank })
+                match self.check_abort(&group) {
+                    Err(e) => e,
+                    Ok(()) => self.peer_failed(&group, ep),
+                }
             }
         };
         self.withdraw(id);
         Some(Err(err))
     }
 
-    /// The rank a pending request depends on, if it is gone (for a wildcard
-    /// receive, as for a blocking wildcard receive).
-    pub(super) fn req_dead_peer(&self, id: ReqId) -> Option<Rank> {
+    /// The endpoint a pending request depends on, if it is gone (for a
+    /// wildcard receive, as for a blocking wildcard receive).
+    pub(super) fn req_dead_peer(&self, id: ReqId) -> Option<u32> {
         let (group, peer) = {
             let st = self.st.borrow();
             let r = st.reqs.get(id)?;
@@ -333,6 +388,9 @@ impl Engine {
         let mut st = self.st.borrow_mut();
         let st = &mut *st;
         let r = st.reqs.get_mut(id)?;
+        if r.queued {
+            return None;
+        }
         let finished = match &r.state {
             ReqState::Done(_) => true,
             ReqState::Recv => false,
@@ -376,6 +434,37 @@ impl Engine {
         }
     }
 
+    /// What a request waits for, in words (timeout and deadlock messages).
+    fn describe_req(&self, r: &Req) -> String {
+        if r.queued {
+            format!(
+                "credit to send {} bytes with tag {} to {} (the messages it has not \
+                 received yet from this rank fill its share)",
+                r.len,
+                r.tag,
+                r.group.rank(r.peer.unwrap_or(self.me))
+            )
+        } else if r.send {
+            format!(
+                "a send of {} bytes with tag {} to {} to complete",
+                r.len,
+                r.tag,
+                r.group.rank(r.peer.unwrap_or(self.me))
+            )
+        } else {
+            let src = match r.peer {
+                Some(p) => r.group.rank(p).to_string(),
+                None => "any source".into(),
+            };
+            let tag = if r.tag == u32::MAX {
+                "any tag".to_string()
+            } else {
+                format!("tag {}", r.tag)
+            };
+            format!("a message from {src} with {tag}")
+        }
+    }
+
     /// Wait for a request to complete. On failure or timeout the request is
     /// withdrawn (its buffer is no longer used by anyone).
     pub(crate) fn wait_req(
@@ -385,29 +474,7 @@ impl Engine {
         op: &str,
     ) -> Result<RawStatus> {
         let (group, peer, what) = match self.st.borrow().reqs.get(id) {
-            Some(r) => (
-                r.group.clone(),
-                r.peer,
-                if r.send {
-                    format!(
-                        "a send of {} bytes with tag {} to {} to complete",
-                        r.len,
-                        r.tag,
-                        r.group.rank(r.peer.unwrap_or(self.me))
-                    )
-                } else {
-                    let src = match r.peer {
-                        Some(p) => r.group.rank(p).to_string(),
-                        None => "any source".into(),
-                    };
-                    let tag = if r.tag == u32::MAX {
-                        "any tag".to_string()
-                    } else {
-                        format!("tag {}", r.tag)
-                    };
-                    format!("a message from {src} with {tag}")
-                },
-            ),
+            Some(r) => (r.group.clone(), r.peer, self.describe_req(r)),
             None => {
                 return Err(Error::InvalidArgument {
                     op: "wait",
@@ -425,17 +492,30 @@ impl Engine {
         r
     }
 
-    /// Wait until one of `ids` completes: its index and result. A request
-    /// whose peer is gone is reported (and withdrawn) with `PeerFailed`; on
-    /// timeout or abort the first request is reported with the error (and
-    /// withdrawn).
+    /// Wait until one of `ids` completes: `Ok((index, result))`, that
+    /// request finished (and released) with `result` — a request whose
+    /// peer is gone finishes with `PeerFailed`. `Err` when the wait itself
+    /// ends without any of them finishing (timeout, abort): then every
+    /// request is left as it was, still active.
     pub(crate) fn wait_any(
         &self,
         g: &Group,
         ids: &[ReqId],
         timeout: Option<Duration>,
-    ) -> (usize, Result<RawStatus>) {
-        let what = || format!("any of {} requests", ids.len());
+    ) -> Result<(usize, Result<RawStatus>)> {
+        let what = || {
+            let st = self.st.borrow();
+            let each: Vec<String> = ids
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &id)| {
+                    st.reqs
+                        .get(id)
+                        .map(|r| format!("request {i}: {}", self.describe_req(r)))
+                })
+                .collect();
+            format!("any of {} requests ({})", ids.len(), each.join("; "))
+        };
         let done = |e: &Self| {
             ids.iter()
                 .enumerate()
@@ -445,17 +525,17 @@ impl Engine {
         // no one, hence `Some(self.me)`): a request fails, under its own
         // index, only when *its* peer is gone; a failed rank that none of
         // the requests depends on does not disturb the others.
-        let r = self.wait_loop(g, Some(self.me), timeout, "wait_any", &what, |e| {
+        self.wait_loop(g, Some(self.me), timeout, "wait_any", &what, |e| {
             if let Some(x) = done(e) {
                 return Some(Ok(x));
             }
             if e.check_abort(g).is_err() {
                 return None; // the loop reports the abort next
             }
-            let (i, rank) = ids
+            let (i, ep) = ids
                 .iter()
                 .enumerate()
-                .find_map(|(i, &id)| e.req_dead_peer(id).map(|rank| (i, rank)))?;
+                .find_map(|(i, &id)| e.req_dead_peer(id).map(|ep| (i, ep)))?;
             e.progress(); // frames may have arrived before the peer left
             if let Some(x) = done(e) {
                 return Some(Ok(x));
@@ -463,16 +543,11 @@ impl Engine {
             if e.check_abort(g).is_err() {
                 return None; // the peer failed after an abort: report that
             }
+            let group = e.st.borrow().reqs.get(ids[i]).map(|r| r.group.clone());
+            let err = e.peer_failed(group.as_deref().unwrap_or(g), ep);
             e.withdraw(ids[i]);
-            Some(Ok((i, Err(Error::PeerFailed { rank }))))
-        });
-        match r {
-            Ok((i, r)) => (i, r),
-            Err(err) => {
-                self.withdraw(ids[0]);
-                (0, Err(err))
-            }
-        }
+            Some(Ok((i, Err(err))))
+        })
     }
 
     /// Withdraw an unfinished request: remove a posted receive, revoke a lent
@@ -482,6 +557,11 @@ impl Engine {
         let Some(r) = st.reqs.remove(id) else {
             return;
         };
+        if r.queued {
+            drop(st);
+            self.unqueue(id);
+            st = self.st.borrow_mut();
+        }
         match &r.state {
             ReqState::Lent { done }
             | ReqState::AwaitAck {

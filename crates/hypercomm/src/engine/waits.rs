@@ -4,10 +4,10 @@
 
 use super::{Engine, Group};
 use crate::error::{Error, Result};
-use crate::rank::Rank;
 use crate::trace::recorder::{self, Event};
 use crate::transport::cores;
 use crate::transport::{Fault, PeerState, Transport};
+use crate::wire::Kind;
 use std::time::{Duration, Instant};
 
 /// What the current pass of a wait loop asks of [`Engine::test_step`].
@@ -91,13 +91,14 @@ impl Engine {
         Ok(())
     }
 
-    /// Is the endpoint (or, for `None`, any member needed by a wildcard) gone?
-    pub(super) fn dead_peer(&self, g: &Group, peer: Option<u32>) -> Option<Rank> {
+    /// Is the endpoint (or, for `None`, any member needed by a wildcard)
+    /// gone? Its endpoint number.
+    pub(super) fn dead_peer(&self, g: &Group, peer: Option<u32>) -> Option<u32> {
         match peer {
             Some(p) if p == self.me => None,
             Some(p) => match self.t.peer_state(p as usize) {
                 PeerState::Alive => None,
-                _ => Some(g.rank(p)),
+                _ => Some(p),
             },
             None => {
                 // A wildcard fails when any other member failed, or when every
@@ -105,7 +106,7 @@ impl Engine {
                 let (mut finished, mut alive) = (None, false);
                 for m in g.members().filter(|&m| m != self.me) {
                     match self.t.peer_state(m as usize) {
-                        PeerState::Failed(_) => return Some(g.rank(m)),
+                        PeerState::Failed(_) => return Some(m),
                         PeerState::Finished => {
                             finished.get_or_insert(m);
                         }
@@ -115,9 +116,59 @@ impl Engine {
                 if alive {
                     None
                 } else {
-                    finished.map(|m| g.rank(m))
+                    finished
                 }
             }
+        }
+    }
+
+    /// The endpoint to blame for `ep` being gone: follow what the gone
+    /// endpoints reported as the cause of their own end, to the first.
+    fn root_cause(&self, ep: u32) -> u32 {
+        let st = self.st.borrow();
+        let mut cur = ep;
+        for _ in 0..st.blamed.len() {
+            match st.blamed.get(cur as usize).copied().flatten() {
+                Some(next) if next != cur && next != self.me => cur = next,
+                _ => break,
+            }
+        }
+        cur
+    }
+
+    /// The error for an operation of `g` that needs endpoint `ep`, which is
+    /// gone: `PeerFailed` naming the root cause (when it is a member of
+    /// `g`; otherwise `ep`). The first time a root cause is reported, every
+    /// other endpoint is told (so that whoever sees this endpoint end
+    /// because of it names the root cause too), and so is `on_cause`.
+    pub(super) fn peer_failed(&self, g: &Group, ep: u32) -> Error {
+        let root = self.root_cause(ep);
+        let named = if g.rank_of.get(root as usize).copied().flatten().is_some() {
+            root
+        } else {
+            ep
+        };
+        let first = {
+            let mut st = self.st.borrow_mut();
+            match st.announced.get_mut(root as usize) {
+                Some(a) if !*a => {
+                    *a = true;
+                    true
+                }
+                _ => false,
+            }
+        };
+        if first {
+            if let Some(f) = self.on_cause.borrow().as_ref() {
+                f(root);
+            }
+            let n = self.t.endpoints() as u32;
+            for j in (0..n).filter(|&j| j != self.me && j != root) {
+                self.control(j, Kind::Gone, u64::from(root), Vec::new());
+            }
+        }
+        Error::PeerFailed {
+            rank: g.rank(named),
         }
     }
 
@@ -158,8 +209,22 @@ impl Engine {
                 if let Err(e) = self.check_abort(g) {
                     break Err(e);
                 }
-                if let Some(rank) = self.dead_peer(g, peer) {
-                    // Frames may have arrived before the peer finished: look once more.
+                if published {
+                    // Blocked with every other endpoint of the job? (Before the
+                    // peers' states: a rank told first may already have
+                    // ended because of it.)
+                    if let Some(waits) = self.t.deadlock() {
+                        break Err(Error::Deadlock {
+                            rank: g.rank(self.me),
+                            op: op.to_string(),
+                            waiting_for: what(),
+                            waits,
+                        });
+                    }
+                }
+                if let Some(ep) = self.dead_peer(g, peer) {
+                    // Frames may have arrived before the peer finished (its
+                    // report of a root cause among them): look once more.
                     self.progress();
                     if let Some(r) = poll(self) {
                         break r;
@@ -169,7 +234,7 @@ impl Engine {
                     if let Err(e) = self.check_abort(g) {
                         break Err(e);
                     }
-                    break Err(Error::PeerFailed { rank });
+                    break Err(self.peer_failed(g, ep));
                 }
                 if spins > 0 {
                     if let Some(t) = timeout {
@@ -202,7 +267,11 @@ impl Engine {
                 std::thread::yield_now();
             } else {
                 if !published {
-                    let w = format!("{} in {op}: {}", g.rank(self.me), what());
+                    // About to block: give back the credit this rank owes,
+                    // so that no sender waits for it while this rank waits
+                    // for that sender.
+                    self.grant_owed();
+                    let w = format!("{} is in {op}, waiting for {}", g.rank(self.me), what());
                     self.t.set_waiting(Some(&w));
                     published = true;
                 }

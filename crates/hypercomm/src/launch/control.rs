@@ -44,6 +44,10 @@ pub(crate) enum Ctl {
         ok: bool,
         /// Why not, when not.
         message: String,
+        /// The endpoint this one found gone first (its operations failed
+        /// with `PeerFailed` because of it), if any: this endpoint's
+        /// failure, or a non-zero exit that follows, is a consequence.
+        cause: Option<u32>,
     },
     /// Endpoint → rendezvous: the result of a rank of
     /// [`run_processes`](super::run_processes) (serialised), sent before
@@ -124,6 +128,7 @@ mod tests {
             Ctl::Finished {
                 ok: false,
                 message: "y".into(),
+                cause: Some(2),
             },
             Ctl::Result {
                 bytes: vec![1, 2, 3],

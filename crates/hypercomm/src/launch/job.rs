@@ -5,9 +5,11 @@
 //! listener, starts every process with the variables of the environment
 //! contract ([`crate::launch`]), forwards their output line by line with a
 //! `[rank]` / `[host]` prefix, and runs the monitor until every process has
-//! ended: the first failure (non-zero exit, signal, abort) is printed with
-//! the rank and the reason, the other ranks get a grace period to notice,
-//! then SIGTERM, then SIGKILL. SIGINT and SIGTERM to the launcher stop the
+//! ended: the failure that caused the others (see the monitor's docs on
+//! whom it blames: a rank's own panic or error, a death by signal, an
+//! abort) is printed first with the rank and the reason, and its exit code
+//! is the launcher's; the other ranks get a grace period to notice, then
+//! SIGTERM, then SIGKILL. SIGINT and SIGTERM to the launcher stop the
 //! whole job.
 //!
 //! Hosts (`--hosts`) are dealt out to the ranks round-robin. A host that

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::transport::tcp::{auth, tune};
 use crate::transport::{JoinInfo, Joined, Notices, Supervisor, TransportKind};
 use std::net::{IpAddr, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -149,9 +150,11 @@ pub(crate) fn join_job(mut ctl: TcpStream, spec: JoinSpec) -> Result<Comm> {
     }
     let reader = ctl.try_clone().map_err(|e| io_err("joining the job", e))?;
     let writer = Arc::new(Mutex::new(ctl));
+    let cause = Arc::new(AtomicU64::new(NO_CAUSE));
     let sup = ControlSupervisor {
         ctl: writer.clone(),
         after: Mutex::new(spec.after_finish),
+        cause: cause.clone(),
     };
     let Joined { transport, notices } = joining.complete(&table, Box::new(sup))?;
     std::thread::Builder::new()
@@ -159,8 +162,18 @@ pub(crate) fn join_job(mut ctl: TcpStream, spec: JoinSpec) -> Result<Comm> {
         .spawn(move || read_notices(reader, notices))
         .map_err(|e| io_err("spawning the control thread", e))?;
     *lock(&CONTROL) = Some(writer);
-    rank_over(transport, spec.host, false)
+    panics::record();
+    let comm = rank_over(transport, spec.host, false)?;
+    // The first peer failure this endpoint reports goes with its
+    // `Finished`, so that the launcher blames the root cause.
+    *comm.engine().on_cause.borrow_mut() = Some(Box::new(move |ep| {
+        let _ = cause.compare_exchange(NO_CAUSE, u64::from(ep), Ordering::SeqCst, Ordering::SeqCst);
+    }));
+    Ok(comm)
 }
+
+/// `ControlSupervisor::cause` before any peer failure.
+const NO_CAUSE: u64 = u64::MAX;
 
 /// The rendezvous's news, handed to the transport.
 fn read_notices(mut r: TcpStream, notices: Arc<dyn Notices>) {
@@ -181,6 +194,9 @@ fn read_notices(mut r: TcpStream, notices: Arc<dyn Notices>) {
 struct ControlSupervisor {
     ctl: Arc<Mutex<TcpStream>>,
     after: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+    /// The first endpoint the rank's engine reported gone (`NO_CAUSE`:
+    /// none).
+    cause: Arc<AtomicU64>,
 }
 
 impl Supervisor for ControlSupervisor {
@@ -198,14 +214,58 @@ impl Supervisor for ControlSupervisor {
             let mut c = lock(&self.ctl);
             let (ok, message) = match outcome {
                 Ok(()) => (true, String::new()),
+                // A panic's own message, rather than the bare word the
+                // endpoint's drop knows.
+                Err(m) if m == "panicked" => (false, panics::last().unwrap_or_else(|| m.clone())),
                 Err(m) => (false, m.clone()),
             };
-            let _ = control::write(&mut *c, &Ctl::Finished { ok, message });
+            let cause = match self.cause.load(Ordering::SeqCst) {
+                NO_CAUSE => None,
+                c => Some(c as u32),
+            };
+            let _ = control::write(&mut *c, &Ctl::Finished { ok, message, cause });
             let _ = c.shutdown(std::net::Shutdown::Write);
         }
         *lock(&CONTROL) = None;
         if let Some(f) = lock(&self.after).take() {
             f();
         }
+    }
+}
+
+/// The message of the last panic in this process, for the launcher: a
+/// panic unwinding out of `main` drops the world communicator, whose
+/// endpoint knows only that it is closing because of a panic.
+mod panics {
+    use std::sync::{Mutex, Once};
+
+    static LAST: Mutex<Option<String>> = Mutex::new(None);
+
+    /// Record every panic's message (once per process; the hook that was
+    /// installed before still runs after this one).
+    pub(super) fn record() {
+        static ONCE: Once = Once::new();
+        ONCE.call_once(|| {
+            let previous = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                let what = info
+                    .payload()
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                let at = info
+                    .location()
+                    .map(|l| format!(" at {}:{}:{}", l.file(), l.line(), l.column()))
+                    .unwrap_or_default();
+                *super::lock(&LAST) = Some(format!("panicked{at}: {what}"));
+                previous(info);
+            }));
+        });
+    }
+
+    /// The last panic's message, if any.
+    pub(super) fn last() -> Option<String> {
+        super::lock(&LAST).clone()
     }
 }

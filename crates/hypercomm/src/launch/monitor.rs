@@ -8,6 +8,19 @@
 //! host is this process) and rank 0 under Slurm (no children: liveness is
 //! seen through the control connections only).
 //!
+//! **Whom to blame.** A failing job usually ends with several ranks
+//! failing: the one that failed first and the others, which noticed it
+//! and exited — often sooner than the first one, which may still be
+//! printing a backtrace. The monitor names the root cause from what the
+//! ranks report before it looks at the order of exits ([`Class`]): a
+//! rank's own report of a failure (its `Finished` says why — a panic's
+//! message, an error — and names no other endpoint as the cause) or a
+//! death by a signal nobody in the job sent comes first; then exits with
+//! an error code that nothing explains; last the failures that a rank
+//! reported as caused by another endpoint being gone. Within a class the
+//! earliest wins. The launcher exits with the named rank's own exit code
+//! (101 for a Rust panic, 128 + the signal number for a signal).
+//!
 //! Not done yet: restarting or replacing failed ranks.
 
 use super::control::{self, Ctl};
@@ -22,9 +35,11 @@ use std::time::{Duration, Instant};
 /// After the first failure or abort, how long the other ranks get to notice
 /// and exit by themselves before they are sent SIGTERM.
 pub(crate) const GRACE: Duration = Duration::from_secs(2);
-/// How long after the first failure the launcher waits before naming the
-/// cause (so that a rank killed by a signal is named rather than the peers
-/// that noticed its death and exited first).
+/// How long after the first failure the launcher waits before naming a
+/// root cause it has evidence of (a rank's own failure report, a death by
+/// signal), so that it is named rather than the peers that noticed it and
+/// exited first. Without such evidence the verdict waits for the end of
+/// the job.
 pub(crate) const WINDOW: Duration = Duration::from_millis(300);
 /// After SIGTERM, how long before SIGKILL.
 pub(crate) const KILL_AFTER: Duration = Duration::from_secs(1);
@@ -227,6 +242,28 @@ pub(crate) struct MonitorSetup {
     pub(crate) verbose: bool,
 }
 
+/// How much a failure says about the cause of a job's failure, best first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Class {
+    /// The endpoint's own failure: it reported one (a panic, an error of
+    /// its own) or it died by a signal nobody in the job sent.
+    Own,
+    /// An exit with an error code, or a lost connection, and no report.
+    Unexplained,
+    /// It reported that it failed because another endpoint was gone.
+    Consequence,
+}
+
+/// The evidence that one endpoint failed.
+#[derive(Debug, Clone)]
+struct Candidate {
+    class: Class,
+    /// When it was first seen, among the failures of the job.
+    seq: usize,
+    what: String,
+    code: i32,
+}
+
 /// The monitor's verdict.
 #[derive(Debug, Clone)]
 pub(crate) struct Verdict {
@@ -253,9 +290,17 @@ pub(crate) struct Monitor {
     aborted: bool,
     results: Vec<Option<Vec<u8>>>,
     teardown: Option<Instant>,
-    /// Failures seen but not yet attributed: (class, order, text, code,
-    /// endpoint).
-    candidates: Vec<(u8, usize, String, i32, usize)>,
+    /// Per endpoint, the evidence of its failure, until one is named.
+    candidates: Vec<Option<Candidate>>,
+    /// Failures seen so far (orders the candidates in time).
+    seen: usize,
+    /// Per endpoint: what it reported as the cause of its failure (the
+    /// endpoint it found gone), from its `Finished`.
+    causes: Vec<Option<u32>>,
+    /// Per endpoint: whether it reported a failure of its own.
+    own_failure: Vec<bool>,
+    /// Per endpoint: its exit code, once it exited with one.
+    exit_codes: Vec<Option<i32>>,
     decide_at: Option<Instant>,
     term_sent: Option<Instant>,
     killed: bool,
@@ -283,7 +328,11 @@ impl Monitor {
             aborted: false,
             results: vec![None; endpoints],
             teardown: None,
-            candidates: Vec::new(),
+            candidates: (0..endpoints).map(|_| None).collect(),
+            seen: 0,
+            causes: vec![None; endpoints],
+            own_failure: vec![false; endpoints],
+            exit_codes: vec![None; endpoints],
             decide_at: None,
             term_sent: None,
             killed: false,
@@ -322,40 +371,97 @@ impl Monitor {
         }
     }
 
-    /// Record a failure of `ep`. Its peers are told at once; which failure
-    /// is reported as *the* cause is decided [`WINDOW`] after the first one,
-    /// preferring deaths by signal (`signal`) to exits with an error code,
-    /// which are often just the peers noticing the death first.
-    fn fail(&mut self, ep: usize, what: String, code: i32, signal: bool) {
+    /// Record evidence that `ep` failed. Its peers are told at once (the
+    /// first time); which failure is named as *the* cause is decided later
+    /// (see [`Class`]): a rank's own report of a failure or a death by
+    /// signal, [`WINDOW`] after the first failure, or else at the end of
+    /// the job, so that the peers that noticed a failure and exited first
+    /// are not blamed for it.
+    fn fail(&mut self, ep: usize, what: String, code: i32, class: Class) {
         if self.failure.is_some() || self.aborted {
-            self.say(&what);
+            if self.candidates[ep].is_none() {
+                self.say(&what);
+            }
             return;
         }
-        self.broadcast(
-            ep,
-            &Ctl::PeerFailed {
-                endpoint: ep as u32,
-                message: what.clone(),
-            },
-        );
-        let seq = self.candidates.len();
-        self.candidates.push((!signal as u8, seq, what, code, ep));
         let now = Instant::now();
-        self.decide_at.get_or_insert(now + WINDOW);
-        self.teardown.get_or_insert(now + GRACE);
+        match &mut self.candidates[ep] {
+            Some(c) => {
+                // More evidence about the same endpoint: the better
+                // classification and text win, the first time stays.
+                if class < c.class {
+                    c.class = class;
+                    c.what = what;
+                }
+                if c.code == 1 && code != 1 {
+                    c.code = code;
+                }
+            }
+            None => {
+                self.broadcast(
+                    ep,
+                    &Ctl::PeerFailed {
+                        endpoint: ep as u32,
+                        message: what.clone(),
+                    },
+                );
+                self.candidates[ep] = Some(Candidate {
+                    class,
+                    seq: self.seen,
+                    what,
+                    code,
+                });
+                self.seen += 1;
+                self.teardown.get_or_insert(now + GRACE);
+            }
+        }
+        if class == Class::Own {
+            self.decide_at.get_or_insert(now + WINDOW);
+        }
     }
 
-    /// Name the primary failure among the candidates and print them all.
+    /// The class of a failure of `ep` seen as an exit or a lost connection.
+    fn exit_class(&self, ep: usize, by_signal: bool) -> Class {
+        if self.causes[ep].is_some() {
+            Class::Consequence
+        } else if by_signal || self.own_failure[ep] {
+            Class::Own
+        } else {
+            Class::Unexplained
+        }
+    }
+
+    /// Name the primary failure among the candidates and print them all,
+    /// the primary first.
     fn decide(&mut self) {
-        if self.candidates.is_empty() || self.failure.is_some() {
+        if self.failure.is_some() {
             return;
         }
-        let mut c = std::mem::take(&mut self.candidates);
-        c.sort_by_key(|x| (x.0, x.1));
-        for (_, _, what, _, _) in &c {
-            self.say(what);
+        let mut c: Vec<(usize, Candidate)> = self
+            .candidates
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(ep, c)| c.take().map(|c| (ep, c)))
+            .collect();
+        if c.is_empty() {
+            return;
         }
-        let (_, _, what, code, ep) = c.swap_remove(0);
+        c.sort_by_key(|(_, c)| (c.class, c.seq));
+        let (ep, first) = c.remove(0);
+        // The culprit's own exit code, when it has exited with one.
+        let code = self.exit_codes[ep].unwrap_or(first.code);
+        let what = match self.exit_codes[ep] {
+            Some(x)
+                if !first.what.contains("exited with code") && !first.what.contains("killed") =>
+            {
+                format!("{} (exit code {x})", first.what)
+            }
+            _ => first.what,
+        };
+        self.say(&what);
+        for (_, other) in &c {
+            self.say(&other.what);
+        }
         self.failure = Some((what, code, Some(ep)));
     }
 
@@ -417,7 +523,7 @@ impl Monitor {
             }
             Event::Ctl { ep, msg } => match msg {
                 Ctl::Abort { message } if !self.aborted && self.failure.is_none() => {
-                    self.candidates.clear();
+                    self.candidates.iter_mut().for_each(|c| *c = None);
                     self.aborted = true;
                     let text = format!("{} aborted the job: {message}", self.label(ep));
                     self.say(&text);
@@ -432,11 +538,25 @@ impl Monitor {
                     self.teardown.get_or_insert(Instant::now() + GRACE);
                 }
                 Ctl::Result { bytes } => self.results[ep] = Some(bytes),
-                Ctl::Finished { ok, message } => {
+                Ctl::Finished { ok, message, cause } => {
                     self.finished[ep] = true;
-                    if !ok && self.setup.pids[ep].is_none() {
-                        let what = format!("{} failed: {message}", self.label(ep));
-                        self.fail(ep, what, 1, false);
+                    self.causes[ep] = cause.filter(|&c| (c as usize) < self.causes.len());
+                    if !ok {
+                        self.own_failure[ep] = cause.is_none();
+                        let what = match cause {
+                            Some(c) => format!(
+                                "{} failed because {} was gone: {message}",
+                                self.label(ep),
+                                self.label(c as usize)
+                            ),
+                            None => format!("{} failed: {message}", self.label(ep)),
+                        };
+                        let class = self.exit_class(ep, false);
+                        let code = self.exit_codes[ep].unwrap_or(1);
+                        self.fail(ep, what, code, class);
+                    } else if let (Some(c), Some(_)) = (self.candidates[ep].as_mut(), cause) {
+                        // It exited with an error before this report came.
+                        c.class = Class::Consequence;
                     }
                 }
                 _ => {}
@@ -453,7 +573,8 @@ impl Monitor {
                         "{} lost its connection to the rendezvous without finishing",
                         self.label(ep)
                     );
-                    self.fail(ep, what, 1, false);
+                    let class = self.exit_class(ep, false);
+                    self.fail(ep, what, 1, class);
                 }
             }
             Event::StarterExited { status } => {
@@ -467,6 +588,9 @@ impl Monitor {
                     None => describe_exit(status),
                 };
                 let stopped_by_us = self.term_sent.is_some() || self.stopping_quietly;
+                if let (Some(code), false) = (code, stopped_by_us) {
+                    self.exit_codes[ep] = Some(code);
+                }
                 match code {
                     Some(code) if !stopped_by_us => {
                         use std::os::unix::process::ExitStatusExt;
@@ -474,7 +598,8 @@ impl Monitor {
                         // Over ssh, the remote shell's 128 + n.
                         let by_signal = status.signal().is_some()
                             || (self.remote(ep).is_some() && code > 128 && code < 128 + 65);
-                        self.fail(ep, what, code, by_signal);
+                        let class = self.exit_class(ep, by_signal);
+                        self.fail(ep, what, code, class);
                     }
                     Some(_) => {}
                     None => {
@@ -487,7 +612,7 @@ impl Monitor {
                             if self.writers.iter().any(|w| w.is_some()) {
                                 let what =
                                     format!("{} exited before joining the job", self.label(ep));
-                                self.fail(ep, what, 1, false);
+                                self.fail(ep, what, 1, Class::Unexplained);
                             }
                         }
                     }
@@ -528,7 +653,8 @@ impl Monitor {
                 ),
             };
             self.lost.clear();
-            self.fail(first, what, code, signal);
+            let class = self.exit_class(first, signal);
+            self.fail(first, what, code, class);
             return;
         }
         let never: Vec<usize> = (0..self.writers.len())
@@ -545,10 +671,12 @@ impl Monitor {
         };
         if let Some(&first) = never.first() {
             let what = format!("{name} {how} before {} joined the job", list(&never));
-            self.fail(first, what, code.unwrap_or(1), false);
+            let class = self.exit_class(first, false);
+            self.fail(first, what, code.unwrap_or(1), class);
         } else if let Some(&first) = unfinished.first() {
             let what = format!("{name} {how} before {} finished", list(&unfinished));
-            self.fail(first, what, code.unwrap_or(1), false);
+            let class = self.exit_class(first, false);
+            self.fail(first, what, code.unwrap_or(1), class);
         } else if let (Some(c), false) = (code, stopped_by_us) {
             if self.failure.is_none() && !self.aborted {
                 let what = format!("{name} {how}");
@@ -577,7 +705,8 @@ impl Monitor {
                         "{} lost its connection to the rendezvous without finishing",
                         self.label(ep)
                     );
-                    self.fail(ep, what, 1, false);
+                    let class = self.exit_class(ep, false);
+                    self.fail(ep, what, 1, class);
                 }
             }
             if self.decide_at.is_some_and(|t| now >= t) {
@@ -627,7 +756,13 @@ impl Monitor {
         let results = std::mem::take(&mut self.results);
         match self.failure {
             Some((what, code, culprit)) => Verdict {
-                code: if code == 0 { 1 } else { code },
+                // The culprit's own exit code once it is known (a rank that
+                // reported its failure may exit after the verdict).
+                code: match culprit.and_then(|ep| self.exit_codes[ep]) {
+                    Some(c) if c != 0 => c,
+                    _ if code == 0 => 1,
+                    _ => code,
+                },
                 failure: Some(what),
                 culprit,
                 results,

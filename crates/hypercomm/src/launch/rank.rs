@@ -120,10 +120,7 @@ pub(crate) fn run_rank<R, E: Into<BoxError>>(
         }
         Ok(Err(e)) => {
             let e: BoxError = e;
-            let secondary = matches!(
-                e.downcast_ref::<Error>(),
-                Some(Error::PeerFailed { .. } | Error::Aborted { .. })
-            );
+            let secondary = e.downcast_ref::<Error>().is_some_and(Error::is_consequence);
             (e.to_string(), !secondary)
         }
         Err(p) => (panic_message(&*p), true),

@@ -101,8 +101,10 @@ pub fn write_record(out: &mut String, r: &Record, f: Format) {
         Kind::Compstats { idle } => {
             let (is, ius) = secs(*idle);
             if verbose {
-                // busy = timestamp − idle, in whole microseconds.
-                let busy = (r.time.div_euclid(1000) - idle.div_euclid(1000)) * 1000;
+                // busy = timestamp − idle, in whole microseconds (a
+                // record the reader accepts always has one; saturated
+                // otherwise).
+                let busy = busy_of(r.time, *idle).unwrap_or(i64::MAX);
                 let (bs, bus) = secs(busy);
                 let _ = write!(out, " busy {bs} {bus} idle {is} {ius}");
             } else {
@@ -209,6 +211,30 @@ impl<'a> Toks<'a> {
     }
 }
 
+/// Seconds and microseconds (`0..1_000_000`) as nanoseconds, or why not.
+fn nanos(s: i64, us: i64, what: &str) -> Result<i64, String> {
+    if !(0..1_000_000).contains(&us) {
+        return Err(format!("{what}: microseconds {us} not in 0..1000000"));
+    }
+    s.checked_mul(1_000_000)
+        .and_then(|x| x.checked_add(us))
+        .and_then(|x| x.checked_mul(1000))
+        .ok_or_else(|| format!("{what}: {s} s {us} µs is out of range"))
+}
+
+/// The busy time of a compstats record at `time` with `idle`: whole
+/// microseconds of the difference, in nanoseconds (`None` out of range).
+fn busy_of(time: i64, idle: i64) -> Option<i64> {
+    time.div_euclid(1000)
+        .checked_sub(idle.div_euclid(1000))?
+        .checked_mul(1000)
+}
+
+/// A value that must fit 32 bits.
+fn int32(v: i64, what: &str) -> Result<i32, String> {
+    i32::try_from(v).map_err(|_| format!("{what} {v} is out of range"))
+}
+
 /// Parse one line (verbose or compact). `Ok(None)` for a blank line.
 pub fn parse_line(line: &str) -> Result<Option<Record>, String> {
     let line = line.trim_end_matches(['\r', '\n']);
@@ -245,13 +271,13 @@ pub fn parse_line(line: &str) -> Result<Option<Record>, String> {
         .ok_or("missing microseconds")?
         .parse::<i64>()
         .map_err(|_| "bad microseconds".to_string())?;
-    let time = (s * 1_000_000 + us) * 1000;
-    let node = num(&mut t, "node")? as i32;
+    let time = nanos(s, us, "clock")?;
+    let node = int32(num(&mut t, "node")?, "node")?;
     let levels = |t: &mut Toks, num: &mut dyn FnMut(&mut Toks, &str) -> Result<i64, String>| {
         Ok::<_, String>(Levels {
-            event: num(t, "event")? as i32,
-            compstats: num(t, "compstats")? as i32,
-            commstats: num(t, "commstats")? as i32,
+            event: int32(num(t, "event")?, "event")?,
+            compstats: int32(num(t, "compstats")?, "compstats")?,
+            commstats: int32(num(t, "commstats")?, "commstats")?,
         })
     };
     let kind = match code {
@@ -281,13 +307,13 @@ pub fn parse_line(line: &str) -> Result<Option<Record>, String> {
             }
         }
         4 => Kind::Send {
-            to: num(&mut t, "to")? as i32,
+            to: int32(num(&mut t, "to")?, "to")?,
             tag: num(&mut t, "type")?,
             len: num(&mut t, "lth")?,
         },
         6 | 8 => {
             let (from, tag, len) = (
-                num(&mut t, "from")? as i32,
+                int32(num(&mut t, "from")?, "from")?,
                 num(&mut t, "type")?,
                 num(&mut t, "lth")?,
             );
@@ -309,21 +335,27 @@ pub fn parse_line(line: &str) -> Result<Option<Record>, String> {
                 let bus = num(&mut t, "")?;
                 let is = num(&mut t, "idle")?;
                 let ius = num(&mut t, "")?;
-                let idle = (is * 1_000_000 + ius) * 1000;
-                let busy_us = bs * 1_000_000 + bus;
-                if busy_us != time / 1000 - idle / 1000 {
-                    return Err(format!(
-                        "compstats busy {bs} {bus} is not clock − idle ({} µs)",
-                        time / 1000 - idle / 1000
-                    ));
+                let idle = nanos(is, ius, "idle")?;
+                let busy = nanos(bs, bus, "busy")?;
+                match busy_of(time, idle) {
+                    Some(b) if b == busy => {}
+                    Some(b) => {
+                        return Err(format!(
+                            "compstats busy {bs} {bus} is not clock − idle ({} µs)",
+                            b / 1000
+                        ))
+                    }
+                    None => return Err("compstats: clock − idle is out of range".into()),
                 }
                 Kind::Compstats { idle }
             } else {
                 let is = num(&mut t, "")?;
                 let ius = num(&mut t, "")?;
-                Kind::Compstats {
-                    idle: (is * 1_000_000 + ius) * 1000,
+                let idle = nanos(is, ius, "idle")?;
+                if busy_of(time, idle).is_none() {
+                    return Err("compstats: clock − idle is out of range".into());
                 }
+                Kind::Compstats { idle }
             }
         }
         12 => Kind::Commstats {
@@ -353,7 +385,7 @@ pub fn parse_line(line: &str) -> Result<Option<Record>, String> {
             let fs = num(&mut t, "finished")?;
             let fus = num(&mut t, "")?;
             Kind::TraceFlush {
-                finished: (fs * 1_000_000 + fus) * 1000,
+                finished: nanos(fs, fus, "finished")?,
             }
         }
         19 => Kind::TraceExit {
@@ -463,6 +495,14 @@ mod tests {
             "send clock 0 0 node 1 to x type 1 lth 2",
             "compstats clock 4 66978 node 23 busy 9 0 idle 1 69412",
             "close clock 0 0 node 1 extra",
+            // Found by the fuzz target: seconds whose nanoseconds overflow
+            // (they used to wrap round to another time).
+            "2 33555575555 31 6",
+            "close clock 0 1000000 node 1",
+            "close clock 0 -1 node 1",
+            "close clock 0 0 node 4294967302",
+            "send clock 0 0 node 1 to 2147483648 type 1 lth 2",
+            "11 9223372036 0 1 -9223372036 0",
         ] {
             assert!(parse_line(l).is_err(), "{l}");
         }

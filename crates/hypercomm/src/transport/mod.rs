@@ -13,8 +13,10 @@
 //! and of the job ([`Transport::peer_state`], [`Transport::fault`]), ending
 //! ([`Transport::abort`], [`Transport::close`]), what selection needs
 //! ([`Transport::link`]: start-up and per-byte cost, shared memory, ranks
-//! and cores per node), and two diagnostics with defaults
-//! ([`Transport::set_waiting`], [`Transport::describe_waits`]).
+//! and cores per node), and three diagnostics with defaults
+//! ([`Transport::set_waiting`], [`Transport::describe_waits`],
+//! [`Transport::deadlock`]: transports that see the whole job detect a
+//! deadlock with the double collect of `deadlock.rs`).
 //!
 //! A transport is made in two steps (timely's `AllocateBuilder`): a
 //! [`Builder`] is `Send` and travels to the thread that will use the
@@ -61,6 +63,7 @@
 //! Not done yet: the simulated transport (one folder and one line in
 //! `transports!`).
 
+pub(crate) mod deadlock;
 mod frame;
 #[cfg(feature = "mpi")]
 pub mod mpi;
@@ -171,6 +174,14 @@ pub trait Transport {
     /// other endpoints' timeout messages. Default: not published.
     fn set_waiting(&self, what: Option<&str>) {
         let _ = what;
+    }
+    /// Whether this endpoint's last blocked wait (one with no deadline) was
+    /// part of a deadlock of the whole job: every endpoint blocked or
+    /// ended and no frame in flight (`deadlock.rs`). `Some(what every
+    /// endpoint waits for)`, reported once. Default: `None` (a transport
+    /// that cannot see the whole job).
+    fn deadlock(&self) -> Option<String> {
+        None
     }
     /// What every other endpoint is waiting for, when this transport can
     /// see it (diagnostics for timeout messages).
@@ -414,6 +425,9 @@ impl Transport for AnyTransport {
     fn set_waiting(&self, what: Option<&str>) {
         dispatch!(self, t => t.set_waiting(what))
     }
+    fn deadlock(&self) -> Option<String> {
+        dispatch!(self, t => t.deadlock())
+    }
     fn describe_waits(&self) -> String {
         dispatch!(self, t => t.describe_waits())
     }
@@ -455,6 +469,9 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
     }
     fn set_waiting(&self, what: Option<&str>) {
         (**self).set_waiting(what)
+    }
+    fn deadlock(&self) -> Option<String> {
+        (**self).deadlock()
     }
     fn describe_waits(&self) -> String {
         (**self).describe_waits()

@@ -5,6 +5,7 @@
 use super::segment::{Mapping, S_ALIVE, S_FAILED, S_FINISHED, S_MARKING, S_UNATTACHED};
 use super::wake::wake_all;
 use super::{sys, ShmEndpoint};
+use crate::transport::deadlock;
 use crate::transport::PeerState;
 use std::sync::atomic::Ordering;
 
@@ -20,6 +21,7 @@ pub(super) fn mark_failed(map: &Mapping, ep: usize, message: &str) {
     {
         map.set_failure(ep, message);
         st.store(S_FAILED, Ordering::Release);
+        map.ends().fetch_add(1, Ordering::SeqCst);
         wake_all(map);
     }
 }
@@ -36,7 +38,95 @@ pub(super) fn set_abort(map: &Mapping, ep: usize, message: &str) {
     wake_all(map);
 }
 
+impl deadlock::JobView for ShmEndpoint {
+    fn endpoints(&self) -> usize {
+        self.n
+    }
+    fn published(&self, e: usize) -> deadlock::Published {
+        let m = &self.map;
+        deadlock::Published {
+            ended: matches!(m.state(e).load(Ordering::SeqCst), S_FINISHED | S_FAILED),
+            epoch: m.epoch(e).load(Ordering::SeqCst),
+            sent: m.sent(e).load(Ordering::SeqCst),
+            drained: m.drained(e).load(Ordering::SeqCst),
+            ends_seen: m.ends_seen(e).load(Ordering::SeqCst),
+        }
+    }
+    fn ends(&self) -> u64 {
+        self.map.ends().load(Ordering::SeqCst)
+    }
+    fn aborted(&self) -> bool {
+        self.map.abort().load(Ordering::SeqCst) >= 2
+    }
+    /// A process killed while blocked looks blocked for ever: ask the
+    /// kernel (and mark it failed, which ends the search).
+    fn alive(&self, e: usize) -> bool {
+        if e == self.me || !self.process_ended(e) {
+            return true;
+        }
+        let pid = self.map.pid(e).load(Ordering::Relaxed);
+        self.mark_failed(
+            e,
+            &format!("process {pid} ended without finishing (killed or crashed)"),
+        );
+        false
+    }
+}
+
 impl ShmEndpoint {
+    /// Before a wait with no deadline: `None` when an endpoint ended since
+    /// this one last blocked (return, so that the engine looks at it);
+    /// else publish the counts, mark this endpoint blocked and return
+    /// `Some(true)`.
+    pub(super) fn block(&self) -> Option<bool> {
+        let m = &self.map;
+        let ends = m.ends().load(Ordering::SeqCst);
+        if ends != self.ends_seen.get() {
+            self.ends_seen.set(ends);
+            return None;
+        }
+        m.sent(self.me).store(self.sent.get(), Ordering::SeqCst);
+        m.drained(self.me)
+            .store(self.drained.get(), Ordering::SeqCst);
+        m.ends_seen(self.me).store(ends, Ordering::SeqCst);
+        let e = m.epoch(self.me).fetch_add(1, Ordering::SeqCst) + 1;
+        self.last_epoch.set(e);
+        Some(true)
+    }
+
+    /// If the job is deadlocked (`transport/deadlock.rs`), declare it and
+    /// wake everyone: true when declared.
+    pub(super) fn declare_deadlock(&self) -> bool {
+        let Some(epochs) = deadlock::detect(self) else {
+            return false;
+        };
+        let mut what = self.waits_of_others();
+        let mine = self.map.waiting(self.me);
+        if !mine.is_empty() {
+            what = format!("; endpoint {}: {mine}{what}", self.me);
+        }
+        self.map.set_deadlock_text(&what);
+        for (e, epoch) in epochs.into_iter().enumerate() {
+            self.map.deadlocked(e).store(epoch, Ordering::SeqCst);
+        }
+        wake_all(&self.map);
+        true
+    }
+
+    /// A declared deadlock this endpoint's last blocked wait was part of
+    /// (reported once).
+    pub(super) fn deadlock_report(&self) -> Option<String> {
+        let epoch = self.last_epoch.get();
+        if epoch & 1 == 0 {
+            return None;
+        }
+        self.map
+            .deadlocked(self.me)
+            .compare_exchange(epoch, 0, Ordering::SeqCst, Ordering::SeqCst)
+            .ok()
+            .map(|_| self.map.deadlock_text())
+    }
+
     /// Mark `ep` failed with `message` (unless it already ended).
     pub(super) fn mark_failed(&self, ep: usize, message: &str) {
         mark_failed(&self.map, ep, message);
@@ -83,7 +173,7 @@ impl ShmEndpoint {
                 S_FAILED => format!("failed ({})", self.map.failure(e)),
                 _ => match self.map.waiting(e) {
                     w if w.is_empty() => "running".to_string(),
-                    w => format!("waiting for {w}"),
+                    w => w,
                 },
             };
             out.push_str(&format!("; endpoint {e}: {st}"));

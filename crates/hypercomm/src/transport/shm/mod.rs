@@ -46,6 +46,13 @@
 //! marks it FAILED for everyone, so `PeerFailed` arrives well within a
 //! second.
 //!
+//! **Deadlock.** As between threads (`transport/deadlock.rs`): each
+//! endpoint publishes its counts of frames sent and taken in, an epoch and
+//! the job's count of ended endpoints in its record when it blocks in a
+//! wait with no deadline; the last to block finds every endpoint blocked
+//! (and, asking the kernel through the pidfds, alive) with nothing in
+//! flight, writes the deadlock into the segment and wakes everyone.
+//!
 //! **Files**: `mod.rs` (the endpoint and its `Transport` impl),
 //! `segment.rs` (the segment's layout), `ring.rs` (rings and the send
 //! queue), `lend.rs` (lent buffers across processes), `wake.rs` (futex
@@ -136,6 +143,14 @@ pub struct ShmEndpoint {
     warned: Cell<bool>,
     /// The job's supervisor (a launcher), when there is one.
     supervisor: RefCell<Option<Box<dyn Supervisor>>>,
+    /// Frames handed to live receivers and frames taken in (deadlock
+    /// detection counts them, `liveness.rs`).
+    sent: Cell<u64>,
+    drained: Cell<u64>,
+    /// The epoch of this endpoint's last blocked wait.
+    last_epoch: Cell<u64>,
+    /// The job's count of ended endpoints when the engine last looked.
+    ends_seen: Cell<u64>,
 }
 
 impl ShmEndpoint {
@@ -195,6 +210,10 @@ impl ShmEndpoint {
             closed: Cell::new(false),
             warned: Cell::new(false),
             supervisor: RefCell::new(None),
+            sent: Cell::new(0),
+            drained: Cell::new(0),
+            last_epoch: Cell::new(0),
+            ends_seen: Cell::new(0),
         })
     }
 
@@ -244,6 +263,7 @@ impl Transport for ShmEndpoint {
             // Dropped: a borrowed payload reports DROPPED to its sender.
             return Ok(());
         }
+        self.sent.set(self.sent.get() + 1);
         let mut item = self.prepare(frame);
         let mut outs = self.out.borrow_mut();
         let o = &mut outs[dst];
@@ -297,6 +317,7 @@ impl Transport for ShmEndpoint {
             if let Some(f) = self.poll_ring(src) {
                 self.next_poll.set(src);
                 self.rescan.set(true);
+                self.drained.set(self.drained.get() + 1);
                 return Some(f);
             }
         }
@@ -317,11 +338,22 @@ impl Transport for ShmEndpoint {
             }
             return;
         }
+        // With no deadline this wait may be part of a deadlock.
+        let blocked = match deadline {
+            None => match self.block() {
+                Some(b) => b,
+                None => return, // a peer ended: let the engine look first
+            },
+            Some(_) => false,
+        };
         let futex = self.map.futex(self.me);
         let v = futex.load(Ordering::Acquire);
         self.map.sleeping(self.me).store(1, Ordering::Relaxed);
         fence(Ordering::SeqCst);
-        if !self.ready() {
+        // The last to block finds (and declares) a deadlock: no sleep then.
+        let quiet = !self.ready();
+        let sleep = quiet && !(blocked && self.declare_deadlock());
+        if sleep {
             let mut d = MAX_SLEEP;
             if let Some(dl) = deadline {
                 d = d.min(dl.saturating_duration_since(Instant::now()));
@@ -331,6 +363,9 @@ impl Transport for ShmEndpoint {
             }
         }
         self.map.sleeping(self.me).store(0, Ordering::Relaxed);
+        if blocked {
+            self.map.epoch(self.me).fetch_add(1, Ordering::SeqCst);
+        }
     }
 
     fn peer_state(&self, ep: usize) -> PeerState {
@@ -376,6 +411,10 @@ impl Transport for ShmEndpoint {
         self.map.set_waiting(self.me, what.unwrap_or(""));
     }
 
+    fn deadlock(&self) -> Option<String> {
+        self.deadlock_report()
+    }
+
     fn describe_waits(&self) -> String {
         self.waits_of_others()
     }
@@ -391,6 +430,13 @@ impl Transport for ShmEndpoint {
         if self.closed.replace(true) {
             return;
         }
+        // The counts as they stand at the end (deadlock detection).
+        self.map
+            .sent(self.me)
+            .store(self.sent.get(), Ordering::SeqCst);
+        self.map
+            .drained(self.me)
+            .store(self.drained.get(), Ordering::SeqCst);
         match &outcome {
             Ok(()) => {
                 // Deliver what still waits for ring space, and keep lent
@@ -410,16 +456,29 @@ impl Transport for ShmEndpoint {
                     }
                     self.wait(Some(Instant::now() + MAX_SLEEP));
                 }
-                let _ = self.map.state(self.me).compare_exchange(
-                    S_ALIVE,
-                    S_FINISHED,
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                );
+                self.map
+                    .sent(self.me)
+                    .store(self.sent.get(), Ordering::SeqCst);
+                if self
+                    .map
+                    .state(self.me)
+                    .compare_exchange(S_ALIVE, S_FINISHED, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    self.map.ends().fetch_add(1, Ordering::SeqCst);
+                }
             }
-            Err(m) => self.mark_failed(self.me, m),
+            Err(m) => {
+                // Frames still queued for a full ring (a report of the
+                // root cause among them) go out if they fit now.
+                self.flush();
+                self.mark_failed(self.me, m)
+            }
         }
         self.drain_incoming();
+        self.map
+            .drained(self.me)
+            .store(self.drained.get(), Ordering::SeqCst);
         self.wake_all();
         if let Some(s) = self.supervisor.borrow_mut().take() {
             s.finished(&outcome);

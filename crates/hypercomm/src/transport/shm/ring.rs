@@ -551,6 +551,7 @@ impl ShmEndpoint {
     pub(super) fn drain_incoming(&self) {
         for src in 0..self.n {
             while let Some(f) = self.poll_ring(src) {
+                self.drained.set(self.drained.get() + 1);
                 drop(f);
             }
             self.inc.borrow_mut()[src].partial = None;

@@ -2,11 +2,13 @@
 //! mapping, and typed atomic access to its words.
 //!
 //! ```text
-//! 0        header: magic, version, endpoints, geometry; abort word + text
+//! 0        header: magic, version, endpoints, geometry; abort word + text;
+//!          count of ended endpoints, deadlock text
 //! 4096     endpoint records, EP_REC bytes each: state, pid, cma flag,
 //!          futex word + sleeping flag, "waiting for" text, doorbell
 //!          (slots written to this endpoint, in jobs of more than
-//!          `DOORBELL_MIN` endpoints), failure text
+//!          `DOORBELL_MIN` endpoints), failure text; deadlock detection:
+//!          epoch, frames sent and drained, ends seen, declared epoch
 //! ...      lend slots, LENDS per endpoint: (generation << 8 | state, taken)
 //! ...      rings, one per ordered pair (src, dst): consumer head, producer
 //!          "waiting for space" flag, then SLOTS slots of SLOT bytes
@@ -26,7 +28,7 @@ use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 pub(super) const MAGIC: u64 = 0x0031_4d48_5343_4d48; // "HMCSHM1\0"
-pub(super) const VERSION: u32 = 1;
+pub(super) const VERSION: u32 = 2;
 
 /// Bytes per ring slot (control word + data).
 pub(super) const SLOT: usize = 4096;
@@ -40,6 +42,8 @@ pub(super) const LENDS: usize = 256;
 pub(super) const TEXT: usize = 256;
 /// Bytes of the abort message area.
 pub(super) const ABORT_TEXT: usize = 1024;
+/// Bytes of the deadlock message area.
+pub(super) const DEADLOCK_TEXT: usize = 2048;
 
 const HEADER: usize = 4096;
 const EP_REC: usize = 1024;
@@ -57,6 +61,9 @@ const H_LENDS: usize = 24;
 pub(super) const H_ABORT: usize = 64;
 pub(super) const H_ABORT_LEN: usize = 68;
 pub(super) const H_ABORT_TEXT: usize = 128;
+const H_ENDS: usize = 32;
+const H_DEADLOCK_LEN: usize = 40;
+const H_DEADLOCK_TEXT: usize = H_ABORT_TEXT + ABORT_TEXT;
 
 // Endpoint record fields (relative).
 const E_STATE: usize = 0;
@@ -70,6 +77,18 @@ const E_WAIT_TEXT: usize = 136;
 const E_DOORBELL: usize = 448;
 const E_FAIL_LEN: usize = 512;
 const E_FAIL_TEXT: usize = 520;
+const E_EPOCH: usize = 784;
+const E_SENT: usize = 792;
+const E_DRAINED: usize = 800;
+const E_ENDS_SEEN: usize = 808;
+const E_DEADLOCK: usize = 816;
+
+// The fields fit their areas.
+const _: () = assert!(
+    E_FAIL_TEXT + TEXT <= E_EPOCH
+        && E_DEADLOCK + 8 <= EP_REC
+        && H_DEADLOCK_TEXT + DEADLOCK_TEXT <= HEADER
+);
 
 /// Endpoint states.
 pub(super) const S_UNATTACHED: u32 = 0;
@@ -219,6 +238,28 @@ impl Mapping {
     pub(super) fn abort(&self) -> &AtomicU32 {
         self.at(H_ABORT)
     }
+    /// Endpoints of the job that have ended (deadlock detection).
+    pub(super) fn ends(&self) -> &AtomicU64 {
+        self.at(H_ENDS)
+    }
+    /// Deadlock detection words of endpoint `e`: epoch (odd while blocked
+    /// with no deadline), frames sent, frames drained, ends seen, and the
+    /// epoch a declared deadlock caught it in.
+    pub(super) fn epoch(&self, e: usize) -> &AtomicU64 {
+        self.at(self.ep(e) + E_EPOCH)
+    }
+    pub(super) fn sent(&self, e: usize) -> &AtomicU64 {
+        self.at(self.ep(e) + E_SENT)
+    }
+    pub(super) fn drained(&self, e: usize) -> &AtomicU64 {
+        self.at(self.ep(e) + E_DRAINED)
+    }
+    pub(super) fn ends_seen(&self, e: usize) -> &AtomicU64 {
+        self.at(self.ep(e) + E_ENDS_SEEN)
+    }
+    pub(super) fn deadlocked(&self, e: usize) -> &AtomicU64 {
+        self.at(self.ep(e) + E_DEADLOCK)
+    }
 
     /// Lend slot `k` of endpoint `e`: (state word, taken).
     pub(super) fn lend(&self, e: usize, k: usize) -> (&AtomicU64, &AtomicU64) {
@@ -284,6 +325,12 @@ impl Mapping {
     }
     pub(super) fn abort_text(&self) -> String {
         self.read_text(H_ABORT_LEN, H_ABORT_TEXT, ABORT_TEXT)
+    }
+    pub(super) fn set_deadlock_text(&self, s: &str) {
+        self.write_text(H_DEADLOCK_LEN, H_DEADLOCK_TEXT, DEADLOCK_TEXT, s);
+    }
+    pub(super) fn deadlock_text(&self) -> String {
+        self.read_text(H_DEADLOCK_LEN, H_DEADLOCK_TEXT, DEADLOCK_TEXT)
     }
 
     /// Publish what endpoint `e` waits for (a seqlock: odd while writing).

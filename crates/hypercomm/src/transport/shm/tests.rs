@@ -71,10 +71,12 @@ fn abort_and_texts() {
     let c = ShmEndpoint::attach(fd.try_clone().unwrap(), 3, 2).unwrap();
     assert!(ShmEndpoint::attach(fd.try_clone().unwrap(), 3, 2).is_err());
     assert!(ShmEndpoint::attach(fd.try_clone().unwrap(), 4, 1).is_err());
-    c.set_waiting(Some("a message from 0 with tag 5"));
+    c.set_waiting(Some(
+        "rank 2 is in recv, waiting for a message from 0 with tag 5",
+    ));
     assert!(a
         .describe_waits()
-        .contains("endpoint 2: waiting for a message from 0 with tag 5"));
+        .contains("endpoint 2: rank 2 is in recv, waiting for a message from 0 with tag 5"));
     assert!(a.describe_waits().contains("endpoint 1: not started"));
     assert!(a.aborted().is_none());
     c.abort("boom");

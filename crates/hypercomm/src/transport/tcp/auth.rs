@@ -85,6 +85,18 @@ pub(crate) fn client(s: &mut TcpStream, secret: &[u8], job: &str, id: u32) -> Re
         s.set_read_timeout(Some(HANDSHAKE_TIMEOUT)),
         "setting a timeout",
     )?;
+    client_on(s, secret, job, id)?;
+    io(s.set_read_timeout(old), "clearing the timeout")
+}
+
+/// The client's side of the exchange on any byte stream (the caller sets
+/// its deadlines).
+pub(crate) fn client_on(
+    s: &mut (impl Read + Write),
+    secret: &[u8],
+    job: &str,
+    id: u32,
+) -> Result<(), String> {
     let nc: [u8; NONCE] = io(random_bytes(), "reading /dev/urandom")?;
     let mut hello = Vec::with_capacity(8 + NONCE);
     hello.extend_from_slice(MAGIC);
@@ -104,9 +116,7 @@ pub(crate) fn client(s: &mut TcpStream, secret: &[u8], job: &str, id: u32) -> Re
     let mut out = Vec::with_capacity(4 + MAC);
     out.extend_from_slice(&idb);
     out.extend_from_slice(&proof);
-    io(s.write_all(&out), "sending the proof")?;
-    io(s.set_read_timeout(old), "clearing the timeout")?;
-    Ok(())
+    io(s.write_all(&out), "sending the proof")
 }
 
 /// Server side: check the client's proof; returns the client's endpoint id.
@@ -115,6 +125,18 @@ pub(crate) fn server(s: &mut TcpStream, secret: &[u8], job: &str) -> Result<u32,
         s.set_read_timeout(Some(HANDSHAKE_TIMEOUT)),
         "setting a timeout",
     )?;
+    let id = server_on(s, secret, job)?;
+    io(s.set_read_timeout(None), "clearing the timeout")?;
+    Ok(id)
+}
+
+/// The server's side of the exchange on any byte stream (the caller sets
+/// its deadlines).
+pub(crate) fn server_on(
+    s: &mut (impl Read + Write),
+    secret: &[u8],
+    job: &str,
+) -> Result<u32, String> {
     let mut hello = [0u8; 8 + NONCE];
     io(s.read_exact(&mut hello), "reading the challenge")?;
     if &hello[..8] != MAGIC {
@@ -137,8 +159,51 @@ pub(crate) fn server(s: &mut TcpStream, secret: &[u8], job: &str) -> Result<u32,
     ) {
         return Err("authentication failed (wrong or missing job secret)".into());
     }
-    io(s.set_read_timeout(None), "clearing the timeout")?;
     Ok(u32::from_le_bytes(idb.try_into().expect("4 bytes")))
+}
+
+/// One side of the handshake run on scripted bytes, for the fuzz target
+/// and tests: `input` is what the other side sends; what this side sends
+/// is discarded. As a server it returns the client's endpoint id, as a
+/// client 0. Forged input must always be refused with an error, never a
+/// panic.
+pub fn handshake_on_bytes(
+    as_server: bool,
+    input: &[u8],
+    secret: &[u8],
+    job: &str,
+) -> Result<u32, String> {
+    let mut s = Scripted {
+        input,
+        output: Vec::new(),
+    };
+    if as_server {
+        server_on(&mut s, secret, job)
+    } else {
+        client_on(&mut s, secret, job, 0).map(|()| 0)
+    }
+}
+
+/// A byte stream that reads a script and collects what is written.
+struct Scripted<'a> {
+    input: &'a [u8],
+    output: Vec<u8>,
+}
+
+impl Read for Scripted<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.input.read(buf)
+    }
+}
+
+impl Write for Scripted<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.output.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -171,6 +236,31 @@ mod tests {
         let (c, s) = pair(b"secret", b"other");
         assert!(c.unwrap_err().contains("does not know"));
         assert!(s.is_err());
+    }
+
+    #[test]
+    fn forged_or_short_handshakes_are_refused() {
+        // A greeting that is not ours, a good greeting then nothing, and a
+        // well-formed client answer with a made-up proof.
+        let e = handshake_on_bytes(
+            true,
+            b"GET / HTTP/1.1\r\nHost: example.org\r\n\r\n0123456789",
+            b"s",
+            "job",
+        );
+        assert!(e.unwrap_err().contains("bad greeting"));
+        let mut hello = MAGIC.to_vec();
+        hello.extend_from_slice(&[7; NONCE]);
+        let e = handshake_on_bytes(true, &hello, b"s", "job").unwrap_err();
+        assert!(e.contains("reading the client's proof"), "{e}");
+        hello.extend_from_slice(&[9; 4 + MAC]);
+        let e = handshake_on_bytes(true, &hello, b"s", "job").unwrap_err();
+        assert!(e.contains("authentication failed"), "{e}");
+        // A client facing a server that answers with garbage.
+        let e = handshake_on_bytes(false, &[1; NONCE + MAC], b"s", "job").unwrap_err();
+        assert!(e.contains("does not know"), "{e}");
+        let e = handshake_on_bytes(false, &[1; 3], b"s", "job").unwrap_err();
+        assert!(e.contains("reading the server's proof"), "{e}");
     }
 
     #[test]

@@ -78,6 +78,9 @@ pub enum ReadOutcome {
     Malformed(Error),
 }
 
+/// The most a payload's announced length reserves before its bytes arrive.
+const RESERVE_MAX: u64 = 16 << 20;
+
 /// Read and check one frame from `r`: the header must decode
 /// ([`Header::decode`]) and name `expect_src` → `expect_dst`. The payload is
 /// read into a buffer that grows as bytes arrive, so a lying length cannot
@@ -122,9 +125,10 @@ pub fn read_frame(r: &mut impl Read, expect_src: usize, expect_dst: usize) -> Re
         Payload::Inline(Inline::new(&b[..len as usize]).expect("short payload"))
     } else {
         let mut v = Vec::new();
-        // Reserve what is announced up to 256 MiB; beyond that, grow as
-        // the bytes actually arrive.
-        let first = len.min(256 << 20) as usize;
+        // Reserve what is announced up to 16 MiB; beyond that, grow as
+        // the bytes actually arrive (a header's claim alone cannot make a
+        // receiver allocate more; large reallocations are cheap remaps).
+        let first = len.min(RESERVE_MAX) as usize;
         if v.try_reserve_exact(first).is_err() {
             return ReadOutcome::Malformed(Error::Protocol(format!(
                 "cannot allocate {first} bytes for a {len}-byte payload"

@@ -35,6 +35,18 @@ pub(super) fn reader(sh: Arc<Shared>, peer: usize, mut s: TcpStream) {
                     };
                     sh.set_abort(origin, text);
                 }
+                Kind::WaitQuery => sh.answer_wait_query(peer),
+                Kind::WaitReply => {
+                    let text = match &f.payload {
+                        Payload::Inline(i) => String::from_utf8_lossy(i.bytes()).into_owned(),
+                        Payload::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+                        _ => String::new(),
+                    };
+                    if let Some(r) = lock(&sh.replies).get_mut(peer) {
+                        *r = Some(text);
+                    }
+                    sh.wake();
+                }
                 _ if goodbye => {
                     sh.protocol_error(peer, "a frame after its goodbye".into());
                     let _ = s.shutdown(Shutdown::Both);

@@ -8,6 +8,7 @@ use crate::transport::{Frame, Payload, PeerState, Transport};
 use crate::wire::{Header, Kind};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 pub(super) struct PeerSlot {
     pub(super) state: AtomicU8,
@@ -106,16 +107,74 @@ impl TcpEndpoint {
         lock(&self.shared.protocol).clone()
     }
 
+    /// What every other endpoint waits for, asked of them: a
+    /// [`Kind::WaitQuery`] to every live peer, whose transport answers at
+    /// once from what its engine published (even while the engine is
+    /// blocked); a peer that does not answer within a second is said to.
     pub(super) fn waits_of_others(&self) -> String {
+        let sh = &self.shared;
+        let asked: Vec<usize> = (0..self.n)
+            .filter(|&i| i != self.me && self.peer_state(i) == PeerState::Alive)
+            .collect();
+        lock(&sh.replies).iter_mut().for_each(|r| *r = None);
+        for &i in &asked {
+            self.send_to(i, control(self.me, i, Kind::WaitQuery, Vec::new()));
+        }
+        let end = Instant::now() + ANSWER_WITHIN;
+        while Instant::now() < end
+            && asked
+                .iter()
+                .any(|&i| lock(&sh.replies)[i].is_none() && self.peer_state(i) == PeerState::Alive)
+        {
+            std::thread::park_timeout(Duration::from_millis(5));
+        }
+        let replies = lock(&sh.replies).clone();
         let mut out = String::new();
         for i in (0..self.n).filter(|&i| i != self.me) {
             let st = match self.peer_state(i) {
-                PeerState::Alive => "running (its waits are not visible over TCP)".to_string(),
                 PeerState::Finished => "finished".to_string(),
                 PeerState::Failed(m) => format!("failed ({m})"),
+                PeerState::Alive => match &replies[i] {
+                    Some(w) if w.is_empty() => "running".to_string(),
+                    Some(w) => w.clone(),
+                    None => format!("no answer within {} s", ANSWER_WITHIN.as_secs()),
+                },
             };
             out.push_str(&format!("; endpoint {i}: {st}"));
         }
         out
+    }
+}
+
+/// How long a timeout message waits for the peers to say what they wait
+/// for.
+const ANSWER_WITHIN: Duration = Duration::from_secs(1);
+
+/// A control frame (no data semantics) from `src` to `dst`.
+fn control(src: usize, dst: usize, kind: Kind, payload: Vec<u8>) -> Frame {
+    Frame {
+        header: Header {
+            kind,
+            flags: 0,
+            src: src as u32,
+            dst: dst as u32,
+            context: 0,
+            tag: 0,
+            id: 0,
+            len: payload.len() as u64,
+        },
+        payload: Payload::Bytes(payload),
+    }
+}
+
+impl Shared {
+    /// Answer a peer's [`Kind::WaitQuery`] (on its reader thread): what
+    /// this endpoint's engine published.
+    pub(super) fn answer_wait_query(&self, peer: usize) {
+        let Some(Some(w)) = self.writers.get().and_then(|w| w.get(peer)) else {
+            return;
+        };
+        let text = lock(&self.waiting).clone().into_bytes();
+        let _ = write_frame(&mut *lock(w), control(self.me, peer, Kind::WaitReply, text));
     }
 }

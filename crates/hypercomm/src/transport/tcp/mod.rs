@@ -27,10 +27,16 @@
 //!   `kill -9`, exit without finishing). Either is seen as soon as the
 //!   kernel closes the dead process's sockets, so operations that need the
 //!   peer fail with `PeerFailed` well within a second. The launcher also
-//!   reports deaths it sees over the control connection.
+//!   reports deaths it sees over the control connection; such a report
+//!   waits up to 500 ms for the data connection to end by itself, so that
+//!   the frames the peer sent before dying (its report of the endpoint it
+//!   failed because of, if any) are read first.
 //! * **Abort.** `abort(msg)` sends a [`Kind::Abort`] frame to every peer and
 //!   tells the rendezvous, which tells everyone (and the launcher prints
 //!   it).
+//! * **What the peers wait for** (timeout messages): a
+//!   [`Kind::WaitQuery`] to every peer, answered by its reader thread from
+//!   what its engine published, even while that engine is blocked.
 //!
 //! * **Files**: `mod.rs` (the endpoint and its `Transport` impl),
 //!   `connection.rs` (connecting and accepting, the listener), `auth.rs`
@@ -40,7 +46,9 @@
 //!
 //! Not done yet: TCP keep-alive tuning for machines that vanish without a
 //! reset (a powered-off host is noticed only through the launcher), lazy
-//! connection set-up for very large jobs, encryption.
+//! connection set-up for very large jobs, encryption; deadlock detection
+//! (the endpoints cannot see each other's waits without asking; a
+//! timeout's message asks).
 
 pub(crate) mod auth;
 mod connection;
@@ -51,6 +59,7 @@ pub(crate) mod setup;
 #[cfg(test)]
 mod tests;
 
+pub use auth::handshake_on_bytes;
 pub(crate) use connection::tune;
 pub use framing::{read_frame, write_frame, ReadOutcome};
 pub use setup::TcpBuilder;
@@ -93,6 +102,11 @@ struct Shared {
     /// Writing half of the connection to each peer (`None` for ourselves),
     /// set once the job is connected.
     writers: OnceLock<Vec<Option<Mutex<TcpStream>>>>,
+    /// What this endpoint waits for (empty while it runs), for the peers'
+    /// questions ([`Kind::WaitQuery`]).
+    waiting: Mutex<String>,
+    /// The peers' answers to this endpoint's last question.
+    replies: Mutex<Vec<Option<String>>>,
 }
 
 impl Shared {
@@ -223,6 +237,10 @@ impl Transport for TcpEndpoint {
             ranks_per_node: self.local,
             cores_per_node: super::cores(),
         }
+    }
+
+    fn set_waiting(&self, what: Option<&str>) {
+        *lock(&self.shared.waiting) = what.unwrap_or("").to_string();
     }
 
     fn describe_waits(&self) -> String {

@@ -11,9 +11,9 @@ use crate::transport::{
 };
 use std::collections::VecDeque;
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// What connecting a TCP endpoint needs.
 pub(crate) struct TcpConfig {
@@ -58,6 +58,8 @@ impl TcpEndpoint {
             owner: std::thread::current(),
             closing: AtomicBool::new(false),
             writers: OnceLock::new(),
+            waiting: Mutex::new(String::new()),
+            replies: Mutex::new(vec![None; n]),
         });
 
         // Accept connections from the higher endpoints (and refuse strangers
@@ -180,6 +182,31 @@ impl TcpBuilder {
     }
 }
 
+impl TcpBuilder {
+    /// The address this endpoint listens on (its peers connect to it).
+    pub fn listen_address(&self) -> Result<SocketAddr> {
+        self.cfg
+            .listener
+            .local_addr()
+            .map_err(|e| io_err("listener", e))
+    }
+
+    /// Reach endpoint `endpoint` at `addr` instead of its own listener — a
+    /// relay in between, such as the fault-injecting proxy of the tests.
+    /// Only a connection this endpoint opens goes there: to a lower
+    /// endpoint (a higher one connects to this one).
+    pub fn connect_through(&mut self, endpoint: usize, addr: SocketAddr) -> Result<()> {
+        let n = self.cfg.addrs.len();
+        let slot = self.cfg.addrs.get_mut(endpoint).ok_or_else(|| {
+            Error::Protocol(format!(
+                "connect_through: no endpoint {endpoint} in a job of {n}"
+            ))
+        })?;
+        *slot = addr;
+        Ok(())
+    }
+}
+
 impl Builder for TcpBuilder {
     fn build(self: Box<Self>) -> Result<AnyTransport> {
         TcpEndpoint::establish(self.cfg, None).map(AnyTransport::from)
@@ -274,12 +301,35 @@ impl Joining for TcpJoining {
 /// The supervisor's news, recorded in the endpoint's shared state.
 struct TcpNotices(Arc<Shared>);
 
+/// How long a death the launcher reports waits for the data connection to
+/// say so itself (see `peer_failed`).
+const NOTICE_GRACE: Duration = Duration::from_millis(500);
+
 impl Notices for TcpNotices {
+    /// The launcher saw `endpoint` die. Its data connection normally says
+    /// so within microseconds (end of stream), after every frame the peer
+    /// sent before it died — among them its report of a root cause, if it
+    /// failed because of another endpoint — so that report is read first.
+    /// Only when the connection stays silent (a machine gone without a
+    /// reset) does the launcher's word mark the peer failed, after
+    /// [`NOTICE_GRACE`].
     fn peer_failed(&self, endpoint: usize, message: &str) {
-        let sh = &self.0;
-        if endpoint < sh.peers.len() && endpoint != sh.me {
-            sh.failed(endpoint, message.to_string());
+        let sh = self.0.clone();
+        if endpoint >= sh.peers.len() || endpoint == sh.me {
+            return;
         }
+        let message = message.to_string();
+        let _ = std::thread::Builder::new()
+            .name("hypercomm-notice".into())
+            .spawn(move || {
+                let end = Instant::now() + NOTICE_GRACE;
+                while Instant::now() < end
+                    && sh.peers[endpoint].state.load(Ordering::Acquire) == ALIVE
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                sh.failed(endpoint, message);
+            });
     }
     fn aborted(&self, endpoint: usize, message: &str) {
         self.0.set_abort(endpoint, message.to_string());

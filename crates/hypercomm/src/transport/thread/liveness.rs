@@ -2,7 +2,7 @@
 //! endpoint waits for (for timeout messages).
 
 use super::{lock, ThreadEndpoint, ThreadJob, ALIVE, FAILED, FINISHED};
-use crate::transport::PeerState;
+use crate::transport::{deadlock, PeerState};
 use std::sync::atomic::Ordering;
 
 impl ThreadJob {
@@ -12,7 +12,33 @@ impl ThreadJob {
         if slot.state.load(Ordering::Acquire) == ALIVE {
             *lock(&slot.failure) = Some(message);
             slot.state.store(FAILED, Ordering::Release);
+            self.ends.fetch_add(1, Ordering::SeqCst);
             self.wake_all();
+        }
+    }
+
+    /// If the job is deadlocked (`transport/deadlock.rs`), declare it and
+    /// wake everyone: true when declared.
+    pub(super) fn declare_deadlock(&self) -> bool {
+        let Some(epochs) = deadlock::detect(self) else {
+            return false;
+        };
+        let what = self.describe_waits(usize::MAX);
+        *lock(&self.deadlock) = Some((epochs, what));
+        self.wake_all();
+        true
+    }
+
+    /// What endpoint `ep`, whose last blocked wait had epoch `epoch`, was
+    /// part of: a declared deadlock (once).
+    pub(super) fn deadlock_of(&self, ep: usize, epoch: u64) -> Option<String> {
+        let mut d = lock(&self.deadlock);
+        let (epochs, what) = d.as_mut()?;
+        if epoch & 1 == 1 && epochs.get(ep) == Some(&epoch) {
+            epochs[ep] = 0;
+            Some(what.clone())
+        } else {
+            None
         }
     }
 
@@ -53,10 +79,9 @@ impl ThreadJob {
             let st = match s.state.load(Ordering::Acquire) {
                 FINISHED => "finished".to_string(),
                 FAILED => format!("failed ({})", lock(&s.failure).clone().unwrap_or_default()),
-                _ => match lock(&s.waiting).clone() {
-                    Some(w) => format!("waiting for {w}"),
-                    None => "running".to_string(),
-                },
+                _ => lock(&s.waiting)
+                    .clone()
+                    .unwrap_or_else(|| "running".to_string()),
             };
             out.push_str(&format!("; endpoint {i}: {st}"));
         }
@@ -64,7 +89,48 @@ impl ThreadJob {
     }
 }
 
+impl deadlock::JobView for ThreadJob {
+    fn endpoints(&self) -> usize {
+        self.slots.len()
+    }
+    fn published(&self, e: usize) -> deadlock::Published {
+        let s = &self.slots[e];
+        deadlock::Published {
+            ended: s.state.load(Ordering::SeqCst) != ALIVE,
+            epoch: s.epoch.load(Ordering::SeqCst),
+            sent: s.sent.load(Ordering::SeqCst),
+            drained: s.drained.load(Ordering::SeqCst),
+            ends_seen: s.ends_seen.load(Ordering::SeqCst),
+        }
+    }
+    fn ends(&self) -> u64 {
+        self.ends.load(Ordering::SeqCst)
+    }
+    fn aborted(&self) -> bool {
+        self.abort_flag.load(Ordering::SeqCst)
+    }
+}
+
 impl ThreadEndpoint {
+    /// Before a wait with no deadline: `None` when an endpoint ended since
+    /// this one last blocked (return, so that the engine looks at it);
+    /// else publish the counts, mark this endpoint blocked and return
+    /// `Some(true)`.
+    pub(super) fn block(&self) -> Option<bool> {
+        let slot = &self.job.slots[self.me];
+        let ends = self.job.ends.load(Ordering::SeqCst);
+        if ends != self.ends_seen.get() {
+            self.ends_seen.set(ends);
+            return None;
+        }
+        slot.sent.store(self.sent.get(), Ordering::SeqCst);
+        slot.drained.store(self.drained.get(), Ordering::SeqCst);
+        slot.ends_seen.store(ends, Ordering::SeqCst);
+        let e = slot.epoch.fetch_add(1, Ordering::SeqCst) + 1;
+        self.last_epoch.set(e);
+        Some(true)
+    }
+
     /// If some endpoint aborted the job: who and why.
     pub(super) fn aborted(&self) -> Option<(usize, String)> {
         if self.job.abort_flag.load(Ordering::Acquire) {

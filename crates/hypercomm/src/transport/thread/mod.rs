@@ -12,12 +12,21 @@
 //! marks it failed and wakes everyone; the engine turns that into
 //! `PeerFailed` for operations that need it (`liveness.rs`).
 //!
+//! Deadlock: every endpoint counts the frames it sends and takes in and
+//! publishes them, with an epoch, when it blocks in a wait with no
+//! deadline; the endpoint that blocks last finds the whole job blocked
+//! with nothing in flight and declares the deadlock
+//! (`transport/deadlock.rs`, `liveness.rs`).
+//!
 //! Files: `mod.rs` (the job, the endpoint, sending and receiving),
 //! `spsc.rs` (the queue), `liveness.rs` (peer states, abort, what each
 //! endpoint waits for), `setup.rs` (builders for a job of threads).
 //!
-//! Not done yet: receiver-side flow control for eager messages (a sender
-//! that runs ahead grows its receiver's unexpected queue).
+//! What a receiver holds for each sender is bounded by the engine's flow
+//! control (credit per receiver, given back as receives take messages),
+//! the same for every transport.
+//!
+//! Not done yet: binding rank threads to cores.
 
 mod liveness;
 pub(crate) mod setup;
@@ -30,7 +39,7 @@ use crate::error::Result;
 use crossbeam_utils::CachePadded;
 use spsc::Spsc;
 use std::cell::{Cell, RefCell};
-use std::sync::atomic::{fence, AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -51,6 +60,14 @@ struct Slot {
     sleeping: AtomicBool,
     thread: Mutex<Option<std::thread::Thread>>,
     waiting: Mutex<Option<String>>,
+    /// Deadlock detection (`liveness.rs`, `transport/deadlock.rs`): odd
+    /// while blocked in a wait with no deadline.
+    epoch: AtomicU64,
+    /// Frames sent and drained, as of the last block or the end.
+    sent: AtomicU64,
+    drained: AtomicU64,
+    /// The job's `ends` when this endpoint last blocked.
+    ends_seen: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -64,6 +81,11 @@ pub struct ThreadJob {
     slots: Vec<CachePadded<Slot>>,
     aborted: Mutex<Option<(usize, String)>>,
     abort_flag: AtomicBool,
+    /// Endpoints that have ended so far.
+    ends: AtomicU64,
+    /// A declared deadlock: each endpoint's blocked epoch (0: not in it)
+    /// and what every endpoint waited for.
+    deadlock: Mutex<Option<(Vec<u64>, String)>>,
 }
 
 impl ThreadJob {
@@ -80,11 +102,17 @@ impl ThreadJob {
                         sleeping: AtomicBool::new(false),
                         thread: Mutex::new(None),
                         waiting: Mutex::new(None),
+                        epoch: AtomicU64::new(0),
+                        sent: AtomicU64::new(0),
+                        drained: AtomicU64::new(0),
+                        ends_seen: AtomicU64::new(0),
                     })
                 })
                 .collect(),
             aborted: Mutex::new(None),
             abort_flag: AtomicBool::new(false),
+            ends: AtomicU64::new(0),
+            deadlock: Mutex::new(None),
         })
     }
 
@@ -98,6 +126,10 @@ impl ThreadJob {
             polled: RefCell::new(Vec::new()),
             seen_generation: Cell::new(usize::MAX),
             next_poll: Cell::new(0),
+            sent: Cell::new(0),
+            drained: Cell::new(0),
+            last_epoch: Cell::new(0),
+            ends_seen: Cell::new(0),
         }
     }
 
@@ -120,6 +152,14 @@ pub struct ThreadEndpoint {
     polled: RefCell<Vec<Arc<Spsc>>>,
     seen_generation: Cell<usize>,
     next_poll: Cell<usize>,
+    /// Frames handed to live receivers and frames taken in (deadlock
+    /// detection counts them).
+    sent: Cell<u64>,
+    drained: Cell<u64>,
+    /// The epoch of this endpoint's last blocked wait.
+    last_epoch: Cell<u64>,
+    /// The job's `ends` when this endpoint's engine last had a look.
+    ends_seen: Cell<u64>,
 }
 
 impl ThreadEndpoint {
@@ -162,6 +202,7 @@ impl ThreadEndpoint {
         for q in self.polled.borrow().iter() {
             // SAFETY: this endpoint is the only consumer of its queues.
             while let Some(f) = unsafe { q.pop() } {
+                self.drained.set(self.drained.get() + 1);
                 drop(f);
             }
         }
@@ -197,6 +238,7 @@ impl Transport for ThreadEndpoint {
         };
         // SAFETY: this endpoint is the only producer of its queue to `dst`.
         unsafe { q.push(frame) };
+        self.sent.set(self.sent.get() + 1);
         // Pairs with the fence in `wait`: either the receiver sees the frame
         // before it sleeps, or we see that it sleeps and wake it.
         fence(Ordering::SeqCst);
@@ -219,6 +261,7 @@ impl Transport for ThreadEndpoint {
             // SAFETY: this endpoint is the only consumer of its queues.
             if let Some(f) = unsafe { polled[i].pop() } {
                 self.next_poll.set(i);
+                self.drained.set(self.drained.get() + 1);
                 return Some(f);
             }
         }
@@ -227,9 +270,20 @@ impl Transport for ThreadEndpoint {
 
     fn wait(&self, deadline: Option<Instant>) {
         let slot = &self.job.slots[self.me];
+        // With no deadline this wait may be part of a deadlock.
+        let blocked = match deadline {
+            None => match self.block() {
+                Some(b) => b,
+                None => return, // a peer ended: let the engine look first
+            },
+            Some(_) => false,
+        };
         slot.sleeping.store(true, Ordering::Relaxed);
         fence(Ordering::SeqCst);
-        if !self.anything_waiting() && !self.job.abort_flag.load(Ordering::SeqCst) {
+        // The last to block finds (and declares) a deadlock: no sleep then.
+        let quiet = !self.anything_waiting() && !self.job.abort_flag.load(Ordering::SeqCst);
+        let sleep = quiet && !(blocked && self.job.declare_deadlock());
+        if sleep {
             let mut d = MAX_SLEEP;
             if let Some(dl) = deadline {
                 d = d.min(dl.saturating_duration_since(Instant::now()));
@@ -239,6 +293,9 @@ impl Transport for ThreadEndpoint {
             }
         }
         slot.sleeping.store(false, Ordering::Relaxed);
+        if blocked {
+            slot.epoch.fetch_add(1, Ordering::SeqCst);
+        }
     }
 
     fn peer_state(&self, endpoint: usize) -> PeerState {
@@ -269,22 +326,33 @@ impl Transport for ThreadEndpoint {
         *lock(&self.job.slots[self.me].waiting) = what.map(str::to_owned);
     }
 
+    fn deadlock(&self) -> Option<String> {
+        self.job.deadlock_of(self.me, self.last_epoch.get())
+    }
+
     fn describe_waits(&self) -> String {
         self.job.describe_waits(self.me)
     }
 
     fn close(&self, outcome: std::result::Result<(), String>) {
         let slot = &self.job.slots[self.me];
+        // Drop undelivered frames so that senders of borrowed data wake up,
+        // and publish the final counts before the end is visible.
+        self.drain_incoming();
+        slot.sent.store(self.sent.get(), Ordering::SeqCst);
+        slot.drained.store(self.drained.get(), Ordering::SeqCst);
         match outcome {
             Ok(()) => {
                 if slot.state.load(Ordering::Acquire) == ALIVE {
                     slot.state.store(FINISHED, Ordering::Release);
+                    self.job.ends.fetch_add(1, Ordering::SeqCst);
                 }
             }
             Err(m) => self.job.mark_failed(self.me, m),
         }
-        // Drop undelivered frames so that senders of borrowed data wake up.
+        // Frames that came while the end became visible.
         self.drain_incoming();
+        slot.drained.store(self.drained.get(), Ordering::SeqCst);
         *lock(&slot.thread) = None;
         self.job.wake_all();
     }
