@@ -555,11 +555,8 @@ pub(crate) fn kill_and_wait(
     limit: Duration,
 ) -> (ExitStatus, String) {
     // SAFETY: kill(2) on a pid a rank of the job printed.
-    assert_eq!(
-        unsafe { libc::kill(pid, libc::SIGKILL) },
-        0,
-        "killing {pid}"
-    );
+    let r = unsafe { libc::kill(pid, libc::SIGKILL) };
+    assert_eq!(r, 0, "killing {pid}");
     let start = Instant::now();
     let status = loop {
         if let Some(st) = child.try_wait().expect("waiting for the job") {
