@@ -60,6 +60,9 @@ pub(crate) enum Event {
     Exited { ep: usize, status: ExitStatus },
     /// The process that started the endpoints (`mpirun`) ended.
     StarterExited { status: ExitStatus },
+    /// The starter said that rank `ep` was killed by signal `signal`
+    /// (Open MPI: "noticed that process rank 2 … exited on signal 9").
+    StarterSaid { ep: usize, signal: i32 },
 }
 
 /// The listening half of a rendezvous.
@@ -311,6 +314,8 @@ pub(crate) struct Monitor {
     /// starter does not end first (it tells how they ended).
     lost: Vec<usize>,
     lost_at: Option<Instant>,
+    /// What the starter said of a rank's death (rank, signal).
+    starter_said: Option<(usize, i32)>,
 }
 
 impl Monitor {
@@ -340,6 +345,7 @@ impl Monitor {
             starter_exited: false,
             lost: Vec::new(),
             lost_at: None,
+            starter_said: None,
         }
     }
 
@@ -581,6 +587,11 @@ impl Monitor {
                 self.starter_exited = true;
                 self.starter_ended(status);
             }
+            Event::StarterSaid { ep, signal } => {
+                if ep < self.writers.len() {
+                    self.starter_said.get_or_insert((ep, signal));
+                }
+            }
             Event::Exited { ep, status } => {
                 self.exited[ep] = true;
                 let (how, code) = match self.remote(ep) {
@@ -631,6 +642,18 @@ impl Monitor {
             .map_or("the starter".to_string(), |(n, _)| n.clone());
         let stopped_by_us = self.term_sent.is_some() || self.stopping_quietly;
         let (how, code) = describe_exit(status);
+        if let Some((ep, sig)) = self.starter_said {
+            // The starter named the rank and the signal.
+            self.lost.clear();
+            let what = format!(
+                "{} was killed by {} ({name} reports)",
+                self.label(ep),
+                signal_name(sig)
+            );
+            let class = self.exit_class(ep, true);
+            self.fail(ep, what, 128 + sig, class);
+            return;
+        }
         if let Some(&first) = self.lost.first() {
             // mpirun reports a rank killed by signal n as 128 + n.
             let (what, code, signal) = match code {

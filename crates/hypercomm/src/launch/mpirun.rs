@@ -177,14 +177,26 @@ pub(crate) fn start(
     if let Some(o) = child.stdout.take() {
         fw.push(output::forward(o, label.clone(), false));
     }
-    if let Some(e) = child.stderr.take() {
-        fw.push(output::forward(e, label, true));
-    }
+    let err_fw = child
+        .stderr
+        .take()
+        .map(|e| output::forward_watched(e, label, true, Some(events.clone())));
     let tx = events.clone();
-    std::thread::spawn(move || {
+    fw.push(std::thread::spawn(move || {
         if let Ok(status) = child.wait() {
+            // What mpirun said last (which rank died how) before its end:
+            // its stderr ends with it, or soon after.
+            if let Some(h) = err_fw {
+                let until = std::time::Instant::now() + std::time::Duration::from_secs(1);
+                while !h.is_finished() && std::time::Instant::now() < until {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                if h.is_finished() {
+                    let _ = h.join();
+                }
+            }
             let _ = tx.send(Event::StarterExited { status });
         }
-    });
+    }));
     Ok((prog, pid, fw))
 }

@@ -58,11 +58,32 @@ pub(crate) fn mpi_tag(line: &[u8]) -> Option<(usize, &[u8])> {
     Some((rank, after.strip_prefix(b" ").unwrap_or(after)))
 }
 
+/// The rank and signal of Open MPI's report of a rank killed by a signal:
+/// "mpirun noticed that process rank 2 with PID 0 on node vm exited on
+/// signal 9 (Killed)."
+pub(crate) fn killed_rank(line: &str) -> Option<(usize, i32)> {
+    let rest = line.split_once("noticed that process rank ")?.1;
+    let (rank, rest) = rest.split_once(' ')?;
+    let sig = rest.split_once("exited on signal ")?.1;
+    let sig = sig.split(|c: char| !c.is_ascii_digit()).next()?;
+    Some((rank.parse().ok()?, sig.parse().ok()?))
+}
+
 /// Copy `r` to our stdout (or stderr) line by line, labelled.
 pub(crate) fn forward(
     r: impl Read + Send + 'static,
     label: Label,
     to_stderr: bool,
+) -> std::thread::JoinHandle<()> {
+    forward_watched(r, label, to_stderr, None)
+}
+
+/// [`forward`], telling `events` what the starter says of killed ranks.
+pub(crate) fn forward_watched(
+    r: impl Read + Send + 'static,
+    label: Label,
+    to_stderr: bool,
+    events: Option<std::sync::mpsc::Sender<super::monitor::Event>>,
 ) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let mut r = BufReader::new(r);
@@ -75,6 +96,11 @@ pub(crate) fn forward(
             }
             if !line.ends_with(b"\n") {
                 line.push(b'\n');
+            }
+            if let Some(tx) = &events {
+                if let Some((ep, signal)) = killed_rank(&String::from_utf8_lossy(&line)) {
+                    let _ = tx.send(super::monitor::Event::StarterSaid { ep, signal });
+                }
             }
             let out = label.apply(&line);
             let _ = if to_stderr {
@@ -90,6 +116,19 @@ pub(crate) fn forward(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn open_mpi_names_the_killed_rank() {
+        assert_eq!(
+            killed_rank("mpirun.openmpi noticed that process rank 2 with PID 0 on node vm exited on signal 9 (Killed)."),
+            Some((2, 9))
+        );
+        assert_eq!(
+            killed_rank("mpirun noticed that process rank 13 with PID 4242 on node n01 exited on signal 11 (Segmentation fault)."),
+            Some((13, 11))
+        );
+        assert_eq!(killed_rank("[1,2]<stdout>:rank 2 exited on signal"), None);
+    }
 
     #[test]
     fn mpi_tags_become_our_labels() {
