@@ -29,6 +29,7 @@
 //! | `Full` | dissemination | star | star | reduce + bcast (star) |
 //! | `Ring(order)` | dissemination | chain | binomial | ring |
 //! | `BiRing(order)` | dissemination | bidirectional ring | binomial | ring |
+//! | `Mesh2D` | dissemination | mesh (row, then columns) | mesh (rows, then a column) | recursive doubling |
 //! | `Auto` | table, cost model | table, cost model | cost model | table, cost model |
 //!
 //! | topology | gather(v) | scatter(v) | allgather(v) | all-to-all | all-to-allv | reduce-scatter | scan |
@@ -37,7 +38,13 @@
 //! | `Full` | star | star | Bruck | Bruck | pairwise | recursive halving | recursive doubling |
 //! | `Ring(order)` | ring | binomial | ring | pairwise | pairwise | ring | chain |
 //! | `BiRing(order)` | ring | binomial | bidirectional ring | pairwise | pairwise | ring | chain |
+//! | `Mesh2D` | binomial | binomial | mesh (rows, then columns) | pairwise | pairwise | recursive halving | mesh |
 //! | `Auto` | cost model | cost model | table, cost model | table, cost model | pairwise | cost model | cost model |
+//!
+//! `Mesh2D` lays the ranks out row by row on the mesh of
+//! `hypercomm_algo::topology::mesh_dims(p)` rows and columns (Kumar's mesh
+//! algorithms, seed 001); its reduce folds in rank order for root 0 and
+//! needs a commutative operator otherwise (binomial runs instead).
 //!
 //! Ring allreduce and ring reduce-scatter need a commutative operator; with
 //! a non-commutative one `Auto` and the ring topologies use Rabenseifner or
