@@ -280,6 +280,56 @@ fn lower_layers_import_nothing_from_higher_ones() {
     }
 }
 
+/// The simulator's pure half (`hypercomm-algo/src/sim/`) sits above the
+/// algorithms: it reads schedules, the registry and the selection rules;
+/// no algorithm, registry or rule reads it; and it does no I/O, keeps no
+/// clock and starts no thread.
+#[test]
+fn the_schedule_simulator_sits_above_the_algorithms_and_is_pure() {
+    let (g, texts) = graph("hypercomm-algo");
+    for (m, deps) in &g {
+        assert!(
+            m == "sim" || !deps.contains("sim"),
+            "hypercomm-algo/src/{m} imports the simulator"
+        );
+    }
+    let allowed = [
+        "schedule",
+        "entry",
+        "registry",
+        "select",
+        "topology",
+        "ring",
+        "collective",
+    ];
+    let sim = g.get("sim").expect("a sim module");
+    for d in sim {
+        // The tests of sim/ may call the algorithms themselves.
+        assert!(
+            allowed.contains(&d.as_str()) || d.contains('_'),
+            "sim/ imports {d}"
+        );
+    }
+    let dir = src("hypercomm-algo").join("sim");
+    for (f, text) in &texts {
+        if !f.starts_with(&dir) {
+            continue;
+        }
+        let code = strip_comments(text);
+        for io in [
+            "std::fs",
+            "std::io",
+            "std::net",
+            "std::process",
+            "std::thread",
+            "Instant",
+            "SystemTime",
+        ] {
+            assert!(!code.contains(io), "{} uses {io}", f.display());
+        }
+    }
+}
+
 #[test]
 fn unsafe_stays_out_of_the_collectives() {
     let (_, texts) = graph("hypercomm");

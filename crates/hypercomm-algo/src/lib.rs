@@ -119,6 +119,11 @@
 //! * [`segmented`]: the lifted operator of segmented scans
 //! * sparse multicast: [`spgsnw_sender()`], [`spgsnw_plan()`], [`spgsnw_receiver()`]
 //!
+//! The simulator's pure half is [`sim`]: a network model (hypercube, ring,
+//! 2-D mesh, fully connected; store-and-forward or cut-through routing;
+//! ts, tw, th; one port or all; link contention) and the simulation of any
+//! of these schedules on it in virtual time, with seed 001's closed forms.
+//!
 //! Helpers: [`hypercube`] (gray, gray_inverse, between, split), [`ring`]
 //! ([`RingOrder`], PICL setarc0 orders, the shared ring reduce-scatter
 //! phase), [`tree`] (canonical interval tree), [`collective`] (the operation
@@ -149,6 +154,7 @@ pub mod registry;
 pub mod ring;
 pub mod schedule;
 pub mod select;
+pub mod sim;
 pub mod topology;
 pub mod tree;
 
