@@ -39,11 +39,13 @@
 //!                 check mode, selection; algorithms are schedules in hypercomm-algo
 //!  p2p engine   ─ engine/: matching, requests, progress, waits; the trace hook
 //!  trace        ─ trace/: the per-rank recorder, PICL/Chrome/HTML writers
-//!  transport    ─ transport/: one trait, one kind list; thread/ shm/ tcp/
+//!  transport    ─ transport/: one trait, one kind list; thread/ shm/ tcp/ sim/
 //!  wire format  ─ wire.rs: the one frame header
 //!
 //!  launch/      ─ processes and ranks: init, finalize, spawn, the launcher's
 //!                 engine, run_processes, Slurm; run.rs: jobs of threads
+//!  sim.rs       ─ the simulator: programs in virtual time (sim::run), and
+//!                 schedules on a network model (hypercomm_algo::sim)
 //! ```
 //!
 //! | what | status |
@@ -53,13 +55,14 @@
 //! | point-to-point, communicators, failures, abort, timeouts | done |
 //! | collectives (every operation, several algorithms each, selection, check and reproducible modes) | done |
 //! | tracing (PICL levels and records, verbose/compact files, Perfetto JSON, HTML report) | done |
-//! | grids (SUPRENUM), the simulator, MPI backend, ssh, C and Fortran APIs | not yet |
+//! | the simulator ([`sim`]: programs in virtual time on a simulated hypercube, ring, mesh or fully connected machine; schedules of a million nodes; seed 001's closed forms) | done |
+//! | grids (SUPRENUM), MPI backend, ssh, C and Fortran APIs | not yet |
 //!
 //! ## Not done yet
 //!
-//! The SUPRENUM grid library and Cartesian communicators, the simulated
-//! transport, an MPI transport, ssh for remote hosts and the C/Fortran
-//! interfaces are later work; each module's docs say what it lacks.
+//! The SUPRENUM grid library and Cartesian communicators, an MPI
+//! transport, ssh for remote hosts and the C/Fortran interfaces are later
+//! work; each module's docs say what it lacks.
 
 mod buffer;
 pub mod collective;
@@ -71,6 +74,7 @@ pub mod p2p;
 pub mod rank;
 pub mod request;
 mod run;
+pub mod sim;
 pub mod trace;
 pub mod transport;
 pub mod wire;

@@ -42,6 +42,7 @@
 //! | `thread` | [`thread`] | threads of one process |
 //! | `shm` | [`shm`] | processes on one machine (shared segment) |
 //! | `tcp` | [`tcp`] | processes on one or several machines |
+//! | `sim` | [`sim`] | threads of one process, in virtual time on a simulated machine |
 //!
 //! Every transport folder uses the same file names for the same concepts
 //! (gloo's `transport/{tcp,uv,ibverbs}/`): `mod.rs` (the endpoint and its
@@ -57,11 +58,12 @@
 //! tests, its own pieces): nothing from the engine, communicators,
 //! collectives, launch or run.
 //!
-//! Not done yet: the MPI and simulated transports (each will be one folder
-//! and one line in `transports!`).
+//! Not done yet: the MPI transport (it will be one folder and one line in
+//! `transports!`).
 
 mod frame;
 pub mod shm;
+pub mod sim;
 pub mod tcp;
 pub mod thread;
 
@@ -170,13 +172,30 @@ pub trait Transport {
     fn describe_waits(&self) -> String {
         "; what the other endpoints wait for is not visible over this transport".into()
     }
+    /// Whether a wait should poll (spin, then yield the core) before it
+    /// blocks in [`Transport::wait`]. Default: yes, frames arrive while
+    /// this endpoint polls. A transport whose frames only arrive while the
+    /// endpoint blocks (the simulator runs one endpoint at a time, in
+    /// virtual time) answers no, and waits block at once.
+    fn polls(&self) -> bool {
+        true
+    }
 }
+
+/// A job's own clock: nanoseconds since the job began.
+pub type JobClock = Arc<dyn Fn() -> i64 + Send + Sync>;
 
 /// Makes a transport endpoint on the thread that will use it (endpoints
 /// need not be `Send`; their builders are).
 pub trait Builder: Send {
     /// Make the endpoint.
     fn build(self: Box<Self>) -> Result<AnyTransport>;
+    /// The job's clock, when time on this transport is not the machine's
+    /// (the simulator's virtual time), for the job's trace. Default: none,
+    /// the machine's clock.
+    fn clock(&self) -> Option<JobClock> {
+        None
+    }
 }
 
 /// Where an endpoint reports to the job's supervisor (a launcher, a
@@ -319,6 +338,8 @@ transports! {
     Shm = "shm" => shm::ShmEndpoint,
     /// Processes on one or several machines, over TCP.
     Tcp = "tcp" => tcp::TcpEndpoint,
+    /// Threads of one process in virtual time on a simulated machine.
+    Sim = "sim" => sim::SimEndpoint,
 }
 
 impl TransportKind {
@@ -402,6 +423,10 @@ impl Transport for AnyTransport {
     fn describe_waits(&self) -> String {
         dispatch!(self, t => t.describe_waits())
     }
+    #[inline]
+    fn polls(&self) -> bool {
+        dispatch!(self, t => t.polls())
+    }
 }
 
 impl<T: Transport + ?Sized> Transport for Box<T> {
@@ -440,5 +465,8 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
     }
     fn describe_waits(&self) -> String {
         (**self).describe_waits()
+    }
+    fn polls(&self) -> bool {
+        (**self).polls()
     }
 }

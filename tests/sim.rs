@@ -1,0 +1,412 @@
+//! The simulator transport: message semantics (the conformance suite on
+//! simulated machines), virtual time against the model and against
+//! schedule simulation of the same operations (1 024 virtual ranks), what
+//! programs declare, deadlocks, and the trace in virtual time.
+
+mod common;
+
+use common::Launcher;
+use hypercomm::collective::{Sum, Topology};
+use hypercomm::sim::{self, Call, Config, Costs, Model, Network, Routing};
+use hypercomm::transport::Builder;
+use hypercomm::{BoxError, Comm, Error};
+use hypercomm_algo::{registry, Algorithm, Collective};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::time::Duration;
+
+/// Costs in whole seconds, so that every virtual time is exact.
+const COSTS: Costs = Costs {
+    ts: 100.0,
+    tw: 3.0,
+    th: 7.0,
+};
+
+fn config(network: Network) -> Config {
+    Config {
+        network,
+        costs: COSTS,
+        ..Config::default()
+    }
+}
+
+fn builders(config: &Config, endpoints: usize) -> Vec<Box<dyn Builder>> {
+    let (_, b) = sim::SimBuilder::job(config.clone(), endpoints).unwrap();
+    b.into_iter()
+        .map(|b| Box::new(b) as Box<dyn Builder>)
+        .collect()
+}
+
+// ------------------------------------------------------------ conformance
+
+/// Jobs on a simulated fully connected machine (the default one), whose
+/// ranks are threads taking turns in virtual time.
+struct Simulated;
+
+impl Launcher for Simulated {
+    fn run<R, E, F>(n: usize, f: F) -> hypercomm::Result<Vec<R>>
+    where
+        R: Send + Serialize + DeserializeOwned,
+        E: Into<BoxError>,
+        F: Fn(&Comm) -> Result<R, E> + Sync,
+    {
+        hypercomm::run_builders(builders(&Config::default(), n), f)
+    }
+
+    fn run_with_host<H, R, EH, EN, FH, FN>(
+        n: usize,
+        host_fn: FH,
+        node_fn: FN,
+    ) -> hypercomm::Result<(H, Vec<R>)>
+    where
+        H: Send + Serialize + DeserializeOwned,
+        R: Send + Serialize + DeserializeOwned,
+        EH: Into<BoxError>,
+        EN: Into<BoxError>,
+        FH: FnOnce(&Comm) -> Result<H, EH> + Send,
+        FN: Fn(&Comm) -> Result<R, EN> + Sync,
+    {
+        hypercomm::run_builders_with_host(builders(&Config::default(), n + 1), host_fn, node_fn)
+    }
+}
+
+mod conformance {
+    crate::common::conformance::conformance_suite!(crate::Simulated);
+}
+
+/// The same on a ring with cut-through routing and all ports: messages
+/// cross several links and overtake nothing.
+struct SimulatedRing;
+
+impl Launcher for SimulatedRing {
+    fn run<R, E, F>(n: usize, f: F) -> hypercomm::Result<Vec<R>>
+    where
+        R: Send + Serialize + DeserializeOwned,
+        E: Into<BoxError>,
+        F: Fn(&Comm) -> Result<R, E> + Sync,
+    {
+        let c = Config {
+            routing: Routing::CutThrough,
+            ports: sim::Ports::All,
+            ..config(Network::Ring)
+        };
+        hypercomm::run_builders(builders(&c, n), f)
+    }
+
+    fn run_with_host<H, R, EH, EN, FH, FN>(
+        n: usize,
+        host_fn: FH,
+        node_fn: FN,
+    ) -> hypercomm::Result<(H, Vec<R>)>
+    where
+        H: Send + Serialize + DeserializeOwned,
+        R: Send + Serialize + DeserializeOwned,
+        EH: Into<BoxError>,
+        EN: Into<BoxError>,
+        FH: FnOnce(&Comm) -> Result<H, EH> + Send,
+        FN: Fn(&Comm) -> Result<R, EN> + Sync,
+    {
+        let c = Config {
+            nodes: Some(n),
+            ..config(Network::Ring)
+        };
+        hypercomm::run_builders_with_host(builders(&c, n + 1), host_fn, node_fn)
+    }
+}
+
+mod conformance_ring {
+    crate::common::conformance::conformance_suite!(crate::SimulatedRing);
+}
+
+// ------------------------------------------------------------ virtual time
+
+/// One message of m words over l links costs ts + l·(th + tw·m) (SF), and
+/// its sender is busy until it has left (ts + tw·m).
+#[test]
+fn a_message_takes_the_models_time() {
+    for (network, routing, p, dst) in [
+        (Network::Full, Routing::StoreAndForward, 2, 1),
+        (Network::Ring, Routing::StoreAndForward, 8, 3),
+        (Network::Ring, Routing::CutThrough, 8, 4),
+        (Network::Hypercube, Routing::StoreAndForward, 16, 15),
+    ] {
+        let c = Config {
+            routing,
+            ..config(network)
+        };
+        let out = sim::run(&c, p, |comm| {
+            if comm.rank() == 0 {
+                comm.send(&[7u64; 10], dst, 1)?;
+            } else if comm.rank() == dst {
+                comm.recv_vec::<u64>(0, 1)?;
+            }
+            Ok::<_, Error>(())
+        })
+        .unwrap();
+        let l = Model::new(network, p, COSTS).unwrap().distance(0, dst) as f64;
+        let body = 3.0 * 10.0;
+        let want = match routing {
+            Routing::StoreAndForward => 100.0 + l * (7.0 + body),
+            Routing::CutThrough => 100.0 + l * 7.0 + body,
+        };
+        assert_eq!(out.summary.end[dst], want, "{network} {routing:?}");
+        assert_eq!(out.summary.end[0], 100.0 + body, "{network}: the sender");
+        assert_eq!(out.summary.messages, 1);
+    }
+}
+
+/// Declared computation moves a rank's clock and delays what depends on it.
+#[test]
+fn declared_computation_takes_virtual_time() {
+    let out = sim::run(&config(Network::Full), 2, |comm| {
+        if comm.rank() == 0 {
+            assert!(sim::compute(Duration::from_secs(1000)));
+            assert_eq!(sim::now(), Some(1000.0));
+            comm.send::<u8>(&[], 1, 0)?;
+        } else {
+            comm.recv_into::<u8>(&mut [], 0, 0)?;
+        }
+        Ok::<_, Error>(())
+    })
+    .unwrap();
+    assert_eq!(out.summary.end, [1100.0, 1107.0]);
+    assert!(
+        !sim::compute(Duration::from_secs(1)),
+        "not a simulated rank"
+    );
+}
+
+/// A program whose ranks all wait for each other is stopped, and says so.
+#[test]
+fn a_deadlock_is_reported_not_hung() {
+    let err = sim::run(&config(Network::Full), 3, |comm| {
+        let from = (comm.rank() + 1) % 3;
+        comm.recv_into::<u8>(&mut [], from, 0)?;
+        Ok::<_, Error>(())
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("deadlock") && err.contains("every rank waits"),
+        "{err}"
+    );
+}
+
+/// A rank that polls with `iprobe` sees the message once virtual time has
+/// reached its arrival, and spends the virtual time up to it polling.
+#[test]
+fn polling_lets_virtual_time_move_on() {
+    let out = sim::run(&config(Network::Full), 2, |comm| {
+        if comm.rank() == 0 {
+            sim::compute(Duration::from_secs(500));
+            comm.send(&[1u32], 1, 3)?;
+        } else {
+            let mut polls = 0u64;
+            while comm.iprobe(0, 3)?.is_none() {
+                polls += 1;
+            }
+            assert!(polls > 0);
+            assert_eq!(sim::now(), Some(500.0 + 100.0 + 7.0 + 3.0 * 0.5));
+            comm.recv::<u32>(0, 3)?;
+        }
+        Ok::<_, Error>(())
+    })
+    .unwrap();
+    assert_eq!(out.summary.end[1], 500.0 + 100.0 + 7.0 + 1.5);
+}
+
+/// Bad machines are errors before anything runs.
+#[test]
+fn bad_machines_are_named() {
+    let err = |c: Config, n: usize| {
+        sim::run(&c, n, |_| Ok::<_, Error>(()))
+            .unwrap_err()
+            .to_string()
+    };
+    let e = err(config(Network::Hypercube), 12);
+    assert!(e.contains("p = 12 is not a power of two"), "{e}");
+    let mut bad = config(Network::Ring);
+    bad.costs.tw = -1.0;
+    assert!(err(bad, 4).contains("tw = -1 is not a time"));
+    let e = hypercomm::run_on(hypercomm::TransportKind::Sim, 0, |_| Ok::<_, Error>(()))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("at least one node"), "{e}");
+}
+
+// ----------------------------------------- against schedule simulation
+
+/// The schedules the library runs for broadcast (binomial), allreduce
+/// (recursive doubling) and barrier (dissemination) under the hypercube
+/// setting, one after another.
+fn hypercube_ops(me: usize, p: usize, m: usize) -> hypercomm_algo::Schedule {
+    let call = Call::new(p, m);
+    let gen =
+        |c: Collective, a: Algorithm| registry::find(c, a).unwrap().generate(&call.params(me));
+    gen(Collective::Bcast, Algorithm::Binomial)
+        .then(gen(Collective::Allreduce, Algorithm::RecursiveDoubling))
+        .then(gen(Collective::Barrier, Algorithm::Dissemination))
+}
+
+/// A program (broadcast + allreduce + barrier) on 1 024 virtual ranks of a
+/// hypercube ends, rank by rank, exactly when schedule simulation of the
+/// same operations says.
+#[test]
+fn a_program_on_1024_ranks_ends_when_schedule_simulation_says() {
+    let p = 1024;
+    let m = 64;
+    for routing in [Routing::StoreAndForward, Routing::CutThrough] {
+        let c = Config {
+            routing,
+            ..config(Network::Hypercube)
+        };
+        let out = sim::run(&c, p, |comm| {
+            comm.set_check(false);
+            comm.set_topology(Topology::Hypercube);
+            let mut x = vec![comm.rank() as f64; m];
+            comm.bcast(&mut x, 0usize)?;
+            let y = comm.allreduce(&x, Sum)?;
+            comm.barrier()?;
+            Ok::<_, Error>(y[0])
+        })
+        .unwrap();
+        assert!(out.results.iter().all(|&y| y == 0.0));
+        let mut model = Model::new(Network::Hypercube, p, COSTS).unwrap();
+        model.routing = routing;
+        let want = sim::simulate(&model, p, &mut |me| hypercube_ops(me, p, m), 1.0).unwrap();
+        assert_eq!(out.summary.end, want.finish, "{routing:?}");
+        assert_eq!(out.summary.messages, want.messages);
+    }
+}
+
+// ------------------------------------------------------------ traces
+
+fn chromium() -> Option<std::path::PathBuf> {
+    for c in ["chromium", "chromium-browser", "google-chrome"] {
+        if let Ok(o) = std::process::Command::new("which").arg(c).output() {
+            if o.status.success() {
+                return Some(String::from_utf8_lossy(&o.stdout).trim().into());
+            }
+        }
+    }
+    None
+}
+
+/// Every expected rank has a drawn row in the space-time diagram, the
+/// Gantt chart and the matrix, and the page runs without errors.
+const CHECK: &str = r#"<script>
+window.__errors = [];
+window.addEventListener('error', function (e) { window.__errors.push(String(e.message)); });
+window.addEventListener('load', function () {
+  var want = JSON.parse(document.getElementById('expected').textContent);
+  var out = [];
+  ['spacetime', 'gantt', 'matrix'].forEach(function (id) {
+    var svg = document.getElementById(id);
+    if (!svg) { out.push(id + ': no svg'); return; }
+    var seen = {}, rows = 0;
+    svg.querySelectorAll('g.rank').forEach(function (g) {
+      var box = g.getBBox();
+      if (box.width > 0 && box.height > 0) { seen[g.getAttribute('data-rank')] = true; rows++; }
+    });
+    want.forEach(function (r) { if (!seen[String(r)]) out.push(id + ': no row for rank ' + r); });
+    out.push(id + ' rows ' + rows);
+  });
+  if (window.__errors.length) out.push('js errors: ' + window.__errors.join('; '));
+  var pre = document.createElement('pre');
+  pre.id = 'result';
+  var bad = out.filter(function (s) { return s.indexOf(' rows ') < 0; });
+  pre.textContent = (bad.length ? 'RESULT: FAIL ' + bad.join(' | ') : 'RESULT: OK ') + out.join(' | ');
+  document.body.appendChild(pre);
+});
+</script>"#;
+
+/// A 1 024-node hypercube run traced in virtual time: the PICL file's
+/// times are the simulated machine's (the last record at the virtual end
+/// of the run, every receive after its send), the Chrome JSON has every
+/// node, and the HTML report opens in headless Chromium with 1 024 rows in
+/// each view.
+#[test]
+fn a_1024_node_run_traced_in_virtual_time() {
+    use hypercomm::trace::{self, Output};
+    let p = 1024;
+    let dir = std::env::temp_dir().join(format!("hypercomm-sim-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("run.trace");
+    trace::enable(trace::Config::new(&file, Output::PiclVerbose));
+    let out = sim::run(&config(Network::Hypercube), p, |comm| {
+        comm.set_topology(Topology::Hypercube);
+        let mut x = vec![comm.rank() as f64; 16];
+        comm.bcast(&mut x, 0usize)?;
+        let y = comm.allreduce(&x, Sum)?;
+        comm.barrier()?;
+        Ok::<_, Error>(y[0])
+    })
+    .unwrap();
+    trace::disable();
+    let t = trace::read_files(std::slice::from_ref(&file)).unwrap();
+    assert_eq!(t.nodes(), (0..p as i32).collect::<Vec<_>>());
+    trace::clock::check_causal(&t).unwrap();
+    // Times in ns of virtual seconds: the last record is at the end.
+    let last = t.records.iter().map(|r| r.time).max().unwrap();
+    assert_eq!(last, (out.summary.time() * 1e9).round() as i64);
+    let json = trace::render(&t, Output::Chrome);
+    for n in [0, 511, 1023] {
+        assert!(
+            json.contains(&format!("\"pid\":{n}")) || json.contains(&format!("\"tid\":{n}")),
+            "node {n} in the JSON"
+        );
+    }
+    let html = trace::render(&t, Output::Html);
+    let Some(chrome) = chromium() else {
+        if std::env::var_os("HYPERCOMM_REQUIRE_CHROMIUM").is_some() {
+            panic!("chromium not found (apt-get install chromium)");
+        }
+        eprintln!("SKIPPED: chromium not installed");
+        return;
+    };
+    let nodes: Vec<i32> = t.nodes();
+    let page = dir.join("report.html");
+    std::fs::write(
+        &page,
+        html.replacen(
+            "<head>",
+            &format!(
+                "<head><script id=\"expected\" type=\"application/json\">{}</script>{CHECK}",
+                serde_json::to_string(&nodes).unwrap()
+            ),
+            1,
+        ),
+    )
+    .unwrap();
+    let o = std::process::Command::new(chrome)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            "--virtual-time-budget=20000",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let result: Vec<&str> = dom.lines().filter(|l| l.contains("RESULT")).collect();
+    assert!(
+        dom.contains("RESULT: OK")
+            && dom.contains("spacetime rows 1024")
+            && dom.contains("matrix rows 1024"),
+        "chromium check: {result:?}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .take(10)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
