@@ -410,3 +410,69 @@ fn a_1024_node_run_traced_in_virtual_time() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ------------------------------------------------------------ a real program
+
+/// The `kumar_matvec` example (broadcast, accumulation, broadcast,
+/// allreduce) on 1 024 virtual nodes of a hypercube through `hypercomm sim
+/// run`, unchanged: it prints the product a run on threads prints, and its
+/// virtual end time is the schedule simulation of its four collectives
+/// (with the algorithms the library picks on that machine; check mode off,
+/// so that only the collectives communicate).
+#[test]
+fn kumar_matvec_on_1024_virtual_nodes() {
+    use common::procs::{example_bin, hypercomm_bin, run_limited, stdout_of};
+    let (p, n) = (1024usize, 64usize);
+    let want = stdout_of("kumar_matvec", &["4", &n.to_string()]);
+    let mut cmd = std::process::Command::new(hypercomm_bin());
+    cmd.args(["sim", "run", "-p", "1024", "--topology", "hypercube"])
+        .args(["--ts", "100", "--tw", "3", "--th", "7"])
+        .arg(example_bin("kumar_matvec"))
+        .args([p.to_string(), n.to_string()])
+        .env("HYPERCOMM_CHECK", "off")
+        .env_remove("HYPERCOMM_SIM")
+        .env_remove("HYPERCOMM_TRACE");
+    let out = run_limited(cmd, Duration::from_secs(600));
+    assert!(out.status.success(), "{}", out.both());
+    assert_eq!(out.stdout, want);
+    let time: f64 = out
+        .stderr
+        .split("virtual time ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no virtual time in {}", out.both()));
+    // The algorithms the library picks for these calls on this machine.
+    let c = config(Network::Hypercube);
+    let picked = sim::run(&c, p, |comm| {
+        let o = hypercomm::CollOpts::default();
+        let b = n * 8;
+        Ok::<_, Error>([
+            comm.chosen_algorithm(Collective::Bcast, b, &o, true)?,
+            comm.chosen_algorithm(Collective::Reduce, b, &o, true)?,
+            comm.chosen_algorithm(Collective::Allreduce, 8, &o, true)?,
+        ])
+    })
+    .unwrap()
+    .results[0];
+    let [bcast, reduce, allreduce] = picked;
+    let vector = Call::new(p, n);
+    let one = Call::new(p, 1);
+    let gen = |c: Collective, a: Algorithm, call: &Call, me: usize| {
+        registry::find(c, a).unwrap().generate(&call.params(me))
+    };
+    let model = Model::new(Network::Hypercube, p, COSTS).unwrap();
+    let sched = sim::simulate(
+        &model,
+        p,
+        &mut |me| {
+            gen(Collective::Bcast, bcast, &vector, me)
+                .then(gen(Collective::Reduce, reduce, &vector, me))
+                .then(gen(Collective::Bcast, bcast, &vector, me))
+                .then(gen(Collective::Allreduce, allreduce, &one, me))
+        },
+        1.0,
+    )
+    .unwrap();
+    assert_eq!(time, sched.time(), "{bcast} {reduce} {allreduce}");
+}

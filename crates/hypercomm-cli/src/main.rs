@@ -2,16 +2,18 @@
 //!
 //! Available now: `hypercomm run` (the launcher; shm and TCP transports),
 //! `hypercomm bench` (point-to-point and collectives on threads, shm and
-//! TCP) and
-//! `hypercomm trace` (convert, stats, report). Planned, and saying so when
-//! called: `sim` (predict on a simulated machine).
+//! TCP), `hypercomm trace` (convert, stats, report) and `hypercomm sim`
+//! (predict a collective or run a program on a simulated machine, calibrate
+//! the model against a real transport).
 //!
 //! Not done yet: `run --transport shm` (until the shared-memory transport
 //! lands), ssh for remote hosts.
 
 mod bench;
+mod calibrate;
 mod progress;
 mod run;
+mod sim;
 mod trace;
 
 use clap::{Parser, Subcommand};
@@ -34,20 +36,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Convert, summarise and report traces (PICL, Chrome/Perfetto, HTML).
     Trace(trace::TraceArgs),
-    /// Predict a program or collective on a simulated machine. Not yet available.
-    Sim {
-        /// Everything after `sim`.
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<String>,
-    },
-}
-
-fn not_yet(what: &str) -> ExitCode {
-    eprintln!(
-        "hypercomm {what}: not yet available in this version. \
-         Run programs as threads with hypercomm::run(n, |comm| ...) meanwhile."
-    );
-    ExitCode::from(2)
+    /// Predict a collective or run a program on a simulated machine (hypercube, ring, mesh; seed 001's model).
+    Sim(sim::SimArgs),
 }
 
 fn main() -> ExitCode {
@@ -67,7 +57,13 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Command::Sim { .. } => not_yet("sim"),
+        Command::Sim(a) => match sim::main(a) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("hypercomm sim: {e}");
+                ExitCode::from(2)
+            }
+        },
         Command::Bench(a) => match bench::main(a) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
