@@ -106,7 +106,9 @@ const CASE_2: Rechunk = Rechunk {
 };
 
 /// The parts of the output, in printing order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 enum Part {
     Matrix,
     Row,

@@ -451,42 +451,58 @@ impl Drop for Netns {
 /// TCP between distinct addresses: in two network namespaces joined by a
 /// veth pair when `ip netns` works (root, as in CI), else between
 /// 127.0.0.2 and 127.0.0.3 on loopback. Ranks alternate between the two.
+///
+/// The namespaces are two "hosts" that the launcher reaches with a custom
+/// `--ssh` command entering the host's namespace instead of logging in
+/// (Open MPI's `plm_rsh_agent` in spirit): the launcher's own remote-start
+/// path, with the secret on stdin and the rank watching it.
 #[test]
 fn tcp_across_distinct_addresses() {
     let faults = example_bin("faults");
     if let Some(ns) = Netns::create() {
         let id = std::process::id() % 10000;
         let net = format!("10.77.{}", id % 250);
-        // The launcher runs in namespace a; each rank enters its own
-        // namespace (a for even ranks, b for odd) before exec'ing.
-        let wrapper = format!(
-            "if [ $((HYPERCOMM_RANK % 2)) = 0 ]; then ns={}; else ns={}; fi; exec ip netns exec $ns \"$@\"",
-            ns.a, ns.b
-        );
+        // `agent HOST COMMAND`: run COMMAND in HOST's namespace, as ssh
+        // would run it on HOST.
+        let agent = std::env::temp_dir().join(format!("hypercomm-netns-agent-{id}"));
+        std::fs::write(
+            &agent,
+            format!(
+                "#!/bin/sh\ncase \"$1\" in {net}.1) ns={};; {net}.2) ns={};; *) echo \"no host $1\" >&2; exit 255;; esac\necho \"in $ns\"\nexec ip netns exec $ns sh -c \"$2\"\n",
+                ns.a, ns.b
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
         let mut c = Command::new("ip");
         c.args(["netns", "exec", &ns.a])
             .arg(hypercomm_bin())
-            .args(["run", "-n", "4", "--timeout", "50", "--interface"])
-            .arg(format!("{net}.1"))
+            .args(["run", "-n", "4", "--timeout", "50", "--ssh"])
+            .arg(&agent)
             .arg("--hosts")
             .arg(format!("{net}.1,{net}.2"))
-            .args(["sh", "-c", &wrapper, "sh"])
             .arg(&faults)
             .arg("where")
             .env("HYPERCOMM_TIMEOUT", "30");
         let out = run(c);
+        let _ = std::fs::remove_file(&agent);
         assert!(out.status.success(), "{}", out.both());
-        assert!(
-            out.stdout
-                .contains(&format!("[1] bind {net}.2 rendezvous {net}.1:")),
-            "{}",
-            out.both()
-        );
-        assert!(
-            out.stdout.contains(&format!("[0] bind {net}.1 ")),
-            "{}",
-            out.both()
-        );
+        for r in 0..4 {
+            let ns = if r % 2 == 0 { &ns.a } else { &ns.b };
+            assert!(
+                out.stdout.contains(&format!("[{r}] in {ns}")),
+                "{}",
+                out.both()
+            );
+            // The launcher listens where it reaches the first host.
+            assert!(
+                out.stdout
+                    .contains(&format!("[{r}] bind  rendezvous {net}.1:")),
+                "{}",
+                out.both()
+            );
+        }
         assert!(out.stdout.contains("[0] token 4"), "{}", out.both());
         eprintln!("ran across network namespaces {} and {}", ns.a, ns.b);
     } else {

@@ -10,6 +10,7 @@
 pub(crate) mod collectives;
 pub(crate) mod conformance;
 pub(crate) mod procs;
+pub(crate) mod service;
 
 #[allow(unused_imports)]
 pub(crate) use procs::Processes;

@@ -13,6 +13,10 @@
 //!   with a message), exchange a token around the ring and exit 0.
 //! * `where`: prints the variables of the environment contract that say
 //!   where the rank listens, then runs a ring.
+//! * `ssh`: prints whether it was started by an ssh server (`ssh yes`) and
+//!   how many processes of this machine carry the job's secret in their
+//!   arguments (`secret-in-args 0`, which the test demands), then runs a
+//!   ring.
 //!
 //! Not a user example: it exists to be killed, aborted and probed.
 
@@ -114,6 +118,18 @@ fn wait_file(comm: &Comm, path: &str) -> i32 {
     0
 }
 
+/// How many processes have `secret` in their command line.
+fn secret_in_args(secret: &str) -> usize {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    procs
+        .flatten()
+        .filter_map(|p| std::fs::read(p.path().join("cmdline")).ok())
+        .filter(|c| c.windows(secret.len()).any(|w| w == secret.as_bytes()))
+        .count()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let comm = hypercomm::init().expect("init");
@@ -130,6 +146,16 @@ fn main() {
                 std::env::var("HYPERCOMM_BIND").unwrap_or_default(),
                 std::env::var("HYPERCOMM_RENDEZVOUS").unwrap_or_default()
             );
+            let t = ring(&comm).expect("ring");
+            println!("token {t}");
+            0
+        }
+        "ssh" => {
+            let ssh = std::env::var_os("SSH_CONNECTION").is_some();
+            println!("ssh {}", if ssh { "yes" } else { "no" });
+            let secret = std::env::var("HYPERCOMM_SECRET").unwrap_or_default();
+            assert!(!secret.is_empty(), "a launched rank knows its secret");
+            println!("secret-in-args {}", secret_in_args(&secret));
             let t = ring(&comm).expect("ring");
             println!("token {t}");
             0

@@ -1,13 +1,11 @@
 //! The `hypercomm` command: launcher, benchmarks, trace tools and simulator.
 //!
-//! Available now: `hypercomm run` (the launcher; shm and TCP transports),
+//! Available now: `hypercomm run` (the launcher; shm and TCP transports,
+//! remote hosts over ssh),
 //! `hypercomm bench` (point-to-point and collectives on threads, shm and
 //! TCP), `hypercomm trace` (convert, stats, report) and `hypercomm sim`
 //! (predict a collective or run a program on a simulated machine, calibrate
 //! the model against a real transport).
-//!
-//! Not done yet: `run --transport shm` (until the shared-memory transport
-//! lands), ssh for remote hosts.
 
 mod bench;
 mod calibrate;

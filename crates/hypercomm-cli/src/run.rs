@@ -4,7 +4,7 @@ use clap::Args;
 use hypercomm::launch::job::{run_job, JobSpec};
 use hypercomm::TransportKind;
 use std::ffi::OsString;
-use std::net::{IpAddr, ToSocketAddrs};
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -25,7 +25,7 @@ Every process finds its rank with hypercomm::init(). Output lines are prefixed w
 /// Ctrl-C). Ctrl-C stops the whole job.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  hypercomm run -n 4 target/release/examples/hello\n  hypercomm run -n 8 --host ./host_prog --transport tcp ./node_prog input.dat\n  hypercomm run -n 2 --hosts 127.0.0.2,127.0.0.3 ./prog"
+    after_help = "Examples:\n  hypercomm run -n 4 target/release/examples/hello\n  hypercomm run -n 8 --host ./host_prog --transport tcp ./node_prog input.dat\n  hypercomm run -n 2 --hosts 127.0.0.2,127.0.0.3 ./prog\n  hypercomm run -n 8 --hosts node1,node2 --ssh \"ssh -p 2222\" $PWD/prog"
 )]
 pub(crate) struct RunArgs {
     /// Number of node processes (ranks 0..N).
@@ -43,9 +43,12 @@ pub(crate) struct RunArgs {
     #[arg(long, value_enum)]
     transport: Option<TransportKind>,
 
-    /// Comma-separated addresses (or names) the ranks listen on,
-    /// round-robin. They must be addresses of this machine (remote hosts
-    /// over ssh are not supported yet). Default: loopback.
+    /// Comma-separated hosts (names or addresses) the ranks run on,
+    /// round-robin. This machine's (a loopback address, `localhost`, its
+    /// own name) start here and listen on that address; any other host is
+    /// reached over ssh (see --ssh), with the program at the same path and
+    /// the same working directory when it exists there. Default: every
+    /// rank here, on loopback.
     #[arg(
         long,
         value_name = "A,B,...",
@@ -59,8 +62,17 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "FILE")]
     hostfile: Option<PathBuf>,
 
-    /// The address the launcher's rendezvous listens on (an interface's
-    /// IP). Default: loopback, or the first of --hosts.
+    /// The address the launcher's rendezvous (and this machine's ranks in
+    /// a job with remote hosts) listen on: an interface's IP that the other
+    /// hosts reach. Default: loopback; the first of --hosts when all are
+    /// this machine; the interface that routes to the first remote host.
+    /// The command that reaches a remote host, split on white space (the
+    /// host and the remote command are appended), e.g.
+    /// `--ssh "ssh -p 2222 -i ~/.ssh/cluster"`. Default: $HYPERCOMM_SSH,
+    /// else `ssh`. The job's secret goes to its standard input, never on a
+    /// command line.
+    #[arg(long, value_name = "CMD")]
+    ssh: Option<String>,
     #[arg(long, value_name = "IP")]
     interface: Option<IpAddr>,
 
@@ -84,18 +96,6 @@ pub(crate) struct RunArgs {
     program: Vec<OsString>,
 }
 
-fn resolve(h: &str) -> Result<IpAddr, String> {
-    if let Ok(ip) = h.parse() {
-        return Ok(ip);
-    }
-    (h, 0)
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve host {h:?}: {e}"))?
-        .next()
-        .map(|a| a.ip())
-        .ok_or_else(|| format!("host {h:?} has no address"))
-}
-
 pub(crate) fn main(a: RunArgs) -> Result<i32, String> {
     let mut names: Vec<String> = a
         .hosts
@@ -112,10 +112,6 @@ pub(crate) fn main(a: RunArgs) -> Result<i32, String> {
             }
         }
     }
-    let hosts = names
-        .iter()
-        .map(|h| resolve(h))
-        .collect::<Result<Vec<_>, _>>()?;
     let timeout = match a.timeout {
         Some(t) if t > 0.0 && t.is_finite() => Some(Duration::from_secs_f64(t)),
         Some(t) => {
@@ -125,7 +121,7 @@ pub(crate) fn main(a: RunArgs) -> Result<i32, String> {
         }
         None => None,
     };
-    let transport = a.transport.unwrap_or(if hosts.is_empty() {
+    let transport = a.transport.unwrap_or(if names.is_empty() {
         TransportKind::Shm
     } else {
         TransportKind::Tcp
@@ -133,7 +129,8 @@ pub(crate) fn main(a: RunArgs) -> Result<i32, String> {
     let mut spec = JobSpec::new(a.nodes, a.program);
     spec.host_program = a.host;
     spec.transport = transport;
-    spec.hosts = hosts;
+    spec.hosts = names;
+    spec.ssh = hypercomm::launch::ssh::ssh_command(a.ssh.as_deref());
     spec.listen = a.interface;
     spec.timeout = timeout;
     spec.prefix = !a.no_prefix;

@@ -17,10 +17,14 @@
 use crate::comm::Comm;
 use crate::engine::env_timeout;
 use crate::error::{Error, Result};
+use crate::launch::processes::Either;
 use crate::launch::rank::{panic_message, run_rank, Ended, Outcome};
+use crate::launch::spmd::run_launched;
 use crate::rank::Rank;
 use crate::trace;
 use crate::transport::{Builder, Fault, JobClock, TransportKind};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use std::sync::atomic::AtomicUsize;
 
 pub use crate::error::BoxError;
@@ -77,12 +81,30 @@ fn no_nodes(op: &'static str) -> Error {
 /// let squares = hypercomm::run(4, |comm| Ok::<_, hypercomm::Error>(comm.rank() * comm.rank())).unwrap();
 /// assert_eq!(squares, vec![0, 1, 4, 9]);
 /// ```
+///
+/// **Started by a launcher** (`hypercomm run -n 4 ./prog`, `mpirun -n 4
+/// ./prog`, `srun -n 4 ./prog`) the same call joins the job instead: this
+/// process runs `f` as its rank, node 0 gets every rank's result in rank
+/// order and returns them, and the other processes exit when they have
+/// handed in theirs — so the code after `run` runs once, as with threads.
+/// The job must have `n` nodes and no host; anything else is an error
+/// saying what the program asked for and what the job has. Results cross
+/// processes, hence the serde bounds. (`run_on` always runs threads.)
 pub fn run<R, E, F>(n: usize, f: F) -> Result<Vec<R>>
 where
-    R: Send,
+    R: Send + Serialize + DeserializeOwned,
     E: Into<BoxError>,
     F: Fn(&Comm) -> std::result::Result<R, E> + Sync,
 {
+    if n == 0 {
+        return Err(no_nodes("run"));
+    }
+    if crate::launch::is_launched() {
+        let (_, nodes) = run_launched::<(), R>("run", n, false, &|c: &Comm| {
+            f(c).map(Either::Node).map_err(Into::into)
+        })?;
+        return Ok(nodes);
+    }
     run_on(TransportKind::Thread, n, f)
 }
 
@@ -237,19 +259,41 @@ fn finish<R, H>(nodes: Vec<Ended<R>>, host: Option<Ended<H>>) -> Result<(Vec<R>,
 /// Run `n` nodes and a host ([`Rank::Host`]) as threads. The host runs
 /// `host_fn`, the nodes `node_fn`; returns the host's result and the nodes'
 /// results in rank order.
+///
+/// **Started by a launcher**, as [`run`] does: the job must have `n` nodes
+/// and a host — `hypercomm run -n 4 --host ./prog -- ./prog`, or under
+/// `mpirun -n 5` / `srun -n 5`, which start no host of their own, the last
+/// rank is the host — and the host's process returns the results.
 pub fn run_with_host<H, R, EH, EN, FH, FN>(
     n: usize,
     host_fn: FH,
     node_fn: FN,
 ) -> Result<(H, Vec<R>)>
 where
-    H: Send,
-    R: Send,
+    H: Send + Serialize + DeserializeOwned,
+    R: Send + Serialize + DeserializeOwned,
     EH: Into<BoxError>,
     EN: Into<BoxError>,
     FH: FnOnce(&Comm) -> std::result::Result<H, EH> + Send,
     FN: Fn(&Comm) -> std::result::Result<R, EN> + Sync,
 {
+    if n == 0 {
+        return Err(no_nodes("run_with_host"));
+    }
+    if crate::launch::is_launched() {
+        // The closure runs once, on one of the two kinds of rank.
+        let host_fn = std::cell::Cell::new(Some(host_fn));
+        let (h, nodes) = run_launched::<H, R>("run_with_host", n, true, &|c: &Comm| {
+            if c.is_host() {
+                let f = host_fn.take().ok_or("the host ran twice")?;
+                f(c).map(Either::Host).map_err(Into::into)
+            } else {
+                node_fn(c).map(Either::Node).map_err(Into::into)
+            }
+        })?;
+        let h = h.ok_or_else(|| Error::Protocol("the host delivered no result".into()))?;
+        return Ok((h, nodes));
+    }
     run_with_host_on(TransportKind::Thread, n, host_fn, node_fn)
 }
 

@@ -66,10 +66,26 @@ fn num(var: &str) -> Result<usize> {
         .map_err(|_| bad(var, format!("{s:?} is not a number")))
 }
 
+/// Whether our launcher started this process: [`RANK`] is set, or the
+/// job is an MPI one (`hypercomm run --transport mpi`), whose ranks learn
+/// their endpoint from the MPI launcher.
+pub(crate) fn launched_by_us() -> bool {
+    std::env::var_os(RANK).is_some() || mpi_job_of_ours()
+}
+
+fn mpi_job_of_ours() -> bool {
+    std::env::var(TRANSPORT).is_ok_and(|t| t.trim() == TransportKind::Mpi.name())
+        && std::env::var_os(RENDEZVOUS).is_some()
+        && crate::transport::mpi::started_by_mpi()
+}
+
 impl JobEnv {
-    /// Read the launcher's variables (call only when [`RANK`] is set).
+    /// Read the launcher's variables (call only when [`launched_by_us`]).
     pub(crate) fn from_env() -> Result<JobEnv> {
-        let endpoint = num(RANK)?;
+        let endpoint = match crate::transport::mpi::mpi_rank() {
+            Some(r) if std::env::var_os(RANK).is_none() && mpi_job_of_ours() => r,
+            _ => num(RANK)?,
+        };
         let nodes = num(NODES)?;
         let host = match get(HOST)?.trim() {
             "1" => true,

@@ -10,18 +10,25 @@
 //! then SIGTERM, then SIGKILL. SIGINT and SIGTERM to the launcher stop the
 //! whole job.
 //!
-//! Not done yet: remote hosts over ssh (`--hosts` names local addresses:
-//! each rank listens on its address, but every process runs on this
-//! machine), stdin forwarding.
+//! Hosts (`--hosts`) are dealt out to the ranks round-robin. A host that
+//! is this machine (a loopback address, `localhost`, its own name) runs its
+//! ranks here, listening on that address; any other host runs them over
+//! ssh ([`super::ssh`]), and then the rendezvous and this machine's ranks
+//! listen on the interface that routes to the first remote host (or
+//! `--interface`), so that every rank can reach every other.
+//!
+//! Not done yet: stdin forwarding.
 
 use super::env;
 use super::monitor::{self, Event, Monitor, MonitorSetup, Rendezvous, Verdict};
+use super::output::{self, Label};
+use super::ssh::{self, Place};
 use crate::error::{Error, Result};
 use crate::rank::Rank;
 use crate::transport::tcp::auth::{random_bytes, to_hex, SECRET_LEN};
 use crate::transport::TransportKind;
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -41,11 +48,17 @@ pub struct JobSpec {
     pub host_program: Option<Vec<OsString>>,
     /// Transport between the processes.
     pub transport: TransportKind,
-    /// Addresses the ranks listen on, assigned round-robin (`--hosts`);
-    /// empty: the rendezvous address.
-    pub hosts: Vec<IpAddr>,
-    /// Address of the rendezvous listener (default: loopback, or the first
-    /// of `hosts`).
+    /// Hosts the ranks run on, assigned round-robin (`--hosts`): addresses
+    /// or names. This machine's (loopback, `localhost`, its own name) run
+    /// here and listen on that address; others are reached over `ssh`.
+    /// Empty: every rank here, on the rendezvous address.
+    pub hosts: Vec<String>,
+    /// The command that reaches a remote host (program and options; the
+    /// host and the remote command are appended). Default: `ssh`.
+    pub ssh: Vec<OsString>,
+    /// Address of the rendezvous listener (default: loopback, the first of
+    /// `hosts` when all are this machine's, else the interface that routes
+    /// to the first remote host).
     pub listen: Option<IpAddr>,
     /// Stop the job after this long.
     pub timeout: Option<Duration>,
@@ -72,6 +85,7 @@ impl JobSpec {
             host_program: None,
             transport: TransportKind::Shm,
             hosts: Vec::new(),
+            ssh: vec!["ssh".into()],
             listen: None,
             timeout: None,
             prefix: true,
@@ -112,44 +126,11 @@ pub(crate) fn new_identity() -> Result<(Vec<u8>, String)> {
     Ok((secret.to_vec(), job))
 }
 
-/// Copy `r` to our stdout or stderr line by line, prefixed.
-fn forward(
-    r: impl Read + Send + 'static,
-    prefix: Option<String>,
-    to_stderr: bool,
-) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        let mut r = BufReader::new(r);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match r.read_until(b'\n', &mut line) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            if !line.ends_with(b"\n") {
-                line.push(b'\n');
-            }
-            let mut out = Vec::with_capacity(line.len() + 10);
-            if let Some(p) = &prefix {
-                out.extend_from_slice(p.as_bytes());
-            }
-            out.extend_from_slice(&line);
-            let _ = if to_stderr {
-                std::io::stderr().lock().write_all(&out)
-            } else {
-                let mut o = std::io::stdout().lock();
-                o.write_all(&out).and_then(|_| o.flush())
-            };
-        }
-    })
-}
-
 /// One process to start.
 pub(crate) struct Proc<'a> {
     pub(crate) ep: usize,
     pub(crate) argv: &'a [OsString],
-    pub(crate) bind: Option<IpAddr>,
+    pub(crate) place: &'a Place,
 }
 
 /// The common variables of a job.
@@ -164,11 +145,29 @@ pub(crate) struct JobVars {
     pub(crate) env: Vec<(OsString, OsString)>,
     /// Descriptors every process inherits.
     pub(crate) inherit: Vec<i32>,
+    /// The command that reaches a remote host.
+    pub(crate) ssh: Vec<OsString>,
 }
 
-/// Start one process with the contract's environment; its output is
-/// forwarded and its exit reported on `events`. Returns its pid and the
-/// forwarding threads.
+/// The contract's variables for endpoint `ep` (without the secret).
+fn contract(ep: usize, vars: &JobVars, bind: Option<IpAddr>) -> Vec<(OsString, OsString)> {
+    let mut v: Vec<(OsString, OsString)> = vec![
+        (env::RANK.into(), ep.to_string().into()),
+        (env::NODES.into(), vars.nodes.to_string().into()),
+        (env::HOST.into(), (if vars.host { "1" } else { "0" }).into()),
+        (env::TRANSPORT.into(), vars.transport.name().into()),
+        (env::RENDEZVOUS.into(), vars.rendezvous.to_string().into()),
+        (env::JOB.into(), vars.job.clone().into()),
+    ];
+    if let Some(b) = bind {
+        v.push((env::BIND.into(), b.to_string().into()));
+    }
+    v
+}
+
+/// Start one process with the contract's environment, here or over ssh;
+/// its output is forwarded and its exit reported on `events`. Returns its
+/// pid (for a remote rank, its ssh's) and the forwarding threads.
 pub(crate) fn start(
     p: &Proc<'_>,
     vars: &JobVars,
@@ -181,24 +180,38 @@ pub(crate) fn start(
             what: "no program given".into(),
         });
     };
-    let mut cmd = Command::new(prog);
-    cmd.args(args)
-        .env(env::RANK, p.ep.to_string())
-        .env(env::NODES, vars.nodes.to_string())
-        .env(env::HOST, if vars.host { "1" } else { "0" })
-        .env(env::TRANSPORT, vars.transport.name())
-        .env(env::RENDEZVOUS, vars.rendezvous.to_string())
-        .env(env::SECRET, to_hex(&vars.secret))
-        .env(env::JOB, &vars.job)
-        .env_remove(env::SHM_FD)
-        .env_remove(env::BIND)
-        .envs(vars.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if let Some(b) = p.bind {
-        cmd.env(env::BIND, b.to_string());
-    }
+    let (mut cmd, secret_on_stdin) = match p.place {
+        Place::Here { bind } => {
+            let mut cmd = Command::new(prog);
+            cmd.args(args)
+                .env_remove(env::SHM_FD)
+                .env_remove(env::BIND)
+                .envs(contract(p.ep, vars, *bind))
+                .env(env::SECRET, to_hex(&vars.secret))
+                .envs(vars.env.iter().map(|(k, v)| (k, v)))
+                .stdin(Stdio::null());
+            (cmd, false)
+        }
+        Place::Ssh { host, .. } => {
+            let Some((ssh, opts)) = vars.ssh.split_first() else {
+                return Err(Error::InvalidArgument {
+                    op: "hypercomm run",
+                    what: "--ssh: empty command".into(),
+                });
+            };
+            let mut remote_vars = ssh::forwarded_env(&[env::SECRET, env::BIND, env::SHM_FD]);
+            remote_vars.retain(|(k, _)| !vars.env.iter().any(|(j, _)| j == k));
+            remote_vars.extend(contract(p.ep, vars, None));
+            remote_vars.extend(vars.env.iter().cloned());
+            remote_vars.push((ssh::WATCH_STDIN.into(), "1".into()));
+            let dir = std::env::current_dir().ok();
+            let line = ssh::remote_command(dir.as_deref(), env::SECRET, &remote_vars, p.argv);
+            let mut cmd = Command::new(ssh);
+            cmd.args(opts).arg(host).arg(line).stdin(Stdio::piped());
+            (cmd, true)
+        }
+    };
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let inherit = vars.inherit.clone();
     // SAFETY: the closure runs between fork and exec and only makes
     // async-signal-safe system calls (prctl, fcntl) on plain integers.
@@ -215,12 +228,25 @@ pub(crate) fn start(
             Ok(())
         });
     }
+    let started = cmd.get_program().to_os_string();
     let mut child = cmd.spawn().map_err(|e| {
         io_err(
             "starting a process",
-            format!("{}: {e}", std::path::Path::new(prog).display()),
+            format!("{}: {e}", std::path::Path::new(&started).display()),
         )
     })?;
+    // A remote rank's secret: one line on ssh's stdin, which then stays
+    // open until the process ends (its end stops the remote rank).
+    let stdin = match (secret_on_stdin, child.stdin.take()) {
+        (true, Some(mut w)) => {
+            let mut line = to_hex(&vars.secret).into_bytes();
+            line.push(b'\n');
+            // A failure shows as ssh's own exit, named by the monitor.
+            let _ = w.write_all(&line).and_then(|_| w.flush());
+            Some(w)
+        }
+        _ => None,
+    };
     let pid = child.id();
     let label = monitor::label(p.ep, vars.nodes, vars.host);
     let tag = if label == "host" {
@@ -230,15 +256,17 @@ pub(crate) fn start(
     };
     let mut fw = Vec::new();
     if let Some(o) = child.stdout.take() {
-        fw.push(forward(o, prefix.then(|| tag.clone()), false));
+        fw.push(output::forward(o, Label::fixed(prefix, &tag), false));
     }
     if let Some(e) = child.stderr.take() {
-        fw.push(forward(e, prefix.then(|| tag.clone()), true));
+        fw.push(output::forward(e, Label::fixed(prefix, &tag), true));
     }
     let tx = events.clone();
     let ep = p.ep;
     std::thread::spawn(move || {
-        if let Ok(status) = child.wait() {
+        let status = child.wait();
+        drop(stdin);
+        if let Ok(status) = status {
             let _ = tx.send(Event::Exited { ep, status });
         }
     });
@@ -273,6 +301,117 @@ pub(crate) fn listen(ip: IpAddr, secret: &[u8], job: &str, endpoints: usize) -> 
         .map_err(|e| io_err("starting the rendezvous", e))
 }
 
+/// Where every endpoint runs, and the address of the rendezvous: see the
+/// module docs.
+fn placement(spec: &JobSpec, endpoints: usize) -> Result<(Vec<Place>, IpAddr)> {
+    let bad = |what: String| Error::InvalidArgument {
+        op: "hypercomm run",
+        what,
+    };
+    if spec.hosts.is_empty() || spec.transport == TransportKind::Mpi {
+        // (An MPI job's hosts are mpirun's business; the rendezvous must
+        // still be reachable from them.)
+        let remote = spec.hosts.iter().find(|h| !ssh::is_here(h));
+        let ip = match (spec.listen, remote) {
+            (Some(ip), _) => ip,
+            (None, Some(r)) => ssh::resolve(r)
+                .and_then(|to| ssh::route_to(to).map_err(|e| e.to_string()))
+                .map_err(|e| bad(format!("--hosts: {e}; give --interface IP")))?,
+            (None, None) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        };
+        return Ok((vec![Place::Here { bind: None }; endpoints], ip));
+    }
+    let remote = spec.hosts.iter().find(|h| !ssh::is_here(h));
+    let listen = match (spec.listen, remote) {
+        (Some(ip), _) => ip,
+        (None, Some(r)) => {
+            let to = ssh::resolve(r).map_err(|e| {
+                bad(format!(
+                    "--hosts: {e}; give --interface IP (the address the other hosts reach this machine on)"
+                ))
+            })?;
+            ssh::route_to(to).map_err(|e| {
+                bad(format!(
+                    "--hosts: no interface of this machine routes to {r} ({to}): {e}"
+                ))
+            })?
+        }
+        (None, None) => ssh::resolve(&spec.hosts[0]).map_err(|e| bad(format!("--hosts: {e}")))?,
+    };
+    if let Some(r) = remote {
+        if spec.transport != TransportKind::Tcp {
+            return Err(bad(format!(
+                "--hosts: {r} is another machine (reached over ssh), and the {} transport works within one machine; use --transport tcp",
+                spec.transport.name()
+            )));
+        }
+    }
+    let mut per_host = Vec::with_capacity(spec.hosts.len());
+    for h in &spec.hosts {
+        per_host.push(if ssh::is_here(h) {
+            let bind = if remote.is_some() {
+                listen
+            } else {
+                ssh::resolve(h).map_err(|e| bad(format!("--hosts: {e}")))?
+            };
+            Place::Here { bind: Some(bind) }
+        } else {
+            Place::Ssh {
+                host: h.clone(),
+                addr: ssh::resolve(h).ok(),
+            }
+        });
+    }
+    let places = (0..endpoints)
+        .map(|ep| {
+            if ep >= spec.nodes {
+                // The host program runs here, with the launcher.
+                Place::Here { bind: Some(listen) }
+            } else {
+                per_host[ep % per_host.len()].clone()
+            }
+        })
+        .collect();
+    Ok((places, listen))
+}
+
+/// Start every endpoint's process (each here or over ssh); on a failure,
+/// kill the ones started.
+fn start_all(
+    spec: &JobSpec,
+    vars: &JobVars,
+    places: &[Place],
+    events: &Sender<Event>,
+    pids: &mut [Option<u32>],
+    forwarders: &mut Vec<std::thread::JoinHandle<()>>,
+) -> Result<()> {
+    for ep in 0..pids.len() {
+        let argv = if ep == spec.nodes {
+            spec.host_program.as_deref().unwrap_or_default()
+        } else {
+            &spec.program
+        };
+        let p = Proc {
+            ep,
+            argv,
+            place: &places[ep],
+        };
+        match start(&p, vars, spec.prefix, events) {
+            Ok((pid, fw)) => {
+                pids[ep] = Some(pid);
+                forwarders.extend(fw);
+            }
+            Err(e) => {
+                for pid in pids.iter().flatten() {
+                    monitor::kill(*pid, libc::SIGKILL);
+                }
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Run a whole job (the `hypercomm run` command): start the processes,
 /// forward their output, propagate failures, wait for the end. Installs
 /// handlers for SIGINT, SIGTERM and SIGHUP that stop the job cleanly.
@@ -292,11 +431,8 @@ pub fn run_job(spec: &JobSpec) -> Result<JobOutcome> {
     let host = spec.host_program.is_some();
     let endpoints = spec.nodes + host as usize;
     let prepared = spec.transport.setup().prepare(endpoints)?;
+    let (places, ip) = placement(spec, endpoints)?;
     let (secret, job) = new_identity()?;
-    let ip = spec
-        .listen
-        .or_else(|| spec.hosts.first().copied())
-        .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
     let rv = listen(ip, &secret, &job, endpoints)?;
     if spec.signals {
         install_signal_handlers();
@@ -319,49 +455,30 @@ pub fn run_job(spec: &JobSpec) -> Result<JobOutcome> {
             use std::os::fd::AsRawFd;
             prepared.inherit.iter().map(|f| f.as_raw_fd()).collect()
         },
+        ssh: spec.ssh.clone(),
     };
     let mut pids = vec![None; endpoints];
     let mut forwarders = Vec::new();
-    let bind_of = |ep: usize| {
-        if spec.hosts.is_empty() {
-            None
-        } else {
-            Some(spec.hosts[ep % spec.hosts.len()])
-        }
-    };
-    let mut started = Ok(());
-    for (ep, slot) in pids.iter_mut().enumerate() {
-        let argv = if ep == spec.nodes {
-            spec.host_program.as_deref().unwrap_or_default()
-        } else {
-            &spec.program
-        };
-        let p = Proc {
-            ep,
-            argv,
-            bind: bind_of(ep),
-        };
-        match start(&p, &vars, spec.prefix, &rv.sender) {
-            Ok((pid, fw)) => {
-                *slot = Some(pid);
-                forwarders.extend(fw);
-            }
-            Err(e) => {
-                started = Err(e);
-                break;
-            }
-        }
-    }
-    if let Err(e) = started {
-        for pid in pids.iter().flatten() {
-            monitor::kill(*pid, libc::SIGKILL);
-        }
-        return Err(e);
+    let mut starter = None;
+    if spec.transport == TransportKind::Mpi {
+        let (name, pid, fw) = super::mpirun::start(spec, &vars, &rv.sender)?;
+        starter = Some((name, pid));
+        forwarders = fw;
+    } else {
+        start_all(spec, &vars, &places, &rv.sender, &mut pids, &mut forwarders)?;
     }
     let m = Monitor::new(MonitorSetup {
         nodes: spec.nodes,
         host,
         pids,
+        starter,
+        remote: places
+            .iter()
+            .map(|p| match p {
+                Place::Ssh { host, .. } => Some(host.clone()),
+                Place::Here { .. } => None,
+            })
+            .collect(),
         timeout: spec.timeout,
         interrupted: spec.signals.then_some(&INTERRUPTED),
         stop: Arc::new(AtomicBool::new(false)),

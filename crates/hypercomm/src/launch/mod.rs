@@ -51,6 +51,7 @@
 //! | `HYPERCOMM_SECRET` | the per-job secret, 32 random bytes in hex |
 //! | `HYPERCOMM_JOB` | the job id |
 //! | `HYPERCOMM_BIND` | optional: the IP this endpoint listens on (`--hosts`) |
+//! | `HYPERCOMM_WATCH_STDIN` | `1` for a rank started over ssh: stop when stdin ends (`ssh.rs`) |
 //! | `HYPERCOMM_SHM_FD` | shm only: an inherited descriptor of the memfd segment the launcher made (the shm transport's `setup.rs`) |
 //!
 //! Every process, whatever the transport, first opens a **control
@@ -105,23 +106,29 @@
 //! | `spawn.rs` | [`spawn`]: a host program starting its own nodes |
 //! | `monitor.rs`, `control.rs` | the rendezvous server and job monitor; the control protocol |
 //! | `env.rs`, `slurm.rs` | the environment contract; Slurm bootstrap |
+//! | `ssh.rs` | where ranks run; starting them on other machines over ssh |
+//! | `mpirun.rs` | jobs whose ranks `mpirun` starts (`--transport mpi`) |
+//! | `output.rs` | the processes' output, forwarded line by line with rank labels |
 //!
 //! `launch` owns processes: nothing else in the library starts one. It
 //! builds on the transports (their `setup.rs` says what a process of each
 //! kind needs) and on communicators; nothing below it imports it.
 //!
-//! Not done yet: ssh for remote `--hosts`, spawning more nodes into a
-//! running job (MPI `Comm_spawn` with inter-communicators).
+//! Not done yet: spawning more nodes into a running job (MPI `Comm_spawn` with inter-communicators).
 
 pub(crate) mod control;
 pub mod env;
 pub mod job;
 pub(crate) mod join;
 pub(crate) mod monitor;
-mod processes;
+pub mod mpirun;
+mod output;
+pub(crate) mod processes;
 pub(crate) mod rank;
 pub(crate) mod slurm;
 mod spawn;
+pub(crate) mod spmd;
+pub mod ssh;
 pub(crate) mod trace;
 
 pub use processes::{run_processes, Processes, RankEnd};
@@ -130,7 +137,7 @@ pub use spawn::spawn;
 
 use crate::comm::Comm;
 use crate::error::{Error, Result};
-use crate::transport::{Fault, Transport, TransportKind};
+use crate::transport::{mpi, Fault, Transport, TransportKind};
 use env::JobEnv;
 use join::{connect_rendezvous, join_job, JoinSpec};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -140,7 +147,20 @@ static JOINED: AtomicBool = AtomicBool::new(false);
 /// True when this process was started as part of a job (by the launcher or
 /// by Slurm), i.e. when [`init`] will join a job of more than itself.
 pub fn is_launched() -> bool {
-    std::env::var_os(env::RANK).is_some() || slurm::SlurmEnv::detect().is_some()
+    env::launched_by_us() || slurm::SlurmEnv::detect().is_some() || mpi::started_by_mpi()
+}
+
+/// This process's rank of the MPI job that started it (with `host`, the
+/// last MPI rank is the host).
+#[cfg(feature = "mpi")]
+fn mpi_world(host: bool) -> Result<Comm> {
+    start_rank(Box::new(mpi::MpiBuilder), host)
+}
+
+/// Without the `mpi` feature: say how to get it.
+#[cfg(not(feature = "mpi"))]
+fn mpi_world(_host: bool) -> Result<Comm> {
+    Err(mpi::not_built())
 }
 
 /// Join the job this process belongs to and return its world communicator:
@@ -150,13 +170,31 @@ pub fn is_launched() -> bool {
 /// May be called once per process (under the launcher or Slurm); the
 /// communicator belongs to the calling thread.
 pub fn init() -> Result<Comm> {
-    let comm = if std::env::var_os(env::RANK).is_some() {
+    init_shaped(false)
+}
+
+/// [`init`]; under `mpirun` and `srun`, which start no host, `host` makes
+/// the last rank the host (for `run_with_host`). Our launcher says itself
+/// whether the job has a host.
+pub(crate) fn init_shaped(host: bool) -> Result<Comm> {
+    let comm = if env::launched_by_us() {
         claim()?;
+        if std::env::var_os(ssh::WATCH_STDIN).is_some_and(|v| v == "1") {
+            ssh::watch_stdin();
+        }
         let e = JobEnv::from_env()?;
         join(&e)?
+    } else if mpi::started_by_mpi()
+        && (cfg!(feature = "mpi") || slurm::SlurmEnv::detect().is_none())
+    {
+        // Without the feature this says how to build with it: worlds of
+        // one in every process would be silently wrong. (Under srun, such
+        // a build takes the Slurm bootstrap below instead.)
+        claim()?;
+        mpi_world(host)?
     } else if let Some(s) = slurm::SlurmEnv::detect() {
         claim()?;
-        slurm::join(&s?)?
+        slurm::join(&s?, host)?
     } else {
         singleton()?
     };

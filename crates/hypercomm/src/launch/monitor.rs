@@ -43,6 +43,8 @@ pub(crate) enum Event {
     CtlClosed { ep: usize },
     /// A child process ended.
     Exited { ep: usize, status: ExitStatus },
+    /// The process that started the endpoints (`mpirun`) ended.
+    StarterExited { status: ExitStatus },
 }
 
 /// The listening half of a rendezvous.
@@ -173,6 +175,22 @@ pub(crate) fn describe_exit(status: ExitStatus) -> (String, Option<i32>) {
     }
 }
 
+/// How a rank started over ssh ended, from its ssh's status: the remote
+/// shell reports a death by signal as `128 + n`; 255 is ssh's own failure.
+/// (The monitor's label names the host.)
+pub(crate) fn describe_remote_exit(status: ExitStatus) -> (String, Option<i32>) {
+    match status.code() {
+        Some(255) => (
+            "could not be started over ssh, or ssh lost its connection (ssh exited with code 255; its message, if any, is above)".into(),
+            Some(255),
+        ),
+        Some(c) if c > 128 && c < 128 + 65 => {
+            (format!("was killed by {}", signal_name(c - 128)), Some(c))
+        }
+        _ => describe_exit(status),
+    }
+}
+
 /// Send `sig` to `pid`.
 pub(crate) fn kill(pid: u32, sig: i32) {
     // SAFETY: kill(2) with a pid we started and have not yet reaped (the
@@ -188,6 +206,13 @@ pub(crate) struct MonitorSetup {
     pub(crate) host: bool,
     /// Child pid of each endpoint (`None`: not a child of ours).
     pub(crate) pids: Vec<Option<u32>>,
+    /// The remote host of each endpoint started over ssh (its pid is its
+    /// ssh's); empty or `None`: started here.
+    pub(crate) remote: Vec<Option<String>>,
+    /// The process that started every endpoint (`mpirun`), when one did:
+    /// its name and pid. The endpoints are then seen only through their
+    /// control connections.
+    pub(crate) starter: Option<(String, u32)>,
     /// Stop the whole job after this long.
     pub(crate) timeout: Option<Duration>,
     /// Set from a signal handler (Ctrl-C).
@@ -232,6 +257,7 @@ pub(crate) struct Monitor {
     term_sent: Option<Instant>,
     killed: bool,
     stopping_quietly: bool,
+    starter_exited: bool,
 }
 
 impl Monitor {
@@ -254,11 +280,20 @@ impl Monitor {
             term_sent: None,
             killed: false,
             stopping_quietly: false,
+            starter_exited: false,
         }
     }
 
     fn label(&self, ep: usize) -> String {
-        label(ep, self.setup.nodes, self.setup.host)
+        let l = label(ep, self.setup.nodes, self.setup.host);
+        match self.remote(ep) {
+            Some(h) => format!("{l} (on {h})"),
+            None => l,
+        }
+    }
+
+    fn remote(&self, ep: usize) -> Option<&str> {
+        self.setup.remote.get(ep).and_then(|h| h.as_deref())
     }
 
     fn say(&self, msg: &str) {
@@ -315,6 +350,11 @@ impl Monitor {
     }
 
     fn signal_all(&mut self, sig: i32) {
+        if let Some((_, pid)) = &self.setup.starter {
+            if !self.starter_exited {
+                kill(*pid, sig);
+            }
+        }
         for (ep, pid) in self.setup.pids.iter().enumerate() {
             if let Some(pid) = pid {
                 if !self.exited[ep] {
@@ -325,6 +365,12 @@ impl Monitor {
     }
 
     fn done(&self) -> bool {
+        if self.setup.starter.is_some() {
+            // Every endpoint that joined has said all it will say.
+            return self.starter_exited
+                && (0..self.writers.len())
+                    .all(|ep| self.writers[ep].is_none() || self.ctl_closed[ep]);
+        }
         let children = self.setup.pids.iter().any(|p| p.is_some());
         let all_exited = self
             .setup
@@ -395,15 +441,25 @@ impl Monitor {
                     self.fail(ep, what, 1, false);
                 }
             }
+            Event::StarterExited { status } => {
+                self.starter_exited = true;
+                self.starter_ended(status);
+            }
             Event::Exited { ep, status } => {
                 self.exited[ep] = true;
-                let (how, code) = describe_exit(status);
+                let (how, code) = match self.remote(ep) {
+                    Some(_) => describe_remote_exit(status),
+                    None => describe_exit(status),
+                };
                 let stopped_by_us = self.term_sent.is_some() || self.stopping_quietly;
                 match code {
                     Some(code) if !stopped_by_us => {
                         use std::os::unix::process::ExitStatusExt;
                         let what = format!("{} {how}", self.label(ep));
-                        self.fail(ep, what, code, status.signal().is_some());
+                        // Over ssh, the remote shell's 128 + n.
+                        let by_signal = status.signal().is_some()
+                            || (self.remote(ep).is_some() && code > 128 && code < 128 + 65);
+                        self.fail(ep, what, code, by_signal);
                     }
                     Some(_) => {}
                     None => {
@@ -421,6 +477,43 @@ impl Monitor {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// The starter (`mpirun`) ended: a failure unless every endpoint
+    /// finished and it exited normally.
+    fn starter_ended(&mut self, status: ExitStatus) {
+        let name = self
+            .setup
+            .starter
+            .as_ref()
+            .map_or("the starter".to_string(), |(n, _)| n.clone());
+        let stopped_by_us = self.term_sent.is_some() || self.stopping_quietly;
+        let (how, code) = describe_exit(status);
+        let never: Vec<usize> = (0..self.writers.len())
+            .filter(|&ep| self.writers[ep].is_none())
+            .collect();
+        let unfinished: Vec<usize> = (0..self.writers.len())
+            .filter(|&ep| self.writers[ep].is_some() && !self.finished[ep])
+            .collect();
+        let list = |v: &[usize]| {
+            v.iter()
+                .map(|&ep| self.label(ep))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if let Some(&first) = never.first() {
+            let what = format!("{name} {how} before {} joined the job", list(&never));
+            self.fail(first, what, code.unwrap_or(1), false);
+        } else if let Some(&first) = unfinished.first() {
+            let what = format!("{name} {how} before {} finished", list(&unfinished));
+            self.fail(first, what, code.unwrap_or(1), false);
+        } else if let (Some(c), false) = (code, stopped_by_us) {
+            if self.failure.is_none() && !self.aborted {
+                let what = format!("{name} {how}");
+                self.say(&what);
+                self.failure = Some((what, c, None));
             }
         }
     }

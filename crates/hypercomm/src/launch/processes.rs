@@ -91,8 +91,10 @@ type RankFn<'a, H, R> = dyn Fn(&Comm) -> std::result::Result<Either<H, R>, BoxEr
 
 /// What a rank process sends back.
 #[derive(Serialize, Deserialize)]
-enum Either<H, R> {
+pub(crate) enum Either<H, R> {
+    /// The host's result.
     Host(H),
+    /// A node's result.
     Node(R),
 }
 

@@ -156,8 +156,16 @@ impl SlurmEnv {
     }
 }
 
-/// Join (and for task 0, serve) the Slurm job step.
-pub(crate) fn join(s: &SlurmEnv) -> Result<Comm> {
+/// Join (and for task 0, serve) the Slurm job step; with `host`, its last
+/// task is the host and the others are the nodes.
+pub(crate) fn join(s: &SlurmEnv, host: bool) -> Result<Comm> {
+    if host && s.ntasks < 2 {
+        return Err(Error::InvalidArgument {
+            op: "hypercomm::run_with_host (Slurm)",
+            what: "a job with a host needs at least 2 tasks (the nodes and the host)".into(),
+        });
+    }
+    let nodes = s.ntasks - host as usize;
     let secret = s.secret()?;
     let job = format!("slurm-{}.{}", s.job_id, s.step_id);
     let addr = s.rendezvous()?;
@@ -167,9 +175,11 @@ pub(crate) fn join(s: &SlurmEnv) -> Result<Comm> {
         let rv = monitor::serve(l, secret.clone(), job.clone(), s.ntasks)
             .map_err(|e| io_err("opening the Slurm rendezvous", e))?;
         let m = Monitor::new(MonitorSetup {
-            nodes: s.ntasks,
-            host: false,
+            nodes,
+            host,
             pids: vec![None; s.ntasks],
+            remote: Vec::new(),
+            starter: None,
             timeout: None,
             interrupted: None,
             stop: Arc::new(AtomicBool::new(false)),
@@ -187,8 +197,8 @@ pub(crate) fn join(s: &SlurmEnv) -> Result<Comm> {
         JoinSpec {
             kind: TransportKind::Tcp,
             endpoint: s.procid,
-            nodes: s.ntasks,
-            host: false,
+            nodes,
+            host,
             bind: None,
             secret,
             job,

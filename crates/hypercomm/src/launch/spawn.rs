@@ -43,16 +43,18 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(
         job: jobid.clone(),
         env: Vec::new(),
         inherit: Vec::new(),
+        ssh: Vec::new(),
     };
     let mut argv: Vec<OsString> = vec![program.as_ref().to_os_string()];
     argv.extend(args.iter().map(|a| a.as_ref().to_os_string()));
+    let here = super::ssh::Place::Here { bind: None };
     let mut pids = vec![None; n + 1];
     let mut forwarders = Vec::new();
     for (ep, pid) in pids.iter_mut().enumerate().take(n) {
         let p = job::Proc {
             ep,
             argv: &argv,
-            bind: None,
+            place: &here,
         };
         match job::start(&p, &vars, true, &rv.sender) {
             Ok((id, fw)) => {
@@ -72,6 +74,8 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(
         nodes: n,
         host: true,
         pids: pids.clone(),
+        remote: Vec::new(),
+        starter: None,
         timeout: None,
         interrupted: None,
         stop: stop.clone(),

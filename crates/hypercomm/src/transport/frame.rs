@@ -141,7 +141,7 @@ impl Payload {
 }
 
 pub(crate) const PENDING: u8 = 0;
-const COPYING: u8 = 1;
+pub(crate) const COPYING: u8 = 1;
 pub(crate) const DONE: u8 = 2;
 const DROPPED: u8 = 3;
 const REVOKED: u8 = 4;

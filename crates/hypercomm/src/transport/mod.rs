@@ -43,6 +43,7 @@
 //! | `shm` | [`shm`] | processes on one machine (shared segment) |
 //! | `tcp` | [`tcp`] | processes on one or several machines |
 //! | `sim` | [`sim`] | threads of one process, in virtual time on a simulated machine |
+//! | `mpi` | [`mpi`] | the processes of an MPI job (`mpi` feature) |
 //!
 //! Every transport folder uses the same file names for the same concepts
 //! (gloo's `transport/{tcp,uv,ibverbs}/`): `mod.rs` (the endpoint and its
@@ -58,10 +59,16 @@
 //! tests, its own pieces): nothing from the engine, communicators,
 //! collectives, launch or run.
 //!
-//! Not done yet: the MPI transport (it will be one folder and one line in
-//! `transports!`).
+//! Not done yet: no other transport is planned; a new one would be one
+//! folder and one line in `transports!`.
 
 mod frame;
+#[cfg(feature = "mpi")]
+pub mod mpi;
+#[cfg(not(feature = "mpi"))]
+#[path = "mpi/off.rs"]
+pub mod mpi;
+pub mod native;
 pub mod shm;
 pub mod sim;
 pub mod tcp;
@@ -179,6 +186,11 @@ pub trait Transport {
     /// virtual time) answers no, and waits block at once.
     fn polls(&self) -> bool {
         true
+    }
+    /// The transport's own collectives (an MPI library's), when it has
+    /// them. Default: none.
+    fn native(&self) -> Option<&dyn native::Native> {
+        None
     }
 }
 
@@ -340,6 +352,9 @@ transports! {
     Tcp = "tcp" => tcp::TcpEndpoint,
     /// Threads of one process in virtual time on a simulated machine.
     Sim = "sim" => sim::SimEndpoint,
+    /// The processes of an MPI job, over the site's MPI library (the `mpi`
+    /// feature).
+    Mpi = "mpi" => mpi::MpiEndpoint,
 }
 
 impl TransportKind {
@@ -427,6 +442,9 @@ impl Transport for AnyTransport {
     fn polls(&self) -> bool {
         dispatch!(self, t => t.polls())
     }
+    fn native(&self) -> Option<&dyn native::Native> {
+        dispatch!(self, t => t.native())
+    }
 }
 
 impl<T: Transport + ?Sized> Transport for Box<T> {
@@ -468,5 +486,8 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
     }
     fn polls(&self) -> bool {
         (**self).polls()
+    }
+    fn native(&self) -> Option<&dyn native::Native> {
+        (**self).native()
     }
 }

@@ -1,0 +1,725 @@
+//! The MPI transport: ranks are the processes of an MPI job (`mpirun`,
+//! `srun --mpi=pmix`, a cluster's own launcher), and frames travel as MPI
+//! messages through the site's MPI library, so whatever network it is
+//! tuned for (shared memory, InfiniBand, Slingshot, Omni-Path) carries
+//! them. Built with the `mpi` feature; without it the kind exists and says
+//! so (`off.rs`).
+//!
+//! * **Binding.** A small C shim (`shim.c`, compiled by the build script
+//!   against the system's `mpi.h`) makes the MPI calls with plain C types;
+//!   `sys.rs` declares it by hand. No bindings are generated, so no
+//!   libclang, and the same Rust works against Open MPI (pointer handles)
+//!   and MPICH (integer handles).
+//! * **Messages.** All our traffic uses one private duplicate of
+//!   `MPI_COMM_WORLD`. A frame is one MPI message on tag [`TAG_FRAME`]:
+//!   the 48-byte header of [`crate::wire`] followed by the payload, when
+//!   the payload is at most [`EAGER`] bytes; a larger payload follows its
+//!   header as its own message(s) on tag [`TAG_BULK`], sent straight from
+//!   the sender's buffer (a lent buffer stays lent until MPI is done with
+//!   it; nothing is copied on our side), in pieces of at most 1 GiB (MPI
+//!   counts are `int`). MPI keeps messages of one source, communicator and
+//!   tag in order, so frames stay FIFO per pair and a bulk payload is the
+//!   next one on its tag from that source. Contexts, tags, wildcards,
+//!   probe and truncation are the engine's, above the transport, exactly
+//!   as on every other transport.
+//! * **Receiving.** [`POSTED`] receives for any source on [`TAG_FRAME`]
+//!   stay posted; progress tests the oldest (so frames are taken in the
+//!   order MPI matched them), decodes it, fetches a bulk payload that
+//!   follows, and posts the buffer again. Sends in flight are tested on
+//!   every pass (`MPI_Test`), which is also what drives MPI's own progress.
+//! * **Waiting.** MPI has no blocking wait that can also time out, so
+//!   `wait` polls (yielding the processor between polls, as Open MPI's own
+//!   progress loop does) for up to a millisecond and returns.
+//! * **Liveness.** MPI tells nothing of peers until they are gone, and
+//!   then the MPI launcher ends the job (naming the rank). A clean finish
+//!   sends a goodbye to every peer and drains until every peer's goodbye
+//!   has come and every send has completed, then finalises MPI (when we
+//!   initialised it). A rank that fails (`close` with an error) calls
+//!   `MPI_Abort`, which ends the job everywhere. `abort(msg)` sends an
+//!   abort frame to every peer first, so that they report `Aborted` with
+//!   the message.
+//! * **Collectives.** By default our schedules run over these messages
+//!   (check mode, reproducible mode, topologies and tracing as on every
+//!   transport); a communicator may hand a collective to the MPI library's
+//!   own implementation (`native.rs`).
+//!
+//! Files: `mod.rs` (the endpoint), `sys.rs` (the shim's functions),
+//! `setup.rs` (the builder), `detect.rs` (was this process started by an
+//! MPI launcher?),
+//! `native.rs` (the library's collectives), `shim.c`; `off.rs` replaces
+//! them all without the feature.
+//!
+//! Not done yet: MPI jobs with a host endpoint (an MPI job's ranks are all
+//! nodes), dynamic processes (`MPI_Comm_spawn`), messages of more than
+//! 2^31 − 1 bytes in one piece (they are split).
+
+mod detect;
+pub(crate) mod native;
+pub(crate) mod setup;
+pub(crate) mod sys;
+
+pub use detect::{mpi_rank, started_by_mpi, LAUNCH_VARS};
+pub use setup::MpiBuilder;
+
+use super::{Completion, Fault, Frame, Link, Payload, PeerState, Transport, TransportKind};
+use super::{Lent, RemoteCompletion};
+use crate::error::{Error, Result};
+use crate::wire::{Header, Kind};
+use std::cell::{Cell, RefCell, UnsafeCell};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use sys::Handle;
+
+/// The tag of frames (header and short payload).
+pub const TAG_FRAME: i32 = 1;
+/// The tag of large payloads that follow their header.
+pub const TAG_BULK: i32 = 2;
+/// Largest payload carried in the frame's own message.
+pub const EAGER: usize = 16 << 10;
+/// Receives kept posted for incoming frames.
+pub const POSTED: usize = 16;
+/// Largest piece of a bulk payload (MPI counts are `int`).
+const PIECE: usize = 1 << 30;
+/// Longest poll in one `wait`.
+const POLL: Duration = Duration::from_millis(1);
+
+/// A receive kept posted, with its buffer (both boxed: MPI holds their
+/// addresses until the receive completes).
+struct Posted {
+    req: Box<Handle>,
+    buf: Box<[u8]>,
+}
+
+/// A send MPI may still be reading: its requests, what keeps its bytes
+/// alive, and whether it completed. Shared with a lender's completion.
+struct InFlight {
+    reqs: UnsafeCell<Vec<Handle>>,
+    done: AtomicBool,
+    len: usize,
+    /// The bytes, when they are ours (`None`: lent by the sender, who keeps
+    /// them until this completes).
+    _keep: Keep,
+}
+
+enum Keep {
+    Bytes(#[allow(dead_code)] Vec<u8>),
+    Vec(#[allow(dead_code)] Box<dyn super::OwnedBytes>),
+    Lent,
+}
+
+// SAFETY: the requests are only touched under the MPI lock (`sys::lock`,
+// taken inside `sys::test`), and the kept bytes are never touched at all
+// until the value is dropped.
+unsafe impl Sync for InFlight {}
+// SAFETY: as above; the kept values are `Send`.
+unsafe impl Send for InFlight {}
+
+impl InFlight {
+    /// Whether MPI is done with every piece (testing the ones still open).
+    fn test(&self) -> Result<bool> {
+        if self.done.load(Ordering::Acquire) {
+            return Ok(true);
+        }
+        let _serial = TEST.lock().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: `TEST` serialises access to the requests, which live as
+        // long as `self`; each was started by `sys::isend`.
+        let reqs = unsafe { &mut *self.reqs.get() };
+        for r in reqs.iter_mut() {
+            // SAFETY: a started (or already completed, then null) request.
+            if unsafe { sys::test(r) }?.is_none() {
+                return Ok(false);
+            }
+        }
+        self.done.store(true, Ordering::Release);
+        Ok(true)
+    }
+}
+
+/// Serialises testing of in-flight sends between the transport's progress
+/// and a lender's completion.
+static TEST: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The lender's view of a lent payload MPI is sending.
+struct LentSend(Arc<InFlight>);
+
+impl RemoteCompletion for LentSend {
+    fn finished(&self) -> Option<std::result::Result<usize, ()>> {
+        match self.0.test() {
+            Ok(true) => Some(Ok(self.0.len)),
+            Ok(false) => None,
+            Err(_) => Some(Err(())),
+        }
+    }
+    fn revoke(&self) -> bool {
+        // MPI may be reading the buffer: the only safe way out is to let
+        // the send finish (every live peer keeps receiving; a dead one ends
+        // the MPI job).
+        loop {
+            match self.0.test() {
+                Ok(true) => return true,
+                Ok(false) => std::thread::yield_now(),
+                Err(_) => return false,
+            }
+        }
+    }
+}
+
+/// What the supervisor's notices (another thread) and the endpoint share.
+#[derive(Default)]
+pub(crate) struct Shared {
+    /// Set once `abort` holds something (a cheap test on every wait).
+    aborted: AtomicBool,
+    abort: std::sync::Mutex<Option<(usize, String)>>,
+    /// Peers the supervisor saw die, with what it saw.
+    failed: std::sync::Mutex<Vec<(usize, String)>>,
+}
+
+impl Shared {
+    fn set_abort(&self, endpoint: usize, message: &str) -> bool {
+        let mut a = self.abort.lock().unwrap_or_else(|p| p.into_inner());
+        if a.is_some() {
+            return false;
+        }
+        *a = Some((endpoint, message.to_string()));
+        self.aborted.store(true, Ordering::Release);
+        true
+    }
+    fn abort(&self) -> Option<(usize, String)> {
+        if !self.aborted.load(Ordering::Acquire) {
+            return None;
+        }
+        self.abort.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+    fn failure(&self, endpoint: usize) -> Option<String> {
+        let f = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+        f.iter()
+            .find(|(e, _)| *e == endpoint)
+            .map(|(_, m)| m.clone())
+    }
+}
+
+impl super::Notices for Shared {
+    fn peer_failed(&self, endpoint: usize, message: &str) {
+        self.failed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((endpoint, message.to_string()));
+    }
+    fn aborted(&self, endpoint: usize, message: &str) {
+        self.set_abort(endpoint, message);
+    }
+}
+
+/// One process's endpoint of an MPI job.
+pub struct MpiEndpoint {
+    me: usize,
+    n: usize,
+    node_size: usize,
+    comm: Handle,
+    ours: bool,
+    posted: RefCell<VecDeque<Posted>>,
+    in_flight: RefCell<Vec<Arc<InFlight>>>,
+    queue: RefCell<VecDeque<Frame>>,
+    /// Peers whose goodbye has come.
+    finished: RefCell<Vec<bool>>,
+    shared: Arc<Shared>,
+    /// The job's supervisor (`hypercomm run --transport mpi`), if any.
+    supervisor: RefCell<Option<Box<dyn super::Supervisor>>>,
+    protocol: RefCell<Option<String>>,
+    closed: Cell<bool>,
+    /// The library's collectives, per communicator context.
+    pub(crate) native: native::Natives,
+}
+
+fn protocol(peer: usize, what: impl std::fmt::Display) -> String {
+    format!("endpoint {peer} sent a malformed MPI message: {what}")
+}
+
+impl MpiEndpoint {
+    /// Join the MPI job this process belongs to (initialising MPI unless
+    /// the program did).
+    pub(crate) fn new() -> Result<MpiEndpoint> {
+        let w = sys::init()?;
+        let e = MpiEndpoint {
+            me: w.rank,
+            n: w.size,
+            node_size: w.node_size,
+            comm: w.comm,
+            ours: w.ours,
+            posted: RefCell::new(VecDeque::with_capacity(POSTED)),
+            in_flight: RefCell::new(Vec::new()),
+            queue: RefCell::new(VecDeque::new()),
+            finished: RefCell::new(vec![false; w.size]),
+            shared: Arc::new(Shared::default()),
+            supervisor: RefCell::new(None),
+            protocol: RefCell::new(None),
+            closed: Cell::new(false),
+            native: native::Natives::default(),
+        };
+        for _ in 0..POSTED {
+            let mut p = Posted {
+                req: Box::new(Handle::zeroed()),
+                buf: vec![0u8; Header::SIZE + EAGER].into_boxed_slice(),
+            };
+            e.post(&mut p)?;
+            e.posted.borrow_mut().push_back(p);
+        }
+        Ok(e)
+    }
+
+    /// Report to `sup` from now on; its notices reach us through the
+    /// returned handle.
+    pub(crate) fn supervise(&self, sup: Box<dyn super::Supervisor>) -> Arc<Shared> {
+        *self.supervisor.borrow_mut() = Some(sup);
+        self.shared.clone()
+    }
+
+    /// This job's private communicator.
+    pub(crate) fn comm(&self) -> &Handle {
+        &self.comm
+    }
+
+    fn post(&self, p: &mut Posted) -> Result<()> {
+        // SAFETY: the buffer and request are boxed and kept in `posted`
+        // until the receive completes or is cancelled in `close`.
+        unsafe { sys::irecv(&self.comm, &mut p.buf, None, TAG_FRAME, &mut p.req) }
+    }
+
+    fn fail_protocol(&self, msg: String) {
+        eprintln!("hypercomm: {msg}");
+        self.protocol.borrow_mut().get_or_insert(msg);
+    }
+
+    /// Test sends in flight and take every frame that has arrived, in
+    /// order; returns whether anything arrived.
+    fn progress(&self) -> bool {
+        self.in_flight
+            .borrow_mut()
+            .retain(|f| !matches!(f.test(), Ok(true)));
+        let mut any = false;
+        loop {
+            let mut posted = self.posted.borrow_mut();
+            let Some(head) = posted.front_mut() else {
+                return any;
+            };
+            // SAFETY: a receive started by `post`.
+            let got = match unsafe { sys::test(&mut head.req) } {
+                Ok(Some(g)) => g,
+                Ok(None) => return any,
+                Err(e) => {
+                    drop(posted);
+                    self.fail_protocol(format!("receiving: {e}"));
+                    return any;
+                }
+            };
+            let mut p = posted.pop_front().expect("the head");
+            drop(posted);
+            self.take(got.0, &p.buf[..got.1]);
+            if let Err(e) = self.post(&mut p) {
+                self.fail_protocol(format!("posting a receive again: {e}"));
+            }
+            self.posted.borrow_mut().push_back(p);
+            any = true;
+        }
+    }
+
+    /// Handle one arrived frame message from `src`.
+    fn take(&self, src: usize, msg: &[u8]) {
+        let h = match Header::decode(msg) {
+            Ok(h) => h,
+            Err(e) => return self.fail_protocol(protocol(src, e)),
+        };
+        if h.src as usize != src || h.dst as usize != self.me {
+            return self.fail_protocol(protocol(
+                src,
+                format!(
+                    "a frame from {} to {} arrived from {src} at {}",
+                    h.src, h.dst, self.me
+                ),
+            ));
+        }
+        let want = h.stream_payload_len() as usize;
+        let inline = &msg[Header::SIZE..];
+        let payload = if inline.len() == want {
+            Payload::copy_of(inline)
+        } else if inline.is_empty() && want > EAGER {
+            let mut v = vec![0u8; want];
+            for piece in v.chunks_mut(PIECE) {
+                match sys::recv(&self.comm, piece, src, TAG_BULK) {
+                    Ok(k) if k == piece.len() => {}
+                    Ok(k) => {
+                        return self.fail_protocol(protocol(
+                            src,
+                            format!(
+                                "a payload piece of {k} bytes where {} were due",
+                                piece.len()
+                            ),
+                        ))
+                    }
+                    Err(e) => return self.fail_protocol(format!("receiving from {src}: {e}")),
+                }
+            }
+            Payload::Bytes(v)
+        } else {
+            return self.fail_protocol(protocol(
+                src,
+                format!(
+                    "{} payload bytes with a header that says {want}",
+                    inline.len()
+                ),
+            ));
+        };
+        match h.kind {
+            Kind::Goodbye => self.finished.borrow_mut()[src] = true,
+            Kind::Abort => {
+                let origin = match h.id {
+                    0 => src,
+                    k if (k as usize) <= self.n => k as usize - 1,
+                    _ => src,
+                };
+                let text = String::from_utf8_lossy(&payload.into_bytes()).into_owned();
+                self.shared.set_abort(origin, &text);
+            }
+            _ => self
+                .queue
+                .borrow_mut()
+                .push_back(Frame { header: h, payload }),
+        }
+    }
+
+    /// Start sending `frame` to `dst` (another endpoint).
+    fn send_to(&self, dst: usize, frame: Frame) -> Result<()> {
+        let Frame { header, payload } = frame;
+        let hdr = header.encode();
+        let len = payload.len();
+        if len <= EAGER {
+            let mut buf = Vec::with_capacity(Header::SIZE + len);
+            buf.extend_from_slice(&hdr);
+            match payload {
+                Payload::Inline(i) => buf.extend_from_slice(i.bytes()),
+                Payload::Bytes(b) => buf.extend_from_slice(&b),
+                Payload::Vec(v) => buf.extend_from_slice(v.bytes()),
+                Payload::Borrowed(b) => {
+                    if b.with_bytes(|bytes| {
+                        buf.extend_from_slice(bytes);
+                        bytes.len()
+                    })
+                    .is_none()
+                    {
+                        // Revoked before we started: send nothing.
+                        return Ok(());
+                    }
+                }
+            }
+            return self.start(dst, TAG_FRAME, Keep::Bytes(buf), None);
+        }
+        // The header alone, then the payload from where it lies.
+        self.start(dst, TAG_FRAME, Keep::Bytes(hdr.to_vec()), None)?;
+        match payload {
+            Payload::Inline(i) => self.start(dst, TAG_BULK, Keep::Bytes(i.bytes().to_vec()), None),
+            Payload::Bytes(b) => self.start(dst, TAG_BULK, Keep::Bytes(b), None),
+            Payload::Vec(v) => self.start(dst, TAG_BULK, Keep::Vec(v), None),
+            Payload::Borrowed(b) => match b.lent {
+                Lent::Local { ptr, len, ref done } => {
+                    let done = done.clone();
+                    if done
+                        .state
+                        .compare_exchange(
+                            super::PENDING,
+                            super::frame::COPYING,
+                            Ordering::AcqRel,
+                            Ordering::Acquire,
+                        )
+                        .is_err()
+                    {
+                        // Revoked: the peer expects bytes, so send zeros.
+                        return self.start(dst, TAG_BULK, Keep::Bytes(vec![0; len]), None);
+                    }
+                    // SAFETY: COPYING keeps the sender's buffer alive and
+                    // unmodified; the completion handed over below keeps it
+                    // so until MPI is done with it (revoke waits for that).
+                    let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
+                    self.start(dst, TAG_BULK, Keep::Lent, Some((bytes, done)))
+                }
+                Lent::Remote(_) => {
+                    let mut v = Vec::with_capacity(len);
+                    let _ = b.with_bytes(|bytes| {
+                        v.extend_from_slice(bytes);
+                        bytes.len()
+                    });
+                    v.resize(len, 0);
+                    self.start(dst, TAG_BULK, Keep::Bytes(v), None)
+                }
+            },
+        }
+    }
+
+    /// `MPI_Isend` the kept bytes (or the lent ones) to `dst` in pieces,
+    /// and track the send until MPI is done with it.
+    fn start(
+        &self,
+        dst: usize,
+        tag: i32,
+        keep: Keep,
+        lent: Option<(&[u8], Arc<Completion>)>,
+    ) -> Result<()> {
+        let bytes: &[u8] = match (&keep, &lent) {
+            (_, Some((b, _))) => b,
+            (Keep::Bytes(b), None) => b,
+            (Keep::Vec(v), None) => v.bytes(),
+            (Keep::Lent, None) => &[],
+        };
+        let pieces = if tag == TAG_FRAME {
+            1
+        } else {
+            bytes.len().div_ceil(PIECE).max(1)
+        };
+        let (ptr, len) = (bytes.as_ptr(), bytes.len());
+        let f = Arc::new(InFlight {
+            reqs: UnsafeCell::new(vec![Handle::zeroed(); pieces]),
+            done: AtomicBool::new(false),
+            len,
+            _keep: keep,
+        });
+        // SAFETY: nobody else sees `f` yet; the requests vector is never
+        // resized, so the handles stay where MPI was told they are.
+        let reqs = unsafe { &mut *f.reqs.get() };
+        // SAFETY: the bytes are the kept value's own heap memory (moved
+        // into `f`, not copied, so the pointer is unchanged) or the
+        // lender's buffer, alive until `f` completes.
+        let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
+        let chunks: Vec<&[u8]> = if tag == TAG_FRAME || bytes.is_empty() {
+            vec![bytes]
+        } else {
+            bytes.chunks(PIECE).collect()
+        };
+        for (piece, req) in chunks.into_iter().zip(reqs.iter_mut()) {
+            // SAFETY: as above; `req` lives in `f`, which lives until the
+            // send completes (held by `in_flight` and by the lender).
+            unsafe { sys::isend(&self.comm, piece, dst, tag, req) }?;
+        }
+        if let Some((_, done)) = lent {
+            done.hand_over(Box::new(LentSend(f.clone())));
+        }
+        self.in_flight.borrow_mut().push(f);
+        Ok(())
+    }
+
+    fn control(&self, kind: Kind, dst: usize, id: u64, body: &[u8]) -> Frame {
+        Frame {
+            header: Header {
+                kind,
+                flags: 0,
+                src: self.me as u32,
+                dst: dst as u32,
+                context: 0,
+                tag: 0,
+                id,
+                len: body.len() as u64,
+            },
+            payload: Payload::copy_of(body),
+        }
+    }
+
+    /// Cancel the posted receives and finalise MPI (when ours).
+    fn shut_down(&self) {
+        self.free_natives();
+        for p in self.posted.borrow_mut().iter_mut() {
+            // SAFETY: a receive started by `post` and not completed.
+            unsafe { sys::cancel(&mut p.req) };
+        }
+        self.posted.borrow_mut().clear();
+        if self.ours {
+            if let Err(e) = sys::finalize() {
+                eprintln!("hypercomm: {e}");
+            }
+        }
+    }
+}
+
+impl Transport for MpiEndpoint {
+    fn endpoint(&self) -> usize {
+        self.me
+    }
+    fn endpoints(&self) -> usize {
+        self.n
+    }
+
+    fn send(&self, frame: Frame) -> Result<()> {
+        let dst = frame.header.dst as usize;
+        if dst >= self.n {
+            return Err(Error::Protocol(format!(
+                "frame for endpoint {dst}, but the job has {}",
+                self.n
+            )));
+        }
+        if dst == self.me {
+            let Frame { header, payload } = frame;
+            let payload = match payload {
+                Payload::Borrowed(b) => {
+                    let mut v = Vec::new();
+                    if b.with_bytes(|bytes| {
+                        v.extend_from_slice(bytes);
+                        bytes.len()
+                    })
+                    .is_none()
+                    {
+                        return Ok(());
+                    }
+                    Payload::Bytes(v)
+                }
+                p => p,
+            };
+            self.queue.borrow_mut().push_back(Frame { header, payload });
+            return Ok(());
+        }
+        self.send_to(dst, frame)
+    }
+
+    fn try_recv(&self) -> Option<Frame> {
+        if let Some(f) = self.queue.borrow_mut().pop_front() {
+            return Some(f);
+        }
+        if self.closed.get() {
+            return None;
+        }
+        self.progress();
+        self.queue.borrow_mut().pop_front()
+    }
+
+    fn wait(&self, deadline: Option<Instant>) {
+        let start = Instant::now();
+        loop {
+            if self.closed.get()
+                || self.progress()
+                || !self.queue.borrow().is_empty()
+                || self.shared.aborted.load(Ordering::Acquire)
+            {
+                return;
+            }
+            let now = Instant::now();
+            if now - start >= POLL || deadline.is_some_and(|d| now >= d) {
+                return;
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    fn peer_state(&self, endpoint: usize) -> PeerState {
+        match self.finished.borrow().get(endpoint) {
+            None => PeerState::Failed(format!("no endpoint {endpoint} in this job")),
+            Some(true) => PeerState::Finished,
+            Some(false) => match self.shared.failure(endpoint) {
+                Some(m) => PeerState::Failed(m),
+                None => PeerState::Alive,
+            },
+        }
+    }
+
+    fn fault(&self) -> Option<Fault> {
+        if let Some(m) = self.protocol.borrow().clone() {
+            return Some(Fault::Protocol(m));
+        }
+        self.shared
+            .abort()
+            .map(|(endpoint, message)| Fault::Aborted { endpoint, message })
+    }
+
+    fn abort(&self, message: &str) {
+        if !self.shared.set_abort(self.me, message) {
+            return;
+        }
+        for j in (0..self.n).filter(|&j| j != self.me) {
+            let f = self.control(Kind::Abort, j, 0, message.as_bytes());
+            let _ = self.send_to(j, f);
+        }
+        if let Some(s) = self.supervisor.borrow().as_ref() {
+            s.aborting(message);
+        }
+    }
+
+    fn close(&self, outcome: std::result::Result<(), String>) {
+        if self.closed.replace(true) {
+            return;
+        }
+        if let Err(why) = &outcome {
+            eprintln!(
+                "hypercomm: rank {} failed ({why}); aborting the MPI job",
+                self.me
+            );
+            if let Some(s) = self.supervisor.borrow_mut().take() {
+                s.finished(&outcome);
+            }
+            sys::abort(&self.comm, 1);
+        }
+        for j in (0..self.n).filter(|&j| j != self.me) {
+            let f = self.control(Kind::Goodbye, j, 0, &[]);
+            if let Err(e) = self.send_to(j, f) {
+                eprintln!("hypercomm: saying goodbye to {j}: {e}");
+            }
+        }
+        // Drain: every peer's goodbye, every send done. Frames that nobody
+        // will read are dropped.
+        let mut polls = 0u32;
+        loop {
+            self.progress();
+            self.queue.borrow_mut().clear();
+            let all_gone = self
+                .finished
+                .borrow()
+                .iter()
+                .enumerate()
+                .all(|(j, &f)| f || j == self.me || self.shared.failure(j).is_some());
+            if all_gone && self.in_flight.borrow().is_empty() {
+                break;
+            }
+            if self.protocol.borrow().is_some() {
+                break;
+            }
+            polls += 1;
+            if polls < 1000 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+        if let Some(s) = self.supervisor.borrow_mut().take() {
+            s.finished(&outcome);
+        }
+        self.shut_down();
+    }
+
+    fn link(&self) -> Link {
+        Link {
+            kind: Some(TransportKind::Mpi),
+            // Seed 001's model, with a small start-up for an MPI library's
+            // shared-memory or RDMA path.
+            ts: 2e-6,
+            tw: 0.2e-9,
+            shared_memory: false,
+            ranks_per_node: self.node_size,
+            cores_per_node: super::cores(),
+        }
+    }
+
+    fn describe_waits(&self) -> String {
+        "; what the other ranks wait for is not visible over MPI".into()
+    }
+
+    fn native(&self) -> Option<&dyn super::native::Native> {
+        Some(self)
+    }
+}
+
+impl Drop for MpiEndpoint {
+    fn drop(&mut self) {
+        let outcome = if std::thread::panicking() {
+            Err("panicked".to_string())
+        } else {
+            Ok(())
+        };
+        self.close(outcome);
+    }
+}

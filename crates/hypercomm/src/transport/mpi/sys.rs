@@ -1,0 +1,341 @@
+//! The C shim's functions (`shim.c`), declared by hand, and safe wrappers
+//! over them.
+//!
+//! Every call into MPI holds [`lock`]: the library is initialised with
+//! `MPI_THREAD_SERIALIZED` (or better), which allows calls from any thread
+//! as long as they never overlap.
+
+use crate::error::{Error, Result};
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::{Mutex, MutexGuard};
+
+/// Storage for an MPI handle (`MPI_Comm`, `MPI_Request`): a pointer in
+/// Open MPI, an `int` in MPICH; [`init`] checks that it fits.
+#[repr(C, align(8))]
+#[derive(Clone, Copy)]
+pub(crate) struct Handle([u8; 16]);
+
+impl Handle {
+    pub(crate) const fn zeroed() -> Handle {
+        Handle([0; 16])
+    }
+    pub(crate) fn ptr(&self) -> *const c_void {
+        self.0.as_ptr().cast()
+    }
+    pub(crate) fn mut_ptr(&mut self) -> *mut c_void {
+        self.0.as_mut_ptr().cast()
+    }
+}
+
+extern "C" {
+    fn hc_handle_sizes(comm: *mut c_int, request: *mut c_int);
+    fn hc_init(want: c_int, provided: *mut c_int, ours: *mut c_int) -> c_int;
+    fn hc_finalized() -> c_int;
+    fn hc_finalize() -> c_int;
+    fn hc_world_dup(out: *mut c_void) -> c_int;
+    fn hc_comm_rank(comm: *const c_void, rank: *mut c_int) -> c_int;
+    fn hc_comm_size(comm: *const c_void, size: *mut c_int) -> c_int;
+    fn hc_node_size(comm: *const c_void, size: *mut c_int) -> c_int;
+    pub(crate) fn hc_comm_create_group(
+        comm: *const c_void,
+        n: c_int,
+        ranks: *const c_int,
+        tag: c_int,
+        out: *mut c_void,
+    ) -> c_int;
+    pub(crate) fn hc_comm_free(comm: *mut c_void) -> c_int;
+    fn hc_isend(
+        buf: *const c_void,
+        bytes: c_int,
+        dest: c_int,
+        tag: c_int,
+        comm: *const c_void,
+        req: *mut c_void,
+    ) -> c_int;
+    fn hc_irecv(
+        buf: *mut c_void,
+        bytes: c_int,
+        source: c_int,
+        tag: c_int,
+        comm: *const c_void,
+        req: *mut c_void,
+    ) -> c_int;
+    fn hc_recv(
+        buf: *mut c_void,
+        bytes: c_int,
+        source: c_int,
+        tag: c_int,
+        comm: *const c_void,
+        got: *mut c_int,
+    ) -> c_int;
+    fn hc_test(req: *mut c_void, flag: *mut c_int, source: *mut c_int, bytes: *mut c_int) -> c_int;
+    fn hc_cancel(req: *mut c_void) -> c_int;
+    fn hc_abort(comm: *const c_void, code: c_int) -> c_int;
+    fn hc_error_string(code: c_int, buf: *mut c_char, len: c_int);
+    fn hc_library_version(buf: *mut c_char, len: c_int);
+    pub(crate) fn hc_allreduce(
+        send: *const c_void,
+        recv: *mut c_void,
+        count: c_int,
+        t: c_int,
+        o: c_int,
+        comm: *const c_void,
+    ) -> c_int;
+    pub(crate) fn hc_reduce(
+        send: *const c_void,
+        recv: *mut c_void,
+        count: c_int,
+        t: c_int,
+        o: c_int,
+        root: c_int,
+        comm: *const c_void,
+    ) -> c_int;
+    pub(crate) fn hc_bcast(
+        buf: *mut c_void,
+        count: c_int,
+        t: c_int,
+        root: c_int,
+        comm: *const c_void,
+    ) -> c_int;
+    pub(crate) fn hc_barrier(comm: *const c_void) -> c_int;
+    pub(crate) fn hc_allgather(
+        send: *const c_void,
+        recv: *mut c_void,
+        count: c_int,
+        t: c_int,
+        comm: *const c_void,
+    ) -> c_int;
+    pub(crate) fn hc_alltoall(
+        send: *const c_void,
+        recv: *mut c_void,
+        count: c_int,
+        t: c_int,
+        comm: *const c_void,
+    ) -> c_int;
+}
+
+static LOCK: Mutex<()> = Mutex::new(());
+
+/// Hold this around every call into MPI.
+pub(crate) fn lock() -> MutexGuard<'static, ()> {
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// MPI's words for an error code.
+pub(crate) fn error_string(code: c_int) -> String {
+    let mut buf = [0 as c_char; 512];
+    // SAFETY: the shim writes at most `len` bytes, NUL-terminated.
+    unsafe { hc_error_string(code, buf.as_mut_ptr(), buf.len() as c_int) };
+    let bytes: Vec<u8> = buf
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// `Ok` for `MPI_SUCCESS`, else an error saying what `op` was.
+pub(crate) fn check(code: c_int, op: &str) -> Result<()> {
+    if code == 0 {
+        Ok(())
+    } else {
+        Err(Error::Io {
+            op: format!("MPI: {op}"),
+            message: error_string(code),
+        })
+    }
+}
+
+/// The MPI library's version string (`MPI_Get_library_version`).
+pub(crate) fn library_version() -> String {
+    let mut buf = vec![0 as c_char; 8192];
+    let _g = lock();
+    // SAFETY: as in `error_string`.
+    unsafe { hc_library_version(buf.as_mut_ptr(), buf.len() as c_int) };
+    let bytes: Vec<u8> = buf
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).trim().to_string()
+}
+
+/// What [`init`] found.
+pub(crate) struct World {
+    /// Our private duplicate of `MPI_COMM_WORLD`.
+    pub(crate) comm: Handle,
+    pub(crate) rank: usize,
+    pub(crate) size: usize,
+    /// Ranks on this rank's node.
+    pub(crate) node_size: usize,
+    /// Whether we initialised MPI (and so finalise it).
+    pub(crate) ours: bool,
+}
+
+/// Initialise MPI (unless the program did) with serialised threads, and
+/// duplicate the world communicator for our traffic.
+pub(crate) fn init() -> Result<World> {
+    let (mut cs, mut rs) = (0, 0);
+    // SAFETY: writes two ints.
+    unsafe { hc_handle_sizes(&mut cs, &mut rs) };
+    if cs as usize > std::mem::size_of::<Handle>() || rs as usize > std::mem::size_of::<Handle>() {
+        return Err(Error::Io {
+            op: "MPI: init".into(),
+            message: format!("this MPI's handles ({cs} and {rs} bytes) do not fit in 16 bytes"),
+        });
+    }
+    let _g = lock();
+    // SAFETY: plain out-parameters; MPI_Init_thread with null argc/argv.
+    unsafe {
+        if hc_finalized() != 0 {
+            return Err(Error::Io {
+                op: "MPI: init".into(),
+                message: "MPI was already finalised in this process".into(),
+            });
+        }
+        let (mut provided, mut ours) = (0, 0);
+        check(hc_init(2, &mut provided, &mut ours), "MPI_Init_thread")?;
+        if provided < 2 {
+            // SINGLE or FUNNELED: we still make every call under one lock,
+            // from whichever thread; Open MPI and MPICH cope with that.
+            eprintln!("hypercomm: the MPI library gives only thread level {provided} (serialised calls wanted); continuing");
+        }
+        let mut comm = Handle::zeroed();
+        check(hc_world_dup(comm.mut_ptr()), "MPI_Comm_dup")?;
+        let (mut rank, mut size, mut node) = (0, 0, 0);
+        check(hc_comm_rank(comm.ptr(), &mut rank), "MPI_Comm_rank")?;
+        check(hc_comm_size(comm.ptr(), &mut size), "MPI_Comm_size")?;
+        check(hc_node_size(comm.ptr(), &mut node), "MPI_Comm_split_type")?;
+        Ok(World {
+            comm,
+            rank: rank as usize,
+            size: size as usize,
+            node_size: node.max(1) as usize,
+            ours: ours != 0,
+        })
+    }
+}
+
+/// Finalise MPI (only when we initialised it).
+pub(crate) fn finalize() -> Result<()> {
+    let _g = lock();
+    // SAFETY: no arguments; called once, after every request completed.
+    unsafe {
+        if hc_finalized() == 0 {
+            check(hc_finalize(), "MPI_Finalize")?;
+        }
+    }
+    Ok(())
+}
+
+/// `MPI_Abort` on `comm`: ends every process of the job.
+pub(crate) fn abort(comm: &Handle, code: i32) -> ! {
+    let _g = lock();
+    // SAFETY: a valid communicator; MPI_Abort does not return normally.
+    unsafe {
+        hc_abort(comm.ptr(), code);
+    }
+    std::process::exit(code)
+}
+
+/// Start sending `buf` (which must stay alive and unmodified until the
+/// request completes) to `dest`.
+///
+/// # Safety
+/// `buf` must outlive the request; `req` must stay at the same address
+/// until it completes.
+pub(crate) unsafe fn isend(
+    comm: &Handle,
+    buf: &[u8],
+    dest: usize,
+    tag: i32,
+    req: &mut Handle,
+) -> Result<()> {
+    let _g = lock();
+    // SAFETY: the caller's contract (see above).
+    check(
+        unsafe {
+            hc_isend(
+                buf.as_ptr().cast(),
+                buf.len() as c_int,
+                dest as c_int,
+                tag,
+                comm.ptr(),
+                req.mut_ptr(),
+            )
+        },
+        "MPI_Isend",
+    )
+}
+
+/// Start receiving into `buf` from `source` (`None`: any).
+///
+/// # Safety
+/// `buf` and `req` must stay alive, unmoved and untouched until the request
+/// completes or is cancelled.
+pub(crate) unsafe fn irecv(
+    comm: &Handle,
+    buf: &mut [u8],
+    source: Option<usize>,
+    tag: i32,
+    req: &mut Handle,
+) -> Result<()> {
+    let _g = lock();
+    // SAFETY: the caller's contract (see above).
+    check(
+        unsafe {
+            hc_irecv(
+                buf.as_mut_ptr().cast(),
+                buf.len() as c_int,
+                source.map_or(-1, |s| s as c_int),
+                tag,
+                comm.ptr(),
+                req.mut_ptr(),
+            )
+        },
+        "MPI_Irecv",
+    )
+}
+
+/// Receive exactly into `buf` from `source` (blocking); the byte count.
+pub(crate) fn recv(comm: &Handle, buf: &mut [u8], source: usize, tag: i32) -> Result<usize> {
+    let mut got = 0;
+    let _g = lock();
+    // SAFETY: a live buffer of the given length; a blocking call.
+    let code = unsafe {
+        hc_recv(
+            buf.as_mut_ptr().cast(),
+            buf.len() as c_int,
+            source as c_int,
+            tag,
+            comm.ptr(),
+            &mut got,
+        )
+    };
+    check(code, "MPI_Recv")?;
+    Ok(got as usize)
+}
+
+/// Test a request: `Some((source, bytes))` once complete.
+///
+/// # Safety
+/// `req` is a request started by [`isend`] or [`irecv`] (or completed
+/// already: then it is `MPI_REQUEST_NULL` and completes at once).
+pub(crate) unsafe fn test(req: &mut Handle) -> Result<Option<(usize, usize)>> {
+    let (mut flag, mut source, mut bytes) = (0, 0, 0);
+    let _g = lock();
+    // SAFETY: the caller's contract; plain out-parameters.
+    let code = unsafe { hc_test(req.mut_ptr(), &mut flag, &mut source, &mut bytes) };
+    check(code, "MPI_Test")?;
+    Ok((flag != 0).then_some((source.max(0) as usize, bytes.max(0) as usize)))
+}
+
+/// Cancel a pending receive and wait for it to end.
+///
+/// # Safety
+/// As [`test`].
+pub(crate) unsafe fn cancel(req: &mut Handle) {
+    let _g = lock();
+    // SAFETY: the caller's contract.
+    unsafe { hc_cancel(req.mut_ptr()) };
+}

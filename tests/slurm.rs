@@ -1,0 +1,185 @@
+//! Programs started by a real Slurm: a one-node cluster (munged, slurmctld,
+//! slurmd) started on this machine by `tests/scripts/slurm.sh` for the
+//! duration of the tests and stopped after them (`common::service`), and
+//! `srun` starting the ranks, which join through the Slurm bootstrap of
+//! `hypercomm::init()` (TCP, rendezvous at task 0).
+//!
+//! The cluster needs root and Debian's `slurm-wlm` and `munge`; `.ci/run`
+//! installs them and sets `HYPERCOMM_REQUIRE_SLURM=1`, which turns their
+//! absence into a failure. Elsewhere the tests say they are skipped.
+
+mod common;
+
+use common::procs::{example_bin, run_limited, Output};
+use common::service::{service, Service, ServiceSpec};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::MutexGuard;
+use std::time::{Duration, Instant};
+
+const LIMIT: Duration = Duration::from_secs(90);
+
+/// The running cluster: its directory (configuration, state, logs).
+struct Cluster(&'static Service);
+
+impl Cluster {
+    fn conf(&self) -> PathBuf {
+        self.0.dir.join("slurm.conf")
+    }
+
+    fn srun(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("srun");
+        c.env("SLURM_CONF", self.conf())
+            .env("HYPERCOMM_TIMEOUT", "30")
+            .env_remove("HYPERCOMM_RANK")
+            .args(["--quiet", "--kill-on-bad-exit=1"])
+            .args(args);
+        c
+    }
+}
+
+const SLURM: ServiceSpec = ServiceSpec {
+    name: "slurm",
+    script: "slurm.sh",
+    programs: &["srun", "slurmctld", "slurmd", "munged"],
+    install: "apt-get install slurm-wlm munge",
+    require: "HYPERCOMM_REQUIRE_SLURM",
+    args: Vec::new,
+};
+
+/// The cluster (started once for this binary), or `None`: skipped.
+fn cluster() -> Option<(MutexGuard<'static, ()>, Cluster)> {
+    service(&SLURM).map(|(g, s)| (g, Cluster(s)))
+}
+
+/// The lines `hello` prints without a host for `n` nodes, sorted.
+fn hello_lines(n: usize) -> Vec<String> {
+    let mut token = 0u64;
+    let mut v = Vec::new();
+    for r in 0..n {
+        let before = token;
+        token += r as u64;
+        v.push(format!(
+            "hello from node {r} of {n}: token {before} -> {token}"
+        ));
+    }
+    v.push(format!("token after one lap: {}", n * (n - 1) / 2));
+    v.sort();
+    v
+}
+
+fn sorted_lines(s: &str) -> Vec<String> {
+    let mut v: Vec<String> = s.lines().map(str::to_string).collect();
+    v.sort();
+    v
+}
+
+fn check_ok(out: &Output, what: &str) {
+    assert!(out.status.success(), "{what}:\n{}", out.both());
+}
+
+#[test]
+fn srun_starts_hello_on_two_tasks_and_on_more_tasks_than_cores() {
+    let Some((_g, c)) = cluster() else { return };
+    let hello = example_bin("hello");
+    let hello = hello.to_str().expect("a UTF-8 path");
+    let out = run_limited(c.srun(&["-n", "2", hello]), LIMIT);
+    check_ok(&out, "srun -n 2 hello");
+    assert_eq!(sorted_lines(&out.stdout), hello_lines(2), "{}", out.both());
+    let out = run_limited(
+        c.srun(&["--oversubscribe", "--overcommit", "-n", "5", hello]),
+        LIMIT,
+    );
+    check_ok(&out, "srun -n 5 hello");
+    assert_eq!(sorted_lines(&out.stdout), hello_lines(5), "{}", out.both());
+}
+
+#[test]
+fn a_rank_killed_under_srun_is_named_by_the_survivors_and_nothing_is_left() {
+    let Some((_g, c)) = cluster() else { return };
+    let faults = example_bin("faults");
+    let mut child = c
+        .srun(&[
+            "--oversubscribe",
+            "--overcommit",
+            "-n",
+            "4",
+            "--label",
+            faults.to_str().expect("a UTF-8 path"),
+            "victim",
+            "2",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting srun");
+    let start = Instant::now();
+    let stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // `srun --label` prefixes "N: "; each rank prints its pid first.
+    let mut pids = [None; 4];
+    let mut lines = Vec::new();
+    let mut ready = false;
+    while !ready {
+        let line = rx
+            .recv_timeout(LIMIT.saturating_sub(start.elapsed()))
+            .unwrap_or_else(|_| {
+                let _ = child.kill();
+                panic!("the job did not get ready: {lines:?}")
+            });
+        let (rank, text) = line.split_once(": ").expect("a labelled line");
+        let rank: usize = rank.trim().parse().expect("a task number");
+        if let Some(p) = text.strip_prefix("pid ") {
+            pids[rank] = Some(p.trim().parse::<i32>().expect("a pid"));
+        }
+        ready = text == "victim ready";
+        lines.push(line);
+    }
+    let victim = pids[2].expect("the victim printed its pid");
+    // SAFETY: kill(2) on a pid the victim printed; the job is alive (the
+    // victim sleeps after printing that it is ready).
+    assert_eq!(unsafe { libc::kill(victim, libc::SIGKILL) }, 0);
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("waiting for srun") {
+            break s;
+        }
+        assert!(start.elapsed() < LIMIT, "srun did not end after the kill");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    lines.extend(rx.try_iter());
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        use std::io::Read;
+        let _ = e.read_to_string(&mut err);
+    }
+    assert!(!status.success(), "the job must fail: {lines:?}");
+    // Slurm names the task that died.
+    assert!(err.contains("task 2"), "srun's report: {err}");
+    // Every survivor saw the failure of a peer.
+    for r in [0usize, 1, 3] {
+        let detected = lines
+            .iter()
+            .find(|l| l.starts_with(&format!("{r}: rank {r} detected")))
+            .unwrap_or_else(|| panic!("rank {r} did not report: {lines:?}"));
+        assert!(
+            detected.contains("PeerFailed") && detected.contains("Node(2)"),
+            "{detected}"
+        );
+    }
+    // No rank process is left behind.
+    std::thread::sleep(Duration::from_millis(500));
+    for p in pids.iter().flatten() {
+        assert!(
+            !Path::new(&format!("/proc/{p}")).exists(),
+            "process {p} is still there"
+        );
+    }
+}
