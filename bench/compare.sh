@@ -5,15 +5,21 @@
 # of 3 measurements in both), and print the medians with their ratio. Writes bench/results/compare.tsv,
 # bench/results/compare.md and bench/results/compare.svg.
 #
-# usage: bench/compare.sh [--transport shm|tcp|thread] [--quick]
+# The grid layer's halo exchange (`hypercomm bench halo`) is measured
+# against bench/halo.c the same way, and on threads against memcpy of the
+# same bytes.
+#
+# usage: bench/compare.sh [--transport shm|tcp|thread] [--quick] [--halo-only]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 transport=shm
 quick=0
+halo_only=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --transport) transport="$2"; shift 2 ;;
     --quick) quick=1; shift ;;
+    --halo-only) halo_only=1; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -26,6 +32,7 @@ fi
 out=bench/results
 mkdir -p "$out"
 mpicc -O2 -o "$out/osu" bench/osu.c
+mpicc -O2 -o "$out/halo" bench/halo.c
 cargo build --release -q -p hypercomm-cli
 hc="${CARGO_TARGET_DIR:-target}/release/hypercomm"
 mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
@@ -50,6 +57,15 @@ jobs=(
   "barrier 4 0"
   "barrier 16 0"
 )
+if [ "$halo_only" = 1 ]; then jobs=(); fi
+# Halo exchange: dim side width fields, on 4 ranks.
+halos=(
+  "2 1024 1 1"
+  "2 1024 1 4"
+  "2 1024 3 1"
+  "3 128 1 1"
+  "3 128 1 4"
+)
 : > "$out/raw.tsv"
 for run in 1 2 3; do
   for j in "${jobs[@]}"; do
@@ -64,10 +80,27 @@ for run in 1 2 3; do
       echo "hypercomm bench $op failed: $(tail -n 1 "$out/hc.err")" >&2
     fi
   done
+  for h in "${halos[@]}"; do
+    set -- $h
+    label="halo${1}d-w${3}-f${4}"
+    echo "run $run: $label side $2" >&2
+    "${mpi[@]}" -n 4 "$out/halo" "$label" "$2" "$iters" | sed 's/^/openmpi\t/' >> "$out/raw.tsv"
+    for t in "$transport" thread; do
+      lib=hypercomm
+      [ "$t" = thread ] && [ "$transport" != thread ] && lib=hypercomm-thread
+      if "$hc" bench halo -n 4 --transport "$t" --dim "$1" --side "$2" --width "$3" --fields "$4" \
+           --iters "$iters" --repeat 3 --format tsv > "$out/hc.tmp" 2> "$out/hc.err"; then
+        sed "s/^/$lib\t/" "$out/hc.tmp" >> "$out/raw.tsv"
+      else
+        echo "hypercomm bench halo failed: $(tail -n 1 "$out/hc.err")" >&2
+      fi
+    done
+  done
 done
 # The thread transport's own targets: latency against the processes'
 # transport, and a 16-rank barrier on this machine's cores.
 for run in 1 2 3; do
+  [ "$halo_only" = 1 ] && break
   echo "run $run: threads" >&2
   "$hc" bench latency -n 2 --transport thread --sizes 8,1048576 --iters "$iters" \
     --repeat 3 --format tsv | sed 's/^/hypercomm-thread\t/' >> "$out/raw.tsv"

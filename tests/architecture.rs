@@ -280,6 +280,13 @@ fn lower_layers_import_nothing_from_higher_ones() {
             "sim",
             &["engine", "comm", "p2p", "request", "collective", "launch"],
         ),
+        // Grids sit on the public p2p, collective and topology API
+        // (DESIGN.md), never on the engine or what is below it.
+        (
+            "topology",
+            &["engine", "transport", "launch", "run", "grid"],
+        ),
+        ("grid", &["engine", "transport", "launch", "run"]),
     ];
     for (m, bad) in forbidden {
         let deps = g.get(*m).unwrap_or_else(|| panic!("no module {m}"));

@@ -11,47 +11,13 @@
 mod common;
 
 use common::procs::{example_bin, run_limited, Output};
-use common::service::{service, Service, ServiceSpec};
+use common::slurm::cluster;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::MutexGuard;
+use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const LIMIT: Duration = Duration::from_secs(90);
-
-/// The running cluster: its directory (configuration, state, logs).
-struct Cluster(&'static Service);
-
-impl Cluster {
-    fn conf(&self) -> PathBuf {
-        self.0.dir.join("slurm.conf")
-    }
-
-    fn srun(&self, args: &[&str]) -> Command {
-        let mut c = Command::new("srun");
-        c.env("SLURM_CONF", self.conf())
-            .env("HYPERCOMM_TIMEOUT", "30")
-            .env_remove("HYPERCOMM_RANK")
-            .args(["--quiet", "--kill-on-bad-exit=1"])
-            .args(args);
-        c
-    }
-}
-
-const SLURM: ServiceSpec = ServiceSpec {
-    name: "slurm",
-    script: "slurm.sh",
-    programs: &["srun", "slurmctld", "slurmd", "munged"],
-    install: "apt-get install slurm-wlm munge",
-    require: "HYPERCOMM_REQUIRE_SLURM",
-    args: Vec::new,
-};
-
-/// The cluster (started once for this binary), or `None`: skipped.
-fn cluster() -> Option<(MutexGuard<'static, ()>, Cluster)> {
-    service(&SLURM).map(|(g, s)| (g, Cluster(s)))
-}
 
 /// The lines `hello` prints without a host for `n` nodes, sorted.
 fn hello_lines(n: usize) -> Vec<String> {

@@ -16,13 +16,13 @@
 
 mod common;
 
-use common::procs::{example_bin, hypercomm_bin, run_limited};
+use common::procs::{example_bin, gone_within, hypercomm_bin, run_limited};
 use common::service::{service, Service, ServiceSpec};
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::net::{IpAddr, Ipv4Addr, TcpListener};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{mpsc, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -199,72 +199,14 @@ fn a_host_ssh_cannot_reach_is_named() {
     );
 }
 
-/// Start `faults victim 1` on 4 ranks over the two hosts; wait until the
-/// victim (remote) is ready. Returns the launcher, the rank pids and the
-/// rest of its output.
+/// `faults victim 1` on 4 ranks over the two hosts, ready.
 fn victim_job(s: &Sshd) -> (std::process::Child, Vec<i32>, mpsc::Receiver<String>) {
-    let mut child = s
-        .run(4, &s.ssh(), &example_bin("faults"), &["victim", "1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starting the launcher");
-    let stdout = child.stdout.take().expect("piped");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let start = Instant::now();
-    let mut pids = [None; 4];
-    let mut seen = Vec::new();
-    while pids.iter().any(Option::is_none) || !seen.iter().any(|l| l == "[1] victim ready") {
-        let line = rx
-            .recv_timeout(LIMIT.saturating_sub(start.elapsed()))
-            .unwrap_or_else(|_| {
-                let _ = child.kill();
-                panic!("the job did not get ready: {seen:?}")
-            });
-        if let Some((r, text)) = line
-            .strip_prefix('[')
-            .and_then(|l| l.split_once("] "))
-            .and_then(|(r, t)| Some((r.parse::<usize>().ok()?, t)))
-        {
-            if let Some(p) = text.strip_prefix("pid ") {
-                pids[r] = Some(p.trim().parse::<i32>().expect("a pid"));
-            }
-        }
-        seen.push(line);
-    }
-    (child, pids.iter().flatten().copied().collect(), rx)
-}
-
-fn alive(pid: i32) -> bool {
-    // A zombie has exited; only its parent's wait is missing.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| {
-            !s.rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .starts_with('Z')
-        })
-        .unwrap_or(false)
-}
-
-fn gone_within(pids: &[i32], limit: Duration) {
-    let end = Instant::now() + limit;
-    while pids.iter().any(|&p| alive(p)) {
-        assert!(
-            Instant::now() < end,
-            "rank processes still there after {limit:?}: {:?}",
-            pids.iter().filter(|&&p| alive(p)).collect::<Vec<_>>()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::procs::victim_job(
+        s.run(4, &s.ssh(), &example_bin("faults"), &["victim", "1"]),
+        4,
+        1,
+        LIMIT,
+    )
 }
 
 #[test]

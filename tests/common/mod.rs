@@ -9,8 +9,10 @@
 
 pub(crate) mod collectives;
 pub(crate) mod conformance;
+pub(crate) mod grids;
 pub(crate) mod procs;
 pub(crate) mod service;
+pub(crate) mod slurm;
 
 #[allow(unused_imports)]
 pub(crate) use procs::Processes;

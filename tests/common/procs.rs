@@ -398,3 +398,95 @@ pub(crate) fn stdout_of(name: &str, args: &[&str]) -> String {
     );
     out.stdout
 }
+
+/// Rank and text of an output line with a rank prefix: ours and MPICH's
+/// `[R] text`, Open MPI's `--tag-output` `[JOB,R]<stdout>:text`.
+pub(crate) fn rank_line(line: &str) -> Option<(usize, &str)> {
+    let (tag, text) = line.strip_prefix('[')?.split_once(']')?;
+    let rank = tag.rsplit(',').next()?.trim().parse().ok()?;
+    let text = text
+        .strip_prefix("<stdout>:")
+        .or_else(|| text.strip_prefix(' '))
+        .unwrap_or(text);
+    Some((rank, text))
+}
+
+/// Start `cmd` running `faults victim V` on `n` ranks with rank-prefixed
+/// output, and wait (within `limit`) until every rank has printed its pid
+/// and the victim says it is ready. Returns the launcher, the ranks' pids
+/// in rank order and the rest of its standard output, line by line.
+pub(crate) fn victim_job(
+    mut cmd: Command,
+    n: usize,
+    victim: usize,
+    limit: Duration,
+) -> (
+    std::process::Child,
+    Vec<i32>,
+    std::sync::mpsc::Receiver<String>,
+) {
+    use std::io::{BufRead, BufReader};
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting the launcher");
+    let stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let start = Instant::now();
+    let mut pids = vec![None; n];
+    let mut ready = false;
+    let mut seen = Vec::new();
+    while pids.iter().any(Option::is_none) || !ready {
+        let line = rx
+            .recv_timeout(limit.saturating_sub(start.elapsed()))
+            .unwrap_or_else(|_| {
+                let _ = child.kill();
+                panic!("the job did not get ready: {seen:?}")
+            });
+        if let Some((r, text)) = rank_line(&line) {
+            if let Some(p) = text.strip_prefix("pid ") {
+                if r < n {
+                    pids[r] = Some(p.trim().parse::<i32>().expect("a pid"));
+                }
+            }
+            ready |= r == victim && text == "victim ready";
+        }
+        seen.push(line);
+    }
+    (child, pids.into_iter().flatten().collect(), rx)
+}
+
+/// Whether process `pid` is running (a zombie has exited; only its
+/// parent's wait is missing).
+pub(crate) fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+/// Wait until none of `pids` is running; fail after `limit`.
+pub(crate) fn gone_within(pids: &[i32], limit: Duration) {
+    let end = Instant::now() + limit;
+    while pids.iter().any(|&p| alive(p)) {
+        assert!(
+            Instant::now() < end,
+            "rank processes still there after {limit:?}: {:?}",
+            pids.iter().filter(|&&p| alive(p)).collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

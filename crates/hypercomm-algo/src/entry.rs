@@ -48,6 +48,10 @@ impl Algorithm {
     pub const Dissemination: Algorithm = Algorithm("dissemination");
     /// Tree barrier.
     pub const Tree: Algorithm = Algorithm("tree");
+    /// The transport library's own collective (MPI's `MPI_Allreduce`, …),
+    /// where the transport has one and the operation maps; not a schedule,
+    /// so not in the registry.
+    pub const Native: Algorithm = Algorithm("native");
 
     /// The algorithm called `name`. Any name can be made; only registered
     /// ones (see [`names`](crate::registry::names)) are found by [`find`](crate::registry::find) and accepted by

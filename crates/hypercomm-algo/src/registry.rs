@@ -56,10 +56,12 @@ use std::str::FromStr;
 impl FromStr for Algorithm {
     type Err = ParseAlgorithmError;
 
-    /// "auto" or the name of any registered algorithm.
+    /// "auto", "native" or the name of any registered algorithm.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if s == Algorithm::Auto.name() {
-            return Ok(Algorithm::Auto);
+        for a in [Algorithm::Auto, Algorithm::Native] {
+            if s == a.name() {
+                return Ok(a);
+            }
         }
         all()
             .map(|e| e.algorithm)

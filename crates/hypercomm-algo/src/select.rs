@@ -81,12 +81,24 @@ pub fn by_topology(c: Collective, t: Topology) -> Option<Algorithm> {
 /// without registered algorithms (the multicast) get [`Algorithm::Auto`].
 pub fn by_cost(c: Collective, p: usize, m: usize, model: &CostModel) -> Algorithm {
     let c = c.family();
-    let cores = model.cores.max(1);
-    if c == Collective::Barrier && p > STAR_BARRIER_RANKS_PER_CORE * cores {
+    if c == Collective::Barrier && p > STAR_BARRIER_RANKS_PER_CORE * model.cores.max(1) {
         // Each rank must be scheduled once per round to move on: two
         // rounds beat ⌈log2 p⌉ when the ranks queue for the cores.
         return Algorithm::Star;
     }
+    cheapest(c, p, m, model).1
+}
+
+/// The cost model's best time for collective `c` (its family) on `p`
+/// participants with `m` bytes, seconds: what selection compares with a
+/// transport library's own collective.
+pub fn best_cost(c: Collective, p: usize, m: usize, model: &CostModel) -> f64 {
+    cheapest(c.family(), p, m, model).0
+}
+
+/// The cheapest candidate's time and the one chosen (the first within 5 %).
+fn cheapest(c: Collective, p: usize, m: usize, model: &CostModel) -> (f64, Algorithm) {
+    let cores = model.cores.max(1);
     // Combining, like copying, slows down when the cores serve several ranks.
     let (mut ts, mut tw) = (model.ts, model.tw);
     let base_tw = tw;
@@ -105,9 +117,10 @@ pub fn by_cost(c: Collective, p: usize, m: usize, model: &CostModel) -> Algorith
     let best = usable().map(time).fold(f64::INFINITY, f64::min);
     // Within 5 % the formulas cannot tell algorithms apart; the candidate
     // listed first (the simpler one, or the measured better one) wins.
-    usable()
+    let pick = usable()
         .find(|e| time(e) <= best * 1.05)
-        .map_or(Algorithm::Auto, |e| e.algorithm)
+        .map_or(Algorithm::Auto, |e| e.algorithm);
+    (best, pick)
 }
 
 /// Whether algorithm `a` of `c` combines contributions out of rank order

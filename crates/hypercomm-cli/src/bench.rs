@@ -28,6 +28,8 @@
 //! skips every other measurement and stays quiet), and rank 0's figures
 //! come back to the parent as its result.
 //!
+//! `halo` measures the grid layer's halo exchange (`bench_halo.rs`).
+//!
 //! A progress bar on standard error follows long runs (`--progress`).
 
 use clap::{Args, ValueEnum};
@@ -47,25 +49,25 @@ pub(crate) struct BenchArgs {
     /// (processes over TCP on loopback); the benchmark starts the
     /// processes by re-executing itself.
     #[arg(long, value_enum, default_value = "thread")]
-    transport: TransportKind,
+    pub(crate) transport: TransportKind,
     /// Number of ranks.
     #[arg(short = 'n', long, default_value_t = 2)]
-    n: usize,
+    pub(crate) n: usize,
     /// Message sizes in bytes, comma separated (default: powers of two 0 B … 4 MiB).
     #[arg(long, value_delimiter = ',')]
     sizes: Option<Vec<usize>>,
     /// Timed iterations for small messages (scaled down for large ones).
     #[arg(long, default_value_t = 10_000)]
-    iters: usize,
+    pub(crate) iters: usize,
     /// Repeat each measurement this many times (going round all variants
     /// in turn) and report the statistic --stat of the repeats.
     #[arg(long, default_value_t = 5)]
-    repeat: usize,
+    pub(crate) repeat: usize,
     /// Statistic over the repeats: `median` (the typical run) or `min` (the
     /// least disturbed run: on a shared machine other work only ever slows
     /// a run down).
     #[arg(long, value_enum, default_value = "median")]
-    stat: Stat,
+    pub(crate) stat: Stat,
     /// Collectives: run at least this many milliseconds of timed calls per
     /// measurement (the count is raised from --iters, estimated from the
     /// warm-up and agreed by all ranks; 0: --iters alone).
@@ -86,7 +88,7 @@ pub(crate) struct BenchArgs {
     interleave: bool,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    pub(crate) format: Format,
     /// Collectives: force one algorithm (names as printed by --all-algorithms).
     #[arg(long)]
     algorithm: Option<String>,
@@ -109,6 +111,18 @@ pub(crate) struct BenchArgs {
     /// `always` or `never`.
     #[arg(long, value_enum, default_value = "auto")]
     progress: crate::progress::When,
+    /// Halo: axes of the grid (2 or 3).
+    #[arg(long, default_value_t = 2)]
+    pub(crate) dim: usize,
+    /// Halo: points per axis.
+    #[arg(long, default_value_t = 1024)]
+    pub(crate) side: usize,
+    /// Halo: exchange width (and halo allocated).
+    #[arg(long, default_value_t = 1)]
+    pub(crate) width: usize,
+    /// Halo: f64 fields exchanged together.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) fields: usize,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -137,6 +151,10 @@ enum Op {
     Alltoall,
     /// Barrier (µs, max over ranks; sizes are ignored).
     Barrier,
+    /// Halo exchange of the grid layer (µs per exchange, max over ranks),
+    /// with the same bytes copied by memcpy beside it: see --dim, --side,
+    /// --width, --fields.
+    Halo,
     /// Cost of recording one message event at trace levels 3,3,3, without
     /// any communication or scheduling noise: one rank issues the hook events
     /// of a send and a receive, traced minus untraced (ns per message event;
@@ -236,7 +254,7 @@ fn collective(
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
-enum Stat {
+pub(crate) enum Stat {
     /// The middle of the repeats.
     Median,
     /// The smallest time (the largest rate) of the repeats.
@@ -244,7 +262,7 @@ enum Stat {
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
-enum Format {
+pub(crate) enum Format {
     /// Aligned table.
     Table,
     /// `op<TAB>n<TAB>bytes<TAB>value<TAB>unit`
@@ -272,7 +290,7 @@ fn iters_for(size: usize, base: usize) -> (usize, usize) {
 
 /// The statistic of the repeats; `rate` figures (MB/s) are better when
 /// larger, so their `min` is the largest.
-fn summary(mut v: Vec<f64>, stat: Stat, rate: bool) -> f64 {
+pub(crate) fn summary(mut v: Vec<f64>, stat: Stat, rate: bool) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     match (stat, rate) {
         (Stat::Median, _) => v[v.len() / 2],
@@ -436,6 +454,9 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
     if a.repeat == 0 || a.iters == 0 {
         return Err("--iters and --repeat must be at least 1".into());
     }
+    if let Op::Halo = a.op {
+        return crate::bench_halo::main(&a);
+    }
     if !(a.min_time_ms >= 0.0 && a.min_time_ms.is_finite()) {
         return Err(format!("--min-time-ms {}: want 0 or more", a.min_time_ms));
     }
@@ -468,6 +489,7 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
         Op::Alltoall => ("alltoall", "us"),
         Op::Barrier => ("barrier", "us"),
         Op::TraceCost => ("trace-cost", "ns"),
+        Op::Halo => unreachable!("measured by bench_halo"),
     };
     // A collective on one rank sends nothing: it measures the call's own
     // cost (e.g. under callgrind).
@@ -683,7 +705,7 @@ where
 
 /// As [`run_ranks`], for a measurement that yields `count` figures (rank
 /// 0's list).
-fn run_ranks_many<F>(
+pub(crate) fn run_ranks_many<F>(
     transport: TransportKind,
     n: usize,
     key: &str,

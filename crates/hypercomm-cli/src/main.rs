@@ -2,12 +2,13 @@
 //!
 //! Available now: `hypercomm run` (the launcher; shm and TCP transports,
 //! remote hosts over ssh),
-//! `hypercomm bench` (point-to-point and collectives on threads, shm and
-//! TCP), `hypercomm trace` (convert, stats, report) and `hypercomm sim`
-//! (predict a collective or run a program on a simulated machine, calibrate
-//! the model against a real transport).
+//! `hypercomm bench` (point-to-point, collectives and the grid layer's halo
+//! exchange on threads, shm and TCP), `hypercomm trace` (convert, stats,
+//! report) and `hypercomm sim` (predict a collective or run a program on a
+//! simulated machine, calibrate the model against a real transport).
 
 mod bench;
+mod bench_halo;
 mod calibrate;
 mod progress;
 mod run;
@@ -30,7 +31,7 @@ enum Command {
     /// Start N ranks of a program as processes (like mpirun).
     #[command(long_about = run::LONG_ABOUT)]
     Run(run::RunArgs),
-    /// OSU-style micro-benchmarks (point-to-point and collectives; threads, shm, tcp).
+    /// OSU-style micro-benchmarks (point-to-point, collectives, halo exchange; threads, shm, tcp).
     Bench(bench::BenchArgs),
     /// Convert, summarise and report traces (PICL, Chrome/Perfetto, HTML).
     Trace(trace::TraceArgs),

@@ -38,6 +38,10 @@ fn help_documents_every_option() {
         "--min-time-ms",
         "--rotate",
         "--interleave",
+        "--dim",
+        "--side",
+        "--width",
+        "--fields",
     ] {
         assert!(help.contains(opt), "--help does not mention {opt}:\n{help}");
     }
@@ -51,6 +55,7 @@ fn help_documents_every_option() {
         "allgather",
         "alltoall",
         "barrier",
+        "halo",
     ] {
         assert!(help.contains(op), "--help does not list the {op} benchmark");
     }
@@ -93,6 +98,49 @@ fn tsv_lines_have_the_documented_format() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let l = tsv_line(text(&out.stdout).trim());
     assert_eq!((l.0.as_str(), l.2, l.4.as_str()), ("bw", 65536, "MB/s"));
+}
+
+/// `halo`: the exchange and its memcpy baseline, one TSV line each, on
+/// threads and on shm processes; a bad dimension is an error.
+#[test]
+fn halo_prints_the_exchange_and_its_memcpy_baseline() {
+    for (transport, dim, side) in [("thread", "2", "64"), ("shm", "3", "16")] {
+        let out = bench(&[
+            "halo",
+            "--transport",
+            transport,
+            "-n",
+            "4",
+            "--dim",
+            dim,
+            "--side",
+            side,
+            "--width",
+            "2",
+            "--fields",
+            "3",
+            "--iters",
+            "50",
+            "--repeat",
+            "1",
+            "--format",
+            "tsv",
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let lines: Vec<_> = text(&out.stdout).lines().map(tsv_line).collect();
+        let label = format!("halo{dim}d-w2-f3");
+        let names: Vec<&str> = lines.iter().map(|l| l.0.as_str()).collect();
+        assert_eq!(
+            names,
+            [label.clone(), format!("{label}:memcpy")],
+            "{transport}"
+        );
+        assert!(lines
+            .iter()
+            .all(|l| l.1 == 4 && l.2 == side.parse::<usize>().unwrap() && l.4 == "us"));
+    }
+    let out = bench(&["halo", "--dim", "4"]);
+    assert!(!out.status.success() && text(&out.stderr).contains("--dim 4"));
 }
 
 /// `--interleave`: one job per size runs every variant in turn; each variant

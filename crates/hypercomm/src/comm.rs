@@ -8,7 +8,11 @@
 //! communicator and counted, so every member derives the same 64-bit value;
 //! `subcube` and `prefix` need no communication and are counted per argument.
 //!
-//! Not done yet: Cartesian grids (topology module), inter-communicators.
+//! Cartesian process grids are made here too (`Comm::cartesian`, in the
+//! [`topology`](crate::topology) module, which builds them on `dup` and
+//! `split`).
+//!
+//! Not done yet: inter-communicators.
 
 use crate::engine::{Engine, Group, Match};
 use crate::error::{Error, Result};
@@ -37,6 +41,9 @@ pub(crate) struct CollState {
     pub(crate) host_misfit: Cell<bool>,
     /// Recent algorithm choices and schedules of collective calls.
     pub(crate) memo: Memo,
+    /// Whether blocking collectives may go to the transport library's own
+    /// (`collective/native.rs`).
+    pub(crate) native: Cell<bool>,
 }
 
 /// Check mode's default: on, unless `HYPERCOMM_CHECK` is `off`, `0` or
@@ -57,6 +64,7 @@ impl Default for CollState {
             check: Cell::new(check_default()),
             host_misfit: Cell::new(false),
             memo: Memo::default(),
+            native: Cell::new(false),
         }
     }
 }

@@ -6,7 +6,7 @@
 //! by the `hypercomm run` launcher, by Slurm, by a host program with
 //! [`spawn`], or by the program itself with [`run_processes`]). It rebuilds
 //! the iPSC communication utilities, Kumar's basic communication
-//! operations, PICL and CMMD: point-to-point with wildcards, probes,
+//! operations, the SUPRENUM grid library, PICL and CMMD: point-to-point with wildcards, probes,
 //! strided vectors and truncation that loses nothing; communicators; every
 //! collective as a schedule with a selectable algorithm and check mode;
 //! PICL tracing with Perfetto and HTML views.
@@ -34,6 +34,8 @@
 //! ones below it (checked by `tests/architecture.rs`).
 //!
 //! ```text
+//!  user program ─ grids (grid/: SUPRENUM), topologies (topology/: hypercube,
+//!                 MESH, Cartesian) — on the public API below, nothing deeper
 //!  user program ─ Comm: p2p (p2p.rs), requests (request.rs), communicators (comm.rs)
 //!  collectives  ─ collective/: one start path for every call, the executor,
 //!                 check mode, selection; algorithms are schedules in hypercomm-algo
@@ -55,26 +57,28 @@
 //! | point-to-point, communicators, failures, abort, timeouts | done |
 //! | collectives (every operation, several algorithms each, selection, check and reproducible modes) | done |
 //! | tracing (PICL levels and records, verbose/compact files, Perfetto JSON, HTML report) | done |
+//! | topologies (hypercube utilities, MESH, Cartesian process grids) and grids (the SUPRENUM library: halo exchange, subarrays, GLOPS, agglomeration) | done |
 //! | the simulator ([`sim`]: programs in virtual time on a simulated hypercube, ring, mesh or fully connected machine; schedules of a million nodes; seed 001's closed forms) | done |
-//! | grids (SUPRENUM), MPI backend, ssh, C and Fortran APIs | not yet |
+//! | MPI backend, C and Fortran APIs | not yet |
 //!
 //! ## Not done yet
 //!
-//! The SUPRENUM grid library and Cartesian communicators, an MPI
-//! transport, ssh for remote hosts and the C/Fortran interfaces are later
-//! work; each module's docs say what it lacks.
+//! The MPI backend and the C/Fortran interfaces are later work; each
+//! module's docs say what it lacks.
 
 mod buffer;
 pub mod collective;
 pub mod comm;
 mod engine;
 pub mod error;
+pub mod grid;
 pub mod launch;
 pub mod p2p;
 pub mod rank;
 pub mod request;
 mod run;
 pub mod sim;
+pub mod topology;
 pub mod trace;
 pub mod transport;
 pub mod wire;

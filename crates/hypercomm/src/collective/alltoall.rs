@@ -41,7 +41,7 @@ impl Comm {
         output: &mut [T],
         opts: &CollOpts,
     ) -> Result<()> {
-        self.run(self.alltoall_call(input, output, opts)?)
+        self.run_blocking(self.alltoall_call(input, output, opts)?, opts)
     }
 
     /// All-to-all returning a new vector.
@@ -123,7 +123,10 @@ impl Comm {
         recv_counts: &[usize],
         opts: &CollOpts,
     ) -> Result<()> {
-        self.run(self.alltoallv_call(input, send_counts, output, recv_counts, opts)?)
+        self.run_blocking(
+            self.alltoallv_call(input, send_counts, output, recv_counts, opts)?,
+            opts,
+        )
     }
 
     /// An all-to-allv (pairwise exchange).
@@ -225,7 +228,10 @@ impl Comm {
         opts: &CollOpts,
     ) -> Result<()> {
         let counts = vec![output.len(); self.size()];
-        self.run(self.reduce_scatterv_call(input, &counts, output, op, opts)?)
+        self.run_blocking(
+            self.reduce_scatterv_call(input, &counts, output, op, opts)?,
+            opts,
+        )
     }
 
     /// Reduce-scatter returning this node's block (`input.len()` must be a
@@ -272,7 +278,10 @@ impl Comm {
         op: O,
         opts: &CollOpts,
     ) -> Result<()> {
-        self.run(self.reduce_scatterv_call(input, counts, output, op, opts)?)
+        self.run_blocking(
+            self.reduce_scatterv_call(input, counts, output, op, opts)?,
+            opts,
+        )
     }
 
     /// A reduce-scatter(v).

@@ -83,7 +83,7 @@ impl Comm {
             }
             return Ok(());
         }
-        self.run(self.gather_call(input, output, root, opts)?)
+        self.run_blocking(self.gather_call(input, output, root, opts)?, opts)
     }
 
     /// Gather and return the concatenation at the root (`None` elsewhere).
@@ -226,15 +226,18 @@ impl Comm {
             need_len("gatherv", "input", input.len(), counts[me])?;
         }
         let total: usize = counts.iter().sum();
-        self.run(self.gatherv_call(
-            input,
-            counts,
-            output,
-            root,
-            Collective::Gatherv,
-            total,
+        self.run_blocking(
+            self.gatherv_call(
+                input,
+                counts,
+                output,
+                root,
+                Collective::Gatherv,
+                total,
+                opts,
+            )?,
             opts,
-        )?)
+        )
     }
 
     /// Gather blocks of any lengths at `root` (a node or the host) and
@@ -320,7 +323,7 @@ impl Comm {
         output: &mut [T],
         opts: &CollOpts,
     ) -> Result<()> {
-        self.run(self.allgather_call(input, output, opts)?)
+        self.run_blocking(self.allgather_call(input, output, opts)?, opts)
     }
 
     /// Allgather returning a new vector.
@@ -413,14 +416,10 @@ impl Comm {
             need_len("allgatherv", "input", input.len(), counts[me])?;
         }
         let total: usize = counts.iter().sum();
-        self.run(self.allgatherv_call(
-            input,
-            counts,
-            output,
-            Collective::Allgatherv,
-            total,
+        self.run_blocking(
+            self.allgatherv_call(input, counts, output, Collective::Allgatherv, total, opts)?,
             opts,
-        )?)
+        )
     }
 
     /// Allgather of blocks of any lengths: the concatenation and every
@@ -479,7 +478,7 @@ impl Comm {
             return self
                 .after_host_handoff(got, || self.scatter_into_with(&tmp, output, 0usize, opts));
         }
-        self.run(self.scatter_call(input, output, root, opts)?)
+        self.run_blocking(self.scatter_call(input, output, root, opts)?, opts)
     }
 
     /// A node-rooted scatter of `output.len()` elements per node.
@@ -597,15 +596,18 @@ impl Comm {
                 self.scatterv_into_with(&tmp, counts, output, 0usize, opts)
             });
         }
-        self.run(self.scatterv_call(
-            input,
-            counts,
-            output,
-            root,
-            Collective::Scatterv,
-            total,
+        self.run_blocking(
+            self.scatterv_call(
+                input,
+                counts,
+                output,
+                root,
+                Collective::Scatterv,
+                total,
+                opts,
+            )?,
             opts,
-        )?)
+        )
     }
 
     /// Scatter blocks of different lengths from `root` (a node or the

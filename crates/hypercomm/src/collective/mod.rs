@@ -115,6 +115,7 @@ mod call;
 pub(crate) mod executor;
 mod gather;
 mod multicast;
+mod native;
 mod nonblocking;
 pub mod ops;
 mod scan;
@@ -184,7 +185,7 @@ impl Comm {
     /// Barrier with options (algorithm: `Dissemination` or `Tree`).
     pub fn barrier_with(&self, opts: &CollOpts) -> Result<()> {
         let parts = self.node_parts("barrier")?;
-        self.run(self.barrier_call(parts, opts)?)
+        self.run_blocking(self.barrier_call(parts, opts)?, opts)
     }
 
     /// Barrier of the host and all nodes (CMMD sync_host_with_nodes): every
@@ -251,7 +252,7 @@ impl Comm {
             };
             return self.after_host_handoff(got, || self.bcast_with(buf, 0usize, opts));
         }
-        self.run(self.bcast_call(buf, root, opts)?)
+        self.run_blocking(self.bcast_call(buf, root, opts)?, opts)
     }
 
     /// A node-rooted broadcast (the schedule reads and writes `buf` as its
@@ -326,7 +327,7 @@ impl Comm {
             }
             return Ok(());
         }
-        self.run(self.reduce_call(input, output, op, root, opts)?)
+        self.run_blocking(self.reduce_call(input, output, op, root, opts)?, opts)
     }
 
     /// A node-rooted reduce. Non-roots reduce through a scratch buffer the
@@ -431,7 +432,7 @@ impl Comm {
         op: O,
         opts: &CollOpts,
     ) -> Result<()> {
-        self.run(self.allreduce_call(input, output, op, opts)?)
+        self.run_blocking(self.allreduce_call(input, output, op, opts)?, opts)
     }
 
     /// An allreduce.

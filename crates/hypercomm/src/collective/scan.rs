@@ -225,8 +225,8 @@ impl Comm {
         opts: &CollOpts,
     ) -> Result<()> {
         match self.scan_call(input, output, op, scan, opts)? {
-            ScanCall::Plain(call) => self.run(call),
-            ScanCall::Segmented(call) => self.run(call),
+            ScanCall::Plain(call) => self.run_blocking(call, opts),
+            ScanCall::Segmented(call) => self.run_blocking(call, opts),
         }
     }
 

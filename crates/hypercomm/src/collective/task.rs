@@ -37,7 +37,7 @@ pub(crate) const SIG_BYTES: usize = 24;
 pub(crate) const HOST_MISFIT: u8 = 0xff;
 
 impl Signature {
-    fn encode(&self) -> [u8; SIG_BYTES] {
+    pub(crate) fn encode(&self) -> [u8; SIG_BYTES] {
         let mut b = [0u8; SIG_BYTES];
         b[0] = self.op;
         b[1] = self.elem;
@@ -47,7 +47,7 @@ impl Signature {
         b[16..24].copy_from_slice(&self.count.to_le_bytes());
         b
     }
-    fn decode(b: &[u8]) -> Signature {
+    pub(crate) fn decode(b: &[u8]) -> Signature {
         Signature {
             op: b[0],
             elem: b[1],
@@ -90,7 +90,7 @@ fn root_name(r: i64) -> String {
 
 /// Compare every participant's signature with participant 0's; describe the
 /// differences, naming ranks and fields.
-fn compare(sigs: &[Signature], ranks: &[Rank]) -> Option<String> {
+pub(crate) fn compare(sigs: &[Signature], ranks: &[Rank]) -> Option<String> {
     if let Some(i) = sigs.iter().position(|s| s.variant == HOST_MISFIT) {
         return Some(format!(
             "{} could not take the host's data for this {}: the host's length \

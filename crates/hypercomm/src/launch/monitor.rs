@@ -92,6 +92,9 @@ pub(crate) fn serve(
                         tune(&s);
                         let addr = match control::read(&mut s) {
                             Ok(Some(Ctl::Hello { endpoint, addr })) if endpoint as usize == id => addr,
+                            // Closed before its hello: it could not make its
+                            // transport and says why itself.
+                            Ok(None) => return,
                             other => {
                                 eprintln!("hypercomm: endpoint {id} ({peer}) did not say hello properly ({other:?}); closing");
                                 return;
@@ -258,6 +261,11 @@ pub(crate) struct Monitor {
     killed: bool,
     stopping_quietly: bool,
     starter_exited: bool,
+    /// Ranks of a starter's job (mpirun) whose control connection closed
+    /// before they finished, in order, and when to report them if the
+    /// starter does not end first (it tells how they ended).
+    lost: Vec<usize>,
+    lost_at: Option<Instant>,
 }
 
 impl Monitor {
@@ -281,6 +289,8 @@ impl Monitor {
             killed: false,
             stopping_quietly: false,
             starter_exited: false,
+            lost: Vec::new(),
+            lost_at: None,
         }
     }
 
@@ -433,7 +443,12 @@ impl Monitor {
             },
             Event::CtlClosed { ep } => {
                 self.ctl_closed[ep] = true;
-                if self.setup.pids[ep].is_none() && !self.finished[ep] {
+                if self.setup.starter.is_some() && !self.finished[ep] && !self.starter_exited {
+                    // mpirun's ranks: the first to go is the likely cause,
+                    // and mpirun's status (soon) says how it ended.
+                    self.lost.push(ep);
+                    self.lost_at.get_or_insert(Instant::now() + WINDOW + WINDOW);
+                } else if self.setup.pids[ep].is_none() && !self.finished[ep] {
                     let what = format!(
                         "{} lost its connection to the rendezvous without finishing",
                         self.label(ep)
@@ -491,6 +506,31 @@ impl Monitor {
             .map_or("the starter".to_string(), |(n, _)| n.clone());
         let stopped_by_us = self.term_sent.is_some() || self.stopping_quietly;
         let (how, code) = describe_exit(status);
+        if let Some(&first) = self.lost.first() {
+            // mpirun reports a rank killed by signal n as 128 + n.
+            let (what, code, signal) = match code {
+                Some(c) if c > 128 && c < 128 + 65 => (
+                    format!(
+                        "{} ended first without finishing; {name} exited with code {c}: a rank was killed by {}",
+                        self.label(first),
+                        signal_name(c - 128)
+                    ),
+                    c,
+                    true,
+                ),
+                _ => (
+                    format!(
+                        "{} ended first without finishing; {name} {how}",
+                        self.label(first)
+                    ),
+                    code.unwrap_or(1),
+                    false,
+                ),
+            };
+            self.lost.clear();
+            self.fail(first, what, code, signal);
+            return;
+        }
         let never: Vec<usize> = (0..self.writers.len())
             .filter(|&ep| self.writers[ep].is_none())
             .collect();
@@ -530,6 +570,16 @@ impl Monitor {
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
             let now = Instant::now();
+            if self.lost_at.is_some_and(|t| now >= t) {
+                self.lost_at = None;
+                for ep in std::mem::take(&mut self.lost) {
+                    let what = format!(
+                        "{} lost its connection to the rendezvous without finishing",
+                        self.label(ep)
+                    );
+                    self.fail(ep, what, 1, false);
+                }
+            }
             if self.decide_at.is_some_and(|t| now >= t) {
                 self.decide();
             }

@@ -49,9 +49,11 @@ where
         let e = Error::InvalidArgument {
             op: what,
             what: format!(
-                "the program asks for {want}, but the job it was started in has {have}{}",
+                "the program asks for {want}, but the job it was started in has {have}: start it with {} process{}{}",
+                nodes + usize::from(host),
+                if nodes + usize::from(host) == 1 { "" } else { "es" },
                 if host && !comm.has_host() {
-                    " (under hypercomm run, give the host with --host)"
+                    " (under hypercomm run, -n with the node count and --host for the host)"
                 } else {
                     ""
                 }

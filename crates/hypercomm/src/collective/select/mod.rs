@@ -264,6 +264,17 @@ impl Comm {
         commutative: bool,
     ) -> Result<Algorithm> {
         let name = c.name();
+        if opts.algorithm == Algorithm::Native {
+            // The library's own collective is taken by the blocking front
+            // end (`collective/native.rs`); the schedule behind it (for
+            // non-blocking calls and where the library's cannot serve) is
+            // what `Auto` would run.
+            let auto = CollOpts {
+                algorithm: Algorithm::Auto,
+                ..opts.clone()
+            };
+            return self.choose(c, p, bytes, &auto, commutative);
+        }
         if opts.reproducible {
             if let Some(a) = rules::reproducible(c) {
                 return Ok(a);
@@ -307,7 +318,10 @@ impl Comm {
     /// a benchmark can say what `Auto` ran. In reproducible mode the
     /// reductions answer with the fixed schedule's family (allreduce:
     /// reduce + bcast; reduce and reduce-scatter: binomial, the canonical
-    /// tree; scans: chain).
+    /// tree; scans: chain). [`Algorithm::Native`] when the call would go
+    /// to the transport library's own collective
+    /// ([`Comm::set_native_collectives`], for a built-in operator on a
+    /// type the library has).
     ///
     /// Errors: the host asked about a node collective, a forced algorithm
     /// the collective does not have, or one that needs a commutative
@@ -320,7 +334,8 @@ impl Comm {
         commutative: bool,
     ) -> Result<Algorithm> {
         let p = self.node_parts(c.name())?.eps.len();
-        self.choose(c, p, bytes, opts, commutative)
+        let ours = self.choose(c, p, bytes, opts, commutative)?;
+        Ok(self.chosen_native(c, p, bytes, opts).unwrap_or(ours))
     }
 
     /// [`Comm::choose`], remembered for repeated calls of the same shape.
@@ -332,7 +347,7 @@ impl Comm {
         opts: &CollOpts,
         commutative: bool,
     ) -> Result<Algorithm> {
-        if opts.algorithm != Algorithm::Auto {
+        if opts.algorithm != Algorithm::Auto && opts.algorithm != Algorithm::Native {
             return self.choose(c, p, bytes, opts, commutative);
         }
         let key = ChoiceKey {

@@ -1,0 +1,420 @@
+//! Handing a blocking collective to the transport's library (MPI's own
+//! `MPI_Allreduce`, `MPI_Bcast`, …) where the operation and operator map,
+//! so a cluster's tuned collectives serve the call.
+//!
+//! Off by default: collectives run our schedules, so check mode,
+//! reproducible mode, PICL topologies and tracing behave the same on every
+//! transport. [`Comm::set_native_collectives`] turns it on per
+//! communicator; the cost model then compares the library's start-up cost
+//! ([`Native::startup`]) with the transport's, for the best algorithm at
+//! that size, and takes the cheaper. [`Algorithm::Native`] in
+//! [`CollOpts::algorithm`] forces it for one call (an error where it cannot
+//! serve).
+//!
+//! Served: barrier, bcast, reduce, allreduce, allgather and all-to-all
+//! among the nodes, on element types `u8` … `u64`, `i8` … `i64`,
+//! `usize`/`isize` (as 64-bit) and `f32`/`f64`, with the built-in
+//! operators `Sum`, `Prod`, `Min`, `Max`, the bitwise and the logical ones.
+//! Always our schedules: host-rooted calls, non-blocking calls, the
+//! reproducible mode, a topology setting other than `Auto`, user-defined
+//! and location operators, and every other collective.
+//!
+//! Check mode still holds: before the call, the participants exchange
+//! their signatures through the library's allgather and compare them as
+//! our own check stage does, so a mismatch is the same
+//! [`Error::CollectiveMismatch`] on every rank. Tracing records the call as
+//! one block (`block_begin` / `block_end`), without its inner messages.
+//!
+//! Not done yet: the variable-count forms (`gatherv`, `alltoallv`, …),
+//! scans and reduce-scatter; a native call cannot be interrupted by a
+//! failed peer (the library decides: Open MPI and MPICH abort the job).
+
+use super::call::{rank_list, Call};
+use super::executor::{Input, Output};
+use super::ops::{Element, Operator};
+use super::select::{Algorithm, CollOpts, Collective, Topology};
+use super::task::{compare, Signature, SIG_BYTES};
+use crate::comm::Comm;
+use crate::error::{Error, Result};
+use crate::transport::native::{Native, NativeOp, NativeReduce, NativeType};
+use crate::transport::Transport;
+use hypercomm_algo::select::{best_cost, CostModel, COMBINE_COST};
+
+/// A call the library takes: the library, the element type and the
+/// operator of a reduction.
+type Served<'a> = (&'a dyn Native, NativeType, Option<NativeReduce>);
+
+/// The collectives the library serves.
+const SERVED: [Collective; 6] = [
+    Collective::Barrier,
+    Collective::Bcast,
+    Collective::Reduce,
+    Collective::Allreduce,
+    Collective::Allgather,
+    Collective::Alltoall,
+];
+
+/// The library type of element type code `code` (see `ops.rs`).
+fn native_type(code: u8) -> Option<NativeType> {
+    Some(match code {
+        1 => NativeType::U8,
+        2 => NativeType::I8,
+        3 => NativeType::U16,
+        4 => NativeType::I16,
+        5 => NativeType::U32,
+        6 => NativeType::I32,
+        7 => NativeType::U64,
+        8 => NativeType::I64,
+        11 if usize::BITS == 64 => NativeType::U64,
+        12 if usize::BITS == 64 => NativeType::I64,
+        11 => NativeType::U32,
+        12 => NativeType::I32,
+        20 => NativeType::F32,
+        21 => NativeType::F64,
+        _ => return None,
+    })
+}
+
+/// The library operator of operator code `code` (see `ops.rs`); the
+/// bitwise and logical ones only on integers.
+fn native_reduce(code: u8, ty: NativeType) -> Option<NativeReduce> {
+    let int = !matches!(ty, NativeType::F32 | NativeType::F64);
+    Some(match code {
+        1 => NativeReduce::Sum,
+        2 => NativeReduce::Prod,
+        3 => NativeReduce::Max,
+        4 => NativeReduce::Min,
+        5 if int => NativeReduce::BitAnd,
+        6 if int => NativeReduce::BitOr,
+        7 if int => NativeReduce::BitXor,
+        8 if int => NativeReduce::LogicalAnd,
+        9 if int => NativeReduce::LogicalOr,
+        _ => return None,
+    })
+}
+
+impl Comm {
+    /// Let collectives on this communicator go to the transport library's
+    /// own implementation where the cost model expects it to be faster
+    /// (see the module doc for what it serves). Every member should set
+    /// the same. Without such a library (threads, shm, tcp) it changes
+    /// nothing.
+    pub fn set_native_collectives(&self, on: bool) {
+        self.inner.coll.native.set(on);
+    }
+
+    /// Whether [`Comm::set_native_collectives`] is on.
+    pub fn native_collectives(&self) -> bool {
+        self.inner.coll.native.get()
+    }
+
+    /// The library whose collectives [`Comm::set_native_collectives`]
+    /// would use ("Open MPI v4.1.4, …"), or `None` when the transport has
+    /// none.
+    pub fn native_library(&self) -> Option<String> {
+        self.engine().t.native().map(|n| n.library())
+    }
+
+    /// Whether a blocking call of `call` goes to the library: the reason it
+    /// cannot when forced, `Ok(None)` when ours serves.
+    fn native_for<T: Element, O: Operator<T>>(
+        &self,
+        call: &Call<'_, T, O>,
+        opts: &CollOpts,
+    ) -> Result<Option<Served<'_>>> {
+        let forced = opts.algorithm == Algorithm::Native;
+        if !forced && (opts.algorithm != Algorithm::Auto || !self.native_collectives()) {
+            return Ok(None);
+        }
+        let refuse = |why: String| -> Result<Option<_>> {
+            if forced {
+                Err(Error::InvalidArgument {
+                    op: call.what,
+                    what: format!("algorithm native: {why}"),
+                })
+            } else {
+                Ok(None)
+            }
+        };
+        let Some(n) = self.engine().t.native() else {
+            return refuse(
+                "this transport has no library collectives (the mpi transport has)".into(),
+            );
+        };
+        if call.parts.with_host {
+            return refuse("host-rooted calls run our schedules".into());
+        }
+        if opts.reproducible {
+            return refuse("the library's reduction order is not reproducible".into());
+        }
+        if self.topology() != Topology::Auto {
+            return refuse(format!(
+                "the topology setting {:?} asks for our schedules",
+                self.topology()
+            ));
+        }
+        let c = call.kind;
+        if !SERVED.contains(&c) {
+            return refuse(format!("{} has no library form here", c.name()));
+        }
+        let ty = if matches!(c, Collective::Reduce | Collective::Allreduce) {
+            match native_type(T::CODE) {
+                Some(t) => t,
+                None => return refuse(format!("element type {} does not map", T::NAME)),
+            }
+        } else {
+            // Moves bytes only: any element type goes as bytes.
+            NativeType::U8
+        };
+        let red = match &call.op {
+            Some(o) if matches!(c, Collective::Reduce | Collective::Allreduce) => {
+                match native_reduce(o.code(), ty) {
+                    Some(r) => Some(r),
+                    None => {
+                        return refuse(format!("operator {} on {} does not map", o.name(), T::NAME))
+                    }
+                }
+            }
+            _ => None,
+        };
+        if !forced
+            && !self.native_cheaper(
+                c,
+                call.parts.eps.len(),
+                call.check.count * std::mem::size_of::<T>(),
+            )
+        {
+            return Ok(None);
+        }
+        Ok(Some((n, ty, red)))
+    }
+
+    /// Whether the cost model expects the library's `c` on `p` participants
+    /// with `bytes` bytes to be no slower than the best of ours: the same
+    /// algorithms, with the library's start-up cost instead of the
+    /// transport's (a tie, as when the ranks outnumber the cores and a
+    /// context switch dominates both, goes to the library: it was asked
+    /// for).
+    fn native_cheaper(&self, c: Collective, p: usize, bytes: usize) -> bool {
+        let Some(n) = self.engine().t.native() else {
+            return false;
+        };
+        let (_, cost, (over, cores)) = self.cost_model();
+        let model = |ts: f64| CostModel {
+            ts,
+            tw: cost.tw,
+            gamma: COMBINE_COST,
+            cores,
+            oversubscribed: over,
+        };
+        best_cost(c, p, bytes, &model(n.startup())) <= best_cost(c, p, bytes, &model(cost.ts))
+    }
+
+    /// [`Algorithm::Native`] if a blocking call of `c` with a built-in
+    /// operator on a mapped type would go to the library (for
+    /// [`Comm::chosen_algorithm`]).
+    pub(crate) fn chosen_native(
+        &self,
+        c: Collective,
+        p: usize,
+        bytes: usize,
+        opts: &CollOpts,
+    ) -> Option<Algorithm> {
+        let served = SERVED.contains(&c);
+        let asked = opts.algorithm == Algorithm::Native
+            || (opts.algorithm == Algorithm::Auto
+                && self.native_collectives()
+                && self.native_cheaper(c, p, bytes));
+        (served
+            && asked
+            && self.engine().t.native().is_some()
+            && !opts.reproducible
+            && self.topology() == Topology::Auto)
+            .then_some(Algorithm::Native)
+    }
+
+    /// Run a blocking collective: on the library when [`Comm::native_for`]
+    /// says so, else our schedule.
+    pub(crate) fn run_blocking<T: Element, O: Operator<T>>(
+        &self,
+        call: Call<'_, T, O>,
+        opts: &CollOpts,
+    ) -> Result<()> {
+        match self.native_for(&call, opts)? {
+            None => self.run(call),
+            Some((n, ty, red)) => self.run_native(n, call, ty, red),
+        }
+    }
+
+    /// `call` on the library: the signature check, then the one call, as
+    /// one trace block.
+    fn run_native<T: Element, O: Operator<T>>(
+        &self,
+        n: &dyn Native,
+        call: Call<'_, T, O>,
+        ty: NativeType,
+        red: Option<NativeReduce>,
+    ) -> Result<()> {
+        let Call {
+            kind,
+            parts,
+            root,
+            input,
+            mut output,
+            op,
+            check,
+            ..
+        } = call;
+        let key = self.coll_ctx();
+        let members = &parts.eps[..];
+        let sig = Signature {
+            op: kind.code(),
+            root: root.map_or(-1, |r| r as i64),
+            count: check.count as u64,
+            elem: check.elem,
+            operator: op.as_ref().map_or(0, |o| o.code()),
+            variant: check.variant,
+        };
+        // The tag sequences stay in step with members that run ours.
+        let seq = self.next_tag(false) & 0x7fff_ffff;
+        if self.check_mode() {
+            let mine = sig.encode();
+            let mut all = vec![0u8; SIG_BYTES * members.len()];
+            n.run(
+                key,
+                members,
+                NativeOp::Allgather {
+                    send: &mine,
+                    recv: &mut all,
+                    ty: NativeType::U8,
+                },
+            )?;
+            let sigs: Vec<Signature> = all.chunks(SIG_BYTES).map(Signature::decode).collect();
+            if let Some(msg) = compare(&sigs, &rank_list(sigs.len(), false)) {
+                return Err(Error::CollectiveMismatch(format!("{}: {msg}", kind.name())));
+            }
+        }
+        let input: &[T] = match &input {
+            Input::Borrowed(s) => s,
+            Input::Owned(v) => v,
+        };
+        let output: &mut [T] = match &mut output {
+            Output::Borrowed(s) => s,
+            Output::Owned(v) => v,
+        };
+        let send: &[u8] = bytemuck::cast_slice(input);
+        let recv: &mut [u8] = bytemuck::cast_slice_mut(output);
+        let root_ep = root.and_then(|r| parts.eps.get(r).copied());
+        let hook = crate::trace::recorder::hook;
+        use crate::trace::event::Event;
+        hook(Event::BlockBegin {
+            op: sig.op,
+            root: root_ep,
+            seq,
+        });
+        let at_root = root == Some(parts.me);
+        let nop = match kind {
+            Collective::Barrier => NativeOp::Barrier,
+            Collective::Bcast => NativeOp::Bcast {
+                buf: recv,
+                ty,
+                root: root.unwrap_or(0),
+            },
+            Collective::Reduce => NativeOp::Reduce {
+                send,
+                recv: at_root.then_some(recv),
+                ty,
+                op: red.unwrap_or(NativeReduce::Sum),
+                root: root.unwrap_or(0),
+            },
+            Collective::Allreduce => NativeOp::Allreduce {
+                send,
+                recv,
+                ty,
+                op: red.unwrap_or(NativeReduce::Sum),
+            },
+            Collective::Allgather => NativeOp::Allgather { send, recv, ty },
+            _ => NativeOp::Alltoall { send, recv, ty },
+        };
+        let r = n.run(key, members, nop);
+        hook(Event::BlockEnd {
+            op: sig.op,
+            root: root_ep,
+            seq,
+        });
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every built-in element type of a reduction maps to a library type
+    /// of the same size; the other codes do not map.
+    #[test]
+    fn element_types_map_by_size() {
+        fn size_of<T: Element>() -> (u8, usize) {
+            (T::CODE, std::mem::size_of::<T>())
+        }
+        for (code, size) in [
+            size_of::<u8>(),
+            size_of::<i8>(),
+            size_of::<u16>(),
+            size_of::<i16>(),
+            size_of::<u32>(),
+            size_of::<i32>(),
+            size_of::<u64>(),
+            size_of::<i64>(),
+            size_of::<usize>(),
+            size_of::<isize>(),
+            size_of::<f32>(),
+            size_of::<f64>(),
+        ] {
+            assert_eq!(
+                native_type(code).map(|t| t.size()),
+                Some(size),
+                "code {code}"
+            );
+        }
+        for code in [9, 10, 40, 45] {
+            assert_eq!(native_type(code), None);
+        }
+    }
+
+    /// Operators map by their codes; bitwise and logical ones refuse floats.
+    #[test]
+    fn operators_map_by_code() {
+        use super::super::ops::{BitXor, LogicalOr, Max, Min, Prod, Sum};
+        let code = |o: &dyn Fn() -> u8| o();
+        assert_eq!(
+            native_reduce(code(&|| Operator::<f64>::code(&Sum)), NativeType::F64),
+            Some(NativeReduce::Sum)
+        );
+        assert_eq!(
+            native_reduce(code(&|| Operator::<i32>::code(&Prod)), NativeType::I32),
+            Some(NativeReduce::Prod)
+        );
+        assert_eq!(
+            native_reduce(Operator::<f32>::code(&Max), NativeType::F32),
+            Some(NativeReduce::Max)
+        );
+        assert_eq!(
+            native_reduce(Operator::<f32>::code(&Min), NativeType::F32),
+            Some(NativeReduce::Min)
+        );
+        assert_eq!(
+            native_reduce(Operator::<u64>::code(&BitXor), NativeType::U64),
+            Some(NativeReduce::BitXor)
+        );
+        assert_eq!(
+            native_reduce(Operator::<u8>::code(&LogicalOr), NativeType::U8),
+            Some(NativeReduce::LogicalOr)
+        );
+        assert_eq!(
+            native_reduce(Operator::<u64>::code(&BitXor), NativeType::F64),
+            None
+        );
+        assert_eq!(native_reduce(100, NativeType::F64), None);
+    }
+}

@@ -1,0 +1,424 @@
+//! The `mpi` feature against real MPI libraries: Open MPI, and MPICH where
+//! it is installed beside it.
+//!
+//! Each test builds the launcher and the examples with the feature into a
+//! target directory of its own per MPI (`target/mpi-openmpi`,
+//! `target/mpi-mpich`; once per test process), then runs them the way a
+//! user would: `mpirun -n N prog` with no change to the program,
+//! `hypercomm run --transport mpi`, and the same binary with no launcher
+//! at all (threads). Results are checked against the threads run of the
+//! same program and against the checks `mpi_check` makes of every rank
+//! (serial folds of the inputs).
+//!
+//! Needs `mpicc` and `mpirun` (Debian: `libopenmpi-dev` and `openmpi-bin`;
+//! MPICH: `libmpich-dev` and `mpich`); the `srun` test also a one-node
+//! Slurm (`tests/common/slurm.rs`). `.ci/run` installs them and sets
+//! `HYPERCOMM_REQUIRE_MPI=1`, which turns their absence into a failure;
+//! elsewhere the tests say they are skipped.
+
+mod common;
+
+use common::procs::{
+    example_bin, gone_within, hypercomm_bin, profile_dir, run_limited, victim_job, Output,
+};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// One MPI installation: its compiler wrapper and its starter.
+struct Mpi {
+    name: &'static str,
+    mpicc: &'static str,
+    mpirun: &'static str,
+}
+
+/// Debian names each installation's wrappers `*.openmpi` / `*.mpich`
+/// (plain `mpicc` is whichever the alternatives chose).
+const OPENMPI: Mpi = Mpi {
+    name: "openmpi",
+    mpicc: "mpicc.openmpi",
+    mpirun: "mpirun.openmpi",
+};
+const MPICH: Mpi = Mpi {
+    name: "mpich",
+    mpicc: "mpicc.mpich",
+    mpirun: "mpirun.mpich",
+};
+
+fn on_path(prog: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(prog).is_file()))
+}
+
+impl Mpi {
+    fn present(&self) -> bool {
+        on_path(self.mpicc) && on_path(self.mpirun)
+    }
+
+    /// Whether to run: present, or absent and allowed to be (said once).
+    fn wanted(&self) -> bool {
+        if self.present() {
+            return true;
+        }
+        let required = std::env::var_os("HYPERCOMM_REQUIRE_MPI").is_some_and(|v| v == "1");
+        assert!(
+            !required,
+            "HYPERCOMM_REQUIRE_MPI=1 but {} / {} are not on PATH (apt-get install openmpi-bin libopenmpi-dev libmpich-dev mpich)",
+            self.mpicc,
+            self.mpirun
+        );
+        eprintln!(
+            "skipped: {} not installed ({} / {} not on PATH)",
+            self.name, self.mpicc, self.mpirun
+        );
+        false
+    }
+
+    /// The profile directory of this MPI's build of the launcher and the
+    /// examples (built on first use).
+    fn dir(&self) -> PathBuf {
+        static BUILT: [OnceLock<Result<PathBuf, String>>; 2] = [OnceLock::new(), OnceLock::new()];
+        let slot = &BUILT[usize::from(self.name == "mpich")];
+        let r = slot.get_or_init(|| {
+            let profile = profile_dir();
+            let target = profile
+                .parent()
+                .expect("target/<profile> has a parent")
+                .join(format!("mpi-{}", self.name));
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let mut cmd = Command::new(cargo);
+            cmd.args([
+                "build",
+                "--quiet",
+                "--offline",
+                "--release",
+                "-p",
+                "hypercomm-cli",
+                "-p",
+                "hypercomm",
+                "--features",
+                "hypercomm/mpi,hypercomm-cli/mpi",
+                "--bins",
+                "--examples",
+            ])
+            .arg("--target-dir")
+            .arg(&target)
+            .env("HYPERCOMM_MPICC", self.mpicc);
+            let out = cmd.output().map_err(|e| format!("starting cargo: {e}"))?;
+            if !out.status.success() {
+                return Err(format!(
+                    "building with --features mpi against {} failed:\n{}",
+                    self.name,
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+            Ok(target.join("release"))
+        });
+        match r {
+            Ok(d) => d.clone(),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn example(&self, name: &str) -> PathBuf {
+        self.dir().join("examples").join(name)
+    }
+
+    fn launcher(&self) -> PathBuf {
+        self.dir().join("hypercomm")
+    }
+
+    /// `mpirun -n N PROG ARGS`, as root where the tests run as root.
+    fn mpirun(&self, n: usize, prog: &Path, args: &[&str]) -> Command {
+        self.mpirun_with(n, &[], prog, args)
+    }
+
+    /// `mpirun -n N OPTIONS PROG ARGS`.
+    fn mpirun_with(&self, n: usize, options: &[&str], prog: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new(self.mpirun);
+        c.args(["-n", &n.to_string()]);
+        if self.name == "openmpi" {
+            c.arg("--oversubscribe");
+        }
+        c.args(options).arg(prog).args(args);
+        env(&mut c);
+        c
+    }
+}
+
+/// The environment every run gets: Open MPI refuses root without these;
+/// no job of ours around.
+fn env(c: &mut Command) {
+    c.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("HYPERCOMM_TIMEOUT", "60")
+        .env_remove("HYPERCOMM_RANK")
+        .env_remove("HYPERCOMM_TRANSPORT");
+}
+
+/// One lock for every test: MPI jobs oversubscribe the machine already.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static L: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    L.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn sorted(s: &str) -> Vec<&str> {
+    let mut v: Vec<&str> = s.lines().collect();
+    v.sort_unstable();
+    v
+}
+
+/// `mpi_check`'s verdict lines: `p` ranks, every one with no failure and
+/// the library named.
+fn assert_checked(out: &Output, p: usize, library: &str) {
+    assert!(out.status.success(), "{}", out.both());
+    let lines: Vec<&str> = out
+        .stdout
+        .lines()
+        .map(|l| common::procs::rank_line(l).map_or(l, |(_, t)| t))
+        .filter(|l| l.starts_with("rank "))
+        .collect();
+    assert_eq!(lines.len(), p, "{}", out.both());
+    for (r, l) in lines.iter().enumerate() {
+        assert!(l.starts_with(&format!("rank {r}: ")), "{l}");
+        assert!(l.contains(" 0 failed, library "), "{l}");
+        assert!(l.contains(library), "{l}");
+    }
+}
+
+#[test]
+fn mpirun_runs_the_checks_on_1_2_4_and_5_ranks() {
+    if !OPENMPI.wanted() {
+        return;
+    }
+    let _g = serial();
+    let prog = OPENMPI.example("mpi_check");
+    for p in [1usize, 2, 4, 5] {
+        let out = run_limited(OPENMPI.mpirun(p, &prog, &[&p.to_string()]), LIMIT);
+        assert_checked(&out, p, "Open MPI");
+    }
+    // The same binary with no launcher: threads, no library.
+    let mut c = Command::new(&prog);
+    c.arg("3");
+    env(&mut c);
+    assert_checked(&run_limited(c, LIMIT), 3, "none");
+}
+
+#[test]
+fn mpich_runs_the_checks_too() {
+    if !MPICH.wanted() {
+        return;
+    }
+    let _g = serial();
+    let prog = MPICH.example("mpi_check");
+    for p in [2usize, 4] {
+        let out = run_limited(MPICH.mpirun(p, &prog, &[&p.to_string()]), LIMIT);
+        assert_checked(&out, p, "MPICH");
+    }
+    let mut c = Command::new(MPICH.launcher());
+    c.args(["run", "--transport", "mpi", "-n", "3"])
+        .arg(&prog)
+        .arg("3")
+        .env("HYPERCOMM_MPIRUN", MPICH.mpirun);
+    env(&mut c);
+    assert_checked(&run_limited(c, LIMIT), 3, "MPICH");
+}
+
+/// The seed examples under mpirun print what they print as threads.
+#[test]
+fn the_examples_run_unchanged_under_mpirun() {
+    if !OPENMPI.wanted() {
+        return;
+    }
+    let _g = serial();
+    // (example, processes, arguments): a host program takes one process
+    // more than its nodes.
+    let cases: [(&str, usize, &[&str]); 6] = [
+        ("cmmd_scans", 5, &[]),
+        ("cmmd_shifts", 4, &[]),
+        ("cmmd_vectors", 6, &[]),
+        ("ipsc_normalize", 4, &[]),
+        ("kumar_matvec", 4, &[]),
+        ("picl_sweep", 5, &["4"]),
+    ];
+    for (name, n, args) in cases {
+        let prog = OPENMPI.example(name);
+        let mut threads = Command::new(&prog);
+        threads.args(args);
+        env(&mut threads);
+        let want = run_limited(threads, LIMIT);
+        assert!(want.status.success(), "{name} as threads: {}", want.both());
+        let got = run_limited(OPENMPI.mpirun(n, &prog, args), LIMIT);
+        assert!(got.status.success(), "{name} under mpirun: {}", got.both());
+        assert_eq!(
+            sorted(&got.stdout),
+            sorted(&want.stdout),
+            "{name}: mpirun -n {n} and threads differ"
+        );
+    }
+}
+
+/// A job of the wrong size says what it needs on every rank.
+#[test]
+fn a_job_of_the_wrong_size_says_how_many_processes_to_start() {
+    if !OPENMPI.wanted() {
+        return;
+    }
+    let _g = serial();
+    let out = run_limited(
+        OPENMPI.mpirun(3, &OPENMPI.example("cmmd_scans"), &[]),
+        LIMIT,
+    );
+    assert!(!out.status.success(), "{}", out.both());
+    assert!(
+        out.stderr
+            .contains("asks for 4 nodes and a host, but the job it was started in has 2 nodes and a host: start it with 5 processes"),
+        "{}",
+        out.both()
+    );
+}
+
+/// `hypercomm run --transport mpi` starts mpirun; output carries our rank
+/// prefixes.
+#[test]
+fn hypercomm_run_starts_mpirun() {
+    if !OPENMPI.wanted() {
+        return;
+    }
+    let _g = serial();
+    let mut c = Command::new(OPENMPI.launcher());
+    c.args(["run", "--transport", "mpi", "-n", "4"])
+        .arg(OPENMPI.example("mpi_check"))
+        .arg("4")
+        .env("HYPERCOMM_MPIRUN", OPENMPI.mpirun);
+    env(&mut c);
+    let out = run_limited(c, LIMIT);
+    assert_checked(&out, 4, "Open MPI");
+    assert!(
+        out.stdout.lines().all(|l| l.starts_with("[0] ")),
+        "every line comes from rank 0 (it prints the reports): {}",
+        out.both()
+    );
+}
+
+/// A rank killed under plain mpirun: the job ends (no hang) and no rank
+/// process is left; under `hypercomm run --transport mpi` the launcher
+/// names the rank and the signal.
+#[test]
+fn a_killed_rank_ends_the_job_and_is_named() {
+    if !OPENMPI.wanted() {
+        return;
+    }
+    let _g = serial();
+    let faults = OPENMPI.example("faults");
+    for ours in [false, true] {
+        let cmd = if ours {
+            let mut c = Command::new(OPENMPI.launcher());
+            c.args(["run", "--transport", "mpi", "-n", "4"])
+                .arg(&faults)
+                .args(["victim", "2"])
+                .env("HYPERCOMM_MPIRUN", OPENMPI.mpirun);
+            env(&mut c);
+            c
+        } else {
+            // Rank-tagged lines, so the victim's pid is known.
+            OPENMPI.mpirun_with(4, &["--tag-output"], &faults, &["victim", "2"])
+        };
+        let (mut child, pids, _rx) = victim_job(cmd, 4, 2, LIMIT);
+        assert_eq!(pids.len(), 4);
+        // SAFETY: kill(2) on the pid the victim printed.
+        assert_eq!(unsafe { libc::kill(pids[2], libc::SIGKILL) }, 0);
+        let start = Instant::now();
+        let status = loop {
+            if let Some(st) = child.try_wait().expect("waiting for the job") {
+                break st;
+            }
+            assert!(
+                start.elapsed() < LIMIT,
+                "the job did not end after the kill"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut err = String::new();
+        use std::io::Read;
+        child
+            .stderr
+            .take()
+            .expect("piped")
+            .read_to_string(&mut err)
+            .expect("reading stderr");
+        assert!(!status.success(), "{err}");
+        if ours {
+            assert!(
+                err.contains("rank 2 ended first without finishing")
+                    && err.contains("a rank was killed by signal SIGKILL (9)"),
+                "{err}"
+            );
+            assert_eq!(status.code(), Some(128 + 9), "{err}");
+        }
+        gone_within(&pids, Duration::from_secs(15));
+    }
+}
+
+/// Without the feature, or without mpirun, `--transport mpi` says what is
+/// missing.
+#[test]
+fn missing_mpi_is_a_clear_error() {
+    // A program built without the feature, started for an MPI job.
+    let mut c = Command::new(hypercomm_bin());
+    c.args(["run", "--transport", "mpi", "-n", "2"])
+        .arg(example_bin("hello"));
+    env(&mut c);
+    let out = run_limited(c, LIMIT);
+    assert!(!out.status.success(), "{}", out.both());
+    assert!(
+        out.stderr
+            .contains("this program was built without MPI: build it with the `mpi` feature"),
+        "{}",
+        out.both()
+    );
+    if !OPENMPI.wanted() {
+        return;
+    }
+    let _g = serial();
+    // A build with the feature, and no mpirun where it is looked for.
+    let mut c = Command::new(OPENMPI.launcher());
+    c.args(["run", "--transport", "mpi", "-n", "2"])
+        .arg(OPENMPI.example("hello"))
+        .env("HYPERCOMM_MPIRUN", "/nonexistent/mpirun");
+    env(&mut c);
+    let out = run_limited(c, LIMIT);
+    assert!(!out.status.success(), "{}", out.both());
+    assert!(out.stderr.contains("/nonexistent/mpirun"), "{}", out.both());
+}
+
+/// `srun --mpi=pmix` on a real one-node Slurm starts the program built
+/// with the feature; it joins through MPI (the library's own collectives
+/// included) with no change.
+#[test]
+fn srun_with_pmix_starts_an_mpi_program() {
+    if !OPENMPI.wanted() {
+        return;
+    }
+    let Some((_c, cluster)) = common::slurm::cluster() else {
+        return;
+    };
+    let _g = serial();
+    let prog = OPENMPI.example("mpi_check");
+    for n in [2usize, 4] {
+        let mut c = cluster.srun(&[
+            "--mpi=pmix",
+            "--oversubscribe",
+            "--overcommit",
+            "-n",
+            &n.to_string(),
+            prog.to_str().expect("a UTF-8 path"),
+            &n.to_string(),
+        ]);
+        env(&mut c);
+        assert_checked(&run_limited(c, LIMIT), n, "Open MPI");
+    }
+}
