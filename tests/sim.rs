@@ -39,18 +39,20 @@ fn builders(config: &Config, endpoints: usize) -> Vec<Box<dyn Builder>> {
 
 // ------------------------------------------------------------ conformance
 
-/// Jobs on a simulated fully connected machine (the default one), whose
-/// ranks are threads taking turns in virtual time.
-struct Simulated;
+/// A simulated machine for jobs of `nodes` ranks (and a host when `host`):
+/// every such machine runs jobs the same way.
+trait Machine {
+    fn config(nodes: usize, host: bool) -> Config;
+}
 
-impl Launcher for Simulated {
+impl<M: Machine> Launcher for M {
     fn run<R, E, F>(n: usize, f: F) -> hypercomm::Result<Vec<R>>
     where
         R: Send + Serialize + DeserializeOwned,
         E: Into<BoxError>,
         F: Fn(&Comm) -> Result<R, E> + Sync,
     {
-        hypercomm::run_builders(builders(&Config::default(), n), f)
+        hypercomm::run_builders(builders(&M::config(n, false), n), f)
     }
 
     fn run_with_host<H, R, EH, EN, FH, FN>(
@@ -66,7 +68,18 @@ impl Launcher for Simulated {
         FH: FnOnce(&Comm) -> Result<H, EH> + Send,
         FN: Fn(&Comm) -> Result<R, EN> + Sync,
     {
-        hypercomm::run_builders_with_host(builders(&Config::default(), n + 1), host_fn, node_fn)
+        let c = M::config(n, true);
+        hypercomm::run_builders_with_host(builders(&c, n + 1), host_fn, node_fn)
+    }
+}
+
+/// Jobs on a simulated fully connected machine (the default one), whose
+/// ranks are threads taking turns in virtual time.
+struct Simulated;
+
+impl Machine for Simulated {
+    fn config(_: usize, _: bool) -> Config {
+        Config::default()
     }
 }
 
@@ -75,42 +88,18 @@ mod conformance {
 }
 
 /// The same on a ring with cut-through routing and all ports: messages
-/// cross several links and overtake nothing.
+/// cross several links and overtake nothing. With a host, the ring has the
+/// nodes and the host hangs off node 0.
 struct SimulatedRing;
 
-impl Launcher for SimulatedRing {
-    fn run<R, E, F>(n: usize, f: F) -> hypercomm::Result<Vec<R>>
-    where
-        R: Send + Serialize + DeserializeOwned,
-        E: Into<BoxError>,
-        F: Fn(&Comm) -> Result<R, E> + Sync,
-    {
-        let c = Config {
+impl Machine for SimulatedRing {
+    fn config(nodes: usize, host: bool) -> Config {
+        Config {
             routing: Routing::CutThrough,
             ports: sim::Ports::All,
+            nodes: host.then_some(nodes),
             ..config(Network::Ring)
-        };
-        hypercomm::run_builders(builders(&c, n), f)
-    }
-
-    fn run_with_host<H, R, EH, EN, FH, FN>(
-        n: usize,
-        host_fn: FH,
-        node_fn: FN,
-    ) -> hypercomm::Result<(H, Vec<R>)>
-    where
-        H: Send + Serialize + DeserializeOwned,
-        R: Send + Serialize + DeserializeOwned,
-        EH: Into<BoxError>,
-        EN: Into<BoxError>,
-        FH: FnOnce(&Comm) -> Result<H, EH> + Send,
-        FN: Fn(&Comm) -> Result<R, EN> + Sync,
-    {
-        let c = Config {
-            nodes: Some(n),
-            ..config(Network::Ring)
-        };
-        hypercomm::run_builders_with_host(builders(&c, n + 1), host_fn, node_fn)
+        }
     }
 }
 
@@ -475,4 +464,20 @@ fn kumar_matvec_on_1024_virtual_nodes() {
     )
     .unwrap();
     assert_eq!(time, sched.time(), "{bcast} {reduce} {allreduce}");
+}
+
+/// The `Mesh2D` collectives (and the simulator's meshes) lay ranks out on
+/// `hypercomm_algo::topology::mesh_dims(p)`; a Cartesian process grid of
+/// two dimensions on the same ranks has the same shape, so a mesh program
+/// and the mesh collectives agree on who is whose neighbour.
+#[test]
+fn mesh_collectives_and_cartesian_grids_have_one_shape() {
+    for p in 1..=4096 {
+        let (rows, cols) = hypercomm_algo::topology::mesh_dims(p);
+        assert_eq!(
+            hypercomm::topology::dims_create(p, 2).unwrap(),
+            vec![rows, cols],
+            "p = {p}"
+        );
+    }
 }

@@ -16,25 +16,10 @@
 //! cost: (ts + tw·m)·⌈log2 p⌉; with per-hop time th on a p-node ring with
 //! cut-through routing (ts + tw·m)·log2 p + th·(p − 1) (seed 001).
 
+use crate::bcast_binomial::{rel, unrel};
 use crate::entry::{combines_nothing, Entry};
 use crate::schedule::{ceil_log2, output, recv, send, Schedule};
 use crate::{Algorithm, Collective};
-
-fn rel(rank: usize, p: usize, root: usize) -> usize {
-    if p.is_power_of_two() {
-        rank ^ root
-    } else {
-        (rank + p - root) % p
-    }
-}
-
-fn unrel(rel: usize, p: usize, root: usize) -> usize {
-    if p.is_power_of_two() {
-        rel ^ root
-    } else {
-        (rel + root) % p
-    }
-}
 
 /// Schedule for `rank` of `p`; the root's data is in Output[0..count], every
 /// rank's Output[0..count] receives it.
