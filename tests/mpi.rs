@@ -227,38 +227,91 @@ fn mpich_runs_the_checks_too() {
     assert_checked(&run_limited(c, LIMIT), 3, "MPICH");
 }
 
-/// The seed examples under mpirun print what they print as threads.
-#[test]
-fn the_examples_run_unchanged_under_mpirun() {
-    if !OPENMPI.wanted() {
-        return;
-    }
-    let _g = serial();
-    // (example, processes, arguments): a host program takes one process
-    // more than its nodes.
-    let cases: [(&str, usize, &[&str]); 6] = [
-        ("cmmd_scans", 5, &[]),
-        ("cmmd_shifts", 4, &[]),
-        ("cmmd_vectors", 6, &[]),
-        ("ipsc_normalize", 4, &[]),
-        ("kumar_matvec", 4, &[]),
-        ("picl_sweep", 5, &["4"]),
-    ];
-    for (name, n, args) in cases {
+/// The examples and how to start them: (example, processes, arguments,
+/// whether the last process is the host of an `init()` program). A
+/// `run_with_host` program takes one process more than its nodes by
+/// itself.
+const EXAMPLES: [(&str, usize, &[&str], bool); 8] = [
+    ("cmmd_scans", 5, &[], false),
+    ("cmmd_shifts", 4, &[], false),
+    ("cmmd_vectors", 6, &[], false),
+    ("ipsc_normalize", 4, &[], false),
+    ("kumar_matvec", 4, &[], false),
+    ("picl_sweep", 5, &["4"], false),
+    (
+        "suprenum_poisson",
+        5,
+        &["4", "nx=33", "ny=25", "maxit=150"],
+        true,
+    ),
+    ("suprenum_multigrid", 5, &["4"], true),
+];
+
+/// Run every example under `starter` (given the example's path, process
+/// count, arguments and host flag) and compare with its threads run.
+fn examples_match_threads(starter: impl Fn(&Path, usize, &[&str], bool) -> Command) {
+    for (name, n, args, host) in EXAMPLES {
         let prog = OPENMPI.example(name);
         let mut threads = Command::new(&prog);
         threads.args(args);
         env(&mut threads);
         let want = run_limited(threads, LIMIT);
         assert!(want.status.success(), "{name} as threads: {}", want.both());
-        let got = run_limited(OPENMPI.mpirun(n, &prog, args), LIMIT);
-        assert!(got.status.success(), "{name} under mpirun: {}", got.both());
+        let got = run_limited(starter(&prog, n, args, host), LIMIT);
+        assert!(
+            got.status.success(),
+            "{name} on {n} processes: {}",
+            got.both()
+        );
         assert_eq!(
             sorted(&got.stdout),
             sorted(&want.stdout),
-            "{name}: mpirun -n {n} and threads differ"
+            "{name}: {n} processes and threads differ"
         );
     }
+}
+
+/// The seed and grid examples under mpirun print what they print as
+/// threads.
+#[test]
+fn the_examples_run_unchanged_under_mpirun() {
+    if !OPENMPI.wanted() {
+        return;
+    }
+    let _g = serial();
+    examples_match_threads(|prog, n, args, host| {
+        let opts: &[&str] = if host {
+            &["-x", "HYPERCOMM_HOST=1"]
+        } else {
+            &[]
+        };
+        OPENMPI.mpirun_with(n, opts, prog, args)
+    });
+}
+
+/// The same under `srun --mpi=pmix` on the one-node Slurm.
+#[test]
+fn the_examples_run_unchanged_under_srun() {
+    if !OPENMPI.wanted() {
+        return;
+    }
+    let Some((_c, cluster)) = common::slurm::cluster() else {
+        return;
+    };
+    let _g = serial();
+    examples_match_threads(|prog, n, args, host| {
+        let n = n.to_string();
+        let mut a = vec!["--mpi=pmix", "--oversubscribe", "--overcommit", "-n", &n];
+        let prog = prog.to_str().expect("a UTF-8 path");
+        a.push(prog);
+        a.extend_from_slice(args);
+        let mut c = cluster.srun(&a);
+        env(&mut c);
+        if host {
+            c.env("HYPERCOMM_HOST", "1");
+        }
+        c
+    });
 }
 
 /// A job of the wrong size says what it needs on every rank.
@@ -421,4 +474,28 @@ fn srun_with_pmix_starts_an_mpi_program() {
         env(&mut c);
         assert_checked(&run_limited(c, LIMIT), n, "Open MPI");
     }
+}
+
+/// Tracing over MPI: one raw stream per process, merged by `hypercomm
+/// trace convert` as for tcp and shm.
+#[test]
+fn tracing_writes_one_stream_per_process_that_merge() {
+    if !OPENMPI.wanted() {
+        return;
+    }
+    let _g = serial();
+    let dir = std::env::temp_dir().join(format!("hc-mpi-trace-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let mut c = Command::new(OPENMPI.launcher());
+    c.args(["run", "--transport", "mpi", "-n", "3"])
+        .arg(OPENMPI.example("hello"))
+        .env("HYPERCOMM_MPIRUN", OPENMPI.mpirun)
+        .env("HYPERCOMM_TRACE", dir.join("job"))
+        .env("HYPERCOMM_TRACE_LEVEL", "3,3,3");
+    env(&mut c);
+    let out = run_limited(c, LIMIT);
+    assert!(out.status.success(), "{}", out.both());
+    common::procs::check_ring_trace(&dir, 3, "mpi");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -653,47 +653,7 @@ fn tracing_processes_over_tcp_and_shm() {
             "traced hello over {transport}:\n{}",
             out.both()
         );
-        let mut raws: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "raw"))
-            .collect();
-        raws.sort();
-        assert_eq!(
-            raws.len(),
-            3,
-            "one raw stream per process over {transport}: {raws:?}"
-        );
-        let verbose = dir.join("job.verbose");
-        let mut conv = Command::new(hypercomm_bin());
-        conv.args(["trace", "convert"])
-            .args(&raws)
-            .arg("--to")
-            .arg("picl-verbose")
-            .arg("-o")
-            .arg(&verbose);
-        let out = run(conv);
-        assert!(out.status.success(), "trace convert:\n{}", out.both());
-        let text = std::fs::read_to_string(&verbose).unwrap();
-        // Every node opened its trace, and the ring's messages are there:
-        // each node sends one token (node 0 also receives the last one).
-        for node in 0..3 {
-            assert!(
-                text.lines()
-                    .any(|l| l.starts_with("trace_start") && l.contains(&format!("node {node} "))),
-                "trace_start of node {node} over {transport}:\n{text}"
-            );
-        }
-        let sends = text.lines().filter(|l| l.starts_with("send ")).count();
-        // A receive that had to wait is written as recv_blocking + recv_waking.
-        let recvs = text
-            .lines()
-            .filter(|l| l.starts_with("recv ") || l.starts_with("recv_waking "))
-            .count();
-        assert!(
-            sends >= 3 && recvs >= 3,
-            "{sends} sends, {recvs} receives over {transport}:\n{text}"
-        );
+        common::procs::check_ring_trace(&dir, 3, transport);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

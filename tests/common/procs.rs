@@ -490,3 +490,52 @@ pub(crate) fn gone_within(pids: &[i32], limit: Duration) {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Check the traces of `hello` on `n` ranks written as `DIR/*.raw` (one
+/// stream per process): `hypercomm trace convert` merges them, every node
+/// opened its trace and the ring's messages are there. `what` names the
+/// run in messages.
+pub(crate) fn check_ring_trace(dir: &Path, n: usize, what: &str) {
+    let transport = what;
+    let mut raws: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "raw"))
+        .collect();
+    raws.sort();
+    assert_eq!(
+        raws.len(),
+        n,
+        "one raw stream per process over {transport}: {raws:?}"
+    );
+    let verbose = dir.join("job.verbose");
+    let mut conv = Command::new(hypercomm_bin());
+    conv.args(["trace", "convert"])
+        .args(&raws)
+        .arg("--to")
+        .arg("picl-verbose")
+        .arg("-o")
+        .arg(&verbose);
+    let out = run_limited(conv, Duration::from_secs(60));
+    assert!(out.status.success(), "trace convert:\n{}", out.both());
+    let text = std::fs::read_to_string(&verbose).unwrap();
+    // Every node opened its trace, and the ring's messages are there:
+    // each node sends one token (node 0 also receives the last one).
+    for node in 0..n {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("trace_start") && l.contains(&format!("node {node} "))),
+            "trace_start of node {node} over {transport}:\n{text}"
+        );
+    }
+    let sends = text.lines().filter(|l| l.starts_with("send ")).count();
+    // A receive that had to wait is written as recv_blocking + recv_waking.
+    let recvs = text
+        .lines()
+        .filter(|l| l.starts_with("recv ") || l.starts_with("recv_waking "))
+        .count();
+    assert!(
+        sends >= n && recvs >= n,
+        "{sends} sends, {recvs} receives over {transport}:\n{text}"
+    );
+}

@@ -504,7 +504,10 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
     // The variants to measure: (label, algorithm).
     let mut variants: Vec<(String, Algorithm)> = vec![(name.to_string(), Algorithm::Auto)];
     if a.op.is_collective() {
-        let known = algorithms_for(a.op);
+        let mut known = algorithms_for(a.op);
+        // The MPI library's own collective (the mpi transport; elsewhere
+        // the call says it has none).
+        known.push(Algorithm::Native);
         if let Some(alg) = &a.algorithm {
             let x = known.iter().find(|x| x.name() == alg).ok_or_else(|| {
                 let names: Vec<&str> = known.iter().map(|x| x.name()).collect();
@@ -515,7 +518,12 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
             })?;
             variants = vec![(format!("{name}:{x}"), *x)];
         } else if a.all_algorithms {
-            variants.extend(known.iter().map(|x| (format!("{name}:{x}"), *x)));
+            variants.extend(
+                known
+                    .iter()
+                    .filter(|x| **x != Algorithm::Native)
+                    .map(|x| (format!("{name}:{x}"), *x)),
+            );
         }
     } else if a.algorithm.is_some() || a.all_algorithms {
         return Err(format!(

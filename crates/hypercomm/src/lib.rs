@@ -41,7 +41,7 @@
 //!                 check mode, selection; algorithms are schedules in hypercomm-algo
 //!  p2p engine   ─ engine/: matching, requests, progress, waits; the trace hook
 //!  trace        ─ trace/: the per-rank recorder, PICL/Chrome/HTML writers
-//!  transport    ─ transport/: one trait, one kind list; thread/ shm/ tcp/ sim/
+//!  transport    ─ transport/: one trait, one kind list; thread/ shm/ tcp/ sim/ mpi/
 //!  wire format  ─ wire.rs: the one frame header
 //!
 //!  launch/      ─ processes and ranks: init, finalize, spawn, the launcher's
@@ -59,12 +59,13 @@
 //! | tracing (PICL levels and records, verbose/compact files, Perfetto JSON, HTML report) | done |
 //! | topologies (hypercube utilities, MESH, Cartesian process grids) and grids (the SUPRENUM library: halo exchange, subarrays, GLOPS, agglomeration) | done |
 //! | the simulator ([`sim`]: programs in virtual time on a simulated hypercube, ring, mesh or fully connected machine; schedules of a million nodes; seed 001's closed forms) | done |
-//! | MPI backend, C and Fortran APIs | not yet |
+//! | the site's MPI as a transport (the `mpi` feature), remote hosts over ssh | done |
+//! | C and Fortran APIs | not yet |
 //!
 //! ## Not done yet
 //!
-//! The MPI backend and the C/Fortran interfaces are later work; each
-//! module's docs say what it lacks.
+//! The C/Fortran interfaces are later work; each module's docs say what it
+//! lacks.
 
 mod buffer;
 pub mod collective;

@@ -169,8 +169,13 @@ fn mpi_world(_host: bool) -> Result<Comm> {
 ///
 /// May be called once per process (under the launcher or Slurm); the
 /// communicator belongs to the calling thread.
+///
+/// Under `mpirun` and `srun`, which start no host of their own, a job
+/// started with `HYPERCOMM_HOST=1` in its environment (`mpirun -x
+/// HYPERCOMM_HOST=1`, `srun --export=ALL,HYPERCOMM_HOST=1`) makes its last
+/// process the host, so a host-and-nodes program runs unchanged.
 pub fn init() -> Result<Comm> {
-    init_shaped(false)
+    init_shaped(std::env::var(env::HOST).is_ok_and(|v| v.trim() == "1"))
 }
 
 /// [`init`]; under `mpirun` and `srun`, which start no host, `host` makes
