@@ -270,45 +270,6 @@ fn a_program_on_1024_ranks_ends_when_schedule_simulation_says() {
 
 // ------------------------------------------------------------ traces
 
-fn chromium() -> Option<std::path::PathBuf> {
-    for c in ["chromium", "chromium-browser", "google-chrome"] {
-        if let Ok(o) = std::process::Command::new("which").arg(c).output() {
-            if o.status.success() {
-                return Some(String::from_utf8_lossy(&o.stdout).trim().into());
-            }
-        }
-    }
-    None
-}
-
-/// Every expected rank has a drawn row in the space-time diagram, the
-/// Gantt chart and the matrix, and the page runs without errors.
-const CHECK: &str = r#"<script>
-window.__errors = [];
-window.addEventListener('error', function (e) { window.__errors.push(String(e.message)); });
-window.addEventListener('load', function () {
-  var want = JSON.parse(document.getElementById('expected').textContent);
-  var out = [];
-  ['spacetime', 'gantt', 'matrix'].forEach(function (id) {
-    var svg = document.getElementById(id);
-    if (!svg) { out.push(id + ': no svg'); return; }
-    var seen = {}, rows = 0;
-    svg.querySelectorAll('g.rank').forEach(function (g) {
-      var box = g.getBBox();
-      if (box.width > 0 && box.height > 0) { seen[g.getAttribute('data-rank')] = true; rows++; }
-    });
-    want.forEach(function (r) { if (!seen[String(r)]) out.push(id + ': no row for rank ' + r); });
-    out.push(id + ' rows ' + rows);
-  });
-  if (window.__errors.length) out.push('js errors: ' + window.__errors.join('; '));
-  var pre = document.createElement('pre');
-  pre.id = 'result';
-  var bad = out.filter(function (s) { return s.indexOf(' rows ') < 0; });
-  pre.textContent = (bad.length ? 'RESULT: FAIL ' + bad.join(' | ') : 'RESULT: OK ') + out.join(' | ');
-  document.body.appendChild(pre);
-});
-</script>"#;
-
 /// A 1 024-node hypercube run traced in virtual time: the PICL file's
 /// times are the simulated machine's (the last record at the virtual end
 /// of the run, every receive after its send), the Chrome JSON has every
@@ -346,56 +307,24 @@ fn a_1024_node_run_traced_in_virtual_time() {
         );
     }
     let html = trace::render(&t, Output::Html);
-    let Some(chrome) = chromium() else {
-        if std::env::var_os("HYPERCOMM_REQUIRE_CHROMIUM").is_some() {
-            panic!("chromium not found (apt-get install chromium)");
-        }
-        eprintln!("SKIPPED: chromium not installed");
+    let Some(chrome) = common::browser::chromium() else {
         return;
     };
-    let nodes: Vec<i32> = t.nodes();
     let page = dir.join("report.html");
-    std::fs::write(
+    common::browser::write_checked(&html, &t.nodes(), &page);
+    let (dom, err) = common::browser::open(
+        &chrome,
         &page,
-        html.replacen(
-            "<head>",
-            &format!(
-                "<head><script id=\"expected\" type=\"application/json\">{}</script>{CHECK}",
-                serde_json::to_string(&nodes).unwrap()
-            ),
-            1,
-        ),
-    )
-    .unwrap();
-    let o = std::process::Command::new(chrome)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-dev-shm-usage",
-            "--virtual-time-budget=20000",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("chromium runs");
-    let dom = String::from_utf8_lossy(&o.stdout);
-    let result: Vec<&str> = dom.lines().filter(|l| l.contains("RESULT")).collect();
+        &dir.join("profile"),
+        20000,
+        &["--dump-dom".into()],
+    );
     assert!(
         dom.contains("RESULT: OK")
             && dom.contains("spacetime rows 1024")
             && dom.contains("matrix rows 1024"),
-        "chromium check: {result:?}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-            .lines()
-            .take(10)
-            .collect::<Vec<_>>()
-            .join("\n")
+        "chromium check:\n{}",
+        common::browser::verdict(&dom, &err)
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
