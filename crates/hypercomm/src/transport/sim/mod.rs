@@ -43,7 +43,7 @@ pub use liveness::Summary;
 pub use setup::SimBuilder;
 pub use world::Job;
 
-use super::{Fault, Frame, Link, Payload, PeerState, Transport, TransportKind};
+use super::{Fault, Frame, Link, PeerState, Transport, TransportKind};
 use crate::error::Result;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -167,20 +167,9 @@ impl Transport for SimEndpoint {
         l.account();
         l.polls.set(0);
         let Frame { header, payload } = frame;
-        let payload = match payload {
-            Payload::Borrowed(b) => {
-                let mut v = Vec::with_capacity(b.len());
-                let taken = b.with_bytes(|bytes| {
-                    v.extend_from_slice(bytes);
-                    bytes.len()
-                });
-                if taken.is_none() {
-                    // The sender withdrew the buffer: nothing to send.
-                    return Ok(());
-                }
-                Payload::Bytes(v)
-            }
-            p => p,
+        let Some(payload) = payload.detach() else {
+            // The sender withdrew the buffer: nothing to send.
+            return Ok(());
         };
         let words = payload.len() as f64 / self.job().config.word_bytes;
         let holder = l.holder();
