@@ -379,3 +379,35 @@ fn vectors_stride_zero_repeats_one_element() {
         "stride 0"
     );
 }
+
+// ---------------------------------------------------------------------------
+// picl_ring (PICL Figures 1 and 2)
+// ---------------------------------------------------------------------------
+
+#[test]
+fn picl_ring_sums_consecutive_pairs_around_the_ring() {
+    for (p, n) in [(1usize, 8usize), (4, 1024), (5, 35)] {
+        let out = stdout_of("picl_ring", &[&p.to_string(), &n.to_string()]);
+        let mut nodes: Vec<usize> = out
+            .lines()
+            .filter_map(|l| l.strip_prefix("node "))
+            .map(|l| {
+                let (r, rest) = l.split_once(' ').expect("node <r> took ...");
+                assert!(rest.starts_with("took ") && rest.ends_with(" seconds to finish"));
+                r.parse().unwrap()
+            })
+            .collect();
+        nodes.sort_unstable();
+        assert_eq!(
+            nodes,
+            (0..p).collect::<Vec<_>>(),
+            "one timing line per node:\n{out}"
+        );
+        assert!(out.lines().any(|l| l.starts_with("host took ")), "{out}");
+        assert!(
+            out.lines()
+                .any(|l| l == format!("results: {n} sums, 0 wrong")),
+            "{out}"
+        );
+    }
+}

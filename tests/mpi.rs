@@ -123,6 +123,35 @@ impl Mpi {
         }
     }
 
+    /// Run the conformance suite and the collectives matrix
+    /// (`tests/mpi_conformance.rs`, `tests/mpi_collectives.rs`) built with
+    /// the feature against this MPI, in its target directory.
+    fn suites(&self) -> Output {
+        let target = self.dir();
+        let target = target.parent().expect("target/mpi-NAME/release");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut c = Command::new(cargo);
+        c.args([
+            "test",
+            "--offline",
+            "--release",
+            "-p",
+            "hypercomm",
+            "--features",
+            "mpi",
+            "--test",
+            "mpi_conformance",
+            "--test",
+            "mpi_collectives",
+        ])
+        .arg("--target-dir")
+        .arg(target)
+        .env("HYPERCOMM_MPICC", self.mpicc)
+        .env("HYPERCOMM_MPIRUN", self.mpirun);
+        env(&mut c);
+        run_limited(c, Duration::from_secs(1200))
+    }
+
     fn example(&self, name: &str) -> PathBuf {
         self.dir().join("examples").join(name)
     }
@@ -498,4 +527,51 @@ fn tracing_writes_one_stream_per_process_that_merge() {
     assert!(out.status.success(), "{}", out.both());
     common::procs::check_ring_trace(&dir, 3, "mpi");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The conformance suite and the collectives matrix (sub-jobs of 1 to 16
+/// nodes, with and without a host) over each installed MPI.
+#[test]
+fn conformance_and_collectives_over_open_mpi() {
+    if !OPENMPI.wanted() {
+        return;
+    }
+    let _g = serial();
+    let out = OPENMPI.suites();
+    assert!(out.status.success(), "{}", out.both());
+    assert_suites_ran(&out);
+}
+
+/// The same against MPICH.
+#[test]
+fn conformance_and_collectives_over_mpich() {
+    if !MPICH.wanted() {
+        return;
+    }
+    let _g = serial();
+    let out = MPICH.suites();
+    assert!(out.status.success(), "{}", out.both());
+    assert_suites_ran(&out);
+}
+
+/// Both suites ran their tests, and none failed.
+fn assert_suites_ran(out: &Output) {
+    let results: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("test result: "))
+        .collect();
+    assert_eq!(results.len(), 2, "{}", out.both());
+    for r in results {
+        let passed: usize = r
+            .split_whitespace()
+            .nth(3)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        assert!(
+            r.contains(" 0 failed") && passed >= 15,
+            "{r}\n{}",
+            out.both()
+        );
+    }
 }

@@ -196,6 +196,13 @@ impl ProcTransport for Shm {
     const KIND: TransportKind = TransportKind::Shm;
 }
 
+/// The site's MPI between the processes (`mpirun` starts them; a test
+/// binary built with the `mpi` feature).
+pub(crate) struct Mpi;
+impl ProcTransport for Mpi {
+    const KIND: TransportKind = TransportKind::Mpi;
+}
+
 /// Processes started by `hypercomm run` over transport `T` (TCP by default).
 pub(crate) struct Processes<T: ProcTransport = Tcp>(std::marker::PhantomData<T>);
 

@@ -60,12 +60,11 @@
 //! | topologies (hypercube utilities, MESH, Cartesian process grids) and grids (the SUPRENUM library: halo exchange, subarrays, GLOPS, agglomeration) | done |
 //! | the simulator ([`sim`]: programs in virtual time on a simulated hypercube, ring, mesh or fully connected machine; schedules of a million nodes; seed 001's closed forms) | done |
 //! | the site's MPI as a transport (the `mpi` feature), remote hosts over ssh | done |
-//! | C and Fortran APIs | not yet |
+//! | C and Fortran 77 (PICL, CMMD, the iPSC utilities): the `hypercomm-c` crate | done |
 //!
 //! ## Not done yet
 //!
-//! The C/Fortran interfaces are later work; each module's docs say what it
-//! lacks.
+//! Nothing in the table above; each module's docs say what it lacks.
 
 mod buffer;
 pub mod collective;
@@ -75,9 +74,11 @@ pub mod error;
 pub mod grid;
 pub mod launch;
 pub mod p2p;
+mod primitives;
 pub mod rank;
 pub mod request;
 mod run;
+mod short;
 pub mod sim;
 pub mod topology;
 pub mod trace;
@@ -89,11 +90,13 @@ pub use comm::Comm;
 pub use engine::EAGER_LIMIT;
 pub use error::{Error, Result};
 pub use launch::{finalize, init, run_processes, spawn, start_rank, Processes};
+pub use primitives::{clock, MESSAGE_CHARS};
 pub use rank::{Partial, Rank, Source, Status, Tag, ANY_SOURCE, ANY_TAG, PICL_HOST};
 pub use request::{scope, wait_all, wait_any, Request, Scope};
 pub use run::{
     run, run_builders, run_builders_with_host, run_on, run_with_host, run_with_host_on, BoxError,
 };
+pub use short::{ShortSends, SHORT_MESSAGE_BYTES};
 pub use transport::TransportKind;
 
 /// The names most programs need.

@@ -12,10 +12,13 @@
 //!   [`Comm::recv_strided`] scatters a packed stream into its own geometry.
 //!   The geometries need not match; a send stride of 0 repeats one element;
 //!   a receive stride smaller than the element overwrites.
+//!   [`Comm::recv_strided_partial`] is CMMD's negotiated vector receive
+//!   (the smaller of the two lengths is transferred), and
+//!   [`Comm::send_recv_strided`] / [`Comm::swap_strided`] are
+//!   send_and_receive_v / swap_v.
 //! * The asynchronous global OR flag of CMMD.
 //!
-//! Not done yet: CMMD's short messages (`send_short`) as a separate path —
-//! ordinary sends of a few bytes are already eager.
+//! CMMD's non-blocking short messages are [`crate::ShortSends`].
 
 use crate::comm::Comm;
 use crate::engine::{Layout, Match};
@@ -396,6 +399,105 @@ impl Comm {
             .to_status(g))
     }
 
+    /// CMMD's negotiated vector receive (receive_v against a send of any
+    /// length): take `min(len, elem_len × count)` bytes of the packed
+    /// message, consume it, and lay what was taken into `count` elements of
+    /// `elem_len` bytes every `stride` bytes of `buf` ("the smaller number
+    /// of the two is sent", the source's bytes broken across this side's
+    /// element length, not its stride). Both counts are reported; a sender
+    /// using [`Comm::ssend`] learns the count taken too.
+    pub fn recv_strided_partial(
+        &self,
+        buf: &mut [u8],
+        elem_len: usize,
+        stride: usize,
+        count: usize,
+        src: impl Into<Source>,
+        tag: impl Into<Tag>,
+    ) -> Result<Partial> {
+        self.strided_fits("recv_strided_partial", buf.len(), elem_len, stride, count)?;
+        let mut packed = vec![0u8; elem_len * count];
+        let p = self.recv_partial(&mut packed, src, tag)?;
+        lay_strided(&packed[..p.received], buf, elem_len, stride);
+        Ok(p)
+    }
+
+    /// CMMD send_and_receive_v: send `out_count` elements of `out_elem`
+    /// bytes every `out_stride` bytes of `out` to `dest` while receiving
+    /// from `src` into `in_count` elements of `in_elem` bytes every
+    /// `in_stride` bytes of `inb`, with CMMD's negotiated length on the
+    /// receiving side (see [`Comm::recv_strided_partial`]). Returns what was
+    /// received.
+    #[allow(clippy::too_many_arguments)]
+    pub fn send_recv_strided(
+        &self,
+        out: &[u8],
+        (out_elem, out_stride, out_count): (usize, usize, usize),
+        dest: impl Into<Rank>,
+        sendtag: u32,
+        inb: &mut [u8],
+        (in_elem, in_stride, in_count): (usize, usize, usize),
+        src: impl Into<Source>,
+        recvtag: impl Into<Tag>,
+    ) -> Result<Partial> {
+        self.strided_fits("send_recv_strided", inb.len(), in_elem, in_stride, in_count)?;
+        let packed_out = pack_strided(out, out_elem, out_stride, out_count)?;
+        let mut packed_in = vec![0u8; in_elem * in_count];
+        let m = self.matcher(src.into(), recvtag.into(), "send_recv_strided")?;
+        let dst = self.ep(dest.into(), "send_recv_strided")?;
+        let st = self.exchange_raw(
+            &packed_out,
+            dst,
+            sendtag,
+            &mut packed_in,
+            Layout::Partial,
+            m,
+        )?;
+        let received = st.len.min(packed_in.len());
+        lay_strided(&packed_in[..received], inb, in_elem, in_stride);
+        Ok(Partial {
+            status: st,
+            received,
+        })
+    }
+
+    /// CMMD swap_v: [`Comm::send_recv_strided`] with one peer as both
+    /// destination and source, one tag both ways. `out` and `inb` are
+    /// separate buffers (use [`Comm::swap`] to exchange in place).
+    #[allow(clippy::too_many_arguments)]
+    pub fn swap_strided(
+        &self,
+        out: &[u8],
+        out_geometry: (usize, usize, usize),
+        inb: &mut [u8],
+        in_geometry: (usize, usize, usize),
+        peer: impl Into<Rank>,
+        tag: u32,
+    ) -> Result<Partial> {
+        let peer = peer.into();
+        self.send_recv_strided(out, out_geometry, peer, tag, inb, in_geometry, peer, tag)
+    }
+
+    fn strided_fits(
+        &self,
+        op: &'static str,
+        have: usize,
+        elem_len: usize,
+        stride: usize,
+        count: usize,
+    ) -> Result<usize> {
+        let need = strided_extent(elem_len, stride, count)?;
+        if have < need {
+            return Err(Error::InvalidArgument {
+                op,
+                what: format!(
+                    "{count} elements of {elem_len} bytes every {stride} bytes need a buffer of {need} bytes, but it has {have}"
+                ),
+            });
+        }
+        Ok(need)
+    }
+
     /// Set this rank's bit of the global OR flag (CMMD set_global_or).
     /// Non-blocking; other ranks see it eventually.
     pub fn set_global_or(&self, value: bool) {
@@ -406,6 +508,17 @@ impl Comm {
     /// get_global_or). Non-blocking and eventually consistent.
     pub fn get_global_or(&self) -> bool {
         self.engine().get_global_or(self.group())
+    }
+}
+
+/// Lay a packed stream into `elem_len`-byte elements every `stride` bytes
+/// (the caller checked that `dst` spans them).
+fn lay_strided(src: &[u8], dst: &mut [u8], elem_len: usize, stride: usize) {
+    if elem_len == 0 {
+        return;
+    }
+    for (i, chunk) in src.chunks(elem_len).enumerate() {
+        dst[i * stride..i * stride + chunk.len()].copy_from_slice(chunk);
     }
 }
 

@@ -83,6 +83,7 @@
 //! | reduce-scatter(v) | `reduce_scatter(_into)`, `reduce_scatterv_into` | `ireduce_scatter` | — |
 //! | scans ([`Scan`]) | `scan`, `exscan`, `scan_with`, `scan_into(_with)` (scan.rs) | `iscan` | — |
 //! | sparse multicast | `multicast`, `multicast_recv` (multicast.rs) | — | — |
+//! | PICL bcast1 split phase, setarc0 announcement, GCAT order | `bcast_forward`, `bcast_recv_into`, `announce_arch`, `await_arch`, `gatherv_ordered` (legacy.rs) | — | yes |
 //!
 //! Every blocking call has a `_with` form taking [`CollOpts`] (forced
 //! algorithm, reproducible mode, pipeline segment size) except the
@@ -114,6 +115,7 @@ mod alltoall;
 mod call;
 pub(crate) mod executor;
 mod gather;
+mod legacy;
 mod multicast;
 mod native;
 mod nonblocking;
@@ -124,6 +126,7 @@ mod task;
 
 pub use hypercomm_algo::segmented::Segmentation;
 pub use hypercomm_algo::{registry, Direction, Inclusion, RingOrder};
+pub use legacy::{ConcatOrder, ARCH_TAG};
 pub use multicast::MULTICAST_TAG;
 pub use nonblocking::CollRequest;
 pub use ops::{

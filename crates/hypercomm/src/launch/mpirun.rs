@@ -17,8 +17,10 @@
 //! `[rank]` prefixes. Which `mpirun` runs: `HYPERCOMM_MPIRUN`, else the
 //! one on `PATH`; which kind it is comes from its `--version`.
 //!
-//! Not done yet: a host program (an MPI job's ranks are all nodes);
-//! `--hosts` is handed to `mpirun` (`--host` / `-hosts`), whose mapping
+//! A host program (`--host`) is a second application context of one
+//! process, the job's last MPI rank.
+//!
+//! Not done yet: `--hosts` is handed to `mpirun` (`--host` / `-hosts`), whose mapping
 //! then applies.
 
 use super::env;
@@ -84,21 +86,21 @@ pub(crate) fn flavour(prog: &str) -> Result<Flavour> {
     }
 }
 
-/// The command line: `mpirun` and its options, then the program.
+/// The command line: `mpirun` and its global options, then the nodes'
+/// program (`-n NODES PROG ARGS`) and, for a job with a host, a second
+/// application context of one process (`: -n 1 HOSTPROG ARGS`), which
+/// makes it the last rank.
 pub(crate) fn command(prog: &str, fl: Flavour, spec: &JobSpec, forwarded: &[OsString]) -> Command {
     let mut c = Command::new(prog);
-    c.arg("-n").arg(spec.nodes.to_string());
+    let total = spec.nodes + usize::from(spec.host_program.is_some());
     match fl {
         Flavour::OpenMpi => {
-            if spec.nodes > crate::transport::cores() && spec.hosts.is_empty() {
+            if total > crate::transport::cores() && spec.hosts.is_empty() {
                 c.arg("--oversubscribe");
             }
             c.arg("--tag-output");
             if !spec.hosts.is_empty() {
                 c.arg("--host").arg(spec.hosts.join(","));
-            }
-            for v in forwarded {
-                c.arg("-x").arg(v);
             }
         }
         Flavour::Mpich => {
@@ -109,7 +111,20 @@ pub(crate) fn command(prog: &str, fl: Flavour, spec: &JobSpec, forwarded: &[OsSt
             }
         }
     }
-    c.args(&spec.program);
+    let context = |c: &mut Command, n: usize, program: &[OsString]| {
+        c.arg("-n").arg(n.to_string());
+        if fl == Flavour::OpenMpi {
+            for v in forwarded {
+                c.arg("-x").arg(v);
+            }
+        }
+        c.args(program);
+    };
+    context(&mut c, spec.nodes, &spec.program);
+    if let Some(h) = &spec.host_program {
+        c.arg(":");
+        context(&mut c, 1, h);
+    }
     c
 }
 
@@ -121,16 +136,11 @@ pub(crate) fn start(
     vars: &JobVars,
     events: &Sender<Event>,
 ) -> Result<(String, u32, Vec<std::thread::JoinHandle<()>>)> {
-    if spec.host_program.is_some() {
-        return Err(launch_err(
-            "an MPI job has no host process (its ranks are all nodes): drop --host, or use --transport shm or tcp".into(),
-        ));
-    }
     let prog = program();
     let fl = flavour(&prog)?;
     let contract: Vec<(OsString, OsString)> = vec![
         (env::NODES.into(), vars.nodes.to_string().into()),
-        (env::HOST.into(), "0".into()),
+        (env::HOST.into(), if vars.host { "1" } else { "0" }.into()),
         (env::TRANSPORT.into(), vars.transport.name().into()),
         (env::RENDEZVOUS.into(), vars.rendezvous.to_string().into()),
         (env::SECRET.into(), to_hex(&vars.secret).into()),
@@ -161,6 +171,7 @@ pub(crate) fn start(
     let pid = child.id();
     let label = Label::MpiTags {
         prefix: spec.prefix,
+        host: vars.host.then_some(spec.nodes),
     };
     let mut fw = Vec::new();
     if let Some(o) = child.stdout.take() {

@@ -11,8 +11,9 @@ pub(crate) enum Label {
     /// The lines come from an MPI launcher that tags them with the rank
     /// (Open MPI's `--tag-output`: `[1,3]<stdout>:`, MPICH's
     /// `-prepend-rank`: `[3] `); they are relabelled `[3] ` (or stripped
-    /// when `prefix` is false).
-    MpiTags { prefix: bool },
+    /// when `prefix` is false); the rank `host`, if given, is the host's
+    /// (`[host] `).
+    MpiTags { prefix: bool, host: Option<usize> },
 }
 
 impl Label {
@@ -26,7 +27,10 @@ impl Label {
         match self {
             Label::Fixed(None) => line.to_vec(),
             Label::Fixed(Some(p)) => [p.as_bytes(), line].concat(),
-            Label::MpiTags { prefix } => match mpi_tag(line) {
+            Label::MpiTags { prefix, host } => match mpi_tag(line) {
+                Some((rank, rest)) if *prefix && *host == Some(rank) => {
+                    [b"[host] ".as_slice(), rest].concat()
+                }
                 Some((rank, rest)) if *prefix => [format!("[{rank}] ").as_bytes(), rest].concat(),
                 Some((_, rest)) => rest.to_vec(),
                 None => line.to_vec(),
@@ -89,14 +93,22 @@ mod tests {
 
     #[test]
     fn mpi_tags_become_our_labels() {
-        let l = Label::MpiTags { prefix: true };
+        let l = Label::MpiTags {
+            prefix: true,
+            host: Some(4),
+        };
         assert_eq!(l.apply(b"[1,3]<stdout>:hello\n"), b"[3] hello\n");
         assert_eq!(l.apply(b"[1,12]<stderr>: oops\n"), b"[12] oops\n");
         assert_eq!(l.apply(b"[2] from mpich\n"), b"[2] from mpich\n");
         // mpirun's own lines pass unchanged.
         assert_eq!(l.apply(b"mpirun noticed\n"), b"mpirun noticed\n");
         assert_eq!(l.apply(b"[host] x\n"), b"[host] x\n");
-        let bare = Label::MpiTags { prefix: false };
+        // The last rank of a job with a host is the host.
+        assert_eq!(l.apply(b"[1,4]<stdout>:sum 10\n"), b"[host] sum 10\n");
+        let bare = Label::MpiTags {
+            prefix: false,
+            host: None,
+        };
         assert_eq!(bare.apply(b"[1,3]<stdout>:hello\n"), b"hello\n");
     }
 }

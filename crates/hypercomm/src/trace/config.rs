@@ -50,6 +50,55 @@ pub enum Policy {
     Flush,
 }
 
+/// Which ranks of a traced job record (PICL starts tracing on the host with
+/// tracehost and on each node with tracenode, independently: the host
+/// only, some nodes only, or any mix).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Ranks {
+    /// Every rank, the host included.
+    #[default]
+    All,
+    /// The host (when `host`) and the listed nodes.
+    Only {
+        /// Whether the host records.
+        host: bool,
+        /// The nodes that record.
+        nodes: Vec<usize>,
+    },
+}
+
+impl Ranks {
+    /// Only the host (PICL tracehost without tracenode).
+    pub fn host_only() -> Ranks {
+        Ranks::Only {
+            host: true,
+            nodes: Vec::new(),
+        }
+    }
+
+    /// Only these nodes, not the host (PICL tracenode on some nodes).
+    pub fn nodes(nodes: impl IntoIterator<Item = usize>) -> Ranks {
+        Ranks::Only {
+            host: false,
+            nodes: nodes.into_iter().collect(),
+        }
+    }
+
+    /// Whether node `node` (the host when `host`) records.
+    pub fn includes(&self, node: usize, host: bool) -> bool {
+        match self {
+            Ranks::All => true,
+            Ranks::Only { host: h, nodes } => {
+                if host {
+                    *h
+                } else {
+                    nodes.contains(&node)
+                }
+            }
+        }
+    }
+}
+
 /// Tracing configuration.
 #[derive(Clone)]
 pub struct Config {
@@ -67,6 +116,8 @@ pub struct Config {
     pub sync: bool,
     /// Where timestamps come from.
     pub clock: Arc<dyn TimeSource>,
+    /// Which ranks record (default: all).
+    pub ranks: Ranks,
 }
 
 impl std::fmt::Debug for Config {
@@ -78,6 +129,7 @@ impl std::fmt::Debug for Config {
             .field("buffer", &self.buffer)
             .field("policy", &self.policy)
             .field("sync", &self.sync)
+            .field("ranks", &self.ranks)
             .finish_non_exhaustive()
     }
 }
@@ -96,6 +148,7 @@ impl Config {
             policy: Policy::Flush,
             sync: true,
             clock: Arc::new(Monotonic),
+            ranks: Ranks::All,
         }
     }
 

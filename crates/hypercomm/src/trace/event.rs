@@ -383,6 +383,12 @@ pub enum Event {
     Done,
     /// The message queue was probed.
     Probe,
+    /// PICL message0 starts: a line for the standard output (closed by
+    /// [`Event::Done`]; a `message` record).
+    Message,
+    /// PICL sync0 starts: the nodes synchronise (closed by [`Event::Done`];
+    /// a `sync` record, and no block records for the barrier inside).
+    Sync,
     /// A collective call starts (PICL block_begin).
     BlockBegin {
         /// Operation code (1 barrier, 2 bcast, 3 reduce, 4 allreduce, …).

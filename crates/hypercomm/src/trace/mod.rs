@@ -53,9 +53,13 @@
 //! hook ([`hook`], [`Event`]); it imports nothing from the engine,
 //! communicators, collectives or launch.
 //!
-//! Not done yet: PICL's `message` and `sync` records are read and written
-//! but not generated (there is no `message0`/`sync0` in the Rust API);
-//! probes are counted, not recorded; the process launcher's `load` records;
+//! Which ranks record is [`Config::ranks`] (PICL's tracehost / tracenode
+//! at job start); a program can also start one rank's recording itself at
+//! any time with [`begin_rank`] and take its records with [`end_rank`]
+//! (tracehost / tracenode called later, as the C API does). The `message`
+//! and `sync` records come from `Comm::message` and `Comm::sync`.
+//!
+//! Not done yet: probes are counted, not recorded; the process launcher's `load` records;
 //! the per-process files are merged by `trace convert`, not collected by
 //! rank 0 at exit.
 
@@ -68,13 +72,13 @@ pub(crate) mod recorder;
 pub mod report;
 
 pub use clock::{Manual, Monotonic, TimeSource};
-pub use config::{parse_levels, Config, Info, Output, Policy};
+pub use config::{parse_levels, Config, Info, Output, Policy, Ranks};
 pub use event::{Event, Kind, Levels, Record, Trace, HOST_ID};
 pub use recorder::hook;
 
 use crate::error::{Error, Result};
 pub use clock::Offset;
-use clock::RankStream;
+pub use clock::RankStream;
 use recorder::{Collector, RankRec};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -218,6 +222,9 @@ impl JobTrace {
     /// `host`), with the clock offset measured at start, if any: installs
     /// the recorder, writes trace_start and open.
     pub(crate) fn rank_begin(&self, node: i32, host: bool, start: Option<Offset>) {
+        if !self.cfg.ranks.includes(node.max(0) as usize, host) {
+            return;
+        }
         let mut r = RankRec::new(&self.cfg, node, self.nodes as u32, self.collector.clone());
         r.start_offset = start;
         r.start(host.then_some(self.nodes as i64), host);
@@ -240,6 +247,77 @@ impl JobTrace {
         let end = measure_end();
         r.finish(end, self.cfg.clock.shared());
     }
+}
+
+thread_local! {
+    /// The trace this thread started with [`begin_rank`].
+    static STANDALONE: RefCell<Option<JobTrace>> = const { RefCell::new(None) };
+}
+
+/// Start recording on this thread now, as PICL node `node` of a job of
+/// `nodes` nodes (the host when `host`), whatever the job's own tracing
+/// (PICL tracehost / tracenode called by the program, not at job start):
+/// a `trace_start` record with the current levels (those of [`level`]
+/// when it was called before), and the buffer size and policy of `cfg`
+/// (its path and format are not used: [`end_rank`] returns the records).
+/// Does nothing when this thread already records.
+pub fn begin_rank(cfg: &Config, node: i32, nodes: usize, host: bool) {
+    if !cfg!(feature = "trace") || recorder::with(|_| ()).is_some() {
+        return;
+    }
+    let mut cfg = cfg.clone();
+    if let Some(l) = PENDING_LEVELS.with(|p| p.borrow_mut().take()) {
+        cfg.levels = l;
+    }
+    let job = JobTrace {
+        cfg,
+        collector: Arc::new(Collector::default()),
+        nodes,
+        host,
+    };
+    let mut r = RankRec::new(&job.cfg, node, nodes as u32, job.collector.clone());
+    r.start_later();
+    recorder::install(r);
+    STANDALONE.with(|s| *s.borrow_mut() = Some(job));
+}
+
+/// End what [`begin_rank`] started on this thread: a `close` record (unless
+/// [`exit`] came first), `trace_exit`, and this rank's records as a stream
+/// for [`merge_streams`]. `None` when [`begin_rank`] was not called.
+pub fn end_rank() -> Option<RankStream> {
+    let job = STANDALONE.with(|s| s.borrow_mut().take())?;
+    if let Some(mut r) = recorder::uninstall() {
+        r.close();
+        r.finish(None, job.cfg.clock.shared());
+    }
+    let mut streams = std::mem::take(
+        &mut *job
+            .collector
+            .streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()),
+    );
+    streams.pop()
+}
+
+/// Streams as text (the raw format of `PATH.<node>.raw` files), to move
+/// them between processes.
+pub fn streams_to_text(streams: &[RankStream]) -> String {
+    raw_string(streams)
+}
+
+/// Streams from [`streams_to_text`]'s text.
+pub fn streams_from_text(text: &str) -> Result<Vec<RankStream>> {
+    let r: raw::Raw = serde_json::from_str(text).map_err(|e| Error::InvalidArgument {
+        op: "trace streams",
+        what: e.to_string(),
+    })?;
+    Ok(r.into_streams())
+}
+
+/// Merge the streams of several ranks into one causal trace.
+pub fn merge_streams(streams: Vec<RankStream>) -> Trace {
+    clock::merge(streams)
 }
 
 /// The job's streams, merged (corrected, sorted, causal).

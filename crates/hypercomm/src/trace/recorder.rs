@@ -10,9 +10,10 @@
 //! all time spent in communication routines) grows by the outermost one's
 //! duration when it returns.
 //!
-//! Not done yet: `sync` records (there is no sync0 apart from the barrier,
-//! which is recorded as a block), and `message` records (PICL message0 is
-//! not part of the Rust API yet; [`Kind::Message`] is read and written).
+//! PICL's `message` and `sync` records come from
+//! [`Comm::message`](crate::Comm::message) and
+//! [`Comm::sync`](crate::Comm::sync) (event level 2, like the user's own
+//! sends and receives); the barrier inside a sync0 writes no block records.
 
 // Without the `trace` feature the hook never calls in here.
 #![cfg_attr(not(feature = "trace"), allow(dead_code))]
@@ -66,6 +67,10 @@ enum OpKind {
     Send,
     Recv,
     Wait,
+    /// message0 or sync0 (a sync0 hides the blocks of its barrier).
+    Primitive {
+        sync: bool,
+    },
 }
 
 /// A timed operation in progress.
@@ -358,7 +363,7 @@ impl RankRec {
                     self.idle += t - op.t0;
                 }
                 match op.kind {
-                    OpKind::Send => self.stats(t, op.lvl),
+                    OpKind::Send | OpKind::Primitive { .. } => self.stats(t, op.lvl),
                     OpKind::Recv => {
                         if let Some((from, tag, len, _)) = op.got {
                             if self.levels.event >= op.lvl {
@@ -376,6 +381,19 @@ impl RankRec {
                 }
             }
             Event::Probe => self.probed += 1,
+            Event::Message | Event::Sync => {
+                let sync = matches!(e, Event::Sync);
+                let t = self.begin(OpKind::Primitive { sync }, 2, -1);
+                if self.levels.event >= 2 {
+                    self.push(t, if sync { Kind::Sync } else { Kind::Message });
+                }
+                self.stats(t, 2);
+            }
+            Event::BlockBegin { .. } | Event::BlockEnd { .. }
+                if self
+                    .ops
+                    .iter()
+                    .any(|o| o.kind == OpKind::Primitive { sync: true }) => {}
             Event::BlockBegin { op, root, seq } | Event::BlockEnd { op, root, seq } => {
                 let begin = matches!(e, Event::BlockBegin { .. });
                 let t = self.now();
@@ -425,6 +443,15 @@ impl RankRec {
         if load && self.levels.event >= 1 {
             self.push(t, Kind::Load { node: -1 });
         }
+        self.stats(t, 1);
+    }
+
+    /// Start in the middle of a run (PICL tracehost / tracenode called by
+    /// the program): trace_start and statistics, no open record.
+    pub(crate) fn start_later(&mut self) {
+        let t = self.now();
+        self.start = t;
+        self.push(t, Kind::TraceStart(self.levels));
         self.stats(t, 1);
     }
 
