@@ -4,7 +4,9 @@
 //!   everything in it) import each other without a cycle;
 //! * `transport/` imports nothing from the layers above it, the engine
 //!   nothing from the collectives, `trace/` nothing above the engine's
-//!   hook;
+//!   hook; `sim.rs` (the simulator's user-facing module) sits on top, and
+//!   nothing imports it; the simulator's pure half
+//!   (`hypercomm-algo/src/sim/`) sits above the algorithms and does no I/O;
 //! * `collective/` has at most five lines with `unsafe` and no `unsafe fn`;
 //! * no library file is longer than 800 lines.
 //!
@@ -271,6 +273,13 @@ fn lower_layers_import_nothing_from_higher_ones() {
         ),
         ("comm", &["collective", "launch", "run"]),
         ("collective", &["launch"]),
+        // The simulator's user-facing module sits on top: it starts jobs
+        // (run) on its transport and reads the trace; it reaches no layer
+        // in between.
+        (
+            "sim",
+            &["engine", "comm", "p2p", "request", "collective", "launch"],
+        ),
         // Grids sit on the public p2p, collective and topology API
         // (DESIGN.md), never on the engine or what is below it.
         (
@@ -283,6 +292,61 @@ fn lower_layers_import_nothing_from_higher_ones() {
         let deps = g.get(*m).unwrap_or_else(|| panic!("no module {m}"));
         for b in *bad {
             assert!(!deps.contains(*b), "{m}/ imports from {b}: {deps:?}");
+        }
+    }
+    // Nothing in the library imports the simulator's module: the simulated
+    // transport is one folder of transport/ like the others.
+    for (m, deps) in &g {
+        assert!(m == "sim" || !deps.contains("sim"), "{m} imports sim");
+    }
+}
+
+/// The simulator's pure half (`hypercomm-algo/src/sim/`) sits above the
+/// algorithms: it reads schedules, the registry and the selection rules;
+/// no algorithm, registry or rule reads it; and it does no I/O, keeps no
+/// clock and starts no thread.
+#[test]
+fn the_schedule_simulator_sits_above_the_algorithms_and_is_pure() {
+    let (g, texts) = graph("hypercomm-algo");
+    for (m, deps) in &g {
+        assert!(
+            m == "sim" || !deps.contains("sim"),
+            "hypercomm-algo/src/{m} imports the simulator"
+        );
+    }
+    let allowed = [
+        "schedule",
+        "entry",
+        "registry",
+        "select",
+        "topology",
+        "ring",
+        "collective",
+    ];
+    let sim = g.get("sim").expect("a sim module");
+    for d in sim {
+        // The tests of sim/ may call the algorithms themselves.
+        assert!(
+            allowed.contains(&d.as_str()) || d.contains('_'),
+            "sim/ imports {d}"
+        );
+    }
+    let dir = src("hypercomm-algo").join("sim");
+    for (f, text) in &texts {
+        if !f.starts_with(&dir) {
+            continue;
+        }
+        let code = strip_comments(text);
+        for io in [
+            "std::fs",
+            "std::io",
+            "std::net",
+            "std::process",
+            "std::thread",
+            "Instant",
+            "SystemTime",
+        ] {
+            assert!(!code.contains(io), "{} uses {io}", f.display());
         }
     }
 }

@@ -50,21 +50,11 @@ mod loopback {
         }
         fn send(&self, frame: Frame) -> hypercomm::Result<()> {
             let Frame { header, payload } = frame;
-            let payload = match payload {
-                Payload::Borrowed(b) => {
-                    let mut v = Vec::with_capacity(b.len());
-                    let taken = b.with_bytes(|bytes| {
-                        v.extend_from_slice(bytes);
-                        bytes.len()
-                    });
-                    if taken.is_none() {
-                        // The sender withdrew the buffer: nothing to send.
-                        return Ok(());
-                    }
-                    Payload::Bytes(v)
-                }
-                Payload::Vec(v) => Payload::Bytes(v.bytes().to_vec()),
-                p => p,
+            let payload = match payload.detach() {
+                // The sender withdrew the buffer: nothing to send.
+                None => return Ok(()),
+                Some(Payload::Vec(v)) => Payload::Bytes(v.bytes().to_vec()),
+                Some(p) => p,
             };
             self.0.send(Frame { header, payload })
         }

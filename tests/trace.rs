@@ -1,6 +1,9 @@
 //! Tracing: PICL golden files, round trips, causality, buffer policies,
 //! Chrome JSON and the HTML report in headless Chromium.
 
+mod common;
+
+use common::browser;
 use hypercomm::trace::{self, clock, picl, report, Config, Kind, Output, Policy, Trace};
 use hypercomm::{Comm, Error, Rank, ANY_SOURCE, ANY_TAG};
 use std::path::{Path, PathBuf};
@@ -581,43 +584,6 @@ fn environment_traces_an_unchanged_program() {
 
 // ---------------------------------------------------------------- HTML
 
-fn chromium() -> Option<PathBuf> {
-    for c in ["chromium", "chromium-browser", "google-chrome"] {
-        if let Ok(o) = std::process::Command::new("which").arg(c).output() {
-            if o.status.success() {
-                return Some(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
-            }
-        }
-    }
-    None
-}
-
-const CHECK: &str = r#"<script>
-window.__errors = [];
-window.addEventListener('error', function (e) { window.__errors.push(String(e.message)); });
-window.addEventListener('load', function () {
-  var want = JSON.parse(document.getElementById('expected').textContent);
-  var out = [];
-  ['spacetime', 'gantt', 'matrix'].forEach(function (id) {
-    var svg = document.getElementById(id);
-    if (!svg || svg.tagName.toLowerCase() !== 'svg') { out.push(id + ': no svg'); return; }
-    var seen = {};
-    svg.querySelectorAll('g.rank').forEach(function (g) {
-      var r = g.getAttribute('data-rank');
-      var box = g.getBBox();
-      if (box.width > 0 && box.height > 0) seen[r] = true;
-    });
-    want.forEach(function (r) { if (!seen[String(r)]) out.push(id + ': no drawn element for rank ' + r); });
-  });
-  if (!document.querySelector('#opstats tr td')) out.push('no statistics rows');
-  if (window.__errors.length) out.push('js errors: ' + window.__errors.join('; '));
-  var pre = document.createElement('pre');
-  pre.id = 'result';
-  pre.textContent = out.length ? 'RESULT: FAIL ' + out.join(' | ') : 'RESULT: OK';
-  document.body.appendChild(pre);
-});
-</script>"#;
-
 #[test]
 fn html_report_opens_in_headless_chromium() {
     let p = tmp("report.html");
@@ -627,67 +593,32 @@ fn html_report_opens_in_headless_chromium() {
         !html.contains("src=\"http") && !html.contains("href=\"http"),
         "nothing fetched"
     );
-    let Some(chrome) = chromium() else {
-        if std::env::var_os("HYPERCOMM_REQUIRE_CHROMIUM").is_some() {
-            panic!("chromium not found (apt-get install chromium)");
-        }
-        eprintln!("SKIPPED: chromium not installed");
+    let Some(chrome) = browser::chromium() else {
         return;
     };
-    let nodes: Vec<i32> = t.nodes();
-    let checked = html.replacen(
-        "<head>",
-        &format!(
-            "<head><script id=\"expected\" type=\"application/json\">{}</script>{CHECK}",
-            serde_json::to_string(&nodes).unwrap()
-        ),
-        1,
-    );
     let page = tmp("report-checked.html");
-    std::fs::write(&page, checked).unwrap();
+    browser::write_checked(&html, &t.nodes(), &page);
     let shot =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/trace-report-screenshot.png");
-    let run = |extra: &[String]| {
-        let profile = tmp(&format!("chromium-profile-{}", extra.len()));
-        let _ = std::fs::remove_dir_all(&profile);
-        let mut c = std::process::Command::new(&chrome);
-        c.args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-dev-shm-usage",
-            "--virtual-time-budget=5000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(extra)
-        .arg(format!("file://{}", page.display()));
-        let out = c.output().expect("chromium runs");
-        (
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
-    let (dom, err) = run(&["--dump-dom".to_string()]);
+    let profile = tmp("chromium-profile");
+    let (dom, err) = browser::open(&chrome, &page, &profile, 5000, &["--dump-dom".into()]);
     assert!(
         dom.contains("RESULT: OK"),
-        "chromium check failed:\n{}\nstderr: {}",
-        dom.lines()
-            .filter(|l| l.contains("RESULT"))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        err.lines().take(20).collect::<Vec<_>>().join("\n")
+        "chromium check failed:\n{}",
+        browser::verdict(&dom, &err)
     );
     let _ = std::fs::remove_file(&shot);
-    run(&[
-        format!("--screenshot={}", shot.display()),
-        "--window-size=1200,1800".to_string(),
-        "--hide-scrollbars".to_string(),
-    ]);
+    browser::open(
+        &chrome,
+        &page,
+        &profile,
+        5000,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1200,1800".to_string(),
+            "--hide-scrollbars".to_string(),
+        ],
+    );
     assert!(
         std::fs::metadata(&shot)
             .map(|m| m.len() > 10_000)

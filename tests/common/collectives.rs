@@ -933,6 +933,7 @@ pub(crate) fn every_topology_setting_runs_every_operation<L: Matrix>() {
             forward: false,
         }),
         Topology::BiRing(RingOrder::GRAY),
+        Topology::Mesh2D,
     ];
     for t in tops {
         for n in [1usize, 3, 8, 13] {

@@ -7,6 +7,7 @@
 //! every helper, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub(crate) mod browser;
 pub(crate) mod collectives;
 pub(crate) mod conformance;
 pub(crate) mod grids;

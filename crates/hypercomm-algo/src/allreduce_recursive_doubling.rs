@@ -94,7 +94,7 @@ pub const ENTRIES: &[Entry] = &[Entry {
     combined: combines_per_step,
     commutative_only: false,
     pipelined: false,
-    topologies: &[TopologyKind::Hypercube],
+    topologies: &[TopologyKind::Hypercube, TopologyKind::Mesh2D],
 }];
 
 #[cfg(test)]

@@ -61,7 +61,11 @@ pub const ENTRIES: &[Entry] = &[
         combined: combines_nothing,
         commutative_only: false,
         pipelined: false,
-        topologies: &[TopologyKind::Ring, TopologyKind::BiRing],
+        topologies: &[
+            TopologyKind::Ring,
+            TopologyKind::BiRing,
+            TopologyKind::Mesh2D,
+        ],
     },
     Entry {
         collective: Collective::Alltoallv,

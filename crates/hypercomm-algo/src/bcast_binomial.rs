@@ -16,7 +16,9 @@ use crate::schedule::{ceil_log2, output, recv, send, Schedule};
 use crate::topology::TopologyKind;
 use crate::{Algorithm, Collective};
 
-fn rel(rank: usize, p: usize, root: usize) -> usize {
+/// `rank`'s number relative to `root`: XOR on a power of two (so the tree
+/// is the hypercube's), the distance round the ring otherwise.
+pub(crate) fn rel(rank: usize, p: usize, root: usize) -> usize {
     if p.is_power_of_two() {
         rank ^ root
     } else {
@@ -24,7 +26,8 @@ fn rel(rank: usize, p: usize, root: usize) -> usize {
     }
 }
 
-fn unrel(rel: usize, p: usize, root: usize) -> usize {
+/// The rank whose relative number is `rel` ([`rel`]'s inverse).
+pub(crate) fn unrel(rel: usize, p: usize, root: usize) -> usize {
     if p.is_power_of_two() {
         rel ^ root
     } else {

@@ -82,7 +82,7 @@ pub const ENTRIES: &[Entry] = &[Entry {
     combined: combines_nothing,
     commutative_only: false,
     pipelined: false,
-    topologies: &[TopologyKind::Hypercube],
+    topologies: &[TopologyKind::Hypercube, TopologyKind::Mesh2D],
 }];
 
 #[cfg(test)]

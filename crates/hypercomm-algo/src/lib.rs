@@ -91,19 +91,25 @@
 //! * barrier: [`barrier_dissemination()`], [`barrier_tree()`] (host + nodes),
 //!   [`barrier_star()`]
 //! * bcast: [`bcast_binomial()`] (seed 000 forwarding rule), [`bcast_star()`],
-//!   [`bcast_chain()`] (pipelined, ring order), [`bcast_ring_bidirectional()`]
-//! * reduce: [`reduce_binomial()`], [`reduce_star()`]
+//!   [`bcast_chain()`] (pipelined, ring order), [`bcast_ring_bidirectional()`],
+//!   [`bcast_recursive_doubling()`] (seed 001, farthest first),
+//!   [`bcast_mesh()`] (seed 001, row then columns)
+//! * reduce: [`reduce_binomial()`], [`reduce_star()`], [`reduce_chain()`]
+//!   (pipelined), [`reduce_biring()`] (seed 001, two chains round a ring),
+//!   [`reduce_mesh()`] (seed 001, rows then a column)
 //! * allreduce: [`allreduce_recursive_doubling()`], [`allreduce_ring()`],
 //!   [`allreduce_rabenseifner()`], [`allreduce_reduce_bcast()`]
 //! * gather(v): [`gather_binomial()`], [`gather_star()`], [`gather_ring()`]
 //! * scatter(v): [`scatter_binomial()`], [`scatter_star()`]
 //! * allgather(v): [`allgather_recursive_doubling()`], [`allgather_ring()`]
-//!   (uni- and bidirectional, two entries), [`allgather_bruck()`]
+//!   (uni- and bidirectional, two entries), [`allgather_bruck()`],
+//!   [`allgather_mesh()`] (seed 001, rows then columns)
 //! * alltoall: [`alltoall_pairwise()`], [`alltoall_bruck()`]; alltoallv:
 //!   [`alltoallv_pairwise()`]
 //! * reduce_scatter: [`reduce_scatter_recursive_halving()`],
 //!   [`reduce_scatter_ring()`]
-//! * scan: [`scan_recursive_doubling()`], [`scan_chain()`] (pipelined)
+//! * scan: [`scan_recursive_doubling()`], [`scan_chain()`] (pipelined),
+//!   [`scan_mesh()`] (seed 001, rows then columns)
 //!
 //! Outside the registry (selection reaches them by rules of its own, or
 //! not at all):
@@ -112,6 +118,11 @@
 //! * [`reproducible`]: canonical-tree reduce and allreduce
 //! * [`segmented`]: the lifted operator of segmented scans
 //! * sparse multicast: [`spgsnw_sender()`], [`spgsnw_plan()`], [`spgsnw_receiver()`]
+//!
+//! The simulator's pure half is [`sim`]: a network model (hypercube, ring,
+//! 2-D mesh, fully connected; store-and-forward or cut-through routing;
+//! ts, tw, th; one port or all; link contention) and the simulation of any
+//! of these schedules on it in virtual time, with seed 001's closed forms.
 //!
 //! Helpers: [`hypercube`] (gray, gray_inverse, between, split), [`ring`]
 //! ([`RingOrder`], PICL setarc0 orders, the shared ring reduce-scatter
@@ -143,6 +154,7 @@ pub mod registry;
 pub mod ring;
 pub mod schedule;
 pub mod select;
+pub mod sim;
 pub mod topology;
 pub mod tree;
 
@@ -188,6 +200,8 @@ pub use barrier_star::barrier_star;
 pub use barrier_tree::barrier_tree;
 pub use bcast_binomial::bcast_binomial;
 pub use bcast_chain::bcast_chain;
+pub use bcast_mesh::bcast_mesh;
+pub use bcast_recursive_doubling::bcast_recursive_doubling;
 pub use bcast_ring::bcast_ring_bidirectional;
 pub use bcast_scatter_allgather::bcast_scatter_allgather;
 pub use bcast_star::bcast_star;
@@ -197,11 +211,15 @@ pub use allreduce_recursive_doubling::allreduce_recursive_doubling;
 pub use allreduce_reduce_bcast::allreduce_reduce_bcast;
 pub use allreduce_ring::allreduce_ring;
 pub use reduce_binomial::reduce_binomial;
+pub use reduce_biring::reduce_biring;
+pub use reduce_chain::reduce_chain;
+pub use reduce_mesh::reduce_mesh;
 pub use reduce_scatter_recursive_halving::reduce_scatter_recursive_halving;
 pub use reduce_scatter_ring::reduce_scatter_ring;
 pub use reduce_star::reduce_star;
 
 pub use allgather_bruck::allgather_bruck;
+pub use allgather_mesh::allgather_mesh;
 pub use allgather_recursive_doubling::allgather_recursive_doubling;
 pub use allgather_ring::allgather_ring;
 pub use alltoall_bruck::alltoall_bruck;
@@ -213,6 +231,7 @@ pub use scatter_binomial::scatter_binomial;
 pub use scatter_star::scatter_star;
 
 pub use scan_chain::scan_chain;
+pub use scan_mesh::scan_mesh;
 pub use scan_recursive_doubling::scan_recursive_doubling;
 
 pub use multicast_spgsnw::{spgsnw_plan, spgsnw_receiver, spgsnw_sender};

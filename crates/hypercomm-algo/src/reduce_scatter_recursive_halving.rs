@@ -131,7 +131,11 @@ pub const ENTRIES: &[Entry] = &[Entry {
     combined: combines_share,
     commutative_only: false,
     pipelined: false,
-    topologies: &[TopologyKind::Hypercube, TopologyKind::Full],
+    topologies: &[
+        TopologyKind::Hypercube,
+        TopologyKind::Full,
+        TopologyKind::Mesh2D,
+    ],
 }];
 
 #[cfg(test)]

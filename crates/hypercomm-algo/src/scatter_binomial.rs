@@ -67,6 +67,7 @@ pub const ENTRIES: &[Entry] = &[Entry {
         TopologyKind::Hypercube,
         TopologyKind::Ring,
         TopologyKind::BiRing,
+        TopologyKind::Mesh2D,
     ],
 }];
 

@@ -201,6 +201,35 @@ impl Schedule {
         self
     }
 
+    /// The same schedule with every peer `q` of a Send or Recv replaced by
+    /// `f(q)`: a schedule made for a sub-group (a row or a column of a
+    /// mesh, numbered `0..len`) run by the participants of a larger one.
+    pub fn map_peers(mut self, f: impl Fn(usize) -> usize) -> Schedule {
+        for op in self.rounds.iter_mut().flat_map(|r| r.ops.iter_mut()) {
+            match op {
+                Op::Send { to, .. } => *to = f(*to),
+                Op::Recv { from, .. } => *from = f(*from),
+                _ => {}
+            }
+        }
+        self
+    }
+
+    /// The same schedule with every region `r` replaced by `f(r)` (e.g.
+    /// shifted to where a sub-group's blocks lie in a larger buffer).
+    pub fn map_regions(mut self, f: impl Fn(Region) -> Region) -> Schedule {
+        for op in self.rounds.iter_mut().flat_map(|r| r.ops.iter_mut()) {
+            match op {
+                Op::Send { region, .. } | Op::Recv { region, .. } => *region = f(*region),
+                Op::Reduce { src, dst, .. } | Op::Copy { src, dst } => {
+                    *src = f(*src);
+                    *dst = f(*dst);
+                }
+            }
+        }
+        self
+    }
+
     /// Number of messages this participant sends.
     pub fn sends(&self) -> usize {
         self.ops()

@@ -132,10 +132,12 @@ pub fn needs_commutative(c: Collective, a: Algorithm) -> bool {
 
 /// The order-keeping algorithm run instead of one that needs a commutative
 /// operator, with the same bandwidth profile: recursive halving for
-/// reduce-scatter, Rabenseifner's algorithm otherwise (allreduce).
+/// reduce-scatter, the binomial tree for reduce (the ring and mesh
+/// accumulations), Rabenseifner's algorithm otherwise (allreduce).
 pub fn order_keeping(c: Collective) -> Algorithm {
     match c.family() {
         Collective::ReduceScatter => Algorithm::RecursiveHalving,
+        Collective::Reduce => Algorithm::Binomial,
         _ => Algorithm::Rabenseifner,
     }
 }
@@ -510,6 +512,14 @@ mod tests {
         assert!(!needs_commutative(Coll::Allreduce, A::Auto));
         assert_eq!(order_keeping(Coll::ReduceScatter), A::RecursiveHalving);
         assert_eq!(order_keeping(Coll::Allreduce), A::Rabenseifner);
+        assert_eq!(order_keeping(Coll::Reduce), A::Binomial);
+        // Every entry that needs a commutative operator has an order-keeping
+        // alternative registered in its family.
+        for e in crate::registry::all().filter(|e| e.commutative_only) {
+            let alt = order_keeping(e.collective);
+            let found = crate::registry::find(e.collective, alt);
+            assert!(found.is_some_and(|f| !f.commutative_only), "{e:?}");
+        }
         for c in Coll::ALL {
             let want = match c.family() {
                 Coll::Reduce | Coll::ReduceScatter => Some(A::Binomial),

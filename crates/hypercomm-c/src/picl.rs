@@ -70,6 +70,9 @@ fn arch_of(p: usize, t: Topology) -> [i32; 4] {
         Topology::Full => (2, RingOrder::NATURAL),
         Topology::Ring(o) => (3, o),
         Topology::BiRing(o) => (4, o),
+        // Not settable through setarc0 (PICL has no mesh); a communicator
+        // given Kumar's mesh collectives from Rust reports it as 5.
+        Topology::Mesh2D => (5, RingOrder::NATURAL),
     };
     [p as i32, top, o.gray as i32, if o.forward { 1 } else { -1 }]
 }

@@ -3,14 +3,16 @@
 //! Available now: `hypercomm run` (the launcher; shm and TCP transports,
 //! remote hosts over ssh),
 //! `hypercomm bench` (point-to-point, collectives and the grid layer's halo
-//! exchange on threads, shm and TCP) and
-//! `hypercomm trace` (convert, stats, report). Planned, and saying so when
-//! called: `sim` (predict on a simulated machine).
+//! exchange on threads, shm and TCP), `hypercomm trace` (convert, stats,
+//! report) and `hypercomm sim` (predict a collective or run a program on a
+//! simulated machine, calibrate the model against a real transport).
 
 mod bench;
 mod bench_halo;
+mod calibrate;
 mod progress;
 mod run;
+mod sim;
 mod trace;
 
 use clap::{Parser, Subcommand};
@@ -33,20 +35,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Convert, summarise and report traces (PICL, Chrome/Perfetto, HTML).
     Trace(trace::TraceArgs),
-    /// Predict a program or collective on a simulated machine. Not yet available.
-    Sim {
-        /// Everything after `sim`.
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<String>,
-    },
-}
-
-fn not_yet(what: &str) -> ExitCode {
-    eprintln!(
-        "hypercomm {what}: not yet available in this version. \
-         Run programs as threads with hypercomm::run(n, |comm| ...) meanwhile."
-    );
-    ExitCode::from(2)
+    /// Predict a collective or run a program on a simulated machine (hypercube, ring, mesh; seed 001's model).
+    Sim(sim::SimArgs),
 }
 
 fn main() -> ExitCode {
@@ -66,7 +56,13 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Command::Sim { .. } => not_yet("sim"),
+        Command::Sim(a) => match sim::main(a) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("hypercomm sim: {e}");
+                ExitCode::from(2)
+            }
+        },
         Command::Bench(a) => match bench::main(a) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

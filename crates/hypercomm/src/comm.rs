@@ -42,12 +42,22 @@ pub(crate) struct CollState {
     pub(crate) native: Cell<bool>,
 }
 
+/// Check mode's default: on, unless `HYPERCOMM_CHECK` is `off`, `0` or
+/// `false` (read once).
+fn check_default() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| {
+        !std::env::var("HYPERCOMM_CHECK").is_ok_and(|v| matches!(v.trim(), "off" | "0" | "false"))
+    })
+}
+
 impl Default for CollState {
-    /// Topology `Auto`, check mode on, nothing remembered.
+    /// Topology `Auto`, check mode on (see [`check_default`]), nothing
+    /// remembered.
     fn default() -> Self {
         CollState {
             topology: Cell::new(Topology::Auto),
-            check: Cell::new(true),
+            check: Cell::new(check_default()),
             memo: Memo::default(),
             native: Cell::new(false),
         }

@@ -41,11 +41,13 @@
 //!                 check mode, selection; algorithms are schedules in hypercomm-algo
 //!  p2p engine   ─ engine/: matching, requests, progress, waits; the trace hook
 //!  trace        ─ trace/: the per-rank recorder, PICL/Chrome/HTML writers
-//!  transport    ─ transport/: one trait, one kind list; thread/ shm/ tcp/
+//!  transport    ─ transport/: one trait, one kind list; thread/ shm/ tcp/ sim/ mpi/
 //!  wire format  ─ wire.rs: the one frame header
 //!
 //!  launch/      ─ processes and ranks: init, finalize, spawn, the launcher's
 //!                 engine, run_processes, Slurm; run.rs: jobs of threads
+//!  sim.rs       ─ the simulator: programs in virtual time (sim::run), and
+//!                 schedules on a network model (hypercomm_algo::sim)
 //! ```
 //!
 //! | what | status |
@@ -56,13 +58,13 @@
 //! | collectives (every operation, several algorithms each, selection, check and reproducible modes) | done |
 //! | tracing (PICL levels and records, verbose/compact files, Perfetto JSON, HTML report) | done |
 //! | topologies (hypercube utilities, MESH, Cartesian process grids) and grids (the SUPRENUM library: halo exchange, subarrays, GLOPS, agglomeration) | done |
-//! | the simulator, MPI backend, ssh, C and Fortran APIs | not yet |
+//! | the simulator ([`sim`]: programs in virtual time on a simulated hypercube, ring, mesh or fully connected machine; schedules of a million nodes; seed 001's closed forms) | done |
+//! | the site's MPI as a transport (the `mpi` feature), remote hosts over ssh | done |
+//! | C and Fortran 77 (PICL, CMMD, the iPSC utilities): the `hypercomm-c` crate | done |
 //!
 //! ## Not done yet
 //!
-//! The simulated transport, an MPI transport, ssh for remote hosts and the
-//! C/Fortran interfaces are later work; each module's docs say what it
-//! lacks.
+//! Nothing in the table above; each module's docs say what it lacks.
 
 mod buffer;
 pub mod collective;
@@ -77,6 +79,7 @@ pub mod rank;
 pub mod request;
 mod run;
 mod short;
+pub mod sim;
 pub mod topology;
 pub mod trace;
 pub mod transport;

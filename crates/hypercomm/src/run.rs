@@ -2,6 +2,12 @@
 //! any transport that can run its ranks as threads ([`run_on`]) or on
 //! builders of one's own ([`run_builders`]).
 //!
+//! With `HYPERCOMM_SIM` set (`hypercomm sim run` sets it), [`run`] and
+//! [`run_on`] for threads run the job on the simulator instead (its
+//! transport reads the machine from the variable), so an unchanged program
+//! runs in virtual time. A transport with a clock of its own (the
+//! simulator's) gives it to the job's trace.
+//!
 //! Each rank runs on its own thread of this process. A rank that panics or
 //! returns an error is marked failed; the others' operations that need it
 //! fail with [`Error::PeerFailed`] (or [`Error::Aborted`] after
@@ -16,7 +22,7 @@ use crate::launch::rank::{panic_message, run_rank, Ended, Outcome};
 use crate::launch::spmd::run_launched;
 use crate::rank::Rank;
 use crate::trace;
-use crate::transport::{Builder, Fault, TransportKind};
+use crate::transport::{Builder, Fault, JobClock, TransportKind};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::sync::atomic::AtomicUsize;
@@ -114,7 +120,45 @@ where
     if n == 0 {
         return Err(no_nodes("run"));
     }
-    run_builders(kind.thread_builders(n)?, f)
+    run_builders(simulated(kind)?.thread_builders(n)?, f)
+}
+
+/// The kind a job of threads runs on: the simulator when `HYPERCOMM_SIM`
+/// is set and the threads' own transport was asked for.
+fn simulated(kind: TransportKind) -> Result<TransportKind> {
+    let sim = std::env::var(crate::transport::sim::ENV).is_ok_and(|v| !v.trim().is_empty());
+    Ok(if sim && kind == TransportKind::Thread {
+        TransportKind::Sim
+    } else {
+        kind
+    })
+}
+
+/// A transport's own clock as the trace's time source.
+struct JobTime(JobClock);
+
+impl trace::TimeSource for JobTime {
+    fn now_ns(&self) -> i64 {
+        (self.0)()
+    }
+    fn shared(&self) -> bool {
+        true
+    }
+}
+
+/// The trace of a job about to start on `builders` (their clock, if the
+/// transport has one).
+fn trace_begin(
+    builders: &[Box<dyn Builder>],
+    nodes: usize,
+    host: bool,
+) -> Result<Option<std::sync::Arc<trace::JobTrace>>> {
+    let clock = builders.first().and_then(|b| b.clock());
+    trace::job_begin_clocked(
+        nodes,
+        host,
+        clock.map(|c| std::sync::Arc::new(JobTime(c)) as std::sync::Arc<dyn trace::TimeSource>),
+    )
 }
 
 /// Run one rank per builder, each on its own thread, with no host (the
@@ -132,7 +176,7 @@ where
     }
     // A bad HYPERCOMM_TIMEOUT is the caller's error, not every rank's.
     env_timeout()?;
-    let tr = trace::job_begin(n, false)?;
+    let tr = trace_begin(&builders, n, false)?;
     let order = AtomicUsize::new(0);
     let ended: Vec<Ended<R>> = std::thread::scope(|s| {
         let handles: Vec<_> = builders
@@ -272,7 +316,7 @@ where
     if n == 0 {
         return Err(no_nodes("run_with_host"));
     }
-    run_builders_with_host(kind.thread_builders(n + 1)?, host_fn, node_fn)
+    run_builders_with_host(simulated(kind)?.thread_builders(n + 1)?, host_fn, node_fn)
 }
 
 /// [`run_with_host`] with one builder per endpoint: the nodes' first, the
@@ -295,8 +339,8 @@ where
     }
     let n = builders.len() - 1;
     env_timeout()?;
+    let tr = trace_begin(&builders, n, true)?;
     let host_builder = builders.pop().expect("n + 1 builders");
-    let tr = trace::job_begin(n, true)?;
     let order = AtomicUsize::new(0);
     let (nodes, host) = std::thread::scope(|s| {
         let (orderr, trr) = (&order, &tr);

@@ -75,6 +75,7 @@ fn topo_code(t: Topology) -> [u8; 3] {
         Topology::Full => (2, RingOrder::NATURAL),
         Topology::Ring(o) => (3, o),
         Topology::BiRing(o) => (4, o),
+        Topology::Mesh2D => (5, RingOrder::NATURAL),
     };
     [code, o.gray as u8, o.forward as u8]
 }
@@ -90,6 +91,7 @@ fn topo_decode(b: [u8; 3]) -> Option<Topology> {
         2 => Topology::Full,
         3 => Topology::Ring(o),
         4 => Topology::BiRing(o),
+        5 => Topology::Mesh2D,
         _ => return None,
     })
 }
@@ -119,6 +121,7 @@ impl Comm {
             Topology::Full => hypercomm_algo::bcast_star(me, p, root, 1, order),
             Topology::Ring(o) => hypercomm_algo::bcast_chain(me, p, root, 1, 1, o),
             Topology::BiRing(o) => hypercomm_algo::bcast_ring_bidirectional(me, p, root, 1, 1, o),
+            Topology::Mesh2D => hypercomm_algo::bcast_mesh(me, p, root, 1),
         };
         let (mut parent, mut children) = (None, Vec::new());
         for op in s.rounds.iter().flat_map(|r| r.ops.iter()) {

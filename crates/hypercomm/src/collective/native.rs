@@ -201,12 +201,12 @@ impl Comm {
         let Some(n) = self.engine().t.native() else {
             return false;
         };
-        let (_, cost, over) = self.cost_model();
+        let (_, cost, (over, cores)) = self.cost_model();
         let model = |ts: f64| CostModel {
             ts,
             tw: cost.tw,
             gamma: COMBINE_COST,
-            cores: crate::transport::cores(),
+            cores,
             oversubscribed: over,
         };
         best_cost(c, p, bytes, &model(n.startup())) <= best_cost(c, p, bytes, &model(cost.ts))

@@ -120,6 +120,9 @@ pub(crate) struct Engine {
     tasks: RefCell<Vec<Weak<RefCell<dyn Task>>>>,
     /// Poll iterations of a wait before it yields (see `spin_budget`).
     spins: u32,
+    /// Whether a wait polls (spins, then yields) before it blocks in the
+    /// transport ([`crate::transport::Transport::polls`]).
+    polls: bool,
     /// Which pass of a wait loop is running (see [`Pass`]).
     pass: std::cell::Cell<Pass>,
 }
@@ -143,6 +146,7 @@ impl Engine {
     pub(crate) fn new(t: AnyTransport, default_timeout: Option<Duration>) -> Engine {
         let n = t.endpoints();
         let me = t.endpoint() as u32;
+        let polls = t.polls();
         Engine {
             t,
             st: RefCell::new(State {
@@ -157,7 +161,8 @@ impl Engine {
             managed: false,
             me,
             tasks: RefCell::new(Vec::new()),
-            spins: spin_budget(n),
+            spins: if polls { spin_budget(n) } else { 0 },
+            polls,
             pass: std::cell::Cell::new(Pass::Outside),
         }
     }

@@ -1,6 +1,7 @@
 //! The one wait loop of the engine: drain, advance tasks, poll; check
 //! abort, peer failure and the deadline; spin, then yield, then block in the
-//! transport.
+//! transport (at once when the transport says polling cannot help,
+//! [`crate::transport::Transport::polls`]).
 
 use super::{Engine, Group};
 use crate::error::{Error, Result};
@@ -257,7 +258,7 @@ impl Engine {
                 recorder::hook(Event::Blocked);
             }
             spins += 1;
-            let yielding = spins >= self.spins && {
+            let yielding = self.polls && spins >= self.spins && {
                 let now = Instant::now();
                 now < *yield_until.get_or_insert_with(|| now + yield_for())
             };

@@ -173,6 +173,17 @@ impl std::fmt::Debug for JobTrace {
 /// from [`enable`] on this thread, else from the environment. `Ok(None)`
 /// when not tracing (or built without the `trace` feature).
 pub fn job_begin(nodes: usize, host: bool) -> Result<Option<Arc<JobTrace>>> {
+    job_begin_clocked(nodes, host, None)
+}
+
+/// [`job_begin`] for a job with a clock of its own (a simulator's virtual
+/// time): its records take their times from `clock`, and the ranks do not
+/// measure clock offsets (they share that clock).
+pub fn job_begin_clocked(
+    nodes: usize,
+    host: bool,
+    clock: Option<Arc<dyn TimeSource>>,
+) -> Result<Option<Arc<JobTrace>>> {
     if !cfg!(feature = "trace") {
         return Ok(None);
     }
@@ -183,6 +194,10 @@ pub fn job_begin(nodes: usize, host: bool) -> Result<Option<Arc<JobTrace>>> {
     let Some(mut cfg) = cfg else { return Ok(None) };
     if let Some(l) = PENDING_LEVELS.with(|p| p.borrow_mut().take()) {
         cfg.levels = l;
+    }
+    if let Some(c) = clock {
+        cfg.clock = c;
+        cfg.sync = false;
     }
     Ok(Some(Arc::new(JobTrace {
         cfg,

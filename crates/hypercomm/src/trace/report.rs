@@ -17,7 +17,9 @@
 //! Utilisation (ParaGraph): idle = blocked in a receive; overhead = inside a
 //! send, receive or collective but not blocked; busy = the rest. Waiting
 //! inside a collective counts as overhead: the records do not say which
-//! part of a collective was spent waiting.
+//! part of a collective was spent waiting. Above 64 nodes the
+//! communication matrix draws only the pairs that exchanged messages (a
+//! simulated 1 024-node run would otherwise need a million cells).
 //!
 //! Not done yet: ParaGraph's animated and critical-path views; zooming is
 //! only horizontal.
@@ -636,6 +638,7 @@ pub fn html(t: &Trace) -> String {
     let cell = 28.0f64.min(560.0 / a.nodes.len().max(1) as f64).max(6.0);
     let msize = LEFT + cell * a.nodes.len() as f64 + 20.0;
     let maxb = m.values().map(|v| v.1).max().unwrap_or(0).max(1) as f64;
+    let dense = a.nodes.len() <= 64;
     let _ = writeln!(
         h,
         "<h2>Communication matrix</h2><p class=\"hint\">Bytes sent from row to column (darker: more).</p>\n\
@@ -666,6 +669,11 @@ pub fn html(t: &Trace) -> String {
         );
         for (j, &to) in a.nodes.iter().enumerate() {
             let (cnt, bytes) = m.get(&(from, to)).copied().unwrap_or((0, 0));
+            if bytes == 0 && cnt == 0 && !dense {
+                // Large jobs: only the pairs that talked (a 1 024-node
+                // matrix would be a million cells, mostly empty).
+                continue;
+            }
             let v = if bytes > 0 {
                 (bytes as f64).ln_1p() / maxb.ln_1p()
             } else {

@@ -124,6 +124,24 @@ impl Payload {
         self.len() == 0
     }
 
+    /// The payload with a borrowed buffer copied into owned bytes (and its
+    /// send completed), for a transport that keeps frames past the send
+    /// call; `None` when the sender withdrew the buffer (nothing to send).
+    /// Other payloads are returned as they are.
+    pub fn detach(self) -> Option<Payload> {
+        match self {
+            Payload::Borrowed(b) => {
+                let mut v = Vec::with_capacity(b.len());
+                b.with_bytes(|bytes| {
+                    v.extend_from_slice(bytes);
+                    bytes.len()
+                })?;
+                Some(Payload::Bytes(v))
+            }
+            p => Some(p),
+        }
+    }
+
     /// The bytes as an owned vector (a borrowed payload is copied and
     /// completed; one the sender revoked gives zeros).
     pub fn into_bytes(self) -> Vec<u8> {

@@ -44,6 +44,7 @@
 //! | `thread` | [`thread`] | threads of one process |
 //! | `shm` | [`shm`] | processes on one machine (shared segment) |
 //! | `tcp` | [`tcp`] | processes on one or several machines |
+//! | `sim` | [`sim`] | threads of one process, in virtual time on a simulated machine |
 //! | `mpi` | [`mpi`] | the processes of an MPI job (`mpi` feature) |
 //!
 //! Every transport folder uses the same file names for the same concepts
@@ -60,8 +61,8 @@
 //! tests, its own pieces): nothing from the engine, communicators,
 //! collectives, launch or run.
 //!
-//! Not done yet: the simulated transport (one folder and one line in
-//! `transports!`).
+//! Not done yet: no other transport is planned; a new one would be one
+//! folder and one line in `transports!`.
 
 pub(crate) mod deadlock;
 mod frame;
@@ -72,6 +73,7 @@ pub mod mpi;
 pub mod mpi;
 pub mod native;
 pub mod shm;
+pub mod sim;
 pub mod tcp;
 pub mod thread;
 
@@ -188,6 +190,14 @@ pub trait Transport {
     fn describe_waits(&self) -> String {
         "; what the other endpoints wait for is not visible over this transport".into()
     }
+    /// Whether a wait should poll (spin, then yield the core) before it
+    /// blocks in [`Transport::wait`]. Default: yes, frames arrive while
+    /// this endpoint polls. A transport whose frames only arrive while the
+    /// endpoint blocks (the simulator runs one endpoint at a time, in
+    /// virtual time) answers no, and waits block at once.
+    fn polls(&self) -> bool {
+        true
+    }
     /// The transport's own collectives (an MPI library's), when it has
     /// them. Default: none.
     fn native(&self) -> Option<&dyn native::Native> {
@@ -195,11 +205,20 @@ pub trait Transport {
     }
 }
 
+/// A job's own clock: nanoseconds since the job began.
+pub type JobClock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
 /// Makes a transport endpoint on the thread that will use it (endpoints
 /// need not be `Send`; their builders are).
 pub trait Builder: Send {
     /// Make the endpoint.
     fn build(self: Box<Self>) -> Result<AnyTransport>;
+    /// The job's clock, when time on this transport is not the machine's
+    /// (the simulator's virtual time), for the job's trace. Default: none,
+    /// the machine's clock.
+    fn clock(&self) -> Option<JobClock> {
+        None
+    }
 }
 
 /// Where an endpoint reports to the job's supervisor (a launcher, a
@@ -342,6 +361,8 @@ transports! {
     Shm = "shm" => shm::ShmEndpoint,
     /// Processes on one or several machines, over TCP.
     Tcp = "tcp" => tcp::TcpEndpoint,
+    /// Threads of one process in virtual time on a simulated machine.
+    Sim = "sim" => sim::SimEndpoint,
     /// The processes of an MPI job, over the site's MPI library (the `mpi`
     /// feature).
     Mpi = "mpi" => mpi::MpiEndpoint,
@@ -431,6 +452,10 @@ impl Transport for AnyTransport {
     fn describe_waits(&self) -> String {
         dispatch!(self, t => t.describe_waits())
     }
+    #[inline]
+    fn polls(&self) -> bool {
+        dispatch!(self, t => t.polls())
+    }
     fn native(&self) -> Option<&dyn native::Native> {
         dispatch!(self, t => t.native())
     }
@@ -475,6 +500,9 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
     }
     fn describe_waits(&self) -> String {
         (**self).describe_waits()
+    }
+    fn polls(&self) -> bool {
+        (**self).polls()
     }
     fn native(&self) -> Option<&dyn native::Native> {
         (**self).native()

@@ -29,6 +29,7 @@
 //! | `Full` | dissemination | star | star | reduce + bcast (star) |
 //! | `Ring(order)` | dissemination | chain | binomial | ring |
 //! | `BiRing(order)` | dissemination | bidirectional ring | binomial | ring |
+//! | `Mesh2D` | dissemination | mesh (row, then columns) | mesh (rows, then a column) | recursive doubling |
 //! | `Auto` | table, cost model | table, cost model | cost model | table, cost model |
 //!
 //! | topology | gather(v) | scatter(v) | allgather(v) | all-to-all | all-to-allv | reduce-scatter | scan |
@@ -37,7 +38,13 @@
 //! | `Full` | star | star | Bruck | Bruck | pairwise | recursive halving | recursive doubling |
 //! | `Ring(order)` | ring | binomial | ring | pairwise | pairwise | ring | chain |
 //! | `BiRing(order)` | ring | binomial | bidirectional ring | pairwise | pairwise | ring | chain |
+//! | `Mesh2D` | binomial | binomial | mesh (rows, then columns) | pairwise | pairwise | recursive halving | mesh |
 //! | `Auto` | cost model | cost model | table, cost model | table, cost model | pairwise | cost model | cost model |
+//!
+//! `Mesh2D` lays the ranks out row by row on the mesh of
+//! `hypercomm_algo::topology::mesh_dims(p)` rows and columns (Kumar's mesh
+//! algorithms, seed 001); its reduce folds in rank order for root 0 and
+//! needs a commutative operator otherwise (binomial runs instead).
 //!
 //! Ring allreduce and ring reduce-scatter need a commutative operator; with
 //! a non-commutative one `Auto` and the ring topologies use Rabenseifner or
@@ -119,7 +126,14 @@ pub const THREAD_COST: TransportCost = TransportCost {
 };
 
 /// The cost model's pick on a machine of `cores` cores.
-fn by_cost(c: Collective, p: usize, m: usize, t: TransportCost, over: bool) -> Algorithm {
+fn by_cost(
+    c: Collective,
+    p: usize,
+    m: usize,
+    t: TransportCost,
+    over: bool,
+    cores: usize,
+) -> Algorithm {
     rules::by_cost(
         c,
         p,
@@ -128,24 +142,26 @@ fn by_cost(c: Collective, p: usize, m: usize, t: TransportCost, over: bool) -> A
             ts: t.ts,
             tw: t.tw,
             gamma: COMBINE_COST,
-            cores: crate::transport::cores(),
+            cores,
             oversubscribed: over,
         },
     )
 }
 
 /// `Auto`'s pick: the measured table where it covers the case (transport,
-/// collective, participants, oversubscription), else the cost model.
+/// collective, participants, oversubscription), else the cost model for a
+/// machine of `cores` cores (the transport's: this machine's, or a
+/// simulated one's).
 pub(crate) fn auto(
     l: Option<Link>,
     c: Collective,
     p: usize,
     m: usize,
     t: TransportCost,
-    oversubscribed: bool,
+    (oversubscribed, cores): (bool, usize),
 ) -> Algorithm {
     l.and_then(|l| tuning::lookup(l, c.family(), p, m, oversubscribed))
-        .unwrap_or_else(|| by_cost(c, p, m, t, oversubscribed))
+        .unwrap_or_else(|| by_cost(c, p, m, t, oversubscribed, cores))
 }
 
 /// The error for an algorithm a collective does not have.
@@ -193,14 +209,18 @@ pub(crate) fn segment_elems<T: Element>(opts: &CollOpts, count: usize, p: usize)
 impl Comm {
     /// The transport this communicator runs on, its costs, and whether the
     /// job has more ranks than this machine has cores.
-    pub(crate) fn cost_model(&self) -> (Option<Link>, TransportCost, bool) {
+    pub(crate) fn cost_model(&self) -> (Option<Link>, TransportCost, (bool, usize)) {
         use crate::transport::Transport;
         let link = self.engine().t.link();
         let cost = TransportCost {
             ts: link.ts,
             tw: link.tw,
         };
-        (link.kind, cost, link.oversubscribed())
+        (
+            link.kind,
+            cost,
+            (link.oversubscribed(), link.cores_per_node),
+        )
     }
 
     /// Set the virtual topology collectives follow (PICL setarc0). Every
@@ -214,7 +234,9 @@ impl Comm {
         self.inner.coll.topology.get()
     }
 
-    /// Switch check mode (PICL check0): on by default; every collective then
+    /// Switch check mode (PICL check0): on by default (`HYPERCOMM_CHECK=off`
+    /// makes it off by default, for an unchanged program: to time the
+    /// collectives alone, e.g. on the simulator); every collective then
     /// first compares a small signature across ranks.
     pub fn set_check(&self, on: bool) {
         self.inner.coll.check.set(on);
@@ -400,7 +422,7 @@ mod tests {
                             p,
                             m,
                             THREAD_COST,
-                            r.oversubscribed
+                            (r.oversubscribed, crate::transport::cores())
                         )),
                         want
                     );
@@ -418,8 +440,15 @@ mod tests {
             for m in [8, 1 << 20] {
                 assert_eq!(tuning::lookup(l, c, p, m, over), None);
                 assert_eq!(
-                    auto(Some(l), c, p, m, THREAD_COST, over),
-                    by_cost(c, p, m, THREAD_COST, over)
+                    auto(
+                        Some(l),
+                        c,
+                        p,
+                        m,
+                        THREAD_COST,
+                        (over, crate::transport::cores())
+                    ),
+                    by_cost(c, p, m, THREAD_COST, over, crate::transport::cores())
                 );
             }
         }
@@ -430,7 +459,7 @@ mod tests {
                 8,
                 1 << 20,
                 THREAD_COST,
-                false
+                (false, crate::transport::cores())
             ),
             A::RecursiveHalving
         );

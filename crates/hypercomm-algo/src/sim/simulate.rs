@@ -1,0 +1,688 @@
+//! Schedule simulation: every participant's [`Schedule`] run on a
+//! [`Model`] in virtual time, without threads, one event per link a
+//! message crosses.
+//!
+//! A participant starts its first round at time 0. In a round it starts
+//! its Sends one after another, each when its send port is free (one port:
+//! when the message before it has left; all ports: when its start-up is
+//! done), and the round ends when its last Send has left and its last Recv
+//! has arrived, whichever is later; the next round starts then. Local ops
+//! (Reduce, Copy) take no time, as in seed 001. Messages are eager: one
+//! that arrives before its Recv's round waits in a mailbox, and the k-th
+//! message from q to r matches r's k-th Recv from q (FIFO per pair).
+//!
+//! The events are the link requests of [`Fabric`]: a message over l links
+//! costs l queue operations (plus one when its receiver's port is
+//! contended); arrivals and round ends are handled when they become known,
+//! since everything they start lies later. Requests at the same time are
+//! served in order of the message's sender, and a sender's in the order
+//! they were made.
+
+use super::fabric::{Fabric, Flight, Next};
+use super::network::Model;
+use super::pool::{Cop, Pool, PoolError};
+use super::queue::EventQueue;
+use crate::entry::{Entry, Params};
+use crate::schedule::Schedule;
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+
+/// Why a simulation failed: the schedules do not fit the machine or each
+/// other.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SimError {
+    /// More participants than the machine has endpoints.
+    TooFew {
+        /// Participants.
+        p: usize,
+        /// The machine's endpoints.
+        endpoints: usize,
+    },
+    /// A participant addresses one that does not exist.
+    NoPeer {
+        /// The participant.
+        me: usize,
+        /// The peer it names.
+        peer: usize,
+    },
+    /// A message too long for the simulator (2^32 − 1 elements at most).
+    TooLong {
+        /// The sender.
+        me: usize,
+        /// The length in elements.
+        len: usize,
+    },
+    /// A message's length differs from its Recv's.
+    Length {
+        /// Sender.
+        from: usize,
+        /// Receiver.
+        to: usize,
+        /// Elements sent.
+        sent: u32,
+        /// Elements the Recv expects.
+        expected: u32,
+    },
+    /// A message that no Recv takes.
+    Unreceived {
+        /// Sender.
+        from: usize,
+        /// Receiver.
+        to: usize,
+    },
+    /// Participants wait for messages that never come (or never leave).
+    Stuck {
+        /// How many never finished.
+        stuck: usize,
+        /// The first of them.
+        first: usize,
+        /// The peers it waits for.
+        waiting_for: Vec<usize>,
+    },
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::TooFew { p, endpoints } => write!(
+                f,
+                "{p} participants do not fit a machine of {endpoints} endpoints"
+            ),
+            SimError::NoPeer { me, peer } => {
+                write!(
+                    f,
+                    "participant {me} addresses participant {peer}, who does not exist"
+                )
+            }
+            SimError::TooLong { me, len } => write!(
+                f,
+                "participant {me} sends {len} elements; the simulator handles up to {}",
+                u32::MAX
+            ),
+            SimError::Length {
+                from,
+                to,
+                sent,
+                expected,
+            } => write!(
+                f,
+                "participant {from} sends {sent} elements to {to}, whose receive expects {expected}"
+            ),
+            SimError::Unreceived { from, to } => write!(
+                f,
+                "participant {from} sends a message to {to}, which has no receive left for it"
+            ),
+            SimError::Stuck {
+                stuck,
+                first,
+                waiting_for,
+            } => write!(
+                f,
+                "{stuck} participants never finish: participant {first} waits for {waiting_for:?}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+impl From<PoolError> for SimError {
+    fn from(e: PoolError) -> Self {
+        match e {
+            PoolError::TooLong { me, len } => SimError::TooLong { me, len },
+            PoolError::Peer { me, peer } => SimError::NoPeer { me, peer },
+        }
+    }
+}
+
+/// What a simulation found.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// When each participant finished its schedule.
+    pub finish: Vec<f64>,
+    /// Messages sent.
+    pub messages: u64,
+    /// Words sent (each message counted once).
+    pub words: f64,
+    /// Events handled (link requests and contended ports).
+    pub events: u64,
+    /// Distinct schedules kept (see the pool's module doc).
+    pub distinct_schedules: usize,
+    /// The network afterwards: per-link traffic ([`Fabric::traffic`]).
+    pub fabric: Fabric,
+}
+
+impl Outcome {
+    /// The time the last participant finished.
+    pub fn time(&self) -> f64 {
+        self.finish.iter().copied().fold(0.0, f64::max)
+    }
+}
+
+/// Event kinds (the top two bits of an event).
+const FIRST: u64 = 0;
+const HOP: u64 = 1 << 62;
+const PORT: u64 = 2 << 62;
+const ARRIVE: u64 = 3 << 62;
+const KIND: u64 = 3 << 62;
+const NO_SEND: u32 = u32::MAX;
+
+/// Node flags.
+const FINISHED: u32 = 1;
+const WIDE: u32 = 2;
+const MAIL: u32 = 4;
+
+/// A message past its first link (or contended at its receiver).
+#[derive(Debug, Clone, Copy)]
+struct Msg {
+    flight: Flight,
+    len: u32,
+}
+
+/// One participant's progress through its current round.
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    /// The round's latest time so far: its start, its messages' arrivals,
+    /// its send port's free times.
+    ready: f64,
+    /// Which Recvs of the round matched (bit i: op `pos + i`).
+    matched: u64,
+    /// Its kept schedule.
+    sched: u32,
+    /// The round's first op, and the op after its last.
+    pos: u32,
+    end: u32,
+    /// The Send being sent.
+    next_send: u32,
+    /// Sends and Recvs of the round not done yet.
+    pending: u32,
+    flags: u32,
+}
+
+/// The unmatched Recvs of a round too long for the bit mask, by peer.
+type Wide = HashMap<usize, VecDeque<usize>>;
+
+struct Sim<'a> {
+    fabric: Fabric,
+    pool: &'a Pool,
+    queue: EventQueue<u64>,
+    words_per_element: f64,
+    nodes: Vec<Node>,
+    finish: Vec<f64>,
+    /// Early messages (from, length, time), of nodes flagged MAIL.
+    mailbox: HashMap<usize, Vec<(u32, u32, f64)>>,
+    wide: HashMap<usize, Wide>,
+    done: usize,
+    msgs: Vec<Msg>,
+    free_msgs: Vec<u32>,
+    messages: u64,
+    words: f64,
+}
+
+impl Sim<'_> {
+    #[inline]
+    fn op(&self, v: usize, i: usize) -> Cop {
+        self.pool.op(self.nodes[v].sched, i)
+    }
+
+    /// Participant `v` starts the round at its `pos` at time `t` (and the
+    /// following ones while they end at once).
+    fn enter(&mut self, v: usize, mut t: f64) -> Result<(), SimError> {
+        loop {
+            let n = self.nodes[v];
+            let s = n.sched;
+            let mut i = n.pos as usize;
+            if i == self.pool.len(s) {
+                self.finish[v] = t;
+                self.nodes[v].flags |= FINISHED;
+                self.done += 1;
+                return Ok(());
+            }
+            let start = i;
+            let (mut pending, mut first_send, mut matched) = (0u32, NO_SEND, 0u64);
+            let mut ready = t;
+            let mut wide: Option<Wide> = None;
+            loop {
+                let c = self.pool.op(s, i);
+                if c.is_recv() {
+                    let from = self.pool.peer(s, c, v);
+                    let early = if n.flags & MAIL != 0 {
+                        self.take_early(v, from, c.len())?
+                    } else {
+                        None
+                    };
+                    if let Some(at) = early {
+                        ready = ready.max(at);
+                        if i - start < 64 {
+                            matched |= 1 << (i - start);
+                        }
+                    } else {
+                        pending += 1;
+                        if i - start >= 64 {
+                            wide.get_or_insert_with(Wide::new)
+                                .entry(from)
+                                .or_default()
+                                .push_back(i);
+                        }
+                    }
+                } else {
+                    pending += 1;
+                    if first_send == NO_SEND {
+                        first_send = i as u32;
+                    }
+                }
+                i += 1;
+                if c.ends_round() {
+                    break;
+                }
+            }
+            let node = &mut self.nodes[v];
+            if let Some(w) = wide {
+                node.flags |= WIDE;
+                self.wide.insert(v, w);
+            }
+            node.end = i as u32;
+            node.pending = pending;
+            node.ready = ready;
+            node.matched = matched;
+            node.next_send = NO_SEND;
+            if first_send != NO_SEND {
+                self.launch(v, first_send as usize, t);
+            }
+            let node = &mut self.nodes[v];
+            if node.pending > 0 {
+                return Ok(());
+            }
+            t = node.ready;
+            node.pos = node.end;
+            if node.flags & WIDE != 0 {
+                node.flags &= !WIDE;
+                self.wide.remove(&v);
+            }
+        }
+    }
+
+    /// An early message from `from` for a Recv of `len` elements, if one
+    /// waits in `v`'s mailbox: its arrival time.
+    fn take_early(&mut self, v: usize, from: usize, len: u32) -> Result<Option<f64>, SimError> {
+        let Some(mb) = self.mailbox.get_mut(&v) else {
+            return Ok(None);
+        };
+        let Some(k) = mb.iter().position(|e| e.0 as usize == from) else {
+            return Ok(None);
+        };
+        let (_, sent, at) = mb.remove(k);
+        if mb.is_empty() {
+            self.mailbox.remove(&v);
+            self.nodes[v].flags &= !MAIL;
+        }
+        if sent != len {
+            return Err(SimError::Length {
+                from,
+                to: v,
+                sent,
+                expected: len,
+            });
+        }
+        Ok(Some(at))
+    }
+
+    /// Start `v`'s Send at op `i` at time `t`; returns when the send port
+    /// is free again, if that is known now.
+    fn start_send(&mut self, v: usize, i: usize, t: f64) -> Option<f64> {
+        let c = self.op(v, i);
+        let to = self.pool.peer(self.nodes[v].sched, c, v);
+        let words = f64::from(c.len()) * self.words_per_element;
+        let flight = Flight::new(v, to, words);
+        self.messages += 1;
+        self.words += words;
+        let started = self.fabric.start(&flight, t);
+        match started.next {
+            Next::Hop(at) => self
+                .queue
+                .push(at, v as u64, FIRST | (v as u64) << 32 | i as u64),
+            Next::Arrive(at) => {
+                let id = self.keep(flight, c.len());
+                self.queue.push(at, v as u64, ARRIVE | u64::from(id));
+            }
+            Next::Port(_) => unreachable!("a start never reaches a port"),
+        }
+        started.free
+    }
+
+    /// Keep a message in flight; its id.
+    fn keep(&mut self, flight: Flight, len: u32) -> u32 {
+        let msg = Msg { flight, len };
+        match self.free_msgs.pop() {
+            Some(id) => {
+                self.msgs[id as usize] = msg;
+                id
+            }
+            None => {
+                self.msgs.push(msg);
+                (self.msgs.len() - 1) as u32
+            }
+        }
+    }
+
+    /// The Send of `v` after op `i` in its round, if any.
+    fn send_after(&self, v: usize, i: usize) -> Option<usize> {
+        let end = self.nodes[v].end as usize;
+        (i + 1..end).find(|&j| !self.op(v, j).is_recv())
+    }
+
+    /// Start `v`'s Sends from op `i` at time `t`, one after another while
+    /// their ports' free times are known now. Leaves ending the round to
+    /// the caller.
+    fn launch(&mut self, v: usize, mut i: usize, mut t: f64) {
+        self.nodes[v].next_send = i as u32;
+        while let Some(free) = self.start_send(v, i, t) {
+            let node = &mut self.nodes[v];
+            node.ready = node.ready.max(free);
+            node.pending -= 1;
+            match self.send_after(v, i) {
+                Some(j) => (i, t) = (j, free),
+                None => {
+                    self.nodes[v].next_send = NO_SEND;
+                    return;
+                }
+            }
+            self.nodes[v].next_send = i as u32;
+        }
+    }
+
+    /// `v`'s send port is free at `t` after its current Send (one port):
+    /// start the next one, or end the round.
+    fn sent(&mut self, v: usize, t: f64) -> Result<(), SimError> {
+        let node = &mut self.nodes[v];
+        node.ready = node.ready.max(t);
+        node.pending -= 1;
+        let current = node.next_send as usize;
+        match self.send_after(v, current) {
+            Some(j) => self.launch(v, j, t),
+            None => self.nodes[v].next_send = NO_SEND,
+        }
+        self.round_progress(v)
+    }
+
+    #[inline]
+    fn round_progress(&mut self, v: usize) -> Result<(), SimError> {
+        let node = &mut self.nodes[v];
+        if node.pending == 0 {
+            node.pos = node.end;
+            if node.flags & WIDE != 0 {
+                node.flags &= !WIDE;
+                self.wide.remove(&v);
+            }
+            return self.enter(v, self.nodes[v].ready);
+        }
+        Ok(())
+    }
+
+    /// A message of `len` elements from `from` arrived whole at `v` at `t`.
+    fn arrived(&mut self, v: usize, from: usize, len: u32, t: f64) -> Result<(), SimError> {
+        let n = self.nodes[v];
+        let s = n.sched;
+        let (start, end) = (n.pos as usize, n.end as usize);
+        let mut hit = None;
+        if n.flags & FINISHED == 0 {
+            // The earliest unmatched Recv from `from`: among the round's
+            // first 64 ops, else in the index of a longer round.
+            let last = end.min(start + 64);
+            hit = (start..last).find(|&i| {
+                let c = self.pool.op(s, i);
+                c.is_recv()
+                    && n.matched & (1 << (i - start)) == 0
+                    && self.pool.peer(s, c, v) == from
+            });
+            if hit.is_none() && n.flags & WIDE != 0 {
+                if let Some(w) = self.wide.get_mut(&v) {
+                    hit = w.get_mut(&from).and_then(|q| q.pop_front());
+                }
+            }
+        }
+        let Some(i) = hit else {
+            self.nodes[v].flags |= MAIL;
+            self.mailbox
+                .entry(v)
+                .or_default()
+                .push((from as u32, len, t));
+            return Ok(());
+        };
+        let expected = self.pool.op(s, i).len();
+        if expected != len {
+            return Err(SimError::Length {
+                from,
+                to: v,
+                sent: len,
+                expected,
+            });
+        }
+        let node = &mut self.nodes[v];
+        if i - start < 64 {
+            node.matched |= 1 << (i - start);
+        }
+        node.ready = node.ready.max(t);
+        node.pending -= 1;
+        self.round_progress(v)
+    }
+
+    /// What happens after a hop of `flight` (`len` elements; `id` its kept
+    /// copy, if any).
+    fn after_hop(
+        &mut self,
+        flight: Flight,
+        len: u32,
+        id: Option<u32>,
+        next: Next,
+    ) -> Result<(), SimError> {
+        let arrive = |sim: &mut Self, t: f64| {
+            if let Some(id) = id {
+                sim.free_msgs.push(id);
+            }
+            sim.arrived(flight.dst as usize, flight.src as usize, len, t)
+        };
+        match next {
+            Next::Arrive(at) => arrive(self, at),
+            Next::Hop(at) | Next::Port(at) => {
+                let id = match id {
+                    Some(id) => {
+                        self.msgs[id as usize].flight = flight;
+                        id
+                    }
+                    None => self.keep(flight, len),
+                };
+                let kind = if matches!(next, Next::Hop(_)) {
+                    HOP
+                } else {
+                    PORT
+                };
+                self.queue
+                    .push(at, u64::from(flight.src), kind | u64::from(id));
+                Ok(())
+            }
+        }
+    }
+
+    fn run(&mut self) -> Result<u64, SimError> {
+        let mut events = 0u64;
+        while let Some((now, _, ev)) = self.queue.pop() {
+            events += 1;
+            match ev & KIND {
+                FIRST => {
+                    let (v, i) = ((ev >> 32) as usize, ev as u32 as usize);
+                    let c = self.op(v, i);
+                    let to = self.pool.peer(self.nodes[v].sched, c, v);
+                    let words = f64::from(c.len()) * self.words_per_element;
+                    let mut f = Flight::new(v, to, words);
+                    let h = self.fabric.hop(&mut f, now);
+                    if let Some(free) = h.free {
+                        self.sent(v, free)?;
+                    }
+                    self.after_hop(f, c.len(), None, h.next)?;
+                }
+                HOP => {
+                    let id = (ev & !KIND) as u32;
+                    let Msg { mut flight, len } = self.msgs[id as usize];
+                    let h = self.fabric.hop(&mut flight, now);
+                    self.after_hop(flight, len, Some(id), h.next)?;
+                }
+                PORT => {
+                    let id = (ev & !KIND) as u32;
+                    let Msg { flight, len } = self.msgs[id as usize];
+                    let at = self.fabric.port(&flight, now);
+                    self.free_msgs.push(id);
+                    self.arrived(flight.dst as usize, flight.src as usize, len, at)?;
+                }
+                _ => {
+                    let id = (ev & !KIND) as u32;
+                    let Msg { flight, len } = self.msgs[id as usize];
+                    self.free_msgs.push(id);
+                    self.arrived(flight.dst as usize, flight.src as usize, len, now)?;
+                }
+            }
+        }
+        Ok(events)
+    }
+}
+
+/// Simulate `p` participants, participant `me` running `gen(me)`, on
+/// `model` (participant i on endpoint i), each element `words_per_element`
+/// words long. Errors: more participants than endpoints, schedules that
+/// address a participant that does not exist, disagree on a message's
+/// length or never finish.
+pub fn simulate(
+    model: &Model,
+    p: usize,
+    gen: &mut dyn FnMut(usize) -> Schedule,
+    words_per_element: f64,
+) -> Result<Outcome, SimError> {
+    if p > model.endpoints() {
+        return Err(SimError::TooFew {
+            p,
+            endpoints: model.endpoints(),
+        });
+    }
+    let mut pool = Pool::new(p);
+    let mut sched = Vec::with_capacity(p);
+    for me in 0..p {
+        sched.push(pool.add(me, &gen(me))?);
+    }
+    let mut sim = Sim {
+        fabric: Fabric::new(model),
+        pool: &pool,
+        queue: EventQueue::new(),
+        words_per_element,
+        nodes: sched
+            .iter()
+            .map(|&sched| Node {
+                ready: 0.0,
+                matched: 0,
+                sched,
+                pos: 0,
+                end: 0,
+                next_send: NO_SEND,
+                pending: 0,
+                flags: 0,
+            })
+            .collect(),
+        finish: vec![f64::NAN; p],
+        mailbox: HashMap::new(),
+        wide: HashMap::new(),
+        done: 0,
+        msgs: Vec::new(),
+        free_msgs: Vec::new(),
+        messages: 0,
+        words: 0.0,
+    };
+    drop(sched);
+    for v in 0..p {
+        sim.enter(v, 0.0)?;
+    }
+    let events = sim.run()?;
+    if sim.done < p {
+        let first = (0..p)
+            .find(|&v| sim.finish[v].is_nan())
+            .expect("one is stuck");
+        let n = sim.nodes[first];
+        let (start, end) = (n.pos as usize, n.end as usize);
+        let waiting_for = (start..end)
+            .filter(|&i| {
+                let c = sim.op(first, i);
+                c.is_recv() && (i - start >= 64 || n.matched & (1 << (i - start)) == 0)
+            })
+            .map(|i| pool.peer(n.sched, sim.op(first, i), first))
+            .collect();
+        return Err(SimError::Stuck {
+            stuck: p - sim.done,
+            first,
+            waiting_for,
+        });
+    }
+    if let Some(to) = sim.mailbox.keys().min() {
+        return Err(SimError::Unreceived {
+            from: sim.mailbox[to][0].0 as usize,
+            to: *to,
+        });
+    }
+    Ok(Outcome {
+        finish: sim.finish,
+        messages: sim.messages,
+        words: sim.words,
+        events,
+        distinct_schedules: pool.distinct(),
+        fabric: sim.fabric,
+    })
+}
+
+/// Simulate a registered algorithm: `entry`'s schedules for `params` with
+/// `me` set to each participant `0..params.p`.
+pub fn simulate_entry(
+    model: &Model,
+    entry: &Entry,
+    params: &Params<'_>,
+    words_per_element: f64,
+) -> Result<Outcome, SimError> {
+    simulate(
+        model,
+        params.p,
+        &mut |me| entry.generate(&Params { me, ..*params }),
+        words_per_element,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::{Costs, Network, Routing};
+
+    #[test]
+    fn smoke() {
+        let c = Costs {
+            ts: 100.0,
+            tw: 3.0,
+            th: 7.0,
+        };
+        let m = Model::new(Network::Hypercube, 8, c).unwrap();
+        let o = simulate(&m, 8, &mut |me| crate::bcast_binomial(me, 8, 0, 10), 1.0).unwrap();
+        assert_eq!(o.time(), 3.0 * (100.0 + 30.0 + 7.0));
+        let o = simulate(
+            &m,
+            8,
+            &mut |me| crate::allreduce_recursive_doubling(me, 8, 10),
+            1.0,
+        )
+        .unwrap();
+        assert_eq!(o.time(), 3.0 * (100.0 + 30.0 + 7.0));
+        let mut r = Model::new(Network::Ring, 8, c).unwrap();
+        r.routing = Routing::CutThrough;
+        let o = simulate(
+            &r,
+            8,
+            &mut |me| crate::bcast_recursive_doubling(me, 8, 0, 10),
+            1.0,
+        )
+        .unwrap();
+        assert_eq!(o.time(), 3.0 * 130.0 + 7.0 * 7.0);
+    }
+}

@@ -1,0 +1,382 @@
+//! `hypercomm sim`: predict on a simulated machine (SPEC.md section 8).
+//!
+//! * `hypercomm sim <op> -p P [model options]`: simulate one collective
+//!   (the seed's algorithm for the network and routing, or `--algorithm`)
+//!   on P nodes and print its time, in the unit of ts, tw and th; with
+//!   seed 001's closed form beside it when there is one.
+//! * `hypercomm sim run [-p P] [model options] PROGRAM [ARGS…]`: run a
+//!   hypercomm program (one that starts its ranks with `hypercomm::run`)
+//!   on virtual nodes, by `HYPERCOMM_SIM`; print its virtual end time.
+//! * `hypercomm sim calibrate --transport thread|shm`: measure ts and tw
+//!   of a real transport by ping-pong and a least-squares fit.
+//!
+//! Not done yet: `sim run` of programs that start processes (`init`);
+//! more than one collective per prediction (use the library's
+//! `hypercomm::sim::simulate` with `Schedule::then`).
+
+use clap::{Args, ValueEnum};
+use hypercomm::collective::registry;
+use hypercomm::sim::{
+    check_algorithm, closed_form, seed_algorithm, simulate, Call, Compute, Config, Costs, Model,
+    Network, Ports, Routing,
+};
+use hypercomm::{Algorithm, Collective, TransportKind};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// What `hypercomm sim` does: an operation to predict, `run` or
+/// `calibrate`.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+enum Op {
+    /// One-to-all broadcast of M words.
+    Bcast,
+    /// Single-node accumulation (reduce) of M words to node 0.
+    Reduce,
+    /// All-to-all broadcast: every node's M words to every node.
+    Allgather,
+    /// Prefix sums of M words.
+    Scan,
+    /// Allreduce of M words.
+    Allreduce,
+    /// All-to-all personalised: M words from every node to every node.
+    Alltoall,
+    /// Barrier.
+    Barrier,
+    /// Gather of M words from every node to node 0.
+    Gather,
+    /// Scatter of M words to every node from node 0.
+    Scatter,
+    /// Run PROGRAM on virtual nodes.
+    Run,
+    /// Measure ts and tw of a real transport (--transport).
+    Calibrate,
+}
+
+/// The network, as `--topology` names it.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+enum Topo {
+    /// A hypercube of 2^d nodes (e-cube routing).
+    Hypercube,
+    /// A ring (the shorter way round).
+    Ring,
+    /// A 2-D mesh without wrap-around (XY routing; rows × columns as
+    /// MPI_Dims_create, row-major).
+    Mesh,
+    /// A 2-D mesh with wrap-around (a torus).
+    MeshWrap,
+    /// Fully connected.
+    Full,
+}
+
+impl Topo {
+    fn network(self) -> Network {
+        match self {
+            Topo::Hypercube => Network::Hypercube,
+            Topo::Ring => Network::Ring,
+            Topo::Mesh => Network::Mesh,
+            Topo::MeshWrap => Network::MeshWrap,
+            Topo::Full => Network::Full,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+enum Rt {
+    /// Store-and-forward: a hop costs th + tw·m.
+    Sf,
+    /// Cut-through: th per hop, tw·m once.
+    Ct,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+enum PortModel {
+    /// One send and one receive at a time per node (seed 001).
+    One,
+    /// All links at once.
+    All,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+enum Format {
+    /// Sentences.
+    Text,
+    /// One line: op, topology, routing, p, words, time (tab-separated).
+    Tsv,
+}
+
+/// Options of `hypercomm sim`.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  hypercomm sim bcast --topology hypercube -p 1024 --words 64 --ts 100 --tw 1 --th 5
+  hypercomm sim allgather --topology mesh-wrap -p 4096 --words 8 --routing ct --format tsv
+  hypercomm sim run -p 1024 --topology hypercube --trace run.html target/release/examples/kumar_matvec 1024 64
+  hypercomm sim calibrate --transport shm
+
+Times are plain numbers in any one unit (seconds for `run`); the result is in the same unit.")]
+pub(crate) struct SimArgs {
+    /// What to do: an operation to predict, `run` a program, or `calibrate`.
+    #[arg(value_enum)]
+    op: Op,
+    /// The network.
+    #[arg(long, value_enum, default_value = "hypercube")]
+    topology: Topo,
+    /// Nodes of the machine (a power of two for a hypercube). `run`: the
+    /// machine's size (default: one node per rank of the program).
+    #[arg(short = 'p', long = "nodes")]
+    nodes: Option<usize>,
+    /// Message length M in words (per node for allgather, gather, scatter;
+    /// per block for alltoall).
+    #[arg(long, default_value_t = 1)]
+    words: usize,
+    /// Start-up time of a message.
+    #[arg(long, default_value_t = 1e-6, allow_negative_numbers = true)]
+    ts: f64,
+    /// Time per word on every link a message crosses.
+    #[arg(long, default_value_t = 1e-9, allow_negative_numbers = true)]
+    tw: f64,
+    /// Time per hop (the header's, with cut-through routing).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    th: f64,
+    /// Routing: store-and-forward or cut-through.
+    #[arg(long, value_enum, default_value = "sf")]
+    routing: Rt,
+    /// One port per node (seed 001) or all ports.
+    #[arg(long, value_enum, default_value = "one")]
+    ports: PortModel,
+    /// Links carry any number of messages at once (no contention).
+    #[arg(long)]
+    no_contention: bool,
+    /// The algorithm (a registered name of the operation's family; default
+    /// or `auto`: seed 001's for the network and routing).
+    #[arg(long)]
+    algorithm: Option<String>,
+    /// Pipelined algorithms: elements per segment (default: the whole
+    /// message, as in seed 001).
+    #[arg(long)]
+    segment: Option<usize>,
+    /// Output format of a prediction.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// `run`: trace the program in virtual time to FILE (PICL verbose; HTML
+    /// for *.html, Chrome JSON for *.json).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// `run`: what computation between calls costs: zero, or cpu[:FACTOR]
+    /// (measured CPU time times FACTOR).
+    #[arg(long, default_value = "zero")]
+    compute: String,
+    /// `run`: bytes per word.
+    #[arg(long, default_value_t = 8.0)]
+    word_bytes: f64,
+    /// `calibrate`: the transport to measure.
+    #[arg(long, value_enum, default_value = "thread")]
+    transport: TransportKind,
+    /// `run`: the program and its arguments.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "PROGRAM"
+    )]
+    program: Vec<String>,
+}
+
+/// The operation's collective.
+fn collective(op: Op) -> Option<Collective> {
+    Some(match op {
+        Op::Bcast => Collective::Bcast,
+        Op::Reduce => Collective::Reduce,
+        Op::Allgather => Collective::Allgather,
+        Op::Scan => Collective::Scan,
+        Op::Allreduce => Collective::Allreduce,
+        Op::Alltoall => Collective::Alltoall,
+        Op::Barrier => Collective::Barrier,
+        Op::Gather => Collective::Gather,
+        Op::Scatter => Collective::Scatter,
+        Op::Run | Op::Calibrate => return None,
+    })
+}
+
+impl SimArgs {
+    fn costs(&self) -> Costs {
+        Costs {
+            ts: self.ts,
+            tw: self.tw,
+            th: self.th,
+        }
+    }
+
+    fn routing(&self) -> Routing {
+        match self.routing {
+            Rt::Sf => Routing::StoreAndForward,
+            Rt::Ct => Routing::CutThrough,
+        }
+    }
+
+    fn ports(&self) -> Ports {
+        match self.ports {
+            PortModel::One => Ports::One,
+            PortModel::All => Ports::All,
+        }
+    }
+}
+
+pub(crate) fn main(a: SimArgs) -> Result<ExitCode, String> {
+    if a.op != Op::Run && !a.program.is_empty() {
+        return Err(format!(
+            "unexpected arguments {:?}: only `sim run` takes a program",
+            a.program
+        ));
+    }
+    match a.op {
+        Op::Run => run(&a),
+        Op::Calibrate => crate::calibrate::main(a.transport).map(|()| ExitCode::SUCCESS),
+        op => {
+            let c = collective(op).expect("an operation");
+            predict(&a, c).map(|()| ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Simulate one collective and print its time.
+fn predict(a: &SimArgs, c: Collective) -> Result<(), String> {
+    let p = a
+        .nodes
+        .ok_or("-p P (the number of nodes) is required for a prediction")?;
+    let network = a.topology.network();
+    let mut model = Model::new(network, p, a.costs()).map_err(|e| e.to_string())?;
+    model.routing = a.routing();
+    model.ports = a.ports();
+    model.contention = !a.no_contention;
+    let alg = match a.algorithm.as_deref().filter(|n| *n != "auto") {
+        Some(name) => {
+            let alg: Algorithm = name.parse().map_err(|e| format!("--algorithm: {e}"))?;
+            check_algorithm(c, alg).map_err(|e| format!("--algorithm: {e}"))?;
+            alg
+        }
+        None => seed_algorithm(c, network, model.routing)
+            .ok_or_else(|| format!("no algorithm for {c} on a {network}"))?,
+    };
+    let entry = registry::find(c, alg).expect("checked");
+    let mut call = Call::new(p, a.words);
+    call.segment = a.segment;
+    let started = Instant::now();
+    let out = simulate(&model, p, &mut |me| entry.generate(&call.params(me)), 1.0)
+        .map_err(|e| format!("{c} with {alg}: {e}"))?;
+    let wall = started.elapsed();
+    let time = out.time();
+    match a.format {
+        Format::Tsv => println!(
+            "{}\t{}\t{}\t{p}\t{}\t{time}",
+            c.name(),
+            network,
+            model.routing.name(),
+            a.words
+        ),
+        Format::Text => {
+            println!(
+                "{} of {} words on a {p}-node {network} ({} routing, {} port{}{}), algorithm {alg}",
+                c.name(),
+                a.words,
+                model.routing.name(),
+                model.ports.name(),
+                if model.ports == Ports::One { "" } else { "s" },
+                if model.contention {
+                    ""
+                } else {
+                    ", no contention"
+                }
+            );
+            println!("  predicted time: {time}");
+            if let Some(f) = closed_form(c, network, model.routing) {
+                let seeds = a.algorithm.as_deref().is_none_or(|n| n == "auto");
+                if (f.holds)(p) && seeds && a.segment.is_none() {
+                    let want = (f.time)(p, a.words as f64, model.costs);
+                    println!("  seed 001 closed form: {} = {want}", f.text);
+                }
+            }
+            println!(
+                "  {} messages, {} words sent; simulated in {:.3} s ({} events)",
+                out.messages,
+                out.words,
+                wall.as_secs_f64(),
+                out.events
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Run a program on the simulator and print its virtual end time.
+fn run(a: &SimArgs) -> Result<ExitCode, String> {
+    let (prog, args) = a
+        .program
+        .split_first()
+        .ok_or("sim run needs a PROGRAM (and its arguments)")?;
+    let compute = match a.compute.split_once(':') {
+        None if a.compute == "zero" => Compute::Zero,
+        None if a.compute == "cpu" => Compute::Cpu(1.0),
+        Some(("cpu", f)) => Compute::Cpu(
+            f.parse()
+                .map_err(|_| format!("--compute {}: {f:?} is not a factor", a.compute))?,
+        ),
+        _ => return Err(format!("--compute {}: use zero or cpu[:FACTOR]", a.compute)),
+    };
+    let config = Config {
+        network: a.topology.network(),
+        nodes: a.nodes,
+        routing: a.routing(),
+        ports: a.ports(),
+        costs: a.costs(),
+        contention: !a.no_contention,
+        word_bytes: a.word_bytes,
+        compute,
+    };
+    // The machine must make sense for some job: check what can be checked
+    // before starting the program.
+    if let Some(p) = a.nodes {
+        config.model(p).map_err(|e| e.to_string())?;
+    }
+    let report = std::env::temp_dir().join(format!("hypercomm-sim-{}.report", std::process::id()));
+    let _ = std::fs::remove_file(&report);
+    let mut cmd = std::process::Command::new(prog);
+    cmd.args(args)
+        .env(hypercomm::sim::ENV, config.to_string())
+        .env(hypercomm::sim::REPORT_ENV, &report);
+    if let Some(t) = &a.trace {
+        let spec = match t.extension().and_then(|e| e.to_str()) {
+            Some("html") => format!("{}:html", t.display()),
+            Some("json") => format!("{}:chrome", t.display()),
+            _ => t.display().to_string(),
+        };
+        cmd.env("HYPERCOMM_TRACE", spec);
+    }
+    let status = cmd
+        .status()
+        .map_err(|e| format!("could not start {prog:?}: {e}"))?;
+    let lines = std::fs::read_to_string(&report).unwrap_or_default();
+    let _ = std::fs::remove_file(&report);
+    if lines.is_empty() {
+        eprintln!("hypercomm sim run: {prog} ran no simulated job (does it start its ranks with hypercomm::run?)");
+    }
+    for l in lines.lines() {
+        // end=T ranks=N messages=K words=W
+        let field = |k: &str| {
+            l.split_whitespace()
+                .find_map(|f| f.strip_prefix(k).and_then(|v| v.strip_prefix('=')))
+                .unwrap_or("?")
+        };
+        eprintln!(
+            "hypercomm sim run: virtual time {} s on {} ranks of a {} ({} messages, {} words)",
+            field("end"),
+            field("ranks"),
+            config.network,
+            field("messages"),
+            field("words")
+        );
+    }
+    Ok(ExitCode::from(
+        status.code().unwrap_or(1).clamp(0, 255) as u8
+    ))
+}

@@ -1,0 +1,233 @@
+//! `hypercomm sim`: its help documents every option, its tsv line is the
+//! documented columns with the time last (and equal to seed 001's closed
+//! form for the seed's algorithm), and bad parameters are errors that say
+//! what is wrong.
+
+use std::process::{Command, Output};
+
+fn sim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hypercomm"))
+        .arg("sim")
+        .args(args)
+        .env_remove("HYPERCOMM_SIM")
+        .output()
+        .expect("hypercomm runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn help_documents_every_option() {
+    let o = sim(&["--help"]);
+    assert!(o.status.success());
+    let h = stdout(&o);
+    for opt in [
+        "--topology",
+        "-p, --nodes",
+        "--words",
+        "--ts",
+        "--tw",
+        "--th",
+        "--routing",
+        "--ports",
+        "--no-contention",
+        "--algorithm",
+        "--segment",
+        "--format",
+        "--trace",
+        "--compute",
+        "--word-bytes",
+        "--transport",
+        "[PROGRAM]",
+    ] {
+        assert!(h.contains(opt), "--help lacks {opt}:\n{h}");
+    }
+    for value in [
+        "bcast",
+        "reduce",
+        "allgather",
+        "scan",
+        "allreduce",
+        "alltoall",
+        "barrier",
+        "gather",
+        "scatter",
+        "run",
+        "calibrate",
+        "hypercube",
+        "mesh-wrap",
+        "full",
+        "sf",
+        "ct",
+        "tsv",
+    ] {
+        assert!(
+            h.contains(&format!("- {value}")),
+            "--help lacks the value {value}"
+        );
+    }
+    // Every option has a sentence of its own.
+    for line in h.lines().filter(|l| l.trim_start().starts_with("--")) {
+        let i = h.find(line).expect("the line");
+        let next = h[i + line.len()..].lines().nth(1).unwrap_or("");
+        assert!(!next.trim().is_empty(), "{line} has no description");
+    }
+}
+
+#[test]
+fn tsv_is_one_line_with_the_time_last() {
+    // Hypercube broadcast: (ts + tw·m + th)·log p = (100 + 3·4 + 7)·4.
+    let o = sim(&[
+        "bcast",
+        "--topology",
+        "hypercube",
+        "-p",
+        "16",
+        "--words",
+        "4",
+        "--ts",
+        "100",
+        "--tw",
+        "3",
+        "--th",
+        "7",
+        "--format",
+        "tsv",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "bcast\thypercube\tsf\t16\t4\t476\n");
+    // Mesh all-to-all broadcast with cut-through routing:
+    // 2·(ts + th)·(√p − 1) + tw·m·(p − 1) = 2·107·3 + 3·2·15.
+    let o = sim(&[
+        "allgather",
+        "--topology",
+        "mesh-wrap",
+        "-p",
+        "16",
+        "--words",
+        "2",
+        "--ts",
+        "100",
+        "--tw",
+        "3",
+        "--th",
+        "7",
+        "--routing",
+        "ct",
+        "--format",
+        "tsv",
+    ]);
+    assert_eq!(stdout(&o), "allgather\tmesh-wrap\tct\t16\t2\t732\n");
+    // Every operation on every network gives a line of six fields.
+    for op in [
+        "bcast",
+        "reduce",
+        "allgather",
+        "scan",
+        "allreduce",
+        "alltoall",
+        "barrier",
+        "gather",
+        "scatter",
+    ] {
+        for topo in ["hypercube", "ring", "mesh", "mesh-wrap", "full"] {
+            let o = sim(&[op, "--topology", topo, "-p", "16", "--format", "tsv"]);
+            assert!(o.status.success(), "{op} {topo}: {}", stderr(&o));
+            let line = stdout(&o);
+            let f: Vec<&str> = line.trim_end().split('\t').collect();
+            assert_eq!(f[..5], [op, topo, "sf", "16", "1"], "{line}");
+            assert!(f[5].parse::<f64>().unwrap() > 0.0, "{line}");
+        }
+    }
+}
+
+#[test]
+fn text_output_names_the_algorithm_and_the_closed_form() {
+    let o = sim(&[
+        "reduce",
+        "--topology",
+        "ring",
+        "-p",
+        "8",
+        "--words",
+        "10",
+        "--ts",
+        "20",
+        "--tw",
+        "1",
+    ]);
+    let out = stdout(&o);
+    assert!(out.contains("algorithm biring"), "{out}");
+    assert!(out.contains("predicted time: 120"), "{out}");
+    assert!(
+        out.contains("closed form: ⌈p/2⌉·(ts + tw·m + th) = 120"),
+        "{out}"
+    );
+}
+
+#[test]
+fn bad_parameters_are_clear_errors() {
+    let err = |args: &[&str], want: &str| {
+        let o = sim(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stdout(&o));
+        let e = stderr(&o);
+        assert!(e.contains(want), "{args:?}: {e}");
+    };
+    err(
+        &["bcast", "--topology", "hypercube", "-p", "12"],
+        "a hypercube has 2^d nodes; p = 12 is not a power of two (nearest: 8 or 16)",
+    );
+    err(&["bcast", "-p", "8", "--ts", "-1"], "ts = -1 is not a time");
+    err(
+        &["bcast", "-p", "8", "--th", "NaN"],
+        "th = NaN is not a time",
+    );
+    err(
+        &["bcast", "-p", "8", "--algorithm", "fastest"],
+        "unknown algorithm \"fastest\"",
+    );
+    err(
+        &["reduce", "-p", "8", "--algorithm", "pairwise"],
+        "reduce has no algorithm pairwise; its algorithms are binomial",
+    );
+    err(&["bcast"], "-p P (the number of nodes) is required");
+    err(&["bcast", "-p", "0"], "at least one node (p = 0)");
+    err(
+        &["bcast", "-p", "8", "extra"],
+        "only `sim run` takes a program",
+    );
+    err(&["run"], "sim run needs a PROGRAM");
+    err(&["run", "--compute", "gpu", "true"], "--compute gpu");
+    err(
+        &["run", "-p", "12", "--topology", "hypercube", "true"],
+        "p = 12 is not a power of two",
+    );
+    err(&["calibrate", "--transport", "sim"], "not the simulator");
+    // clap's own errors are clear too.
+    let o = sim(&["bcast", "-p", "8", "--topology", "torus"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("invalid value 'torus'"),
+        "{}",
+        stderr(&o)
+    );
+    let o = sim(&["teleport", "-p", "8"]);
+    assert!(stderr(&o).contains("invalid value 'teleport'"));
+}
+
+#[test]
+fn run_says_when_a_program_simulated_nothing() {
+    let o = sim(&["run", "-p", "4", "true"]);
+    assert!(o.status.success());
+    assert!(
+        stderr(&o).contains("ran no simulated job"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -1,0 +1,408 @@
+//! The job's one virtual clock: the event queue, the network's state, the
+//! ranks' mailboxes, and the turn that lets one rank run at a time.
+//!
+//! Ranks are threads, but only the rank whose turn it is runs; the others
+//! are parked. A rank gives up its turn when it must wait in virtual time —
+//! for its send port after a send, for a message, for declared or measured
+//! computation — by handling events in time order until one hands the turn
+//! to some rank (a `Resume`). Arrivals are events too, so a rank sees
+//! exactly the frames that arrived by its virtual time, and a rank that
+//! waits for a message gets it at once in real time: nothing sleeps while
+//! virtual time passes. Events at the same time go in order of the rank
+//! they concern (the sender of a message), as in schedule simulation.
+
+use super::config::Config;
+use crate::transport::{Frame, PeerState};
+use hypercomm_algo::sim::{EventQueue, Fabric, Flight, Model, Next};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::thread::Thread;
+use std::time::Duration;
+
+/// An event of the job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Ev {
+    /// The rank runs again.
+    Resume(u32),
+    /// Message `id`'s header asks for its next link.
+    Hop(u32),
+    /// Message `id`'s header reached its receiver's port.
+    Port(u32),
+    /// Message `id` arrived whole.
+    Deliver(u32),
+}
+
+/// Nobody's turn.
+pub(super) const NOBODY: usize = usize::MAX;
+
+/// The tie key of a polling rank's resumption: after everything else at
+/// its time, and it wakes no other poller.
+const POLL: u64 = u64::MAX;
+
+/// A frame on its way.
+struct InFlight {
+    flight: Flight,
+    frame: Frame,
+    seq: u64,
+}
+
+/// Frames between one ordered pair: sent and delivered so far, and those
+/// that arrived ahead of an earlier one (delivered in order).
+#[derive(Default)]
+struct Pair {
+    sent: u64,
+    delivered: u64,
+    held: BTreeMap<u64, Frame>,
+}
+
+/// One rank as the clock sees it.
+pub(super) struct RankState {
+    /// What the others see: a rank that left stays alive to them until its
+    /// last frame has arrived (as a real one whose frames are on the way).
+    pub(super) state: PeerState,
+    /// Its thread left the job (`close`), with this outcome to show once
+    /// its frames have arrived.
+    pub(super) gone: bool,
+    pub(super) leaving: Option<PeerState>,
+    /// Its frames still on the way.
+    pub(super) in_flight: u32,
+    pub(super) inbox: VecDeque<Frame>,
+    /// Blocked in `wait` until a frame or a peer's news comes.
+    pub(super) waiting: bool,
+    /// A `Resume` for it is queued.
+    resume_queued: bool,
+    /// Blocked in `send` until its port is free (one port).
+    sending: bool,
+    pub(super) thread: Option<Thread>,
+    pub(super) waiting_for: Option<String>,
+    /// Its virtual time when it left the job.
+    pub(super) end: Option<f64>,
+}
+
+/// Everything behind the job's lock.
+pub(super) struct World {
+    pub(super) queue: EventQueue<Ev>,
+    fabric: Fabric,
+    flights: Vec<Option<InFlight>>,
+    free_ids: Vec<u32>,
+    pairs: HashMap<(u32, u32), Pair>,
+    pub(super) ranks: Vec<RankState>,
+    /// Endpoints built (the job starts when all are).
+    pub(super) built: usize,
+    pub(super) aborted: Option<(usize, String)>,
+    /// Ranks that polled with nothing there: they run again after the next
+    /// event (at its time, after everything else at that time).
+    pollers: Vec<usize>,
+    pub(super) messages: u64,
+    pub(super) words: f64,
+}
+
+/// What is read without the lock: the virtual time and who is seen alive.
+pub(super) struct Visible {
+    /// The virtual time, in nanoseconds (for trace clocks).
+    now_ns: AtomicI64,
+    /// Per endpoint: the others still see it alive (the engine asks on
+    /// every wait, about every member for a wildcard).
+    pub(super) alive: Box<[AtomicBool]>,
+}
+
+/// The shared state of a simulated job.
+pub struct Job {
+    pub(super) config: Config,
+    pub(super) model: Model,
+    pub(super) world: Mutex<World>,
+    /// Whose turn it is ([`NOBODY`]: nobody's).
+    turn: AtomicUsize,
+    pub(super) visible: Visible,
+}
+
+pub(super) fn lock(m: &Mutex<World>) -> MutexGuard<'_, World> {
+    // A panic while the world is held leaves it as it was between events.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl World {
+    fn now(&self) -> f64 {
+        self.queue.now()
+    }
+
+    /// Queue `r`'s resumption at `t` (once).
+    pub(super) fn resume(&mut self, r: usize, t: f64) {
+        let rk = &mut self.ranks[r];
+        if !rk.resume_queued {
+            rk.resume_queued = true;
+            self.queue.push(t, r as u64, Ev::Resume(r as u32));
+        }
+    }
+
+    /// Rank `r` polled and found nothing: it runs again after the next
+    /// event, whenever that is. Returns false when nothing is queued (then
+    /// nothing but the rank itself can change anything: it polls on).
+    pub(super) fn poll_later(&mut self, r: usize) -> bool {
+        if self.queue.is_empty() {
+            return false;
+        }
+        self.pollers.push(r);
+        true
+    }
+
+    /// Resume the ranks that polled, after everything else at `t` (an event
+    /// has happened that they may see).
+    fn wake_pollers(&mut self, t: f64) {
+        for r in std::mem::take(&mut self.pollers) {
+            let rk = &mut self.ranks[r];
+            if !rk.resume_queued {
+                rk.resume_queued = true;
+                self.queue.push(t, POLL, Ev::Resume(r as u32));
+            }
+        }
+    }
+
+    /// Resume every rank that waits (a peer's state changed).
+    pub(super) fn wake_waiting(&mut self) {
+        let now = self.now();
+        for r in 0..self.ranks.len() {
+            if self.ranks[r].waiting {
+                self.resume(r, now);
+            }
+        }
+    }
+
+    /// Rank `me` sends `frame` of `bytes` bytes at the current time. Returns
+    /// whether `me` must wait for its port (it is resumed when free).
+    pub(super) fn send(&mut self, me: usize, frame: Frame, words: f64, holder: bool) -> bool {
+        let dst = frame.header.dst as usize;
+        let pair = self.pairs.entry((me as u32, dst as u32)).or_default();
+        let seq = pair.sent;
+        pair.sent += 1;
+        self.messages += 1;
+        self.words += words;
+        self.ranks[me].in_flight += 1;
+        let flight = Flight::new(me, dst, words);
+        let started = self.fabric.start(&flight, self.now());
+        let id = match self.free_ids.pop() {
+            Some(id) => id,
+            None => {
+                self.flights.push(None);
+                (self.flights.len() - 1) as u32
+            }
+        };
+        self.flights[id as usize] = Some(InFlight { flight, frame, seq });
+        match started.next {
+            Next::Hop(t) => self.queue.push(t, me as u64, Ev::Hop(id)),
+            Next::Arrive(t) => self.queue.push(t, me as u64, Ev::Deliver(id)),
+            Next::Port(_) => unreachable!("a start never reaches a port"),
+        }
+        if !holder {
+            return false;
+        }
+        match started.free {
+            Some(t) => self.resume(me, t),
+            None => self.ranks[me].sending = true,
+        }
+        true
+    }
+
+    /// Handle events until one gives a rank its turn; that rank (`None`:
+    /// nothing will happen any more).
+    pub(super) fn step(&mut self, visible: &Visible) -> Option<usize> {
+        loop {
+            let Some((now, tie, ev)) = self.queue.pop() else {
+                if !self.stalled() {
+                    return None;
+                }
+                continue;
+            };
+            visible
+                .now_ns
+                .store((now * 1e9).round() as i64, Ordering::Relaxed);
+            if tie != POLL && !self.pollers.is_empty() {
+                self.wake_pollers(now);
+            }
+            match ev {
+                Ev::Resume(r) => {
+                    let rk = &mut self.ranks[r as usize];
+                    rk.resume_queued = false;
+                    if !rk.gone {
+                        rk.waiting = false;
+                        return Some(r as usize);
+                    }
+                }
+                Ev::Hop(id) => {
+                    let f = self.flights[id as usize].as_mut().expect("in flight");
+                    let h = self.fabric.hop(&mut f.flight, now);
+                    let src = f.flight.src as usize;
+                    if let Some(free) = h.free {
+                        if std::mem::take(&mut self.ranks[src].sending) {
+                            self.resume(src, free);
+                        }
+                    }
+                    match h.next {
+                        Next::Hop(t) => self.queue.push(t, src as u64, Ev::Hop(id)),
+                        Next::Port(t) => self.queue.push(t, src as u64, Ev::Port(id)),
+                        Next::Arrive(t) => self.queue.push(t, src as u64, Ev::Deliver(id)),
+                    }
+                }
+                Ev::Port(id) => {
+                    let f = self.flights[id as usize].as_ref().expect("in flight");
+                    let t = self.fabric.port(&f.flight, now);
+                    let src = f.flight.src as u64;
+                    self.queue.push(t, src, Ev::Deliver(id));
+                }
+                Ev::Deliver(id) => self.deliver(id, visible),
+            }
+        }
+    }
+
+    /// Message `id` has arrived: into its receiver's inbox, in order.
+    fn deliver(&mut self, id: u32, visible: &Visible) {
+        let InFlight { flight, frame, seq } = self.flights[id as usize].take().expect("in flight");
+        self.free_ids.push(id);
+        let (src, dst) = (flight.src, flight.dst as usize);
+        let sender = &mut self.ranks[src as usize];
+        sender.in_flight -= 1;
+        if sender.in_flight == 0 {
+            if let Some(st) = sender.leaving.take() {
+                // Its last frame is in: now the others see it gone.
+                sender.state = st;
+                visible.alive[src as usize].store(false, Ordering::Release);
+                self.wake_waiting();
+            }
+        }
+        if self.ranks[dst].gone {
+            return;
+        }
+        let pair = self.pairs.entry((src, dst as u32)).or_default();
+        if seq != pair.delivered {
+            pair.held.insert(seq, frame);
+            return;
+        }
+        let rk = &mut self.ranks[dst];
+        rk.inbox.push_back(frame);
+        pair.delivered += 1;
+        while let Some(f) = pair.held.remove(&pair.delivered) {
+            rk.inbox.push_back(f);
+            pair.delivered += 1;
+        }
+        if rk.waiting {
+            let now = self.now();
+            self.resume(dst, now);
+        }
+    }
+
+    /// Nothing is queued. When ranks still wait, none of them can ever be
+    /// woken: a deadlock, which aborts the job (returns true: they are
+    /// resumed to see it).
+    fn stalled(&mut self) -> bool {
+        let alive: Vec<usize> = (0..self.ranks.len())
+            .filter(|&r| !self.ranks[r].gone)
+            .collect();
+        if alive.is_empty() {
+            return false;
+        }
+        if self.aborted.is_none() {
+            let mut msg = format!(
+                "deadlock in the simulated machine at virtual time {} s: every rank waits",
+                self.now()
+            );
+            for &r in &alive {
+                if let Some(w) = &self.ranks[r].waiting_for {
+                    msg.push_str(&format!("; {w}"));
+                }
+            }
+            self.aborted = Some((alive[0], msg));
+        }
+        let now = self.now();
+        for r in alive {
+            self.resume(r, now);
+        }
+        true
+    }
+}
+
+impl Job {
+    /// A job of `endpoints` endpoints on the machine `config` describes.
+    pub(super) fn new(config: Config, endpoints: usize) -> crate::error::Result<Job> {
+        let model = config.model(endpoints)?;
+        let ranks = (0..endpoints)
+            .map(|_| RankState {
+                state: PeerState::Alive,
+                gone: false,
+                leaving: None,
+                in_flight: 0,
+                inbox: VecDeque::new(),
+                waiting: false,
+                resume_queued: false,
+                sending: false,
+                thread: None,
+                waiting_for: None,
+                end: None,
+            })
+            .collect();
+        Ok(Job {
+            world: Mutex::new(World {
+                queue: EventQueue::new(),
+                fabric: Fabric::new(&model),
+                flights: Vec::new(),
+                free_ids: Vec::new(),
+                pairs: HashMap::new(),
+                ranks,
+                built: 0,
+                aborted: None,
+                pollers: Vec::new(),
+                messages: 0,
+                words: 0.0,
+            }),
+            config,
+            model,
+            turn: AtomicUsize::new(NOBODY),
+            visible: Visible {
+                now_ns: AtomicI64::new(0),
+                alive: (0..endpoints).map(|_| AtomicBool::new(true)).collect(),
+            },
+        })
+    }
+
+    /// The virtual time in nanoseconds.
+    pub(super) fn now_ns(&self) -> i64 {
+        self.visible.now_ns.load(Ordering::Relaxed)
+    }
+
+    /// Whether it is `me`'s turn.
+    pub(super) fn is_turn(&self, me: usize) -> bool {
+        self.turn.load(Ordering::Acquire) == me
+    }
+
+    /// Rank `me` (whose turn it is, or nobody's) has nothing to do before
+    /// some event: handle events until one gives a rank the turn, hand it
+    /// over, and return when it is `me`'s turn again — at once when the
+    /// turn comes straight back. With `leaving`, `me` does not wait for it.
+    pub(super) fn pass(&self, me: usize, mut w: MutexGuard<'_, World>, leaving: bool) {
+        let next = w.step(&self.visible);
+        let next = next.unwrap_or(NOBODY);
+        self.turn.store(next, Ordering::Release);
+        if next == me {
+            return;
+        }
+        let wake = (next != NOBODY)
+            .then(|| w.ranks[next].thread.clone())
+            .flatten();
+        drop(w);
+        if let Some(t) = wake {
+            t.unpark();
+        }
+        if !leaving {
+            self.await_turn(me);
+        }
+    }
+
+    /// Park until it is `me`'s turn.
+    pub(super) fn await_turn(&self, me: usize) {
+        while !self.is_turn(me) {
+            // Unparked when the turn comes; the timeout only bounds the cost
+            // of a lost wake-up.
+            std::thread::park_timeout(Duration::from_millis(50));
+        }
+    }
+}
