@@ -46,6 +46,8 @@ trait Machine {
 }
 
 impl<M: Machine> Launcher for M {
+    const REAL_TIME: bool = false;
+
     fn run<R, E, F>(n: usize, f: F) -> hypercomm::Result<Vec<R>>
     where
         R: Send + Serialize + DeserializeOwned,

@@ -39,6 +39,12 @@ pub(crate) const WATCHDOG: Duration = Duration::from_secs(60);
 /// Results cross process boundaries for launchers that start processes,
 /// hence the serde bounds.
 pub(crate) trait Launcher {
+    /// Whether the ranks' time is real time. A simulated machine's is
+    /// virtual: sleeping and timeouts there mean nothing to the other
+    /// ranks, so the tests of real-time behaviour (a receiver that sleeps
+    /// while a sender runs ahead, a timeout's report) do not apply.
+    const REAL_TIME: bool = true;
+
     /// Run one conformance test body (named `name`). Threads: under the
     /// [`watchdog`]. Process launchers start a job whose processes run it.
     fn test(name: &'static str, body: fn()) {
