@@ -104,7 +104,7 @@
 //! | `job.rs` | the launcher's engine: [`job::run_job`] starts processes, forwards output, monitors |
 //! | `processes.rs` | [`run_processes`]: ranks as processes of this program |
 //! | `spawn.rs` | [`spawn`]: a host program starting its own nodes |
-//! | `monitor.rs`, `control.rs` | the rendezvous server and job monitor; the control protocol |
+//! | `monitor.rs`, `control.rs`, `exits.rs` | the rendezvous server and job monitor; the control protocol; rank labels and how a process ended |
 //! | `env.rs`, `slurm.rs` | the environment contract; Slurm bootstrap |
 //! | `ssh.rs` | where ranks run; starting them on other machines over ssh |
 //! | `mpirun.rs` | jobs whose ranks `mpirun` starts (`--transport mpi`) |
@@ -118,6 +118,7 @@
 
 pub(crate) mod control;
 pub mod env;
+pub(crate) mod exits;
 pub mod job;
 pub(crate) mod join;
 pub(crate) mod monitor;
