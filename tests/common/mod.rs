@@ -45,6 +45,13 @@ pub(crate) trait Launcher {
     /// while a sender runs ahead, a timeout's report) do not apply.
     const REAL_TIME: bool = true;
 
+    /// Whether the ranks talk through a foreign library (MPI) rather than
+    /// one of our own transports. The library buffers and progresses
+    /// messages itself, and its ranks cannot be asked what they wait for:
+    /// the flow-control bound and the timeout's report of the other ranks'
+    /// waits are tested on our transports only (not done over MPI yet).
+    const LIBRARY_TRANSPORT: bool = false;
+
     /// Run one conformance test body (named `name`). Threads: under the
     /// [`watchdog`]. Process launchers start a job whose processes run it.
     fn test(name: &'static str, body: fn()) {

@@ -182,6 +182,8 @@ const TEST_LIMIT: Duration = Duration::from_secs(300);
 pub(crate) trait ProcTransport {
     /// The kind.
     const KIND: TransportKind;
+    /// A foreign library's transport (see `Launcher::LIBRARY_TRANSPORT`).
+    const LIBRARY: bool = false;
 }
 
 /// TCP between the processes.
@@ -201,6 +203,7 @@ impl ProcTransport for Shm {
 pub(crate) struct Mpi;
 impl ProcTransport for Mpi {
     const KIND: TransportKind = TransportKind::Mpi;
+    const LIBRARY: bool = true;
 }
 
 /// Processes started by `hypercomm run` over transport `T` (TCP by default).
@@ -291,6 +294,8 @@ fn sub_job<R: Serialize + DeserializeOwned>(
 }
 
 impl<T: ProcTransport> Launcher for Processes<T> {
+    const LIBRARY_TRANSPORT: bool = T::LIBRARY;
+
     fn test(name: &'static str, body: fn()) {
         let filter = format!("{}::{name}", T::KIND);
         // In a copy of this binary (a rank of the job): the body runs with
