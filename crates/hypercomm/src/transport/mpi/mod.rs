@@ -557,20 +557,9 @@ impl Transport for MpiEndpoint {
         }
         if dst == self.me {
             let Frame { header, payload } = frame;
-            let payload = match payload {
-                Payload::Borrowed(b) => {
-                    let mut v = Vec::new();
-                    if b.with_bytes(|bytes| {
-                        v.extend_from_slice(bytes);
-                        bytes.len()
-                    })
-                    .is_none()
-                    {
-                        return Ok(());
-                    }
-                    Payload::Bytes(v)
-                }
-                p => p,
+            let Some(payload) = payload.detach() else {
+                // The sender withdrew the buffer: nothing to send.
+                return Ok(());
             };
             self.queue.borrow_mut().push_back(Frame { header, payload });
             return Ok(());

@@ -152,20 +152,9 @@ impl Transport for TcpEndpoint {
         let dst = frame.header.dst as usize;
         if dst == self.me {
             let Frame { header, payload } = frame;
-            let payload = match payload {
-                Payload::Borrowed(b) => {
-                    let mut v = Vec::new();
-                    if b.with_bytes(|bytes| {
-                        v.extend_from_slice(bytes);
-                        bytes.len()
-                    })
-                    .is_none()
-                    {
-                        return Ok(());
-                    }
-                    Payload::Bytes(v)
-                }
-                p => p,
+            let Some(payload) = payload.detach() else {
+                // The sender withdrew the buffer: nothing to send.
+                return Ok(());
             };
             self.shared.push(Frame { header, payload });
             return Ok(());
