@@ -196,7 +196,7 @@ fn rust_to_c(t: &str) -> String {
 /// (not the Fortran ones, whose names end in `_`).
 fn rust_decls() -> BTreeMap<String, (String, Vec<String>)> {
     let mut out = BTreeMap::new();
-    for f in ["picl.rs", "cmmd.rs", "ipsc.rs"] {
+    for f in ["picl.rs", "cmmd/mod.rs", "cmmd/collective.rs", "ipsc.rs"] {
         let text = std::fs::read_to_string(here().join("src").join(f)).unwrap();
         let mut rest = text.as_str();
         while let Some(i) = rest.find("extern \"C\" fn ") {
@@ -237,7 +237,7 @@ fn rust_decls() -> BTreeMap<String, (String, Vec<String>)> {
             out.insert(name, (ret, params));
         }
     }
-    // Made by macros (picl.rs `gops!`, cmmd.rs `reductions!`).
+    // Made by macros (picl.rs `gops!`, cmmd/collective.rs `reductions!`).
     for g in [
         "gsum0", "gprod0", "gmax0", "gmin0", "gand0", "gor0", "gxor0",
     ] {
