@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::procs::{example_bin, hypercomm_bin, run_limited, Output};
+use common::procs::{example_bin, hello_lines, hypercomm_bin, run_limited, sorted_lines, Output};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
@@ -24,28 +24,6 @@ fn launcher() -> Command {
 fn run(mut cmd: Command) -> Output {
     cmd.env_remove("HYPERCOMM_RANK");
     run_limited(cmd, LIMIT)
-}
-
-/// The lines `hello` prints without a host for `n` nodes, sorted.
-fn hello_lines(n: usize) -> Vec<String> {
-    let mut token = 0u64;
-    let mut v = Vec::new();
-    for r in 0..n {
-        let before = token;
-        token += r as u64;
-        v.push(format!(
-            "[{r}] hello from node {r} of {n}: token {before} -> {token}"
-        ));
-    }
-    v.push(format!("[0] token after one lap: {}", n * (n - 1) / 2));
-    v.sort();
-    v
-}
-
-fn sorted_lines(s: &str) -> Vec<String> {
-    let mut v: Vec<String> = s.lines().map(str::to_string).collect();
-    v.sort();
-    v
 }
 
 fn pid_alive(pid: u32) -> bool {
@@ -158,7 +136,12 @@ fn hello_runs_as_processes_over_tcp() {
             .arg(&hello);
         let out = run(c);
         assert!(out.status.success(), "hello -n {n}:\n{}", out.both());
-        assert_eq!(sorted_lines(&out.stdout), hello_lines(n), "{}", out.both());
+        assert_eq!(
+            sorted_lines(&out.stdout),
+            hello_lines(n, true),
+            "{}",
+            out.both()
+        );
     }
 }
 
@@ -210,7 +193,12 @@ fn hello_runs_as_processes_over_shm() {
     c.args(["-n", "4", "--transport", "shm"]).arg(&hello);
     let out = run(c);
     assert!(out.status.success(), "{}", out.both());
-    assert_eq!(sorted_lines(&out.stdout), hello_lines(4), "{}", out.both());
+    assert_eq!(
+        sorted_lines(&out.stdout),
+        hello_lines(4, true),
+        "{}",
+        out.both()
+    );
     let mut c = launcher();
     c.args(["-n", "4", "--transport", "shm", "--host"])
         .arg(&hello)
@@ -662,7 +650,7 @@ fn slurm_bootstrap_without_the_launcher() {
         );
     }
     lines.sort();
-    let want: Vec<String> = hello_lines(3)
+    let want: Vec<String> = hello_lines(3, true)
         .into_iter()
         .map(|l| l.split_once("] ").unwrap().1.to_string())
         .collect();

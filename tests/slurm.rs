@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::procs::{example_bin, run_limited, Output};
+use common::procs::{example_bin, hello_lines, run_limited, sorted_lines, Output};
 use common::slurm::cluster;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -18,28 +18,6 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const LIMIT: Duration = Duration::from_secs(90);
-
-/// The lines `hello` prints without a host for `n` nodes, sorted.
-fn hello_lines(n: usize) -> Vec<String> {
-    let mut token = 0u64;
-    let mut v = Vec::new();
-    for r in 0..n {
-        let before = token;
-        token += r as u64;
-        v.push(format!(
-            "hello from node {r} of {n}: token {before} -> {token}"
-        ));
-    }
-    v.push(format!("token after one lap: {}", n * (n - 1) / 2));
-    v.sort();
-    v
-}
-
-fn sorted_lines(s: &str) -> Vec<String> {
-    let mut v: Vec<String> = s.lines().map(str::to_string).collect();
-    v.sort();
-    v
-}
 
 fn check_ok(out: &Output, what: &str) {
     assert!(out.status.success(), "{what}:\n{}", out.both());
@@ -52,13 +30,23 @@ fn srun_starts_hello_on_two_tasks_and_on_more_tasks_than_cores() {
     let hello = hello.to_str().expect("a UTF-8 path");
     let out = run_limited(c.srun(&["-n", "2", hello]), LIMIT);
     check_ok(&out, "srun -n 2 hello");
-    assert_eq!(sorted_lines(&out.stdout), hello_lines(2), "{}", out.both());
+    assert_eq!(
+        sorted_lines(&out.stdout),
+        hello_lines(2, false),
+        "{}",
+        out.both()
+    );
     let out = run_limited(
         c.srun(&["--oversubscribe", "--overcommit", "-n", "5", hello]),
         LIMIT,
     );
     check_ok(&out, "srun -n 5 hello");
-    assert_eq!(sorted_lines(&out.stdout), hello_lines(5), "{}", out.both());
+    assert_eq!(
+        sorted_lines(&out.stdout),
+        hello_lines(5, false),
+        "{}",
+        out.both()
+    );
 }
 
 #[test]

@@ -582,3 +582,39 @@ pub(crate) fn kill_and_wait(
         .expect("reading stderr");
     (status, err)
 }
+
+/// The lines `hello` prints without a host for `n` nodes, sorted; with
+/// the launcher's `[rank] ` prefixes when `prefixed`.
+pub(crate) fn hello_lines(n: usize, prefixed: bool) -> Vec<String> {
+    let pre = |r: usize| {
+        if prefixed {
+            format!("[{r}] ")
+        } else {
+            String::new()
+        }
+    };
+    let mut token = 0u64;
+    let mut v = Vec::new();
+    for r in 0..n {
+        let before = token;
+        token += r as u64;
+        v.push(format!(
+            "{}hello from node {r} of {n}: token {before} -> {token}",
+            pre(r)
+        ));
+    }
+    v.push(format!(
+        "{}token after one lap: {}",
+        pre(0),
+        n * (n - 1) / 2
+    ));
+    v.sort();
+    v
+}
+
+/// The lines of `s`, sorted.
+pub(crate) fn sorted_lines(s: &str) -> Vec<String> {
+    let mut v: Vec<String> = s.lines().map(str::to_string).collect();
+    v.sort();
+    v
+}
