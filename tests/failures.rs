@@ -73,7 +73,7 @@ fn panicking_rank_fails_pending_operations_and_run() {
             "ranks 0, 2, 3 saw PeerFailed"
         );
         match res {
-            Err(Error::RankFailed { rank, message }) => {
+            Err(Error::RankFailed { rank, message, .. }) => {
                 assert_eq!(rank, node(1));
                 assert!(
                     message.contains("boom on purpose in rank 1"),
@@ -113,13 +113,12 @@ fn rank_returning_error_fails_peers_and_run() {
                 (2, Err(Error::PeerFailed { rank: node(0) }))
             ]
         );
-        assert_eq!(
-            res.unwrap_err(),
-            Error::RankFailed {
-                rank: node(0),
-                message: "rank 0 gives up: disk full".into()
-            }
-        );
+        let e = res.unwrap_err();
+        assert!(matches!(&e, Error::RankFailed { rank, message, .. }
+            if *rank == node(0) && message == "rank 0 gives up: disk full"));
+        // The closure's own error is kept as the source.
+        let source = std::error::Error::source(&e).map(|s| s.to_string());
+        assert_eq!(source.as_deref(), Some("rank 0 gives up: disk full"));
     });
 }
 
@@ -143,13 +142,12 @@ fn failing_host_is_named() {
                 Ok::<_, Error>(())
             },
         );
-        assert_eq!(
-            res.unwrap_err(),
-            Error::RankFailed {
-                rank: Rank::Host,
-                message: "host cannot read its input".into()
-            }
-        );
+        let e = res.unwrap_err();
+        assert!(matches!(&e, Error::RankFailed { rank, message, .. }
+            if *rank == Rank::Host && message == "host cannot read its input"));
+        // The closure's own error is kept as the source.
+        let source = std::error::Error::source(&e).map(|s| s.to_string());
+        assert_eq!(source.as_deref(), Some("host cannot read its input"));
         assert_eq!(
             checked.load(Ordering::SeqCst),
             2,
@@ -189,7 +187,7 @@ fn host_reduce_with_a_node_root_fails_every_rank() {
             },
         );
         match res {
-            Err(Error::RankFailed { rank, message }) => {
+            Err(Error::RankFailed { rank, message, .. }) => {
                 assert_eq!(rank, Rank::Host, "{message}");
                 assert!(message.contains("reduce"), "{message}");
             }
@@ -229,7 +227,7 @@ fn survivors_name_the_rank_that_failed_first() {
                 r.map(|_| ())
             });
             match res {
-                Err(Error::RankFailed { rank, message }) => {
+                Err(Error::RankFailed { rank, message, .. }) => {
                     assert_eq!(rank, node(2), "run {run}: {message}");
                 }
                 other => panic!("run {run}: {other:?}"),

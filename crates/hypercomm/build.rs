@@ -5,9 +5,21 @@
 //! answers: Open MPI's `-showme:compile` / `-showme:link`, MPICH's and
 //! Intel MPI's `-compile_info` / `-link_info`, or `-show`. No bindings are
 //! generated (no libclang). Without the feature it does nothing.
+//!
+//! It also sets `cfg(processes)`: jobs of processes (the launcher, spawn,
+//! `run_processes`, Slurm, ssh) need the `tcp` feature, whose connections
+//! carry the launcher's control channel, and a unix system (signals,
+//! process groups, `fork`'s hooks). Elsewhere the TCP transport still
+//! builds, for ranks as threads over loopback.
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo::rustc-check-cfg=cfg(processes)");
+    if std::env::var_os("CARGO_FEATURE_TCP").is_some()
+        && std::env::var_os("CARGO_CFG_UNIX").is_some()
+    {
+        println!("cargo::rustc-cfg=processes");
+    }
     #[cfg(feature = "mpi")]
     mpi::build();
 }

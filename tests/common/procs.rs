@@ -285,7 +285,13 @@ fn sub_job<R: Serialize + DeserializeOwned>(
         };
         match o {
             None => {}
-            Some(Err(message)) => return Err(hypercomm::Error::RankFailed { rank, message }),
+            Some(Err(message)) => {
+                return Err(hypercomm::Error::RankFailed {
+                    rank,
+                    message,
+                    source: None,
+                })
+            }
             Some(Ok(v)) if rank == Rank::Host => host = Some(v),
             Some(Ok(v)) => nodes.push(v),
         }

@@ -5,25 +5,25 @@
 //! from the error alone.
 
 use crate::rank::Rank;
+use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Result alias used throughout hypercomm.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in hypercomm.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Error {
     /// A peer this operation depends on has failed (panicked, returned an
     /// error, crashed) or has already finished, so the operation can never
     /// complete.
-    #[error("peer {rank} failed or exited, so this operation cannot complete")]
     PeerFailed {
         /// The rank (in the communicator of the operation) that is gone.
         rank: Rank,
     },
     /// Some rank called `abort(message)`; every rank's operations end with this.
-    #[error("job aborted by {rank}: {message}")]
     Aborted {
         /// Who aborted.
         rank: Rank,
@@ -31,16 +31,17 @@ pub enum Error {
         message: String,
     },
     /// A rank of [`run`](crate::run) panicked or returned an error.
-    #[error("{rank} failed: {message}")]
     RankFailed {
         /// The failing rank (in the world communicator).
         rank: Rank,
         /// Its panic message or error text.
         message: String,
+        /// The error the rank's closure returned (`None` for a panic, or
+        /// when the failure was reported by another process).
+        source: Option<Source>,
     },
     /// A receive buffer was too small. The message was **not** consumed: probe
     /// it and receive again with a larger buffer, or use `recv_partial`.
-    #[error("message from {from} with tag {tag} has {len} bytes but the receive buffer holds only {capacity} bytes (the message is still available)")]
     Truncated {
         /// The sender.
         from: Rank,
@@ -52,7 +53,6 @@ pub enum Error {
         capacity: usize,
     },
     /// A message length is not a whole number of elements of the requested type.
-    #[error("message from {from} with tag {tag} has {len} bytes, not a multiple of the element size {elem_size}")]
     BadLength {
         /// The sender.
         from: Rank,
@@ -64,7 +64,6 @@ pub enum Error {
         elem_size: usize,
     },
     /// A blocking operation waited longer than its timeout.
-    #[error("{rank} timed out after {after:?} in {op}, waiting for {waiting_for}{others}")]
     Timeout {
         /// The rank that timed out.
         rank: Rank,
@@ -78,7 +77,6 @@ pub enum Error {
         others: String,
     },
     /// A rank number is outside the communicator.
-    #[error("invalid rank {rank} in {op}: the communicator has {size} nodes{host}")]
     InvalidRank {
         /// The offending rank.
         rank: Rank,
@@ -90,7 +88,6 @@ pub enum Error {
         host: &'static str,
     },
     /// An argument is invalid (named in the message).
-    #[error("invalid argument to {op}: {what}")]
     InvalidArgument {
         /// The operation.
         op: &'static str,
@@ -98,12 +95,8 @@ pub enum Error {
         what: String,
     },
     /// A peer sent bytes that do not decode as a frame of our protocol.
-    #[error("protocol error: {0}")]
     Protocol(String),
     /// Encoding or decoding a serde object failed.
-    #[error(
-        "object (de)serialisation failed for the message from {from} with tag {tag}: {message}"
-    )]
     Serde {
         /// The peer.
         from: Rank,
@@ -113,13 +106,11 @@ pub enum Error {
         message: String,
     },
     /// Collective calls did not agree across ranks (check mode).
-    #[error("collective mismatch: {0}")]
     CollectiveMismatch(String),
     /// One request of a [`wait_all`](crate::wait_all) or
     /// [`wait_any`](crate::wait_any) failed: which one (its index in the
     /// vector given), of how many, and why. The other requests are not
     /// affected by it.
-    #[error("request {index} of {count} failed: {error}")]
     RequestFailed {
         /// The request's index in the vector given to the wait.
         index: usize,
@@ -133,7 +124,6 @@ pub enum Error {
     /// (detected on the thread and shared-memory transports, on by
     /// default; every blocked rank gets it). `waits` says what each rank
     /// waits for.
-    #[error("deadlock: every rank of the job is blocked or has ended and no message is in flight; {rank} waits in {op} for {waiting_for}{waits}")]
     Deadlock {
         /// The rank that reports it (in the communicator of its operation).
         rank: Rank,
@@ -145,16 +135,135 @@ pub enum Error {
         waits: String,
     },
     /// An operating-system level failure.
-    #[error("I/O error in {op}: {message}")]
     Io {
         /// The operation.
         op: String,
         /// The OS message.
         message: String,
+        /// The operating system's error, when there was one.
+        source: Option<Source>,
     },
 }
 
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::PeerFailed { rank } => write!(
+                f,
+                "{rank} failed or exited, so this operation cannot complete"
+            ),
+            Error::Aborted { rank, message } => write!(f, "job aborted by {rank}: {message}"),
+            Error::RankFailed { rank, message, .. } => write!(f, "{rank} failed: {message}"),
+            Error::Truncated { from, tag, len, capacity } => write!(
+                f,
+                "the message from {from} with tag {tag} has {len} bytes but the receive buffer holds only {capacity} bytes (the message is still available)"
+            ),
+            Error::BadLength { from, tag, len, elem_size } => write!(
+                f,
+                "the message from {from} with tag {tag} has {len} bytes, not a multiple of the element size {elem_size}"
+            ),
+            Error::Timeout { rank, op, waiting_for, after, others } => write!(
+                f,
+                "{rank} timed out after {} in {op}, waiting for {waiting_for}{others}",
+                seconds(*after)
+            ),
+            Error::InvalidRank { rank, op, size, host } => write!(
+                f,
+                "{op}: {rank} is not in the communicator, which has {size} node{}{host}",
+                if *size == 1 { "" } else { "s" }
+            ),
+            Error::InvalidArgument { op, what } => write!(f, "invalid argument to {op}: {what}"),
+            Error::Protocol(m) => write!(f, "protocol error: {m}"),
+            Error::Serde { from, tag, message } => write!(
+                f,
+                "the object in the message from {from} with tag {tag} could not be encoded or decoded: {message}"
+            ),
+            Error::CollectiveMismatch(m) => write!(f, "collective mismatch: {m}"),
+            Error::RequestFailed { index, count, error } => {
+                write!(f, "request {index} of {count} failed: {error}")
+            }
+            Error::Deadlock { rank, op, waiting_for, waits } => write!(
+                f,
+                "deadlock: every rank of the job is blocked or has ended and no message is in flight; {rank} waits in {op} for {waiting_for}{waits}"
+            ),
+            Error::Io { op, message, .. } => write!(f, "I/O error in {op}: {message}"),
+        }
+    }
+}
+
+/// A duration as people write it: `250 ms`, `2 s`, `1.5 s`.
+fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 1.0 {
+        format!("{} ms", (s * 1e4).round() / 10.0)
+    } else {
+        format!("{} s", (s * 100.0).round() / 100.0)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::RankFailed { source, .. } | Error::Io { source, .. } => {
+                source.as_ref().map(|s| s.0.as_ref() as _)
+            }
+            Error::RequestFailed { error, .. } => Some(error.as_ref()),
+            _ => None,
+        }
+    }
+}
+
+/// The error underneath an [`Error`], shared so that the error stays
+/// `Clone`; two sources are equal when they print the same.
+#[derive(Clone)]
+pub struct Source(pub Arc<dyn std::error::Error + Send + Sync>);
+
+impl Source {
+    /// Keep `e` as a source.
+    pub fn new(e: impl std::error::Error + Send + Sync + 'static) -> Source {
+        Source(Arc::new(e))
+    }
+}
+
+impl From<BoxError> for Source {
+    fn from(e: BoxError) -> Source {
+        Source(Arc::from(e))
+    }
+}
+
+impl fmt::Debug for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl PartialEq for Source {
+    fn eq(&self, other: &Source) -> bool {
+        self.0.to_string() == other.0.to_string()
+    }
+}
+
 impl Error {
+    /// An operating-system failure in `op`, keeping `e` as the source.
+    pub fn io(op: impl Into<String>, e: std::io::Error) -> Error {
+        Error::Io {
+            op: op.into(),
+            message: e.to_string(),
+            source: Some(Source::new(e)),
+        }
+    }
+
+    /// A failure in `op` with `e` as its source (an I/O error, or any
+    /// error met while doing I/O).
+    pub fn other_io(op: impl Into<String>, e: impl Into<BoxError>) -> Error {
+        let e: BoxError = e.into();
+        Error::Io {
+            op: op.into(),
+            message: e.to_string(),
+            source: Some(Source::from(e)),
+        }
+    }
+
     /// The error itself, or for [`Error::RequestFailed`] the failure of
     /// the request it names.
     pub fn cause(&self) -> &Error {
@@ -172,6 +281,12 @@ impl Error {
             Error::PeerFailed { .. } | Error::Aborted { .. }
         )
     }
+}
+
+/// [`Error::other_io`] under the short name the library's I/O code uses.
+#[cfg(processes)]
+pub(crate) fn io_err(op: &str, e: impl Into<BoxError>) -> Error {
+    Error::other_io(op, e)
 }
 
 /// The error type a rank's closure may return: anything that converts into a

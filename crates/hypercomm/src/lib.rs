@@ -89,7 +89,9 @@ pub use collective::{Algorithm, CollOpts, Collective, Topology};
 pub use comm::Comm;
 pub use engine::{EAGER_LIMIT, MESSAGE_COST, SENDER_CREDIT};
 pub use error::{Error, Result};
-pub use launch::{finalize, init, run_processes, spawn, start_rank, Processes};
+pub use launch::{finalize, init, start_rank};
+#[cfg(processes)]
+pub use launch::{run_processes, spawn, Processes};
 pub use primitives::{clock, MESSAGE_CHARS};
 pub use rank::{Partial, Rank, Source, Status, Tag, ANY_SOURCE, ANY_TAG, PICL_HOST};
 pub use request::{scope, wait_all, wait_any, Request, Scope};

@@ -232,6 +232,7 @@ impl Comm {
         Ok(self.engine().iprobe(&m).map(|s| s.to_status(self.group())))
     }
 
+    #[cfg(feature = "serde")]
     /// Send any `serde` value (encoded with postcard).
     pub fn send_obj<T: serde::Serialize + ?Sized>(
         &self,
@@ -250,6 +251,7 @@ impl Comm {
             .send_owned(self.group(), ep, self.inner.ctx, tag, Payload::Bytes(bytes))
     }
 
+    #[cfg(feature = "serde")]
     /// Receive a `serde` value sent with [`Comm::send_obj`].
     pub fn recv_obj<T: serde::de::DeserializeOwned>(
         &self,

@@ -16,10 +16,9 @@
 
 use crate::comm::Comm;
 use crate::engine::env_timeout;
-use crate::error::{Error, Result};
-use crate::launch::processes::Either;
+use crate::error::{Error, Result, Source};
 use crate::launch::rank::{panic_message, run_rank, Ended, Outcome};
-use crate::launch::spmd::run_launched;
+use crate::launch::spmd::{run_launched, Either};
 use crate::rank::Rank;
 use crate::trace;
 use crate::transport::{Builder, Fault, JobClock, TransportKind};
@@ -47,23 +46,25 @@ fn verdict<R>(nodes: usize, ended: &[(Rank, &Ended<R>)]) -> Option<Error> {
             });
         }
     }
-    let mut best: Option<(bool, usize, Rank, &str)> = None;
+    let mut best: Option<(bool, usize, Rank, &str, &Option<Source>)> = None;
     for (rank, e) in ended {
         if let Outcome::Failed {
             message,
+            source,
             primary,
             seq,
         } = &e.outcome
         {
             let key = (!*primary, *seq);
             if best.is_none_or(|b| key < (!b.0, b.1)) {
-                best = Some((*primary, *seq, *rank, message));
+                best = Some((*primary, *seq, *rank, message, source));
             }
         }
     }
-    best.map(|(_, _, rank, message)| Error::RankFailed {
+    best.map(|(_, _, rank, message, source)| Error::RankFailed {
         rank,
         message: message.to_string(),
+        source: source.clone(),
     })
 }
 
@@ -201,6 +202,7 @@ fn join<R>(h: std::thread::ScopedJoinHandle<'_, Ended<R>>) -> Ended<R> {
     h.join().unwrap_or_else(|p| Ended {
         outcome: Outcome::Failed {
             message: panic_message(&*p),
+            source: None,
             primary: true,
             seq: usize::MAX,
         },
@@ -219,15 +221,18 @@ fn finish<R, H>(nodes: Vec<Ended<R>>, host: Option<Ended<H>>) -> Result<(Vec<R>,
         outcome: match &h.outcome {
             Outcome::Ok(_) => Outcome::Failed {
                 message: String::new(),
+                source: None,
                 primary: false,
                 seq: usize::MAX,
             },
             Outcome::Failed {
                 message,
+                source,
                 primary,
                 seq,
             } => Outcome::Failed {
                 message: message.clone(),
+                source: source.clone(),
                 primary: *primary,
                 seq: *seq,
             },

@@ -146,10 +146,10 @@ impl Comm {
         self.multicast_forward(d.elem, d.count, d.root, parts.me, &d.list, d.data)?;
         if d.elem != T::CODE || d.data.len() != d.count * std::mem::size_of::<T>() {
             return Err(Error::CollectiveMismatch(format!(
-                "multicast from {}: {} elements of type code {} were sent, received as {}",
+                "multicast from {}: {} elements of type {} were sent, received as {}",
                 Rank::Node(d.root),
                 d.count,
-                d.elem,
+                super::ops::element_name(d.elem),
                 T::NAME
             )));
         }

@@ -119,6 +119,57 @@ macro_rules! locs {
 }
 locs!(f64, u64 = 40; i64, u64 = 41; u64, u64 = 42; f32, u32 = 43; i32, u32 = 44; u32, u32 = 45);
 
+/// The name of the element type whose [`Element::CODE`] is `code` (for
+/// messages about values that came from another rank).
+pub(crate) fn element_name(code: u8) -> String {
+    let name = match code {
+        1 => "u8",
+        2 => "i8",
+        3 => "u16",
+        4 => "i16",
+        5 => "u32",
+        6 => "i32",
+        7 => "u64",
+        8 => "i64",
+        9 => "u128",
+        10 => "i128",
+        11 => "usize",
+        12 => "isize",
+        20 => "f32",
+        21 => "f64",
+        40 => "Loc<f64, u64>",
+        41 => "Loc<i64, u64>",
+        42 => "Loc<u64, u64>",
+        43 => "Loc<f32, u32>",
+        44 => "Loc<i32, u32>",
+        45 => "Loc<u32, u32>",
+        0 => "no element type",
+        _ => return format!("an unknown element type (code {code})"),
+    };
+    name.to_string()
+}
+
+/// The name of the operator whose [`Operator::code`] is `code`.
+pub(crate) fn operator_name(code: u8) -> &'static str {
+    match code {
+        0 => "no operator",
+        1 => "Sum",
+        2 => "Prod",
+        3 => "Max",
+        4 => "Min",
+        5 => "BitAnd",
+        6 => "BitOr",
+        7 => "BitXor",
+        8 => "LogicalAnd",
+        9 => "LogicalOr",
+        10 => "MaxLoc",
+        11 => "MinLoc",
+        100 => "a non-commutative user operator",
+        101 => "a commutative user operator",
+        _ => "an unknown operator",
+    }
+}
+
 /// A reduction operator on elements of type `T`.
 pub trait Operator<T>: Clone + Send + Sync {
     /// `a ⊕ b`.

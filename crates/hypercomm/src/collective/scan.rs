@@ -92,14 +92,20 @@ impl Scan {
 
 /// A lifted segmented-scan element: the running value and two flags
 /// (bit 0: a segment boundary lies within; bit 1: the value is present).
-/// Packed, so it is `Pod` without padding for every element type (the
-/// derive checks that).
-#[derive(Clone, Copy, Pod, Zeroable)]
+/// Packed, so it is `Pod` without padding for every element type.
+#[derive(Clone, Copy)]
 #[repr(C, packed)]
 pub(crate) struct SegElem<T> {
     tail: T,
     flags: u8,
 }
+
+// SAFETY: `repr(C, packed)` leaves no padding, and both fields are `Pod`
+// (so all-zero bytes are a valid value).
+unsafe impl<T: Pod> Zeroable for SegElem<T> {}
+// SAFETY: as above; `T: Pod` is `Copy + 'static`, and any bit pattern of
+// the two fields is a valid value.
+unsafe impl<T: Pod> Pod for SegElem<T> {}
 
 const CUT: u8 = 1;
 const HAS: u8 = 2;

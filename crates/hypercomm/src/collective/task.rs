@@ -211,10 +211,18 @@ pub(crate) fn compare(sigs: &[Signature], ranks: &[Rank]) -> Option<String> {
                 ));
             }
             if s.elem != base.elem {
-                f.push(format!("element type code {} vs {}", s.elem, base.elem));
+                f.push(format!(
+                    "element type {} vs {}",
+                    super::ops::element_name(s.elem),
+                    super::ops::element_name(base.elem)
+                ));
             }
             if s.operator != base.operator {
-                f.push(format!("operator code {} vs {}", s.operator, base.operator));
+                f.push(format!(
+                    "operator {} vs {}",
+                    super::ops::operator_name(s.operator),
+                    super::ops::operator_name(base.operator)
+                ));
             }
             if s.variant != base.variant {
                 f.push(format!(

@@ -17,7 +17,8 @@ use std::ops::{Index, IndexMut, Range};
 
 /// A box of global indices, half-open on each of three axes (a 2-D region
 /// has `0..1` on axis 2).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Region {
     /// The lowest index on each axis.
     pub lo: [isize; 3],

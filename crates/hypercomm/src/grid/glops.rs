@@ -24,7 +24,8 @@ use crate::error::{Error, Result};
 use crate::rank::Rank;
 
 /// A value of a global operation.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Value {
     /// SUPRENUM's real (`real*8`).
     F64(f64),
@@ -41,7 +42,8 @@ pub enum Value {
 }
 
 /// The operator of one entry (GLOPS `reop`/`inop`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum GlobalOp {
     /// `'+'`.
     Sum,
@@ -70,7 +72,8 @@ impl GlobalOp {
 }
 
 /// One entry of a global operation: a value and its operator.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Glop {
     /// The value (replaced by the result).
     pub value: Value,

@@ -25,6 +25,7 @@ use super::env;
 use super::monitor::{self, Event, Monitor, MonitorSetup, Rendezvous, Verdict};
 use super::output::{self, Label};
 use super::ssh::{self, Place};
+use crate::error::io_err;
 use crate::error::{Error, Result};
 use crate::rank::Rank;
 use crate::transport::tcp::auth::{random_bytes, to_hex, SECRET_LEN};
@@ -110,13 +111,6 @@ pub struct JobOutcome {
     /// What each endpoint reported as its result (ranks of
     /// [`super::run_processes`]).
     pub(crate) results: Vec<Option<Vec<u8>>>,
-}
-
-fn io_err(op: &str, e: impl std::fmt::Display) -> Error {
-    Error::Io {
-        op: op.to_string(),
-        message: e.to_string(),
-    }
 }
 
 /// Per-job identity: a fresh secret and a job id.
@@ -219,7 +213,10 @@ pub(crate) fn start(
     // async-signal-safe system calls (prctl, fcntl) on plain integers.
     unsafe {
         cmd.pre_exec(move || {
-            // Die with the launcher (its thread that started us).
+            // Die with the launcher (its thread that started us); other
+            // systems have no such request, and the monitor's kill on its
+            // way out is all there is.
+            #[cfg(target_os = "linux")]
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
             for &fd in &inherit {
                 let flags = libc::fcntl(fd, libc::F_GETFD);

@@ -6,6 +6,7 @@
 use super::control::{self, Ctl};
 use super::rank::rank_over;
 use crate::comm::Comm;
+pub(crate) use crate::error::io_err;
 use crate::error::{Error, Result};
 use crate::transport::tcp::{auth, tune};
 use crate::transport::{JoinInfo, Joined, Notices, Supervisor, TransportKind};
@@ -16,13 +17,6 @@ use std::time::{Duration, Instant};
 
 /// How long an endpoint keeps trying to reach the rendezvous.
 const RENDEZVOUS_TIMEOUT: Duration = Duration::from_secs(60);
-
-pub(crate) fn io_err(op: &str, e: impl std::fmt::Display) -> Error {
-    Error::Io {
-        op: op.to_string(),
-        message: e.to_string(),
-    }
-}
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())

@@ -116,30 +116,50 @@
 //!
 //! Not done yet: spawning more nodes into a running job (MPI `Comm_spawn` with inter-communicators).
 
+#[cfg(processes)]
 pub(crate) mod control;
+#[cfg(processes)]
 pub mod env;
+#[cfg(processes)]
 pub(crate) mod exits;
+#[cfg(processes)]
 pub mod job;
+#[cfg(processes)]
 pub(crate) mod join;
+#[cfg(processes)]
 pub(crate) mod monitor;
+#[cfg(processes)]
 pub mod mpirun;
+#[cfg(processes)]
 mod output;
+#[cfg(processes)]
 pub(crate) mod processes;
 pub(crate) mod rank;
+#[cfg(processes)]
 pub(crate) mod slurm;
+#[cfg(processes)]
 mod spawn;
+#[cfg(processes)]
 pub(crate) mod spmd;
+#[cfg(not(processes))]
+#[path = "spmd_off.rs"]
+pub(crate) mod spmd;
+#[cfg(processes)]
 pub mod ssh;
 pub(crate) mod trace;
 
+#[cfg(processes)]
 pub use processes::{run_processes, Processes, RankEnd};
 pub use rank::start_rank;
+#[cfg(processes)]
 pub use spawn::spawn;
 
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::transport::{mpi, Fault, Transport, TransportKind};
+#[cfg(processes)]
 use env::JobEnv;
+#[cfg(processes)]
 use join::{connect_rendezvous, join_job, JoinSpec};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -147,8 +167,56 @@ static JOINED: AtomicBool = AtomicBool::new(false);
 
 /// True when this process was started as part of a job (by the launcher or
 /// by Slurm), i.e. when [`init`] will join a job of more than itself.
+#[cfg(processes)]
 pub fn is_launched() -> bool {
     env::launched_by_us() || slurm::SlurmEnv::detect().is_some() || mpi::started_by_mpi()
+}
+
+/// True when a launcher started this process as part of a job. A build
+/// without processes (no `tcp` feature) cannot join one: [`init`] and
+/// [`run`](crate::run) say so instead of running alone.
+#[cfg(not(processes))]
+pub fn is_launched() -> bool {
+    launched_by().is_some()
+}
+
+/// Which launcher's variables this process has, in a build that cannot
+/// join its job.
+#[cfg(not(processes))]
+fn launched_by() -> Option<&'static str> {
+    if std::env::var_os("HYPERCOMM_RENDEZVOUS").is_some() {
+        Some("hypercomm run")
+    } else if mpi::started_by_mpi() {
+        Some("mpirun")
+    } else if std::env::var_os("SLURM_PROCID").is_some()
+        && std::env::var_os("SLURM_NTASKS").is_some_and(|n| n != "1")
+        && std::env::var_os("HYPERCOMM_NO_SLURM").is_none_or(|v| v == "0")
+    {
+        Some("srun")
+    } else {
+        None
+    }
+}
+
+/// [`init`] in a build without processes: a world of one, or an error
+/// when a launcher started this process as one rank of several.
+#[cfg(not(processes))]
+pub(crate) fn init_shaped(_host: bool) -> Result<Comm> {
+    if let Some(by) = launched_by() {
+        let why = if cfg!(unix) {
+            "this program was built without processes: enable the `tcp` feature of hypercomm (on by default)"
+        } else {
+            "jobs of processes need a unix system; here ranks are threads (hypercomm::run)"
+        };
+        return Err(Error::InvalidArgument {
+            op: "hypercomm::init",
+            what: format!("this process was started by {by} as one rank of a job, but {why}"),
+        });
+    }
+    claim()?;
+    let comm = singleton()?;
+    trace::process_begin(&comm)?;
+    Ok(comm)
 }
 
 /// This process's rank of the MPI job that started it (with `host`, the
@@ -159,7 +227,7 @@ fn mpi_world(host: bool) -> Result<Comm> {
 }
 
 /// Without the `mpi` feature: say how to get it.
-#[cfg(not(feature = "mpi"))]
+#[cfg(all(processes, not(feature = "mpi")))]
 fn mpi_world(_host: bool) -> Result<Comm> {
     Err(mpi::not_built())
 }
@@ -176,12 +244,13 @@ fn mpi_world(_host: bool) -> Result<Comm> {
 /// HYPERCOMM_HOST=1`, `srun --export=ALL,HYPERCOMM_HOST=1`) makes its last
 /// process the host, so a host-and-nodes program runs unchanged.
 pub fn init() -> Result<Comm> {
-    init_shaped(std::env::var(env::HOST).is_ok_and(|v| v.trim() == "1"))
+    init_shaped(std::env::var("HYPERCOMM_HOST").is_ok_and(|v| v.trim() == "1"))
 }
 
 /// [`init`]; under `mpirun` and `srun`, which start no host, `host` makes
 /// the last rank the host (for `run_with_host`). Our launcher says itself
 /// whether the job has a host.
+#[cfg(processes)]
 pub(crate) fn init_shaped(host: bool) -> Result<Comm> {
     let comm = if env::launched_by_us() {
         claim()?;
@@ -248,6 +317,7 @@ pub fn finalize(comm: Comm) -> Result<()> {
 }
 
 /// Join a launched job from its environment.
+#[cfg(processes)]
 fn join(e: &JobEnv) -> Result<Comm> {
     let ctl = connect_rendezvous(&e.rendezvous, &e.secret, &e.job, e.endpoint)?;
     join_job(

@@ -30,6 +30,7 @@ use super::output::{self, Label};
 use crate::error::{Error, Result};
 use crate::transport::tcp::auth::to_hex;
 use std::ffi::OsString;
+#[cfg(target_os = "linux")]
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::mpsc::Sender;
@@ -158,6 +159,7 @@ pub(crate) fn start(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     // SAFETY: the closure runs between fork and exec and only calls prctl.
+    #[cfg(target_os = "linux")]
     unsafe {
         cmd.pre_exec(|| {
             // Die with the launcher; mpirun then ends its ranks.

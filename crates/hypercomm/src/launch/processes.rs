@@ -282,6 +282,7 @@ impl Processes {
                     return Err(Error::RankFailed {
                         rank,
                         message: "it ended without delivering a result".into(),
+                        source: None,
                     })
                 }
             }
@@ -306,10 +307,8 @@ impl Processes {
                 what: "a job needs at least one node (n = 0)".into(),
             });
         }
-        let exe = std::env::current_exe().map_err(|e| Error::Io {
-            op: "run_processes".into(),
-            message: format!("cannot find this program's executable: {e}"),
-        })?;
+        let exe = std::env::current_exe()
+            .map_err(|e| Error::io("run_processes: finding this program's executable", e))?;
         let mut program = vec![exe.into_os_string()];
         match &self.args {
             Some(a) => program.extend(a.iter().cloned()),
@@ -342,10 +341,15 @@ impl Processes {
             ends.push((rank, r));
         }
         let failure = out.failure.map(|message| match out.culprit {
-            Some(rank) => Error::RankFailed { rank, message },
+            Some(rank) => Error::RankFailed {
+                rank,
+                message,
+                source: None,
+            },
             None => Error::Io {
                 op: "run_processes".into(),
                 message,
+                source: None,
             },
         });
         Ok((ends, failure))

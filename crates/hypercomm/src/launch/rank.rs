@@ -9,7 +9,7 @@
 use crate::comm::Comm;
 use crate::engine::{env_timeout, Engine};
 use crate::error::BoxError;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Source};
 use crate::trace;
 use crate::transport::{AnyTransport, Builder, Fault, Transport};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -63,6 +63,7 @@ pub(crate) enum Outcome<R> {
     /// another rank's (PeerFailed or Aborted); `seq` orders failures in time.
     Failed {
         message: String,
+        source: Option<Source>,
         primary: bool,
         seq: usize,
     },
@@ -95,6 +96,7 @@ pub(crate) fn run_rank<R, E: Into<BoxError>>(
             return Ended {
                 outcome: Outcome::Failed {
                     message: e.to_string(),
+                    source: Some(Source::new(e)),
                     primary: true,
                     seq: order.fetch_add(1, Ordering::SeqCst),
                 },
@@ -110,7 +112,7 @@ pub(crate) fn run_rank<R, E: Into<BoxError>>(
     super::trace::rank_end(tr, &comm, ok);
     let t = &comm.engine().t;
     let fault = t.fault();
-    let (message, primary) = match res {
+    let (message, source, primary) = match res {
         Ok(Ok(v)) => {
             t.close(Ok(()));
             return Ended {
@@ -121,15 +123,16 @@ pub(crate) fn run_rank<R, E: Into<BoxError>>(
         Ok(Err(e)) => {
             let e: BoxError = e;
             let secondary = e.downcast_ref::<Error>().is_some_and(Error::is_consequence);
-            (e.to_string(), !secondary)
+            (e.to_string(), Some(Source::from(e)), !secondary)
         }
-        Err(p) => (panic_message(&*p), true),
+        Err(p) => (panic_message(&*p), None, true),
     };
     let seq = order.fetch_add(1, Ordering::SeqCst);
     t.close(Err(message.clone()));
     Ended {
         outcome: Outcome::Failed {
             message,
+            source,
             primary,
             seq,
         },

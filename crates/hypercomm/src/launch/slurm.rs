@@ -152,7 +152,12 @@ impl SlurmEnv {
                 )
             })?
             .next()
-            .ok_or_else(|| io_err("resolving the first Slurm host", &self.first_host))
+            .ok_or_else(|| {
+                io_err(
+                    "resolving the first Slurm host",
+                    format!("{} has no address", self.first_host),
+                )
+            })
     }
 }
 

@@ -14,7 +14,7 @@
 //! process leaves the job and exits there (code 0, or 1 when its closure
 //! failed). Results cross processes, hence the serde bounds.
 
-use super::processes::Either;
+pub(crate) use super::processes::Either;
 use crate::comm::Comm;
 use crate::error::{BoxError, Error, Result};
 use crate::rank::Rank;
@@ -100,7 +100,11 @@ where
             Ok(Either::Host(h)) => host_result = Some(h),
             Ok(Either::Node(v)) => results.push(v),
             Err(message) => {
-                failure.get_or_insert(Error::RankFailed { rank: r, message });
+                failure.get_or_insert(Error::RankFailed {
+                    rank: r,
+                    message,
+                    source: None,
+                });
             }
         }
     }

@@ -63,6 +63,7 @@
 //! the per-process files are merged by `trace convert`, not collected by
 //! rank 0 at exit.
 
+#[cfg(feature = "trace")]
 pub mod chrome;
 pub mod clock;
 mod config;
@@ -81,7 +82,9 @@ pub use clock::Offset;
 pub use clock::RankStream;
 use recorder::{Collector, RankRec};
 use std::cell::RefCell;
-use std::path::{Path, PathBuf};
+#[cfg(feature = "trace")]
+use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 thread_local! {
@@ -300,12 +303,14 @@ pub fn end_rank() -> Option<RankStream> {
     streams.pop()
 }
 
+#[cfg(feature = "trace")]
 /// Streams as text (the raw format of `PATH.<node>.raw` files), to move
 /// them between processes.
 pub fn streams_to_text(streams: &[RankStream]) -> String {
     raw_string(streams)
 }
 
+#[cfg(feature = "trace")]
 /// Streams from [`streams_to_text`]'s text.
 pub fn streams_from_text(text: &str) -> Result<Vec<RankStream>> {
     let r: raw::Raw = serde_json::from_str(text).map_err(|e| Error::InvalidArgument {
@@ -332,8 +337,26 @@ pub fn job_trace(job: &JobTrace) -> Trace {
     clock::merge(streams)
 }
 
+/// End of a job of threads in a build without the `trace` feature: such a
+/// job is never traced.
+#[cfg(not(feature = "trace"))]
+pub fn job_end(_job: Option<Arc<JobTrace>>) -> Result<()> {
+    Ok(())
+}
+
+/// End of a job whose ranks are separate processes, in a build without
+/// the `trace` feature: no job is traced.
+#[cfg(not(feature = "trace"))]
+pub fn finish_process(_job: Option<Arc<JobTrace>>, _node: i32) -> Result<PathBuf> {
+    Err(Error::InvalidArgument {
+        op: "trace::finish_process",
+        what: "this program was built without the `trace` feature of hypercomm".into(),
+    })
+}
+
 /// End of a job whose ranks are threads of this process: merge and write
 /// the configured file.
+#[cfg(feature = "trace")]
 pub fn job_end(job: Option<Arc<JobTrace>>) -> Result<()> {
     let Some(job) = job else { return Ok(()) };
     if job.cfg.output == Output::Raw {
@@ -349,6 +372,7 @@ pub fn job_end(job: Option<Arc<JobTrace>>) -> Result<()> {
     write_file(&job.cfg.path, &t, job.cfg.output)
 }
 
+#[cfg(feature = "trace")]
 /// End of a job whose ranks are separate processes: this process writes its
 /// raw stream to `PATH.<node>.raw` (node `host` for the host), to be merged
 /// by `hypercomm trace convert PATH.*.raw --to …`.
@@ -375,6 +399,7 @@ pub fn finish_process(job: Option<Arc<JobTrace>>, node: i32) -> Result<PathBuf> 
     Ok(p)
 }
 
+#[cfg(feature = "trace")]
 fn io_err(op: &'static str, path: &Path, e: impl std::fmt::Display) -> Error {
     Error::InvalidArgument {
         op,
@@ -382,6 +407,7 @@ fn io_err(op: &'static str, path: &Path, e: impl std::fmt::Display) -> Error {
     }
 }
 
+#[cfg(feature = "trace")]
 /// Render a merged trace in a format.
 pub fn render(t: &Trace, output: Output) -> String {
     match output {
@@ -397,19 +423,23 @@ pub fn render(t: &Trace, output: Output) -> String {
     }
 }
 
+#[cfg(feature = "trace")]
 /// Write a merged trace to a file.
 pub fn write_file(path: &Path, t: &Trace, output: Output) -> Result<()> {
     std::fs::write(path, render(t, output)).map_err(|e| io_err("trace write", path, e))
 }
 
+#[cfg(feature = "trace")]
 fn raw_string(streams: &[RankStream]) -> String {
     serde_json::to_string(&raw::Raw::from_streams(streams)).expect("serialisable")
 }
 
+#[cfg(feature = "trace")]
 fn write_raw(path: &Path, streams: &[RankStream]) -> Result<()> {
     std::fs::write(path, raw_string(streams)).map_err(|e| io_err("trace write", path, e))
 }
 
+#[cfg(feature = "trace")]
 /// Read trace files (PICL verbose or compact, or raw streams) and merge them
 /// into one causal trace. A single PICL file is returned as it is.
 pub fn read_files(paths: &[PathBuf]) -> Result<Trace> {
@@ -458,6 +488,7 @@ pub fn read_files(paths: &[PathBuf]) -> Result<Trace> {
     Ok(clock::merge_from(streams, origin))
 }
 
+#[cfg(feature = "trace")]
 /// The raw stream format (serde).
 mod raw {
     use super::clock::{Correction, Offset, RankStream};

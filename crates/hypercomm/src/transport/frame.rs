@@ -209,6 +209,7 @@ impl Completion {
             remote: OnceLock::new(),
         })
     }
+    #[cfg_attr(not(all(feature = "shm", target_os = "linux")), allow(dead_code))]
     /// Hand the state over to a reader in another process: from now on
     /// `finished` and `revoke` ask `r`. Only for a pending completion.
     pub(crate) fn hand_over(&self, r: Box<dyn RemoteCompletion>) {
@@ -263,6 +264,7 @@ pub(crate) enum Lent {
         done: Arc<Completion>,
     },
     /// The sender is another process (`None` once used).
+    #[cfg_attr(not(all(feature = "shm", target_os = "linux")), allow(dead_code))]
     Remote(Option<Box<dyn RemoteBorrow>>),
 }
 
@@ -288,6 +290,7 @@ impl Borrowed {
         }
     }
     /// A buffer lent by another process.
+    #[cfg_attr(not(all(feature = "shm", target_os = "linux")), allow(dead_code))]
     pub(crate) fn remote(r: Box<dyn RemoteBorrow>) -> Borrowed {
         Borrowed {
             lent: Lent::Remote(Some(r)),

@@ -72,16 +72,28 @@ pub mod mpi;
 #[path = "mpi/off.rs"]
 pub mod mpi;
 pub mod native;
+mod off;
+#[cfg(all(feature = "shm", target_os = "linux"))]
+pub mod shm;
+#[cfg(not(all(feature = "shm", target_os = "linux")))]
+#[path = "shm/off.rs"]
 pub mod shm;
 pub mod sim;
+#[cfg(processes)]
+pub mod tcp;
+#[cfg(not(processes))]
+#[path = "tcp/off.rs"]
 pub mod tcp;
 pub mod thread;
 
 pub use frame::{Borrowed, Completion, Frame, Inline, OwnedBytes, Payload, INLINE_MAX};
+// The cross-process lending that shared memory (and MPI) build on.
+#[cfg(any(all(feature = "shm", target_os = "linux"), feature = "mpi"))]
 pub(crate) use frame::{Lent, RemoteBorrow, RemoteCompletion, DONE, PENDING};
 
 use crate::error::{Error, Result};
 use std::net::IpAddr;
+#[cfg(unix)]
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::time::Instant;
@@ -264,6 +276,7 @@ pub struct Prepared {
     pub env: Vec<(String, String)>,
     /// Descriptors every process inherits (their numbers are in `env`);
     /// kept open by the launcher until the job ends.
+    #[cfg(unix)]
     pub inherit: Vec<OwnedFd>,
 }
 
@@ -286,6 +299,7 @@ pub struct Joined {
 
 /// How a job of one kind of transport is made (each transport folder's
 /// `setup.rs`).
+#[cfg_attr(not(processes), allow(dead_code))] // only launchers make process jobs
 pub(crate) trait Setup: Sync {
     /// Builders for a job of `endpoints` endpoints that are threads of this
     /// process; `None` when this kind runs only as processes.
@@ -294,6 +308,10 @@ pub(crate) trait Setup: Sync {
     fn prepare(&self, endpoints: usize) -> Result<Prepared>;
     /// Process side: begin joining a launched job.
     fn join(&self, info: &JoinInfo) -> Result<Box<dyn Joining>>;
+    /// Why this kind is missing from this build (`transport/off.rs`), if it is.
+    fn absent(&self) -> Option<Error> {
+        None
+    }
 }
 
 /// The error of a kind that has no process jobs, or no thread jobs.
@@ -372,6 +390,9 @@ impl TransportKind {
     /// Builders for a job of `endpoints` endpoints as threads of this
     /// process (an error for kinds whose ranks are processes).
     pub fn thread_builders(self, endpoints: usize) -> Result<Vec<Box<dyn Builder>>> {
+        if let Some(e) = self.setup().absent() {
+            return Err(e);
+        }
         self.setup()
             .threads(endpoints)
             .ok_or_else(|| not_for(self, "run ranks as threads of one process"))

@@ -77,11 +77,11 @@ mod wake;
 pub use setup::{create_segment, fd_from_env, share_with_children, ShmBuilder, SHM_FD};
 
 use super::{Borrowed, Fault, Frame, Link, PeerState, Supervisor, Transport, TransportKind};
+use crate::error::io_err;
 use crate::error::{Error, Result};
 use ring::{In, Out, OwnedLend};
 use segment::{Mapping, S_ALIVE, S_FINISHED, S_MARKING, S_UNATTACHED};
 use std::cell::{Cell, RefCell};
-use std::io;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{fence, Ordering};
 use std::sync::Arc;
@@ -106,13 +106,6 @@ const CMA_MIN: usize = 128 * 1024;
 const COPY_SPIN: Duration = Duration::from_millis(2);
 /// Handed-off vectors at least this long are lent (single copy).
 const LEND_VEC_MIN: usize = 16 * 1024;
-
-fn io_err(op: &str, e: io::Error) -> Error {
-    Error::Io {
-        op: op.to_string(),
-        message: e.to_string(),
-    }
-}
 
 /// One process's endpoint of a shared-memory job. See the module docs.
 pub struct ShmEndpoint {
@@ -164,7 +157,8 @@ impl ShmEndpoint {
             });
         }
         let len = segment::segment_len(endpoints);
-        let st = rustix::fs::fstat(&fd).map_err(|e| io_err("shm attach: fstat", e.into()))?;
+        let st = rustix::fs::fstat(&fd)
+            .map_err(|e| io_err("shm attach: fstat", std::io::Error::from(e)))?;
         if st.st_size as u64 != len as u64 {
             return Err(Error::InvalidArgument {
                 op: "shm attach",

@@ -68,9 +68,30 @@ thread_local! {
     static CURRENT: RefCell<Option<Rc<Local>>> = const { RefCell::new(None) };
 }
 
+/// CPU time of the calling thread (what a rank's compute costs).
+#[cfg(unix)]
 fn thread_cpu() -> Duration {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid, writable timespec; the clock id is a
+    // constant every unix of the libc crate defines.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
     Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+/// Elsewhere, the time since the thread first asked: ranks of a simulated
+/// job take turns, so while one computes no other runs.
+#[cfg(not(unix))]
+fn thread_cpu() -> Duration {
+    thread_local! {
+        static START: std::time::Instant = std::time::Instant::now();
+    }
+    START.with(|s| s.elapsed())
 }
 
 impl Local {

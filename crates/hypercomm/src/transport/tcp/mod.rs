@@ -65,6 +65,7 @@ pub use framing::{read_frame, write_frame, ReadOutcome};
 pub use setup::TcpBuilder;
 
 use super::{Fault, Frame, Link, Payload, PeerState, Supervisor, Transport, TransportKind};
+use crate::error::io_err;
 use crate::error::{Error, Result};
 use crate::wire::{Header, Kind};
 use liveness::PeerSlot;
@@ -131,13 +132,6 @@ pub struct TcpEndpoint {
     closed: AtomicBool,
     /// Endpoints on this endpoint's machine (same listening IP).
     local: usize,
-}
-
-fn io_err(op: &str, e: impl std::fmt::Display) -> Error {
-    Error::Io {
-        op: op.to_string(),
-        message: e.to_string(),
-    }
 }
 
 impl Transport for TcpEndpoint {

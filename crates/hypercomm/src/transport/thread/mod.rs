@@ -36,7 +36,6 @@ pub use setup::ThreadBuilder;
 
 use super::{Fault, Frame, Link, PeerState, Transport};
 use crate::error::Result;
-use crossbeam_utils::CachePadded;
 use spsc::Spsc;
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
@@ -355,5 +354,31 @@ impl Transport for ThreadEndpoint {
         slot.drained.store(self.drained.get(), Ordering::SeqCst);
         *lock(&slot.thread) = None;
         self.job.wake_all();
+    }
+}
+
+/// A value alone on its cache lines (128 bytes: two 64-byte lines, as
+/// adjacent-line prefetchers fetch pairs), so that two ends written by
+/// different threads never share a line.
+#[repr(align(128))]
+pub(crate) struct CachePadded<T>(T);
+
+impl<T> CachePadded<T> {
+    /// Pad `v`.
+    pub(crate) const fn new(v: T) -> CachePadded<T> {
+        CachePadded(v)
+    }
+}
+
+impl<T> std::ops::Deref for CachePadded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> std::ops::DerefMut for CachePadded<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
     }
 }

@@ -9,8 +9,8 @@
 //! its last slot and following the link. The first segment is allocated on
 //! the first push, so idle pairs cost one small struct.
 
+use super::CachePadded;
 use super::Frame;
-use crossbeam_utils::CachePadded;
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
 use std::ptr;
