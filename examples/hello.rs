@@ -20,15 +20,17 @@
 //! token after one lap: 6
 //! ```
 //!
-//! Run it with `cargo run -p hypercomm --example hello -- 7`.
+//! Run it with `cargo run --release --example hello -- 7`.
 //!
-//! The same program runs as processes under the launcher: `hypercomm run
-//! -n 4 --host target/release/examples/hello target/release/examples/hello`
-//! gives the same lines (prefixed `[host]`). Under the launcher the
-//! program joins the job with [`hypercomm::init`]; when the job has no host
-//! (`hypercomm run -n 4 target/release/examples/hello`) every node prints
-//! its own greeting and node 0 prints the token (lines prefixed with the
-//! rank, in whatever order they arrive).
+//! The same program, unchanged, runs as processes under a launcher:
+//! `hypercomm run -n 4 --host target/release/examples/hello --
+//! target/release/examples/hello` gives the
+//! same lines from the host (prefixed `[host]`), and `hypercomm run -n 4
+//! target/release/examples/hello` (no host) has every node print its own
+//! greeting and node 0 the token (prefixed with the rank, in whatever order
+//! they arrive). `run_with_host` and `run` join the launched job; the node
+//! count and whether there is a host come from the job
+//! ([`hypercomm::job_shape`]), so the command line's count is not needed.
 
 use hypercomm::{Comm, Rank};
 use std::error::Error;
@@ -87,26 +89,26 @@ fn host(comm: &Comm) -> Result<(), Box<dyn Error + Send + Sync>> {
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
-    if hypercomm::launch::is_launched() {
-        // A process of a job started by `hypercomm run` (or srun).
-        let comm = hypercomm::init()?;
-        if comm.is_host() {
-            host(&comm).map_err(|e| e as Box<dyn Error>)?;
-        } else {
-            node(&comm)?;
-        }
-        hypercomm::finalize(comm)?;
-        return Ok(());
-    }
-    let n: usize = match std::env::args().nth(1) {
-        Some(arg) => arg.parse().map_err(|e| {
-            format!("the number of nodes must be a positive integer, not {arg:?}: {e}")
-        })?,
-        None => 4,
+    // Launched: the job's shape. Otherwise: the argument, and a host.
+    let (n, with_host) = match hypercomm::job_shape() {
+        Some(job) => (job.nodes, job.host),
+        None => match std::env::args().nth(1) {
+            Some(arg) => (
+                arg.parse().map_err(|e| {
+                    format!("the number of nodes must be a positive integer, not {arg:?}: {e}")
+                })?,
+                true,
+            ),
+            None => (4, true),
+        },
     };
     if n == 0 {
         return Err("the number of nodes must be at least 1".into());
     }
-    hypercomm::run_with_host(n, host, node)?;
+    if with_host {
+        hypercomm::run_with_host(n, host, node)?;
+    } else {
+        hypercomm::run(n, node)?;
+    }
     Ok(())
 }

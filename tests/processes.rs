@@ -423,6 +423,21 @@ fn a_rank_that_exits_with_an_error_is_named() {
     );
 }
 
+#[test]
+fn a_process_that_never_joins_is_reported() {
+    // `true` exits 0 without calling init: the job never formed, and the
+    // launcher must not report success.
+    let mut c = launcher();
+    c.args(["-n", "2", "true"]);
+    let out = run(c);
+    assert_eq!(out.status.code(), Some(1), "{}", out.both());
+    assert!(
+        out.stderr.contains("exited without joining the job"),
+        "{}",
+        out.both()
+    );
+}
+
 // ------------------------------------------------------------- security
 
 /// Connects to `addr` and tries to join without the secret.

@@ -1,6 +1,11 @@
 //! Collective communication algorithms as pure schedules (no I/O, no
 //! dependencies).
 //!
+//! Published with `hypercomm`, at the same version: its public types
+//! ([`Algorithm`], [`Collective`], [`Topology`], [`Schedule`], the
+//! [`sim`] network model) are part of `hypercomm`'s API, which re-exports
+//! them, and change only with a new version of both.
+//!
 //! Every algorithm is a pure function from `(rank, size, root, counts)` to a
 //! [`Schedule`] (SPEC.md section 4, "Algorithms are data"; DESIGN.md "One
 //! file per algorithm"). The same schedule is run by the library's

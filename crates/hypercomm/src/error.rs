@@ -156,11 +156,11 @@ impl fmt::Display for Error {
             Error::RankFailed { rank, message, .. } => write!(f, "{rank} failed: {message}"),
             Error::Truncated { from, tag, len, capacity } => write!(
                 f,
-                "the message from {from} with tag {tag} has {len} bytes but the receive buffer holds only {capacity} bytes (the message is still available)"
+                "message from {from} with tag {tag} has {len} bytes but the receive buffer holds only {capacity} bytes (the message is still available)"
             ),
             Error::BadLength { from, tag, len, elem_size } => write!(
                 f,
-                "the message from {from} with tag {tag} has {len} bytes, not a multiple of the element size {elem_size}"
+                "message from {from} with tag {tag} has {len} bytes, not a multiple of the element size {elem_size}"
             ),
             Error::Timeout { rank, op, waiting_for, after, others } => write!(
                 f,
@@ -176,7 +176,7 @@ impl fmt::Display for Error {
             Error::Protocol(m) => write!(f, "protocol error: {m}"),
             Error::Serde { from, tag, message } => write!(
                 f,
-                "the object in the message from {from} with tag {tag} could not be encoded or decoded: {message}"
+                "object (de)serialisation failed for the message from {from} with tag {tag}: {message}"
             ),
             Error::CollectiveMismatch(m) => write!(f, "collective mismatch: {m}"),
             Error::RequestFailed { index, count, error } => {
@@ -292,3 +292,213 @@ pub(crate) fn io_err(op: &str, e: impl Into<BoxError>) -> Error {
 /// The error type a rank's closure may return: anything that converts into a
 /// boxed error (`hypercomm::Error`, `String`, `anyhow::Error`, `io::Error`…).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every variant with the text it prints. The `match` has no wildcard
+    /// arm, so a new variant does not compile until it is listed here.
+    fn every_variant() -> Vec<(Error, &'static str)> {
+        let all = vec![
+            (
+                Error::PeerFailed { rank: Rank::Node(3) },
+                "rank 3 failed or exited, so this operation cannot complete",
+            ),
+            (
+                Error::PeerFailed { rank: Rank::Host },
+                "the host failed or exited, so this operation cannot complete",
+            ),
+            (
+                Error::Aborted {
+                    rank: Rank::Node(1),
+                    message: "bad input".into(),
+                },
+                "job aborted by rank 1: bad input",
+            ),
+            (
+                Error::RankFailed {
+                    rank: Rank::Host,
+                    message: "panicked: no file".into(),
+                    source: None,
+                },
+                "the host failed: panicked: no file",
+            ),
+            (
+                Error::Truncated {
+                    from: Rank::Node(2),
+                    tag: 7,
+                    len: 32,
+                    capacity: 8,
+                },
+                "message from rank 2 with tag 7 has 32 bytes but the receive buffer holds only 8 bytes (the message is still available)",
+            ),
+            (
+                Error::BadLength {
+                    from: Rank::Node(0),
+                    tag: 1,
+                    len: 5,
+                    elem_size: 4,
+                },
+                "message from rank 0 with tag 1 has 5 bytes, not a multiple of the element size 4",
+            ),
+            (
+                Error::Timeout {
+                    rank: Rank::Node(0),
+                    op: "recv".into(),
+                    waiting_for: "a message from rank 1 with tag 2".into(),
+                    after: Duration::from_millis(1500),
+                    others: String::new(),
+                },
+                "rank 0 timed out after 1.5 s in recv, waiting for a message from rank 1 with tag 2",
+            ),
+            (
+                Error::Timeout {
+                    rank: Rank::Node(2),
+                    op: "wait".into(),
+                    waiting_for: "request 0".into(),
+                    after: Duration::from_millis(250),
+                    others: String::new(),
+                },
+                "rank 2 timed out after 250 ms in wait, waiting for request 0",
+            ),
+            (
+                Error::InvalidRank {
+                    rank: Rank::Node(5),
+                    op: "send",
+                    size: 4,
+                    host: "",
+                },
+                "send: rank 5 is not in the communicator, which has 4 nodes",
+            ),
+            (
+                Error::InvalidRank {
+                    rank: Rank::Host,
+                    op: "recv",
+                    size: 1,
+                    host: "",
+                },
+                "recv: the host is not in the communicator, which has 1 node",
+            ),
+            (
+                Error::InvalidArgument {
+                    op: "split",
+                    what: "colour -2 is negative".into(),
+                },
+                "invalid argument to split: colour -2 is negative",
+            ),
+            (
+                Error::Protocol("frame of 3 bytes".into()),
+                "protocol error: frame of 3 bytes",
+            ),
+            (
+                Error::Serde {
+                    from: Rank::Node(1),
+                    tag: 4,
+                    message: "unexpected end".into(),
+                },
+                "object (de)serialisation failed for the message from rank 1 with tag 4: unexpected end",
+            ),
+            (
+                Error::CollectiveMismatch("rank 1 differs from rank 0: element type f32 vs f64".into()),
+                "collective mismatch: rank 1 differs from rank 0: element type f32 vs f64",
+            ),
+            (
+                Error::RequestFailed {
+                    index: 0,
+                    count: 2,
+                    error: Box::new(Error::PeerFailed { rank: Rank::Node(1) }),
+                },
+                "request 0 of 2 failed: rank 1 failed or exited, so this operation cannot complete",
+            ),
+            (
+                Error::Deadlock {
+                    rank: Rank::Node(0),
+                    op: "recv".into(),
+                    waiting_for: "a message from rank 1".into(),
+                    waits: "".into(),
+                },
+                "deadlock: every rank of the job is blocked or has ended and no message is in flight; rank 0 waits in recv for a message from rank 1",
+            ),
+            (
+                Error::io(
+                    "connecting to the rendezvous",
+                    std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused"),
+                ),
+                "I/O error in connecting to the rendezvous: refused",
+            ),
+        ];
+        for (e, _) in &all {
+            match e {
+                Error::PeerFailed { .. }
+                | Error::Aborted { .. }
+                | Error::RankFailed { .. }
+                | Error::Truncated { .. }
+                | Error::BadLength { .. }
+                | Error::Timeout { .. }
+                | Error::InvalidRank { .. }
+                | Error::InvalidArgument { .. }
+                | Error::Protocol(_)
+                | Error::Serde { .. }
+                | Error::CollectiveMismatch(_)
+                | Error::RequestFailed { .. }
+                | Error::Deadlock { .. }
+                | Error::Io { .. } => {}
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn every_error_text() {
+        for (e, want) in every_variant() {
+            assert_eq!(e.to_string(), want, "{e:?}");
+        }
+    }
+
+    #[test]
+    fn no_codes_and_no_doubled_words() {
+        for (e, _) in every_variant() {
+            let text = e.to_string();
+            assert!(!text.contains("code"), "a code in: {text}");
+            let words: Vec<&str> = text
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .collect();
+            for pair in words.windows(2) {
+                assert!(
+                    !pair[0].eq_ignore_ascii_case(pair[1]) || pair[0].parse::<f64>().is_ok(),
+                    "doubled word {:?} in: {text}",
+                    pair[0]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn sources_are_kept() {
+        use std::error::Error as _;
+        let io = Error::io(
+            "reading",
+            std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+        );
+        let src = io.source().expect("an I/O error keeps its source");
+        assert_eq!(src.to_string(), "no such file");
+        assert!(src.downcast_ref::<std::io::Error>().is_some());
+        let boxed: BoxError = "disk full".into();
+        let failed = Error::RankFailed {
+            rank: Rank::Node(0),
+            message: "disk full".into(),
+            source: Some(Source::from(boxed)),
+        };
+        assert_eq!(failed.source().unwrap().to_string(), "disk full");
+        let req = Error::RequestFailed {
+            index: 1,
+            count: 3,
+            error: Box::new(io.clone()),
+        };
+        assert_eq!(req.source().unwrap().to_string(), io.to_string());
+        assert_eq!(req.cause(), &io);
+        assert!(Error::PeerFailed { rank: Rank::Host }.source().is_none());
+    }
+}

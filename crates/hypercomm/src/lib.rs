@@ -62,9 +62,38 @@
 //! | the site's MPI as a transport (the `mpi` feature), remote hosts over ssh | done |
 //! | C and Fortran 77 (PICL, CMMD, the iPSC utilities): the `hypercomm-c` crate | done |
 //!
+//! ## Cargo features
+//!
+//! | feature | default | what it adds | dependencies |
+//! |---|---|---|---|
+//! | `tcp` | on | processes: the TCP transport, the launcher's engine ([`init`] joining a job, [`spawn`], [`run_processes`], Slurm, ssh) | socket2, hmac, sha2, postcard |
+//! | `shm` | on | processes on one machine over a shared segment (Linux; needs `tcp`, the launcher's channel) | rustix |
+//! | `trace` | on | PICL event recording and the trace files (raw, PICL, Perfetto JSON, HTML report) | serde_json |
+//! | `serde` | on | [`Comm::send_obj`] / [`Comm::recv_obj`] and serde impls of the library's value types | postcard |
+//! | `derive` | on | `#[derive(Pod, Zeroable)]` for user structs ([`Pod`]) | bytemuck_derive |
+//! | `mpi` | off | the site's MPI as a transport (needs `mpicc`) | cc (build) |
+//! | `clap` | off | [`TransportKind`] as a clap value | clap |
+//!
+//! With `default-features = false` the library is ranks as threads (and
+//! the simulator): hypercomm, hypercomm-algo, bytemuck, serde (no derive)
+//! and libc. Jobs of processes need a unix system; on others `tcp` gives
+//! the TCP transport for ranks as threads.
+//!
+//! ## Two things to know
+//!
+//! * A rank's closure returns `Result<T, E>` for any error `E` that
+//!   converts into a boxed error. Rust cannot infer `E` from a bare
+//!   `Ok(x)`, so name it once: `Ok::<_, hypercomm::Error>(x)`, or give
+//!   the closure a return type (`|comm| -> hypercomm::Result<_> { … }`).
+//! * [`Comm::rank`] is a node's index (`0..size`); on the host, which is
+//!   not a node, it is `size()`. [`Comm::me`] is the [`Rank`]:
+//!   `Rank::Node(i)` or `Rank::Host`.
+//!
 //! ## Not done yet
 //!
 //! Nothing in the table above; each module's docs say what it lacks.
+//! Jobs of processes on Windows (the TCP transport builds there, for
+//! threads); an `Equivalence`-style derive for structs with padding.
 
 mod buffer;
 pub mod collective;
@@ -89,7 +118,7 @@ pub use collective::{Algorithm, CollOpts, Collective, Topology};
 pub use comm::Comm;
 pub use engine::{EAGER_LIMIT, MESSAGE_COST, SENDER_CREDIT};
 pub use error::{Error, Result};
-pub use launch::{finalize, init, start_rank};
+pub use launch::{finalize, init, job_shape, start_rank, JobShape};
 #[cfg(processes)]
 pub use launch::{run_processes, spawn, Processes};
 pub use primitives::{clock, MESSAGE_CHARS};
@@ -101,13 +130,50 @@ pub use run::{
 pub use short::{ShortSends, SHORT_MESSAGE_BYTES};
 pub use transport::TransportKind;
 
-/// The names most programs need.
+/// The names most programs need: `use hypercomm::prelude::*;`.
 pub mod prelude {
+    pub use crate::collective::ops::{
+        BitAnd, BitOr, BitXor, Element, LogicalAnd, LogicalOr, Max, MaxLoc, Min, MinLoc, Prod, Sum,
+    };
     pub use crate::{
-        finalize, init, run, run_with_host, scope, wait_all, wait_any, Comm, Error, Rank, Result,
-        Status, ANY_SOURCE, ANY_TAG,
+        finalize, init, job_shape, run, run_with_host, scope, wait_all, wait_any, Comm, Error,
+        Rank, Result, Status, ANY_SOURCE, ANY_TAG,
     };
 }
+
+/// `#[derive(Pod, Zeroable)]` for structs sent as typed slices (the
+/// `derive` feature): a `#[repr(C)]` struct of plain numbers without
+/// padding is an element like any number. The derive names the bytemuck
+/// crate; `#[bytemuck(crate = "hypercomm::bytemuck")]` points it at ours,
+/// so a program needs no dependency of its own.
+///
+/// ```
+/// # #[cfg(feature = "derive")] {
+/// use hypercomm::{Pod, Zeroable};
+///
+/// #[derive(Clone, Copy, Pod, Zeroable, Debug, PartialEq)]
+/// #[bytemuck(crate = "hypercomm::bytemuck")]
+/// #[repr(C)]
+/// struct Particle {
+///     pos: [f64; 3],
+///     id: u64,
+/// }
+///
+/// let got = hypercomm::run(2, |comm| {
+///     let p = Particle { pos: [1.0, 2.0, 3.0], id: comm.rank() as u64 };
+///     let other = 1 - comm.rank();
+///     let mut back = [Particle::zeroed()];
+///     comm.send_recv(&[p], other, 0, &mut back, other, 0)?;
+///     Ok::<_, hypercomm::Error>(back[0].id)
+/// })?;
+/// assert_eq!(got, vec![1, 0]);
+/// # }
+/// # Ok::<(), hypercomm::Error>(())
+/// ```
+pub use bytemuck::{Pod, Zeroable};
+
+/// The bytemuck crate, whose `Pod` is what typed messages carry.
+pub use bytemuck;
 
 /// The README's example, compiled and run as a doctest.
 #[doc = include_str!("../../../README.md")]

@@ -119,6 +119,7 @@ mod multicast;
 mod native;
 mod nonblocking;
 pub mod ops;
+mod scalar;
 mod scan;
 pub mod select;
 mod task;

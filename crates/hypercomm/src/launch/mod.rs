@@ -135,6 +135,7 @@ mod output;
 #[cfg(processes)]
 pub(crate) mod processes;
 pub(crate) mod rank;
+mod shape;
 #[cfg(processes)]
 pub(crate) mod slurm;
 #[cfg(processes)]
@@ -151,12 +152,15 @@ pub(crate) mod trace;
 #[cfg(processes)]
 pub use processes::{run_processes, Processes, RankEnd};
 pub use rank::start_rank;
+pub use shape::{job_shape, JobShape};
 #[cfg(processes)]
 pub use spawn::spawn;
 
 use crate::comm::Comm;
 use crate::error::{Error, Result};
-use crate::transport::{mpi, Fault, Transport, TransportKind};
+#[cfg(processes)]
+use crate::transport::mpi;
+use crate::transport::{Fault, Transport, TransportKind};
 #[cfg(processes)]
 use env::JobEnv;
 #[cfg(processes)]
@@ -180,22 +184,11 @@ pub fn is_launched() -> bool {
     launched_by().is_some()
 }
 
-/// Which launcher's variables this process has, in a build that cannot
-/// join its job.
+/// Which launcher started this process, in a build that cannot join its
+/// job.
 #[cfg(not(processes))]
 fn launched_by() -> Option<&'static str> {
-    if std::env::var_os("HYPERCOMM_RENDEZVOUS").is_some() {
-        Some("hypercomm run")
-    } else if mpi::started_by_mpi() {
-        Some("mpirun")
-    } else if std::env::var_os("SLURM_PROCID").is_some()
-        && std::env::var_os("SLURM_NTASKS").is_some_and(|n| n != "1")
-        && std::env::var_os("HYPERCOMM_NO_SLURM").is_none_or(|v| v == "0")
-    {
-        Some("srun")
-    } else {
-        None
-    }
+    job_shape().map(|s| s.started_by)
 }
 
 /// [`init`] in a build without processes: a world of one, or an error

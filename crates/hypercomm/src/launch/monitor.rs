@@ -543,13 +543,15 @@ impl Monitor {
                             && !self.table_sent
                             && self.setup.pids.iter().any(|p| p.is_some())
                         {
-                            // Exited before joining while others may wait for it:
-                            // only a failure if somebody did join.
-                            if self.writers.iter().any(|w| w.is_some()) {
-                                let what =
-                                    format!("{} exited before joining the job", self.label(ep));
-                                self.fail(ep, what, 1, Class::Unexplained);
-                            }
+                            // Exited cleanly without ever joining: the others
+                            // would wait for it, and a program that never
+                            // joins runs alone (a job of one, or threads)
+                            // while the launcher believes it runs a job.
+                            let what = format!(
+                                "{} exited without joining the job: it never called hypercomm::init or run (a program built without the library's `tcp` feature cannot join)",
+                                self.label(ep)
+                            );
+                            self.fail(ep, what, 1, Class::Unexplained);
                         }
                     }
                 }
