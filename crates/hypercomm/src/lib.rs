@@ -112,6 +112,8 @@ pub mod sim;
 pub mod topology;
 pub mod trace;
 pub mod transport;
+// The frame header: not part of the API (the fuzz targets read it).
+#[doc(hidden)]
 pub mod wire;
 
 pub use collective::{Algorithm, CollOpts, Collective, Topology};

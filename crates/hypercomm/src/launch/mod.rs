@@ -123,12 +123,15 @@ pub mod env;
 #[cfg(processes)]
 pub(crate) mod exits;
 #[cfg(processes)]
+// The launcher's engine, for the `hypercomm` command: not part of the API.
+#[doc(hidden)]
 pub mod job;
 #[cfg(processes)]
 pub(crate) mod join;
 #[cfg(processes)]
 pub(crate) mod monitor;
 #[cfg(processes)]
+#[doc(hidden)]
 pub mod mpirun;
 #[cfg(processes)]
 mod output;
@@ -146,6 +149,7 @@ pub(crate) mod spmd;
 #[path = "spmd_off.rs"]
 pub(crate) mod spmd;
 #[cfg(processes)]
+#[doc(hidden)]
 pub mod ssh;
 pub(crate) mod trace;
 

@@ -59,8 +59,11 @@ pub(crate) mod setup;
 #[cfg(test)]
 mod tests;
 
+// For the fuzz targets: not part of the API.
+#[doc(hidden)]
 pub use auth::handshake_on_bytes;
 pub(crate) use connection::tune;
+#[doc(hidden)]
 pub use framing::{read_frame, write_frame, ReadOutcome};
 pub use setup::TcpBuilder;
 
