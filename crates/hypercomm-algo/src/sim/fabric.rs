@@ -96,13 +96,33 @@ pub struct Traffic {
 /// Per-link state: when it is free, and what it carried.
 #[derive(Debug, Clone)]
 enum Links {
+    /// Twelve bytes a link: its free time and its messages; the words it
+    /// carried are kept per link only once messages of different lengths
+    /// have been seen (see [`Words`]).
     Dense {
         free: Vec<f64>,
-        words: Vec<f64>,
         messages: Vec<u32>,
+        words: Words,
     },
     /// The fully connected network: only the links used.
     Sparse(HashMap<usize, (f64, Traffic)>),
+}
+
+/// The words each link carried. While every message has had the same
+/// length, a link's words are that length added once per message (the
+/// same sum, bit for bit, as adding them as they come), so no array is
+/// needed; the first message of another length makes one.
+#[derive(Debug, Clone)]
+enum Words {
+    /// No message yet, or every message so far this many words long.
+    Uniform(Option<f64>),
+    /// Per link.
+    Each(Vec<f64>),
+}
+
+/// `w` added `k` times to 0, one by one.
+fn repeated(w: f64, k: u32) -> f64 {
+    (0..k).fold(0.0, |s, _| s + w)
 }
 
 /// The network's state: links and receive ports.
@@ -124,8 +144,8 @@ impl Fabric {
         } else {
             Links::Dense {
                 free: vec![0.0; n],
-                words: vec![0.0; n],
                 messages: vec![0; n],
+                words: Words::Uniform(None),
             }
         };
         Fabric {
@@ -167,12 +187,22 @@ impl Fabric {
         let granted = match &mut self.links {
             Links::Dense {
                 free,
-                words,
                 messages,
+                words,
             } => {
                 let g = if contention { free[link].max(now) } else { now };
                 free[link] = g + body;
-                words[link] += f.words;
+                match words {
+                    Words::Uniform(Some(w)) if *w == f.words => {}
+                    Words::Uniform(w @ None) => *w = Some(f.words),
+                    Words::Uniform(Some(w)) => {
+                        let w = *w;
+                        let mut each: Vec<f64> = messages.iter().map(|&k| repeated(w, k)).collect();
+                        each[link] += f.words;
+                        *words = Words::Each(each);
+                    }
+                    Words::Each(each) => each[link] += f.words,
+                }
                 messages[link] += 1;
                 g
             }
@@ -235,7 +265,10 @@ impl Fabric {
                 words, messages, ..
             } => Traffic {
                 messages: u64::from(messages[link]),
-                words: words[link],
+                words: match words {
+                    Words::Uniform(w) => repeated(w.unwrap_or(0.0), messages[link]),
+                    Words::Each(each) => each[link],
+                },
             },
             Links::Sparse(map) => map.get(&link).map(|e| e.1).unwrap_or_default(),
         }
@@ -274,6 +307,33 @@ mod tests {
                 Next::Arrive(t) => return t,
             }
         }
+    }
+
+    /// A link's words are the sum of its messages' lengths in the order
+    /// they came, bit for bit, before and after messages of another length
+    /// make the fabric keep words per link.
+    #[test]
+    fn links_count_words_as_they_come() {
+        let c = Costs {
+            ts: 1.0,
+            tw: 1.0,
+            th: 0.0,
+        };
+        let m = Model::new(Network::Ring, 4, c).unwrap();
+        let mut fab = Fabric::new(&m);
+        let mut sums = [0.0f64; 2];
+        for (k, (dst, words)) in [(1, 0.1), (1, 0.1), (3, 0.1), (1, 0.1), (1, 0.7), (3, 0.1)]
+            .into_iter()
+            .enumerate()
+        {
+            let mut f = Flight::new(0, dst, words);
+            fab.hop(&mut f, k as f64 * 10.0);
+            sums[usize::from(dst == 3)] += words;
+            let (fwd, back) = (fab.traffic(0), fab.traffic(1));
+            assert_eq!((fwd.words, back.words), (sums[0], sums[1]));
+            assert_eq!(fwd.messages + back.messages, k as u64 + 1);
+        }
+        assert_eq!(fab.used_links().len(), 2);
     }
 
     /// Seed 001's point-to-point times: ts + l·(th + tw·m) with
