@@ -17,8 +17,8 @@
 use clap::{Args, ValueEnum};
 use hypercomm::collective::registry;
 use hypercomm::sim::{
-    check_algorithm, closed_form, seed_algorithm, simulate, Call, Compute, Config, Costs, Model,
-    Network, Ports, Routing,
+    check_algorithm, closed_form, seed_algorithm, simulate_entry, Call, Compute, Config, Costs,
+    Model, Network, Ports, Routing,
 };
 use hypercomm::{Algorithm, Collective, TransportKind};
 use std::path::PathBuf;
@@ -262,7 +262,7 @@ fn predict(a: &SimArgs, c: Collective) -> Result<(), String> {
     let mut call = Call::new(p, a.words);
     call.segment = a.segment;
     let started = Instant::now();
-    let out = simulate(&model, p, &mut |me| entry.generate(&call.params(me)), 1.0)
+    let out = simulate_entry(&model, entry, &call.params(0), 1.0)
         .map_err(|e| format!("{c} with {alg}: {e}"))?;
     let wall = started.elapsed();
     let time = out.time();

@@ -105,6 +105,7 @@ mod network;
 mod pool;
 mod queue;
 mod seed;
+mod shared;
 mod simulate;
 #[cfg(test)]
 mod tests;
@@ -114,4 +115,5 @@ pub use formulas::{closed_form, Form, FORMS};
 pub use network::{Costs, Model, ModelError, Network, Ports, Routing, MAX_NODES};
 pub use queue::EventQueue;
 pub use seed::{check_algorithm, seed_algorithm, Call};
+pub use shared::{alike, Alike};
 pub use simulate::{simulate, simulate_entry, Outcome, SimError};

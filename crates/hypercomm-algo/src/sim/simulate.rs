@@ -22,6 +22,7 @@ use super::fabric::{Fabric, Flight, Next};
 use super::network::Model;
 use super::pool::{Cop, Pool, PoolError};
 use super::queue::EventQueue;
+use super::shared::{alike, shared_pool};
 use crate::entry::{Entry, Params};
 use crate::schedule::Schedule;
 use std::collections::{HashMap, VecDeque};
@@ -568,17 +569,28 @@ pub fn simulate(
     for me in 0..p {
         sched.push(pool.add(me, &gen(me))?);
     }
+    run(model, &pool, &mut |v| sched[v], words_per_element)
+}
+
+/// Simulate `p` participants, participant `v` running kept schedule
+/// `sched(v)` of `pool`.
+fn run(
+    model: &Model,
+    pool: &Pool,
+    sched: &mut dyn FnMut(usize) -> u32,
+    words_per_element: f64,
+) -> Result<Outcome, SimError> {
+    let p = pool.participants();
     let mut sim = Sim {
         fabric: Fabric::new(model),
-        pool: &pool,
+        pool,
         queue: EventQueue::new(),
         words_per_element,
-        nodes: sched
-            .iter()
-            .map(|&sched| Node {
+        nodes: (0..p)
+            .map(|v| Node {
                 ready: 0.0,
                 matched: 0,
-                sched,
+                sched: sched(v),
                 pos: 0,
                 end: 0,
                 next_send: NO_SEND,
@@ -595,7 +607,6 @@ pub fn simulate(
         messages: 0,
         words: 0.0,
     };
-    drop(sched);
     for v in 0..p {
         sim.enter(v, 0.0)?;
     }
@@ -636,16 +647,31 @@ pub fn simulate(
 }
 
 /// Simulate a registered algorithm: `entry`'s schedules for `params` with
-/// `me` set to each participant `0..params.p`.
+/// `me` set to each participant `0..params.p`. Where the algorithm's
+/// participants are declared alike ([`alike`]), participant 0's schedule
+/// is generated and relabelled for the others (after a spot check of a few
+/// of theirs), instead of generating p schedules.
 pub fn simulate_entry(
     model: &Model,
     entry: &Entry,
     params: &Params<'_>,
     words_per_element: f64,
 ) -> Result<Outcome, SimError> {
+    let p = params.p;
+    if let Some(alike) = alike(entry, params) {
+        if p > model.endpoints() {
+            return Err(SimError::TooFew {
+                p,
+                endpoints: model.endpoints(),
+            });
+        }
+        if let Some((pool, i)) = shared_pool(entry, params, alike)? {
+            return run(model, &pool, &mut |_| i, words_per_element);
+        }
+    }
     simulate(
         model,
-        params.p,
+        p,
         &mut |me| entry.generate(&Params { me, ..*params }),
         words_per_element,
     )

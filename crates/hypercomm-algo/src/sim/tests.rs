@@ -463,3 +463,64 @@ fn broken_schedules_are_named() {
         "4 participants do not fit a machine of 3 endpoints"
     );
 }
+
+// ------------------------------------------------- participants alike
+
+/// Every declaration of [`alike`] holds: each participant's generated
+/// schedule is participant 0's relabelled, for every p up to 70 and
+/// powers of two up to 1 024, and several lengths.
+#[test]
+fn participants_declared_alike_are() {
+    use super::pool::Pool;
+    let mut declared = 0;
+    for entry in registry::all() {
+        for p in (1..=70).chain([128, 256, 1024]) {
+            for m in [0, 1, 3] {
+                let call = Call::new(p, m);
+                let Some(a) = alike(entry, &call.params(0)) else {
+                    continue;
+                };
+                declared += 1;
+                let mut pool = Pool::new(p);
+                let first = pool
+                    .add_form(0, &entry.generate(&call.params(0)), a == Alike::Xor)
+                    .unwrap();
+                for me in 0..p {
+                    assert!(
+                        pool.is(first, me, &entry.generate(&call.params(me)))
+                            .unwrap(),
+                        "{} {}: p = {p}, m = {m}: participant {me} is not 0 relabelled ({a:?})",
+                        entry.collective,
+                        entry.algorithm
+                    );
+                }
+            }
+        }
+    }
+    assert!(declared >= 4 * 3 * 10, "{declared}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Simulating a registered algorithm with participants declared alike
+    /// (one schedule generated) gives what generating every participant's
+    /// schedule gives: the same finish times and link traffic, bit for bit.
+    #[test]
+    fn sharing_a_declared_schedule_changes_nothing(
+        (model, p) in any_model(),
+        entry in any_entry(),
+        m in 0usize..12,
+    ) {
+        let call = Call::new(p, m);
+        let shared = simulate_entry(&model, entry, &call.params(0), 1.0).unwrap();
+        let each = simulate(&model, p, &mut |me| entry.generate(&call.params(me)), 1.0).unwrap();
+        prop_assert_eq!(&shared.finish, &each.finish);
+        prop_assert_eq!(shared.messages, each.messages);
+        prop_assert_eq!(shared.events, each.events);
+        prop_assert_eq!(shared.fabric.used_links(), each.fabric.used_links());
+        if alike(entry, &call.params(0)).is_some() && p > 1 {
+            prop_assert_eq!(shared.distinct_schedules, 1);
+        }
+    }
+}
