@@ -62,6 +62,9 @@ pub enum Next {
     Port(f64),
     /// It has arrived whole at this time.
     Arrive(f64),
+    /// Its sender asks its core for the start-up at this time (endpoints
+    /// sharing cores, [`Model::with_cores`]): call [`Fabric::core`] then.
+    Core(f64),
 }
 
 /// The sender's side of a start.
@@ -133,6 +136,9 @@ pub struct Fabric {
     recv_free: Vec<f64>,
     /// Port steps asked for and not yet taken, per endpoint.
     recv_asked: Vec<u32>,
+    /// Shared cores: when each is free, and the endpoint it last worked
+    /// for.
+    cores: Vec<(f64, u32)>,
 }
 
 impl Fabric {
@@ -153,6 +159,7 @@ impl Fabric {
             links,
             recv_free: vec![0.0; model.endpoints()],
             recv_asked: vec![0; model.endpoints()],
+            cores: vec![(0.0, u32::MAX); model.cores().unwrap_or(0)],
         }
     }
 
@@ -161,9 +168,41 @@ impl Fabric {
         &self.model
     }
 
-    /// The sender starts `f` at time `t`.
+    /// The sender starts `f` at time `t`. On shared cores it asks its core
+    /// first ([`Next::Core`]).
     #[inline]
     pub fn start(&self, f: &Flight, t: f64) -> Started {
+        if !self.cores.is_empty() {
+            return Started {
+                next: Next::Core(t),
+                free: None,
+            };
+        }
+        self.started(f, t)
+    }
+
+    /// The sender of `f` asks its core at `now` (after [`Next::Core`]): the
+    /// start-up begins when the core is free (and has turned to it), and
+    /// the core is then busy for the start-up and the body's copy.
+    pub fn core(&mut self, f: &Flight, now: f64) -> Started {
+        let n = self.cores.len();
+        let c = &mut self.cores[f.src as usize % n];
+        let mut begin = c.0.max(now);
+        if c.1 != f.src && c.1 != u32::MAX {
+            begin += self.model.switch();
+        }
+        let costs = self.model.costs;
+        let body = if f.src == f.dst {
+            0.0
+        } else {
+            costs.tw * f.words
+        };
+        *c = (begin + costs.ts + body, f.src);
+        self.started(f, begin)
+    }
+
+    #[inline]
+    fn started(&self, f: &Flight, t: f64) -> Started {
         let ready = t + self.model.costs.ts;
         if f.src == f.dst {
             return Started {
@@ -305,6 +344,7 @@ mod tests {
                 Next::Hop(t) => next = fab.hop(&mut f, t).next,
                 Next::Port(t) => return fab.port(&f, t),
                 Next::Arrive(t) => return t,
+                Next::Core(t) => next = fab.core(&f, t).next,
             }
         }
     }

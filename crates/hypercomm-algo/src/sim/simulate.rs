@@ -19,7 +19,7 @@
 //! they were made.
 
 use super::fabric::{Fabric, Flight, Next};
-use super::network::Model;
+use super::network::{Model, MAX_NODES};
 use super::pool::{Cop, Pool, PoolError};
 use super::queue::EventQueue;
 use super::shared::{alike, shared_pool};
@@ -162,6 +162,8 @@ impl Outcome {
 
 /// Event kinds (the top two bits of an event).
 const FIRST: u64 = 0;
+/// A FIRST event with this bit asks for the sender's core instead.
+const CORE: u64 = 1 << 61;
 const HOP: u64 = 1 << 62;
 const PORT: u64 = 2 << 62;
 const ARRIVE: u64 = 3 << 62;
@@ -346,9 +348,36 @@ impl Sim<'_> {
                 let id = self.keep(flight, c.len());
                 self.queue.push(at, v as u64, ARRIVE | u64::from(id));
             }
+            Next::Core(at) => {
+                self.queue
+                    .push(at, v as u64, FIRST | CORE | (v as u64) << 32 | i as u64)
+            }
             Next::Port(_) => unreachable!("a start never reaches a port"),
         }
         started.free
+    }
+
+    /// `v`'s Send at op `i` gets its core at `now`: the start-up begins.
+    fn cored(&mut self, v: usize, i: usize, now: f64) -> Result<(), SimError> {
+        let c = self.op(v, i);
+        let to = self.pool.peer(self.nodes[v].sched, c, v);
+        let words = f64::from(c.len()) * self.words_per_element;
+        let flight = Flight::new(v, to, words);
+        let started = self.fabric.core(&flight, now);
+        match started.next {
+            Next::Hop(at) => self
+                .queue
+                .push(at, v as u64, FIRST | (v as u64) << 32 | i as u64),
+            Next::Arrive(at) => {
+                let id = self.keep(flight, c.len());
+                self.queue.push(at, v as u64, ARRIVE | u64::from(id));
+            }
+            Next::Port(_) | Next::Core(_) => unreachable!("a core starts the message"),
+        }
+        match started.free {
+            Some(free) => self.sent(v, free),
+            None => Ok(()),
+        }
     }
 
     /// Keep a message in flight; its id.
@@ -485,6 +514,7 @@ impl Sim<'_> {
         };
         match next {
             Next::Arrive(at) => arrive(self, at),
+            Next::Core(_) => unreachable!("a hop never asks for a core"),
             Next::Hop(at) | Next::Port(at) => {
                 let id = match id {
                     Some(id) => {
@@ -510,6 +540,10 @@ impl Sim<'_> {
         while let Some((now, _, ev)) = self.queue.pop() {
             events += 1;
             match ev & KIND {
+                FIRST if ev & CORE != 0 => {
+                    let (v, i) = ((ev >> 32) as usize & (MAX_NODES - 1), ev as u32 as usize);
+                    self.cored(v, i, now)?;
+                }
                 FIRST => {
                     let (v, i) = ((ev >> 32) as usize, ev as u32 as usize);
                     let c = self.op(v, i);

@@ -524,3 +524,96 @@ proptest! {
         }
     }
 }
+
+// --------------------------------------------------------- shared cores
+
+/// Four nodes on two cores run a dissemination barrier: node v on core
+/// v mod 2, every start-up waiting for its core, and a core turning from
+/// one node to another paying the switch s. Worked by hand: in round 1
+/// nodes 0 and 1 start at 0, nodes 2 and 3 at ts + s, so node 1's round
+/// ends at ts and the others' at 2·ts + s. In round 2 node 1 waits for
+/// core 1 (free at 2·ts + s, then a switch) and sends until 3·ts + 2·s;
+/// node 3 follows it from 3·ts + 3·s to 4·ts + 3·s. On core 0, node 2 asks
+/// first at 2·ts + s (its round ends with its own send; node 0's ends with
+/// node 3's message, handled after it) and keeps the core without a
+/// switch; node 0 sends from 3·ts + 2·s to 4·ts + 2·s.
+#[test]
+fn nodes_sharing_cores_take_turns() {
+    let (ts, s) = (10.0, 3.0);
+    let c = Costs {
+        ts,
+        tw: 1.0,
+        th: 0.0,
+    };
+    let model = Model::new(Network::Full, 4, c)
+        .unwrap()
+        .with_cores(2, s)
+        .unwrap();
+    let entry = registry::find(Collective::Barrier, crate::Algorithm::Dissemination).unwrap();
+    let out = simulate_entry(&model, entry, &Call::new(4, 0).params(0), 1.0).unwrap();
+    let (even, odd) = (4.0 * ts + 2.0 * s, 4.0 * ts + 3.0 * s);
+    assert_eq!(out.finish, vec![even, odd, even, odd]);
+    // One core, two nodes exchanging m words: the second start-up and
+    // copy wait for the first, and a switch.
+    let one = Model::new(Network::Full, 2, c)
+        .unwrap()
+        .with_cores(1, s)
+        .unwrap();
+    let out = simulate(&one, 2, &mut |me| exchange(me, 0, 7), 1.0).unwrap();
+    assert_eq!(out.time(), 2.0 * (ts + 7.0) + s);
+    // With a core each, nothing changes.
+    let own = Model::new(Network::Full, 2, c)
+        .unwrap()
+        .with_cores(2, s)
+        .unwrap();
+    let out = simulate(&own, 2, &mut |me| exchange(me, 0, 7), 1.0).unwrap();
+    assert_eq!(out.time(), ts + 7.0);
+    assert_eq!(
+        Model::new(Network::Full, 2, c).unwrap().with_cores(0, 1.0),
+        Err(ModelError::NoCores)
+    );
+    let e = Model::new(Network::Full, 2, c)
+        .unwrap()
+        .with_cores(1, -1.0)
+        .unwrap_err();
+    assert!(e.to_string().contains("switch = -1"), "{e}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// With one port and a core per node the cores change nothing (a
+    /// node's core is free again when its port is); with fewer cores no
+    /// run is shorter than the busiest core's work (its nodes' start-ups
+    /// and copies, one after another).
+    #[test]
+    fn a_core_per_node_is_seed_001s_machine(
+        (model, p) in any_model(),
+        entry in any_entry(),
+        m in 0usize..12,
+        cores in 1usize..6,
+        switch in 0u32..20,
+    ) {
+        let mut model = model;
+        model.ports = Ports::One;
+        let call = Call::new(p, m);
+        let base = simulate_entry(&model, entry, &call.params(0), 1.0).unwrap();
+        let own = model.clone().with_cores(p, f64::from(switch)).unwrap();
+        let out = simulate_entry(&own, entry, &call.params(0), 1.0).unwrap();
+        prop_assert_eq!(&out.finish, &base.finish);
+        let shared = model.clone().with_cores(cores, f64::from(switch)).unwrap();
+        let out = simulate_entry(&shared, entry, &call.params(0), 1.0).unwrap();
+        let mut work = vec![0.0; cores];
+        for me in 0..p {
+            for op in entry.generate(&call.params(me)).ops() {
+                if let crate::schedule::Op::Send { to, region } = op {
+                    let copy = if *to == me { 0.0 } else { model.costs.tw * region.len as f64 };
+                    work[me % cores] += model.costs.ts + copy;
+                }
+            }
+        }
+        let busiest = work.iter().copied().fold(0.0, f64::max);
+        prop_assert!(out.time() >= busiest, "{} < {busiest}", out.time());
+        prop_assert_eq!(out.messages, base.messages);
+    }
+}
