@@ -201,6 +201,29 @@ impl Fabric {
         self.started(f, begin)
     }
 
+    /// Whether the endpoints share cores, so that a message that has
+    /// arrived waits for its receiver's core ([`Fabric::wake`]).
+    #[inline]
+    pub fn shares_cores(&self) -> bool {
+        !self.cores.is_empty()
+    }
+
+    /// Message `f` has arrived whole at `now` on shared cores: its receiver
+    /// has it at once when its core last worked for it (or for nobody),
+    /// else when the core is free and has turned to it (a switch). Returns
+    /// that time.
+    pub fn wake(&mut self, f: &Flight, now: f64) -> f64 {
+        let n = self.cores.len();
+        let c = &mut self.cores[f.dst as usize % n];
+        let begin = if c.1 == f.dst || c.1 == u32::MAX {
+            now
+        } else {
+            c.0.max(now) + self.model.switch()
+        };
+        *c = (c.0.max(begin), f.dst);
+        begin
+    }
+
     #[inline]
     fn started(&self, f: &Flight, t: f64) -> Started {
         let ready = t + self.model.costs.ts;

@@ -162,7 +162,8 @@ impl Outcome {
 
 /// Event kinds (the top two bits of an event).
 const FIRST: u64 = 0;
-/// A FIRST event with this bit asks for the sender's core instead.
+/// A FIRST event with this bit asks for the sender's core instead; an
+/// ARRIVE event with it, for the receiver's.
 const CORE: u64 = 1 << 61;
 const HOP: u64 = 1 << 62;
 const PORT: u64 = 2 << 62;
@@ -507,6 +508,18 @@ impl Sim<'_> {
         next: Next,
     ) -> Result<(), SimError> {
         let arrive = |sim: &mut Self, t: f64| {
+            if sim.fabric.shares_cores() {
+                let id = match id {
+                    Some(id) => {
+                        sim.msgs[id as usize].flight = flight;
+                        id
+                    }
+                    None => sim.keep(flight, len),
+                };
+                sim.queue
+                    .push(t, u64::from(flight.src), ARRIVE | CORE | u64::from(id));
+                return Ok(());
+            }
             if let Some(id) = id {
                 sim.free_msgs.push(id);
             }
@@ -566,14 +579,24 @@ impl Sim<'_> {
                     let id = (ev & !KIND) as u32;
                     let Msg { flight, len } = self.msgs[id as usize];
                     let at = self.fabric.port(&flight, now);
+                    if self.fabric.shares_cores() {
+                        let src = u64::from(flight.src);
+                        self.queue.push(at, src, ARRIVE | CORE | u64::from(id));
+                        continue;
+                    }
                     self.free_msgs.push(id);
                     self.arrived(flight.dst as usize, flight.src as usize, len, at)?;
                 }
                 _ => {
-                    let id = (ev & !KIND) as u32;
+                    let id = (ev & !(KIND | CORE)) as u32;
                     let Msg { flight, len } = self.msgs[id as usize];
                     self.free_msgs.push(id);
-                    self.arrived(flight.dst as usize, flight.src as usize, len, now)?;
+                    let at = if ev & CORE != 0 {
+                        self.fabric.wake(&flight, now)
+                    } else {
+                        now
+                    };
+                    self.arrived(flight.dst as usize, flight.src as usize, len, at)?;
                 }
             }
         }
