@@ -172,13 +172,13 @@ impl Fabric {
     /// first ([`Next::Core`]).
     #[inline]
     pub fn start(&self, f: &Flight, t: f64) -> Started {
-        if !self.cores.is_empty() {
-            return Started {
-                next: Next::Core(t),
-                free: None,
-            };
+        if self.cores.is_empty() {
+            return self.started(f, t);
         }
-        self.started(f, t)
+        Started {
+            next: Next::Core(t),
+            free: None,
+        }
     }
 
     /// The sender of `f` asks its core at `now` (after [`Next::Core`]): the

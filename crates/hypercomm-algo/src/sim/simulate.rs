@@ -359,6 +359,8 @@ impl Sim<'_> {
     }
 
     /// `v`'s Send at op `i` gets its core at `now`: the start-up begins.
+    #[cold]
+    #[inline(never)]
     fn cored(&mut self, v: usize, i: usize, now: f64) -> Result<(), SimError> {
         let c = self.op(v, i);
         let to = self.pool.peer(self.nodes[v].sched, c, v);
@@ -498,6 +500,22 @@ impl Sim<'_> {
         self.round_progress(v)
     }
 
+    /// On shared cores: `flight` (`len` elements; `id` its kept copy, if
+    /// any) has arrived at `t`; its receiver's core is asked then.
+    #[cold]
+    #[inline(never)]
+    fn wake_later(&mut self, flight: Flight, len: u32, id: Option<u32>, t: f64) {
+        let id = match id {
+            Some(id) => {
+                self.msgs[id as usize].flight = flight;
+                id
+            }
+            None => self.keep(flight, len),
+        };
+        self.queue
+            .push(t, u64::from(flight.src), ARRIVE | CORE | u64::from(id));
+    }
+
     /// What happens after a hop of `flight` (`len` elements; `id` its kept
     /// copy, if any).
     fn after_hop(
@@ -509,15 +527,7 @@ impl Sim<'_> {
     ) -> Result<(), SimError> {
         let arrive = |sim: &mut Self, t: f64| {
             if sim.fabric.shares_cores() {
-                let id = match id {
-                    Some(id) => {
-                        sim.msgs[id as usize].flight = flight;
-                        id
-                    }
-                    None => sim.keep(flight, len),
-                };
-                sim.queue
-                    .push(t, u64::from(flight.src), ARRIVE | CORE | u64::from(id));
+                sim.wake_later(flight, len, id, t);
                 return Ok(());
             }
             if let Some(id) = id {
