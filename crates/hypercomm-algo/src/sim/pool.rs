@@ -149,7 +149,7 @@ impl Pool {
 
     /// Keep participant `me`'s schedule in one form only (`xor`: peers as
     /// `peer XOR me`, else as `peer − me mod p`), for participants declared
-    /// alike in that form ([`super::shared`]); returns its index.
+    /// alike in that form (the `shared` module); returns its index.
     pub(crate) fn add_form(
         &mut self,
         me: usize,

@@ -5,7 +5,7 @@
 //!
 //! A declaration here is a claim about an algorithm's schedules, held to by
 //! a test that generates every participant's schedule for many p and
-//! lengths and compares ([`super::tests`]); the simulator also compares a
+//! lengths and compares (the module `tests`); the simulator also compares a
 //! few participants' generated schedules with the relabelled one before it
 //! trusts the claim, and generates them all when they differ.
 //!
