@@ -9,7 +9,9 @@ For every forced algorithm of a sweep (`bench/sweep.sh`, the files
 
 (fully connected, one port, seed 001's model; TS in seconds, TW in seconds
 per 8-byte word, as `hypercomm sim calibrate --transport thread` prints
-them) and print, per collective, measured and predicted time and their
+them; with `--cores C --switch S`, the nodes share C cores that take S
+seconds to turn from one rank to another, as calibrate prints them too)
+and print, per collective, measured and predicted time and their
 ratio, then the ratio's spread per collective and ranks count.
 
     bench/sim_vs_measured.py --bin target/release/hypercomm --ts 1.9e-7 \
@@ -29,13 +31,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sweep_table  # noqa: E402  (the sweep's reader, shared)
 
 
-def predict(binary, op, n, size, alg, ts, tw):
+def predict(binary, op, n, size, alg, ts, tw, cores=None, switch=0.0):
     """The simulator's time for one point, in µs."""
     words = max(1, size // 8)
+    shared = [] if cores is None else ["--cores", str(cores), "--switch", repr(switch)]
     out = subprocess.run(
         [binary, "sim", op, "--topology", "full", "-p", str(n),
          "--words", str(words), "--ts", repr(ts), "--tw", repr(tw),
-         "--algorithm", alg, "--format", "tsv"],
+         "--algorithm", alg, "--format", "tsv"] + shared,
         check=True, capture_output=True, text=True,
     ).stdout
     return float(out.strip().split("\t")[-1]) * 1e6
@@ -46,6 +49,9 @@ def main():
     ap.add_argument("--bin", default="target/release/hypercomm")
     ap.add_argument("--ts", type=float, required=True, help="seconds")
     ap.add_argument("--tw", type=float, required=True, help="seconds per 8-byte word")
+    ap.add_argument("--cores", type=int, help="cores the ranks share (default: one each)")
+    ap.add_argument("--switch", type=float, default=0.0,
+                    help="seconds a shared core takes to turn to another rank")
     ap.add_argument("files", nargs="+")
     args = ap.parse_args()
     points, _ = sweep_table.load(args.files, "median")
@@ -61,7 +67,8 @@ def main():
                 if alg not in points[key]:
                     continue
                 measured = points[key][alg]
-                predicted = predict(args.bin, op, n, size, alg, args.ts, args.tw)
+                predicted = predict(args.bin, op, n, size, alg, args.ts, args.tw,
+                                    args.cores, args.switch)
                 r = measured / predicted
                 ratios[(op, n)].append((r, size, alg))
                 print(f"| {n} | {size} | {alg} | {measured:.2f} | {predicted:.2f} | {r:.2f} |")

@@ -8,11 +8,21 @@
 //! short messages weigh as much as the long ones), and printed with the
 //! measured and fitted times side by side.
 //!
+//! Then the machine's cores: their number is `available_parallelism`, and
+//! the time a core takes to turn from one rank to another (`switch`) is
+//! fitted to a dissemination barrier of 0-byte messages run by two and by
+//! four ranks per core: the simulator predicts that barrier on the
+//! calibrated machine with switch 0 and 1 µs (its time grows linearly with
+//! the switch), and the switch that makes it equal the measured time is
+//! taken, the mean of the two oversubscriptions.
+//!
 //! Not done yet: calibrating between machines (TCP across hosts), and a
 //! model with more than two parameters (the eager/rendezvous switch at
 //! 16 KiB shows as the fit's largest misses).
 
-use hypercomm::{Error, TransportKind};
+use hypercomm::collective::registry;
+use hypercomm::sim::{simulate_entry, Call, Costs, Model, Network};
+use hypercomm::{Algorithm, Collective, Error, TransportKind};
 use std::time::Instant;
 
 /// Message sizes measured, bytes.
@@ -72,6 +82,64 @@ pub(crate) fn measure(kind: TransportKind) -> Result<Vec<(usize, f64)>, String> 
     Ok(out.into_iter().next().expect("rank 0"))
 }
 
+/// Barriers per timed run of the switch measurement.
+const BARRIERS: usize = 2000;
+
+/// The time of one dissemination barrier of 0-byte messages (point to
+/// point, as the schedule has them) among `n` ranks on `kind`, seconds:
+/// the median of the timed runs.
+fn measure_barrier(kind: TransportKind, n: usize) -> Result<f64, String> {
+    let out = hypercomm::run_on(kind, n, |comm| {
+        let (me, n) = (comm.rank(), comm.size());
+        let mut empty = [0u8; 0];
+        let round = |count: usize, empty: &mut [u8]| -> Result<f64, Error> {
+            comm.barrier()?;
+            let start = Instant::now();
+            for _ in 0..count {
+                let mut d = 1;
+                while d < n {
+                    comm.send::<u8>(&[], (me + d) % n, 7)?;
+                    comm.recv_into(empty, (me + n - d) % n, 7)?;
+                    d *= 2;
+                }
+            }
+            Ok(start.elapsed().as_secs_f64() / count as f64)
+        };
+        round(BARRIERS / 4, &mut empty)?;
+        let mut runs: Vec<f64> = (0..RUNS)
+            .map(|_| round(BARRIERS, &mut empty))
+            .collect::<Result<_, _>>()?;
+        runs.sort_by(f64::total_cmp);
+        Ok::<_, Error>(runs[RUNS / 2])
+    })
+    .map_err(|e| e.to_string())?;
+    Ok(out.into_iter().next().expect("rank 0"))
+}
+
+/// The simulator's time for that barrier on `n` nodes fully connected,
+/// sharing `cores` cores that switch in `switch` seconds.
+pub(crate) fn predict_barrier(n: usize, cores: usize, costs: Costs, switch: f64) -> f64 {
+    let model = Model::new(Network::Full, n, costs)
+        .and_then(|m| m.with_cores(cores, switch))
+        .expect("a valid machine");
+    let entry = registry::find(Collective::Barrier, Algorithm::Dissemination).expect("registered");
+    simulate_entry(&model, entry, &Call::new(n, 0).params(0), 1.0)
+        .expect("a barrier")
+        .time()
+}
+
+/// The switch time that makes the predicted barrier on `n` ranks take
+/// `measured` seconds (0 when even no switch is too slow).
+pub(crate) fn fit_switch(n: usize, cores: usize, costs: Costs, measured: f64) -> f64 {
+    let unit = 1e-6;
+    let t0 = predict_barrier(n, cores, costs, 0.0);
+    let t1 = predict_barrier(n, cores, costs, unit);
+    if t1 <= t0 {
+        return 0.0;
+    }
+    ((measured - t0) / (t1 - t0) * unit).max(0.0)
+}
+
 /// ts and tw of the line through `points` (bytes, seconds), least squares
 /// on relative error.
 pub(crate) fn fit(points: &[(usize, f64)]) -> (f64, f64) {
@@ -114,8 +182,29 @@ pub(crate) fn main(kind: TransportKind) -> Result<(), String> {
         "tw = {tw:.3e} s per byte ({:.3e} s per 8-byte word)",
         tw * 8.0
     );
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let costs = Costs {
+        ts,
+        tw: tw * 8.0,
+        th: 0.0,
+    };
+    println!("cores = {cores} (available parallelism)");
     println!(
-        "simulate with: hypercomm sim <op> --topology full --ts {ts:.3e} --tw {:.3e}",
+        "{:>6}  {:>14}  {:>14}  {:>12}",
+        "ranks", "barrier (s)", "no switch (s)", "switch (s)"
+    );
+    let mut switches = Vec::new();
+    for n in [2 * cores, 4 * cores] {
+        let measured = measure_barrier(kind, n)?;
+        let sw = fit_switch(n, cores, costs, measured);
+        let t0 = predict_barrier(n, cores, costs, 0.0);
+        println!("{n:>6}  {measured:>14.3e}  {t0:>14.3e}  {sw:>12.3e}");
+        switches.push(sw);
+    }
+    let switch = switches.iter().sum::<f64>() / switches.len() as f64;
+    println!("switch = {switch:.3e} s");
+    println!(
+        "simulate with: hypercomm sim <op> --topology full --ts {ts:.3e} --tw {:.3e} --cores {cores} --switch {switch:.3e}",
         tw * 8.0
     );
     Ok(())
@@ -124,6 +213,23 @@ pub(crate) fn main(kind: TransportKind) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fitted switch reproduces the barrier time it was fitted to, and
+    /// a machine with a core per rank has nothing to fit.
+    #[test]
+    fn the_switch_fit_inverts_the_prediction() {
+        let costs = Costs {
+            ts: 2e-7,
+            tw: 2e-10,
+            th: 0.0,
+        };
+        for (n, cores) in [(4, 2), (8, 2), (6, 3)] {
+            let want = predict_barrier(n, cores, costs, 8.5e-7);
+            let sw = fit_switch(n, cores, costs, want);
+            assert!((sw - 8.5e-7).abs() < 1e-12, "{n} on {cores}: {sw}");
+        }
+        assert_eq!(fit_switch(4, 4, costs, 1e-3), 0.0);
+    }
 
     #[test]
     fn the_fit_recovers_a_line() {

@@ -17,8 +17,8 @@
 use clap::{Args, ValueEnum};
 use hypercomm::collective::registry;
 use hypercomm::sim::{
-    check_algorithm, closed_form, seed_algorithm, simulate, Call, Compute, Config, Costs, Model,
-    Network, Ports, Routing,
+    check_algorithm, closed_form, seed_algorithm, simulate_entry, Call, Compute, Config, Costs,
+    Model, Network, Ports, Routing,
 };
 use hypercomm::{Algorithm, Collective, TransportKind};
 use std::path::PathBuf;
@@ -145,6 +145,16 @@ pub(crate) struct SimArgs {
     /// One port per node (seed 001) or all ports.
     #[arg(long, value_enum, default_value = "one")]
     ports: PortModel,
+    /// Cores the nodes share (node v on core v mod N), each doing one
+    /// node's start-ups and copies at a time, as when more ranks than cores
+    /// run on one machine (default: a core per node, seed 001's machine;
+    /// `calibrate` prints this machine's). Predictions only.
+    #[arg(long, value_name = "N")]
+    cores: Option<usize>,
+    /// With --cores: the time a core takes to turn from one node to
+    /// another (a context switch), in the unit of ts.
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    switch: f64,
     /// Links carry any number of messages at once (no contention).
     #[arg(long)]
     no_contention: bool,
@@ -249,6 +259,13 @@ fn predict(a: &SimArgs, c: Collective) -> Result<(), String> {
     model.routing = a.routing();
     model.ports = a.ports();
     model.contention = !a.no_contention;
+    if let Some(cores) = a.cores {
+        model = model
+            .with_cores(cores, a.switch)
+            .map_err(|e| format!("--cores/--switch: {e}"))?;
+    } else if a.switch != 0.0 {
+        return Err("--switch needs --cores (the cores the nodes share)".into());
+    }
     let alg = match a.algorithm.as_deref().filter(|n| *n != "auto") {
         Some(name) => {
             let alg: Algorithm = name.parse().map_err(|e| format!("--algorithm: {e}"))?;
@@ -262,7 +279,7 @@ fn predict(a: &SimArgs, c: Collective) -> Result<(), String> {
     let mut call = Call::new(p, a.words);
     call.segment = a.segment;
     let started = Instant::now();
-    let out = simulate(&model, p, &mut |me| entry.generate(&call.params(me)), 1.0)
+    let out = simulate_entry(&model, entry, &call.params(0), 1.0)
         .map_err(|e| format!("{c} with {alg}: {e}"))?;
     let wall = started.elapsed();
     let time = out.time();
@@ -288,10 +305,17 @@ fn predict(a: &SimArgs, c: Collective) -> Result<(), String> {
                     ", no contention"
                 }
             );
+            if let Some(c) = model.cores() {
+                println!(
+                    "  on {c} shared core{} (switch {})",
+                    if c == 1 { "" } else { "s" },
+                    model.switch()
+                );
+            }
             println!("  predicted time: {time}");
             if let Some(f) = closed_form(c, network, model.routing) {
                 let seeds = a.algorithm.as_deref().is_none_or(|n| n == "auto");
-                if (f.holds)(p) && seeds && a.segment.is_none() {
+                if (f.holds)(p) && seeds && a.segment.is_none() && model.cores().is_none() {
                     let want = (f.time)(p, a.words as f64, model.costs);
                     println!("  seed 001 closed form: {} = {want}", f.text);
                 }
@@ -314,6 +338,11 @@ fn run(a: &SimArgs) -> Result<ExitCode, String> {
         .program
         .split_first()
         .ok_or("sim run needs a PROGRAM (and its arguments)")?;
+    if a.cores.is_some() {
+        return Err(
+            "--cores: sim run does not model shared cores yet; it is for predictions".into(),
+        );
+    }
     let compute = match a.compute.split_once(':') {
         None if a.compute == "zero" => Compute::Zero,
         None if a.compute == "cpu" => Compute::Cpu(1.0),

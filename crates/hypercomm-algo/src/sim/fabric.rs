@@ -62,6 +62,9 @@ pub enum Next {
     Port(f64),
     /// It has arrived whole at this time.
     Arrive(f64),
+    /// Its sender asks its core for the start-up at this time (endpoints
+    /// sharing cores, [`Model::with_cores`]): call [`Fabric::core`] then.
+    Core(f64),
 }
 
 /// The sender's side of a start.
@@ -96,13 +99,33 @@ pub struct Traffic {
 /// Per-link state: when it is free, and what it carried.
 #[derive(Debug, Clone)]
 enum Links {
+    /// Twelve bytes a link: its free time and its messages; the words it
+    /// carried are kept per link only once messages of different lengths
+    /// have been seen (see [`Words`]).
     Dense {
         free: Vec<f64>,
-        words: Vec<f64>,
         messages: Vec<u32>,
+        words: Words,
     },
     /// The fully connected network: only the links used.
     Sparse(HashMap<usize, (f64, Traffic)>),
+}
+
+/// The words each link carried. While every message has had the same
+/// length, a link's words are that length added once per message (the
+/// same sum, bit for bit, as adding them as they come), so no array is
+/// needed; the first message of another length makes one.
+#[derive(Debug, Clone)]
+enum Words {
+    /// No message yet, or every message so far this many words long.
+    Uniform(Option<f64>),
+    /// Per link.
+    Each(Vec<f64>),
+}
+
+/// `w` added `k` times to 0, one by one.
+fn repeated(w: f64, k: u32) -> f64 {
+    (0..k).fold(0.0, |s, _| s + w)
 }
 
 /// The network's state: links and receive ports.
@@ -113,6 +136,9 @@ pub struct Fabric {
     recv_free: Vec<f64>,
     /// Port steps asked for and not yet taken, per endpoint.
     recv_asked: Vec<u32>,
+    /// Shared cores: when each is free, and the endpoint it last worked
+    /// for.
+    cores: Vec<(f64, u32)>,
 }
 
 impl Fabric {
@@ -124,8 +150,8 @@ impl Fabric {
         } else {
             Links::Dense {
                 free: vec![0.0; n],
-                words: vec![0.0; n],
                 messages: vec![0; n],
+                words: Words::Uniform(None),
             }
         };
         Fabric {
@@ -133,6 +159,7 @@ impl Fabric {
             links,
             recv_free: vec![0.0; model.endpoints()],
             recv_asked: vec![0; model.endpoints()],
+            cores: vec![(0.0, u32::MAX); model.cores().unwrap_or(0)],
         }
     }
 
@@ -141,9 +168,64 @@ impl Fabric {
         &self.model
     }
 
-    /// The sender starts `f` at time `t`.
+    /// The sender starts `f` at time `t`. On shared cores it asks its core
+    /// first ([`Next::Core`]).
     #[inline]
     pub fn start(&self, f: &Flight, t: f64) -> Started {
+        if self.cores.is_empty() {
+            return self.started(f, t);
+        }
+        Started {
+            next: Next::Core(t),
+            free: None,
+        }
+    }
+
+    /// The sender of `f` asks its core at `now` (after [`Next::Core`]): the
+    /// start-up begins when the core is free (and has turned to it), and
+    /// the core is then busy for the start-up and the body's copy.
+    pub fn core(&mut self, f: &Flight, now: f64) -> Started {
+        let n = self.cores.len();
+        let c = &mut self.cores[f.src as usize % n];
+        let mut begin = c.0.max(now);
+        if c.1 != f.src && c.1 != u32::MAX {
+            begin += self.model.switch();
+        }
+        let costs = self.model.costs;
+        let body = if f.src == f.dst {
+            0.0
+        } else {
+            costs.tw * f.words
+        };
+        *c = (begin + costs.ts + body, f.src);
+        self.started(f, begin)
+    }
+
+    /// Whether the endpoints share cores, so that a message that has
+    /// arrived waits for its receiver's core ([`Fabric::wake`]).
+    #[inline]
+    pub fn shares_cores(&self) -> bool {
+        !self.cores.is_empty()
+    }
+
+    /// Message `f` has arrived whole at `now` on shared cores: its receiver
+    /// has it at once when its core last worked for it (or for nobody),
+    /// else when the core is free and has turned to it (a switch). Returns
+    /// that time.
+    pub fn wake(&mut self, f: &Flight, now: f64) -> f64 {
+        let n = self.cores.len();
+        let c = &mut self.cores[f.dst as usize % n];
+        let begin = if c.1 == f.dst || c.1 == u32::MAX {
+            now
+        } else {
+            c.0.max(now) + self.model.switch()
+        };
+        *c = (c.0.max(begin), f.dst);
+        begin
+    }
+
+    #[inline]
+    fn started(&self, f: &Flight, t: f64) -> Started {
         let ready = t + self.model.costs.ts;
         if f.src == f.dst {
             return Started {
@@ -167,12 +249,22 @@ impl Fabric {
         let granted = match &mut self.links {
             Links::Dense {
                 free,
-                words,
                 messages,
+                words,
             } => {
                 let g = if contention { free[link].max(now) } else { now };
                 free[link] = g + body;
-                words[link] += f.words;
+                match words {
+                    Words::Uniform(Some(w)) if *w == f.words => {}
+                    Words::Uniform(w @ None) => *w = Some(f.words),
+                    Words::Uniform(Some(w)) => {
+                        let w = *w;
+                        let mut each: Vec<f64> = messages.iter().map(|&k| repeated(w, k)).collect();
+                        each[link] += f.words;
+                        *words = Words::Each(each);
+                    }
+                    Words::Each(each) => each[link] += f.words,
+                }
                 messages[link] += 1;
                 g
             }
@@ -235,7 +327,10 @@ impl Fabric {
                 words, messages, ..
             } => Traffic {
                 messages: u64::from(messages[link]),
-                words: words[link],
+                words: match words {
+                    Words::Uniform(w) => repeated(w.unwrap_or(0.0), messages[link]),
+                    Words::Each(each) => each[link],
+                },
             },
             Links::Sparse(map) => map.get(&link).map(|e| e.1).unwrap_or_default(),
         }
@@ -272,8 +367,36 @@ mod tests {
                 Next::Hop(t) => next = fab.hop(&mut f, t).next,
                 Next::Port(t) => return fab.port(&f, t),
                 Next::Arrive(t) => return t,
+                Next::Core(t) => next = fab.core(&f, t).next,
             }
         }
+    }
+
+    /// A link's words are the sum of its messages' lengths in the order
+    /// they came, bit for bit, before and after messages of another length
+    /// make the fabric keep words per link.
+    #[test]
+    fn links_count_words_as_they_come() {
+        let c = Costs {
+            ts: 1.0,
+            tw: 1.0,
+            th: 0.0,
+        };
+        let m = Model::new(Network::Ring, 4, c).unwrap();
+        let mut fab = Fabric::new(&m);
+        let mut sums = [0.0f64; 2];
+        for (k, (dst, words)) in [(1, 0.1), (1, 0.1), (3, 0.1), (1, 0.1), (1, 0.7), (3, 0.1)]
+            .into_iter()
+            .enumerate()
+        {
+            let mut f = Flight::new(0, dst, words);
+            fab.hop(&mut f, k as f64 * 10.0);
+            sums[usize::from(dst == 3)] += words;
+            let (fwd, back) = (fab.traffic(0), fab.traffic(1));
+            assert_eq!((fwd.words, back.words), (sums[0], sums[1]));
+            assert_eq!(fwd.messages + back.messages, k as u64 + 1);
+        }
+        assert_eq!(fab.used_links().len(), 2);
     }
 
     /// Seed 001's point-to-point times: ts + l·(th + tw·m) with

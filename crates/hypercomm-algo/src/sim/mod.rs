@@ -12,7 +12,12 @@
 //! sends one message and receives one at a time (seed 001's assumption), or
 //! uses all its links at once; and link contention: a link carries one
 //! message at a time in each direction, later ones wait
-//! ([`Model::contention`]). A message of m words over l links takes ts +
+//! ([`Model::contention`]). Optionally the nodes share fewer cores than
+//! there are nodes ([`Model::with_cores`]: more ranks than cores on a real
+//! machine): a core does one node's start-ups and copies at a time, a
+//! message waits for its receiver's core, and turning a core from one
+//! node to another costs a switch time; seed 001's machine (and every
+//! closed form below) has a processor per node. A message of m words over l links takes ts +
 //! l·(th + tw·m) with SF routing and ts + l·th + tw·m with CT routing when
 //! nothing is in its way ([`Fabric`] has the rules).
 //!
@@ -23,10 +28,12 @@
 //! joined with [`Schedule::then`](crate::Schedule::then) — on a model,
 //! without threads: one event per link a message crosses, in a radix heap
 //! ([`EventQueue`]), with the participants' schedules shared when they
-//! are the same relative to their own number. It gives every participant's
-//! finish time and every link's traffic ([`Outcome`]). A 2^20-node
-//! hypercube allreduce (recursive doubling, 20 971 520 messages) takes
-//! 2.5 s of CPU and 528 MiB, a 65 536-node broadcast 0.01 s
+//! are the same relative to their own number; where an algorithm's
+//! participants are declared alike ([`alike`]) only participant 0's
+//! schedule is generated. It gives every participant's finish time and
+//! every link's traffic ([`Outcome`]). A 2^20-node hypercube allreduce
+//! (recursive doubling, 20 971 520 messages) takes about 1.5 s of CPU and
+//! 368 MiB on a loaded machine, a 65 536-node broadcast 0.02 s
 //! (BENCHMARKS.md).
 //!
 //! # Seed 001's closed forms
@@ -91,13 +98,15 @@
 //!   only; no tori of more dimensions, no fat trees or dragonflies.
 //! * The fully connected network keeps its links in a hash map (p² links),
 //!   slower than the others.
-//! * Speed: 8 to 10 million messages per CPU second, short of the 10
-//!   million a 2^20-node allreduce in under 2 s needs; every participant's
-//!   schedule is generated before it is found equal to another's, and the
-//!   per-link state is three arrays (BENCHMARKS.md).
-//! * No per-call overhead, combine time or cores in the model: an
-//!   oversubscribed real run (more ranks than cores) is predicted far too
-//!   fast (BENCHMARKS.md, predictions against the thread transport).
+//! * Speed: about 13 million messages per CPU second on a 2^20-node
+//!   allreduce; algorithms not declared alike still have every
+//!   participant's schedule generated, and the per-link free times and
+//!   counts of a 2^20-node hypercube (240 MiB) are faulted in page by page.
+//! * No per-call overhead or combine time in the model, and local copies
+//!   (Bruck's rotations) cost nothing, also on shared cores; shared cores
+//!   are for schedule simulation only (`hypercomm sim run` does not take
+//!   them), and a node's cores are assigned round-robin, not as an
+//!   operating system's scheduler would move them.
 
 mod fabric;
 mod formulas;
@@ -105,6 +114,7 @@ mod network;
 mod pool;
 mod queue;
 mod seed;
+mod shared;
 mod simulate;
 #[cfg(test)]
 mod tests;
@@ -114,4 +124,5 @@ pub use formulas::{closed_form, Form, FORMS};
 pub use network::{Costs, Model, ModelError, Network, Ports, Routing, MAX_NODES};
 pub use queue::EventQueue;
 pub use seed::{check_algorithm, seed_algorithm, Call};
+pub use shared::{alike, Alike};
 pub use simulate::{simulate, simulate_entry, Outcome, SimError};

@@ -150,9 +150,11 @@ pub enum ModelError {
         /// The number of nodes asked for.
         p: usize,
     },
+    /// Processors shared by the nodes, but none of them.
+    NoCores,
     /// A cost that is not a finite number ≥ 0.
     BadCost {
-        /// `ts`, `tw` or `th`.
+        /// `ts`, `tw`, `th` or `switch`.
         name: &'static str,
         /// Its value.
         value: f64,
@@ -173,9 +175,13 @@ impl fmt::Display for ModelError {
                 f,
                 "p = {p} nodes is more than the simulator handles ({MAX_NODES})"
             ),
+            ModelError::NoCores => write!(
+                f,
+                "a machine whose nodes share cores needs at least one core"
+            ),
             ModelError::BadCost { name, value } => write!(
                 f,
-                "{name} = {value} is not a time: ts, tw and th are finite numbers ≥ 0"
+                "{name} = {value} is not a time: ts, tw, th and switch are finite numbers ≥ 0"
             ),
         }
     }
@@ -205,6 +211,8 @@ pub struct Model {
     /// wait); `false` gives every message its own links.
     pub contention: bool,
     extra: usize,
+    cores: Option<usize>,
+    switch: f64,
 }
 
 impl Model {
@@ -239,7 +247,42 @@ impl Model {
             costs,
             contention: true,
             extra: 0,
+            cores: None,
+            switch: 0.0,
         })
+    }
+
+    /// The same machine with its endpoints sharing `cores` processors
+    /// (endpoint v runs on core v mod `cores`), a core taking `switch` to
+    /// turn from one endpoint's work to another's (a context switch). A
+    /// core works for one endpoint at a time; its work is a message's
+    /// start-up (ts) and its body leaving the sender (tw·m: a memory copy
+    /// on a shared-memory machine). Without this (`Model::new`) every node
+    /// has a processor of its own, as in seed 001. Errors: no cores, a
+    /// switch time that is negative, infinite or NaN.
+    pub fn with_cores(mut self, cores: usize, switch: f64) -> Result<Model, ModelError> {
+        if cores == 0 {
+            return Err(ModelError::NoCores);
+        }
+        if !(switch.is_finite() && switch >= 0.0) {
+            return Err(ModelError::BadCost {
+                name: "switch",
+                value: switch,
+            });
+        }
+        self.cores = Some(cores);
+        self.switch = switch;
+        Ok(self)
+    }
+
+    /// The processors the endpoints share (`None`: one each).
+    pub fn cores(&self) -> Option<usize> {
+        self.cores
+    }
+
+    /// The time a shared core takes to turn from one endpoint to another.
+    pub fn switch(&self) -> f64 {
+        self.switch
     }
 
     /// The same machine with `k` more endpoints (a host), each on a link

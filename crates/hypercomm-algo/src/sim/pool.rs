@@ -98,6 +98,11 @@ impl Pool {
         }
     }
 
+    /// Participants (p).
+    pub(crate) fn participants(&self) -> usize {
+        self.p
+    }
+
     /// Number of distinct schedules kept.
     pub(crate) fn distinct(&self) -> usize {
         self.kept.len()
@@ -140,6 +145,47 @@ impl Pool {
             }
         }
         Ok(first)
+    }
+
+    /// Keep participant `me`'s schedule in one form only (`xor`: peers as
+    /// `peer XOR me`, else as `peer − me mod p`), for participants declared
+    /// alike in that form (the `shared` module); returns its index.
+    pub(crate) fn add_form(
+        &mut self,
+        me: usize,
+        s: &Schedule,
+        xor: bool,
+    ) -> Result<u32, PoolError> {
+        let (k, rel) = if xor {
+            (0, Relative::Xor)
+        } else {
+            (1, Relative::Sub)
+        };
+        self.encode(k, rel, me, s)?;
+        let h = hash(&self.scratch[k]);
+        if let Some(i) = self.find(k, h) {
+            return Ok(i);
+        }
+        let idx = self.kept.len() as u32;
+        let start = self.ops.len();
+        self.ops.extend_from_slice(&self.scratch[k]);
+        let head = self.heads[k].insert(h, idx).unwrap_or(NONE);
+        self.kept.push(Kept {
+            start,
+            len: self.scratch[k].len(),
+            rel,
+            next: head,
+        });
+        Ok(idx)
+    }
+
+    /// Whether participant `me`'s schedule `s` is kept schedule `i` (in
+    /// `i`'s form).
+    pub(crate) fn is(&mut self, i: u32, me: usize, s: &Schedule) -> Result<bool, PoolError> {
+        let e = self.kept[i as usize].clone();
+        let k = usize::from(e.rel == Relative::Sub);
+        self.encode(k, e.rel, me, s)?;
+        Ok(self.ops[e.start..e.start + e.len] == self.scratch[k][..])
     }
 
     /// The kept schedule of form `k` equal to `scratch[k]`, if any.

@@ -19,9 +19,10 @@
 //! they were made.
 
 use super::fabric::{Fabric, Flight, Next};
-use super::network::Model;
+use super::network::{Model, MAX_NODES};
 use super::pool::{Cop, Pool, PoolError};
 use super::queue::EventQueue;
+use super::shared::{alike, shared_pool};
 use crate::entry::{Entry, Params};
 use crate::schedule::Schedule;
 use std::collections::{HashMap, VecDeque};
@@ -161,6 +162,9 @@ impl Outcome {
 
 /// Event kinds (the top two bits of an event).
 const FIRST: u64 = 0;
+/// A FIRST event with this bit asks for the sender's core instead; an
+/// ARRIVE event with it, for the receiver's.
+const CORE: u64 = 1 << 61;
 const HOP: u64 = 1 << 62;
 const PORT: u64 = 2 << 62;
 const ARRIVE: u64 = 3 << 62;
@@ -345,9 +349,38 @@ impl Sim<'_> {
                 let id = self.keep(flight, c.len());
                 self.queue.push(at, v as u64, ARRIVE | u64::from(id));
             }
+            Next::Core(at) => {
+                self.queue
+                    .push(at, v as u64, FIRST | CORE | (v as u64) << 32 | i as u64)
+            }
             Next::Port(_) => unreachable!("a start never reaches a port"),
         }
         started.free
+    }
+
+    /// `v`'s Send at op `i` gets its core at `now`: the start-up begins.
+    #[cold]
+    #[inline(never)]
+    fn cored(&mut self, v: usize, i: usize, now: f64) -> Result<(), SimError> {
+        let c = self.op(v, i);
+        let to = self.pool.peer(self.nodes[v].sched, c, v);
+        let words = f64::from(c.len()) * self.words_per_element;
+        let flight = Flight::new(v, to, words);
+        let started = self.fabric.core(&flight, now);
+        match started.next {
+            Next::Hop(at) => self
+                .queue
+                .push(at, v as u64, FIRST | (v as u64) << 32 | i as u64),
+            Next::Arrive(at) => {
+                let id = self.keep(flight, c.len());
+                self.queue.push(at, v as u64, ARRIVE | u64::from(id));
+            }
+            Next::Port(_) | Next::Core(_) => unreachable!("a core starts the message"),
+        }
+        match started.free {
+            Some(free) => self.sent(v, free),
+            None => Ok(()),
+        }
     }
 
     /// Keep a message in flight; its id.
@@ -467,6 +500,22 @@ impl Sim<'_> {
         self.round_progress(v)
     }
 
+    /// On shared cores: `flight` (`len` elements; `id` its kept copy, if
+    /// any) has arrived at `t`; its receiver's core is asked then.
+    #[cold]
+    #[inline(never)]
+    fn wake_later(&mut self, flight: Flight, len: u32, id: Option<u32>, t: f64) {
+        let id = match id {
+            Some(id) => {
+                self.msgs[id as usize].flight = flight;
+                id
+            }
+            None => self.keep(flight, len),
+        };
+        self.queue
+            .push(t, u64::from(flight.src), ARRIVE | CORE | u64::from(id));
+    }
+
     /// What happens after a hop of `flight` (`len` elements; `id` its kept
     /// copy, if any).
     fn after_hop(
@@ -477,6 +526,10 @@ impl Sim<'_> {
         next: Next,
     ) -> Result<(), SimError> {
         let arrive = |sim: &mut Self, t: f64| {
+            if sim.fabric.shares_cores() {
+                sim.wake_later(flight, len, id, t);
+                return Ok(());
+            }
             if let Some(id) = id {
                 sim.free_msgs.push(id);
             }
@@ -484,6 +537,7 @@ impl Sim<'_> {
         };
         match next {
             Next::Arrive(at) => arrive(self, at),
+            Next::Core(_) => unreachable!("a hop never asks for a core"),
             Next::Hop(at) | Next::Port(at) => {
                 let id = match id {
                     Some(id) => {
@@ -509,6 +563,10 @@ impl Sim<'_> {
         while let Some((now, _, ev)) = self.queue.pop() {
             events += 1;
             match ev & KIND {
+                FIRST if ev & CORE != 0 => {
+                    let (v, i) = ((ev >> 32) as usize & (MAX_NODES - 1), ev as u32 as usize);
+                    self.cored(v, i, now)?;
+                }
                 FIRST => {
                     let (v, i) = ((ev >> 32) as usize, ev as u32 as usize);
                     let c = self.op(v, i);
@@ -531,14 +589,24 @@ impl Sim<'_> {
                     let id = (ev & !KIND) as u32;
                     let Msg { flight, len } = self.msgs[id as usize];
                     let at = self.fabric.port(&flight, now);
+                    if self.fabric.shares_cores() {
+                        let src = u64::from(flight.src);
+                        self.queue.push(at, src, ARRIVE | CORE | u64::from(id));
+                        continue;
+                    }
                     self.free_msgs.push(id);
                     self.arrived(flight.dst as usize, flight.src as usize, len, at)?;
                 }
                 _ => {
-                    let id = (ev & !KIND) as u32;
+                    let id = (ev & !(KIND | CORE)) as u32;
                     let Msg { flight, len } = self.msgs[id as usize];
                     self.free_msgs.push(id);
-                    self.arrived(flight.dst as usize, flight.src as usize, len, now)?;
+                    let at = if ev & CORE != 0 {
+                        self.fabric.wake(&flight, now)
+                    } else {
+                        now
+                    };
+                    self.arrived(flight.dst as usize, flight.src as usize, len, at)?;
                 }
             }
         }
@@ -568,17 +636,28 @@ pub fn simulate(
     for me in 0..p {
         sched.push(pool.add(me, &gen(me))?);
     }
+    run(model, &pool, &mut |v| sched[v], words_per_element)
+}
+
+/// Simulate `p` participants, participant `v` running kept schedule
+/// `sched(v)` of `pool`.
+fn run(
+    model: &Model,
+    pool: &Pool,
+    sched: &mut dyn FnMut(usize) -> u32,
+    words_per_element: f64,
+) -> Result<Outcome, SimError> {
+    let p = pool.participants();
     let mut sim = Sim {
         fabric: Fabric::new(model),
-        pool: &pool,
+        pool,
         queue: EventQueue::new(),
         words_per_element,
-        nodes: sched
-            .iter()
-            .map(|&sched| Node {
+        nodes: (0..p)
+            .map(|v| Node {
                 ready: 0.0,
                 matched: 0,
-                sched,
+                sched: sched(v),
                 pos: 0,
                 end: 0,
                 next_send: NO_SEND,
@@ -595,7 +674,6 @@ pub fn simulate(
         messages: 0,
         words: 0.0,
     };
-    drop(sched);
     for v in 0..p {
         sim.enter(v, 0.0)?;
     }
@@ -636,16 +714,31 @@ pub fn simulate(
 }
 
 /// Simulate a registered algorithm: `entry`'s schedules for `params` with
-/// `me` set to each participant `0..params.p`.
+/// `me` set to each participant `0..params.p`. Where the algorithm's
+/// participants are declared alike ([`alike`]), participant 0's schedule
+/// is generated and relabelled for the others (after a spot check of a few
+/// of theirs), instead of generating p schedules.
 pub fn simulate_entry(
     model: &Model,
     entry: &Entry,
     params: &Params<'_>,
     words_per_element: f64,
 ) -> Result<Outcome, SimError> {
+    let p = params.p;
+    if let Some(alike) = alike(entry, params) {
+        if p > model.endpoints() {
+            return Err(SimError::TooFew {
+                p,
+                endpoints: model.endpoints(),
+            });
+        }
+        if let Some((pool, i)) = shared_pool(entry, params, alike)? {
+            return run(model, &pool, &mut |_| i, words_per_element);
+        }
+    }
     simulate(
         model,
-        params.p,
+        p,
         &mut |me| entry.generate(&Params { me, ..*params }),
         words_per_element,
     )

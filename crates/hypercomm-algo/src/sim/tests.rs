@@ -463,3 +463,155 @@ fn broken_schedules_are_named() {
         "4 participants do not fit a machine of 3 endpoints"
     );
 }
+
+// ------------------------------------------------- participants alike
+
+/// Every declaration of [`alike`] holds: each participant's generated
+/// schedule is participant 0's relabelled, for every p up to 70 and
+/// powers of two up to 1 024, and several lengths.
+#[test]
+fn participants_declared_alike_are() {
+    use super::pool::Pool;
+    let mut declared = 0;
+    for entry in registry::all() {
+        for p in (1..=70).chain([128, 256, 1024]) {
+            for m in [0, 1, 3] {
+                let call = Call::new(p, m);
+                let Some(a) = alike(entry, &call.params(0)) else {
+                    continue;
+                };
+                declared += 1;
+                let mut pool = Pool::new(p);
+                let first = pool
+                    .add_form(0, &entry.generate(&call.params(0)), a == Alike::Xor)
+                    .unwrap();
+                for me in 0..p {
+                    assert!(
+                        pool.is(first, me, &entry.generate(&call.params(me)))
+                            .unwrap(),
+                        "{} {}: p = {p}, m = {m}: participant {me} is not 0 relabelled ({a:?})",
+                        entry.collective,
+                        entry.algorithm
+                    );
+                }
+            }
+        }
+    }
+    assert!(declared >= 4 * 3 * 10, "{declared}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Simulating a registered algorithm with participants declared alike
+    /// (one schedule generated) gives what generating every participant's
+    /// schedule gives: the same finish times and link traffic, bit for bit.
+    #[test]
+    fn sharing_a_declared_schedule_changes_nothing(
+        (model, p) in any_model(),
+        entry in any_entry(),
+        m in 0usize..12,
+    ) {
+        let call = Call::new(p, m);
+        let shared = simulate_entry(&model, entry, &call.params(0), 1.0).unwrap();
+        let each = simulate(&model, p, &mut |me| entry.generate(&call.params(me)), 1.0).unwrap();
+        prop_assert_eq!(&shared.finish, &each.finish);
+        prop_assert_eq!(shared.messages, each.messages);
+        prop_assert_eq!(shared.events, each.events);
+        prop_assert_eq!(shared.fabric.used_links(), each.fabric.used_links());
+        if alike(entry, &call.params(0)).is_some() && p > 1 {
+            prop_assert_eq!(shared.distinct_schedules, 1);
+        }
+    }
+}
+
+// --------------------------------------------------------- shared cores
+
+/// Nodes sharing cores: node v on core v mod c; a core does one node's
+/// start-ups and copies at a time, and a message that arrives waits for
+/// its receiver's core to turn to it; turning to another node costs the
+/// switch s. Worked by hand for a binomial broadcast on four nodes and
+/// two cores: node 0 sends to 1 (0 to ts), then 0 to 2 and 1 to 3 (ts to
+/// 2·ts, each on its own core, which last worked for it); nodes 2 and 3
+/// have their messages at 2·ts + s, when cores 0 and 1 have turned to them.
+#[test]
+fn nodes_sharing_cores_take_turns() {
+    let (ts, s) = (10.0, 3.0);
+    let c = Costs {
+        ts,
+        tw: 1.0,
+        th: 0.0,
+    };
+    let model = Model::new(Network::Full, 4, c)
+        .unwrap()
+        .with_cores(2, s)
+        .unwrap();
+    let entry = registry::find(Collective::Bcast, crate::Algorithm::Binomial).unwrap();
+    let out = simulate_entry(&model, entry, &Call::new(4, 0).params(0), 1.0).unwrap();
+    let (sent, woken) = (2.0 * ts, 2.0 * ts + s);
+    assert_eq!(out.finish, vec![sent, sent, woken, woken]);
+    // One core, two nodes exchanging m words: node 1's start-up and copy
+    // wait for node 0's, and a switch; node 0 has node 1's message a
+    // switch after it arrives.
+    let one = Model::new(Network::Full, 2, c)
+        .unwrap()
+        .with_cores(1, s)
+        .unwrap();
+    let out = simulate(&one, 2, &mut |me| exchange(me, 0, 7), 1.0).unwrap();
+    assert_eq!(out.time(), 2.0 * (ts + 7.0) + 2.0 * s);
+    // With a core each, nothing changes.
+    let own = Model::new(Network::Full, 2, c)
+        .unwrap()
+        .with_cores(2, s)
+        .unwrap();
+    let out = simulate(&own, 2, &mut |me| exchange(me, 0, 7), 1.0).unwrap();
+    assert_eq!(out.time(), ts + 7.0);
+    assert_eq!(
+        Model::new(Network::Full, 2, c).unwrap().with_cores(0, 1.0),
+        Err(ModelError::NoCores)
+    );
+    let e = Model::new(Network::Full, 2, c)
+        .unwrap()
+        .with_cores(1, -1.0)
+        .unwrap_err();
+    assert!(e.to_string().contains("switch = -1"), "{e}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// With one port and a core per node the cores change nothing (a
+    /// node's core is free again when its port is); with fewer cores no
+    /// run is shorter than the busiest core's work (its nodes' start-ups
+    /// and copies, one after another).
+    #[test]
+    fn a_core_per_node_is_seed_001s_machine(
+        (model, p) in any_model(),
+        entry in any_entry(),
+        m in 0usize..12,
+        cores in 1usize..6,
+        switch in 0u32..20,
+    ) {
+        let mut model = model;
+        model.ports = Ports::One;
+        let call = Call::new(p, m);
+        let base = simulate_entry(&model, entry, &call.params(0), 1.0).unwrap();
+        let own = model.clone().with_cores(p, f64::from(switch)).unwrap();
+        let out = simulate_entry(&own, entry, &call.params(0), 1.0).unwrap();
+        prop_assert_eq!(&out.finish, &base.finish);
+        let shared = model.clone().with_cores(cores, f64::from(switch)).unwrap();
+        let out = simulate_entry(&shared, entry, &call.params(0), 1.0).unwrap();
+        let mut work = vec![0.0; cores];
+        for me in 0..p {
+            for op in entry.generate(&call.params(me)).ops() {
+                if let crate::schedule::Op::Send { to, region } = op {
+                    let copy = if *to == me { 0.0 } else { model.costs.tw * region.len as f64 };
+                    work[me % cores] += model.costs.ts + copy;
+                }
+            }
+        }
+        let busiest = work.iter().copied().fold(0.0, f64::max);
+        prop_assert!(out.time() >= busiest, "{} < {busiest}", out.time());
+        prop_assert_eq!(out.messages, base.messages);
+    }
+}

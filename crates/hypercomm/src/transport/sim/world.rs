@@ -194,7 +194,12 @@ impl World {
         self.words += words;
         self.ranks[me].in_flight += 1;
         let flight = Flight::new(me, dst, words);
-        let started = self.fabric.start(&flight, self.now());
+        let mut started = self.fabric.start(&flight, self.now());
+        if let Next::Core(t) = started.next {
+            // Ranks send at the current time, in time order: the core can
+            // be asked at once.
+            started = self.fabric.core(&flight, t);
+        }
         let id = match self.free_ids.pop() {
             Some(id) => id,
             None => {
@@ -206,7 +211,7 @@ impl World {
         match started.next {
             Next::Hop(t) => self.queue.push(t, me as u64, Ev::Hop(id)),
             Next::Arrive(t) => self.queue.push(t, me as u64, Ev::Deliver(id)),
-            Next::Port(_) => unreachable!("a start never reaches a port"),
+            Next::Port(_) | Next::Core(_) => unreachable!("a start never reaches a port"),
         }
         if !holder {
             return false;
@@ -256,6 +261,7 @@ impl World {
                         Next::Hop(t) => self.queue.push(t, src as u64, Ev::Hop(id)),
                         Next::Port(t) => self.queue.push(t, src as u64, Ev::Port(id)),
                         Next::Arrive(t) => self.queue.push(t, src as u64, Ev::Deliver(id)),
+                        Next::Core(_) => unreachable!("a hop never asks for a core"),
                     }
                 }
                 Ev::Port(id) => {
