@@ -676,25 +676,27 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
             })?;
             samples.push(r);
         }
-        progress.clear();
-        for ((label, alg), samples) in variants.iter().zip(all) {
-            let v = summary(samples, a.stat, !matches!(unit, "us" | "ns"));
-            let label = if *alg == Algorithm::Auto && label == name {
-                &auto_label
-            } else {
-                label
-            };
-            let value = match unit {
-                "us" => v * 1e6,
-                "ns" => v,
-                _ => v / 1e6,
-            };
-            match a.format {
-                _ if quiet => {}
-                Format::Table => println!("{label:<28} {size:>10}  {value:>12.3}"),
-                Format::Tsv => println!("{label}\t{}\t{size}\t{value:.3}\t{unit}", a.n),
+        // The figures go out with the bar erased (it shares the terminal).
+        progress.suspend(|| {
+            for ((label, alg), samples) in variants.iter().zip(all) {
+                let v = summary(samples, a.stat, !matches!(unit, "us" | "ns"));
+                let label = if *alg == Algorithm::Auto && label == name {
+                    &auto_label
+                } else {
+                    label
+                };
+                let value = match unit {
+                    "us" => v * 1e6,
+                    "ns" => v,
+                    _ => v / 1e6,
+                };
+                match a.format {
+                    _ if quiet => {}
+                    Format::Table => println!("{label:<28} {size:>10}  {value:>12.3}"),
+                    Format::Tsv => println!("{label}\t{}\t{size}\t{value:.3}\t{unit}", a.n),
+                }
             }
-        }
+        });
     }
     Ok(())
 }
