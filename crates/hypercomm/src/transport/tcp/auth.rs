@@ -33,10 +33,12 @@ const MAC: usize = 32;
 /// How long one side waits for the other during the handshake.
 pub(crate) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// `n` random bytes from the operating system.
+/// `N` random bytes from the operating system's generator (`getrandom`:
+/// the getrandom system call on Linux, its equivalent elsewhere; no file
+/// to open, so it works in a chroot or a sandbox without `/dev`).
 pub(crate) fn random_bytes<const N: usize>() -> std::io::Result<[u8; N]> {
     let mut b = [0u8; N];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut b)?;
+    getrandom::fill(&mut b)?;
     Ok(b)
 }
 
@@ -97,7 +99,7 @@ pub(crate) fn client_on(
     job: &str,
     id: u32,
 ) -> Result<(), String> {
-    let nc: [u8; NONCE] = io(random_bytes(), "reading /dev/urandom")?;
+    let nc: [u8; NONCE] = io(random_bytes(), "drawing a random nonce")?;
     let mut hello = Vec::with_capacity(8 + NONCE);
     hello.extend_from_slice(MAGIC);
     hello.extend_from_slice(&nc);
@@ -143,7 +145,7 @@ pub(crate) fn server_on(
         return Err("not a hypercomm client (bad greeting)".into());
     }
     let nc = &hello[8..];
-    let ns: [u8; NONCE] = io(random_bytes(), "reading /dev/urandom")?;
+    let ns: [u8; NONCE] = io(random_bytes(), "drawing a random nonce")?;
     let proof = mac(secret, &[b"hypercomm server", job.as_bytes(), nc, &ns]);
     let mut reply = Vec::with_capacity(NONCE + MAC);
     reply.extend_from_slice(&ns);
