@@ -42,21 +42,15 @@ pub(crate) fn random_bytes<const N: usize>() -> std::io::Result<[u8; N]> {
     Ok(b)
 }
 
-/// Lower-case hex.
+/// Lower-case hex (the `hex` crate).
 pub(crate) fn to_hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    hex::encode(b)
 }
 
-/// Parse hex (either case); `None` when malformed.
+/// Parse hex (either case, surrounding white space ignored); `None` when
+/// malformed (odd length or a non-hex digit).
 pub(crate) fn from_hex(s: &str) -> Option<Vec<u8>> {
-    let s = s.trim();
-    if !s.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
+    hex::decode(s.trim()).ok()
 }
 
 fn mac(secret: &[u8], parts: &[&[u8]]) -> [u8; MAC] {
@@ -269,6 +263,8 @@ mod tests {
     fn hex_round_trip() {
         let b = [0u8, 1, 0xab, 0xff];
         assert_eq!(from_hex(&to_hex(&b)).unwrap(), b);
+        assert_eq!(to_hex(&b), "0001abff");
+        assert_eq!(from_hex(" 0001ABff\n").unwrap(), b);
         assert_eq!(from_hex("abc"), None);
         assert_eq!(from_hex("zz"), None);
     }
