@@ -14,15 +14,17 @@
 //!   they do for a blocking receive; otherwise an instant);
 //! * collective: `block_begin` → `block_end`.
 //!
-//! Utilisation (ParaGraph): idle = blocked in a receive; overhead = inside a
-//! send, receive or collective but not blocked; busy = the rest. Waiting
-//! inside a collective counts as overhead: the records do not say which
-//! part of a collective was spent waiting. Above 64 nodes the
-//! communication matrix draws only the pairs that exchanged messages (a
-//! simulated 1 024-node run would otherwise need a million cells).
+//! Utilisation (ParaGraph's three states, one meaning for waiting):
+//! waiting = blocked in a receive, or inside a collective outside its own
+//! sends and receives (the records do not say which part of a collective
+//! was spent waiting for the others; the rest of its time is theirs);
+//! communicating = inside a send or a receive that did not block; busy =
+//! the rest. Above 64 nodes the communication matrix draws only the pairs
+//! that exchanged messages (a simulated 1 024-node run would otherwise
+//! need a million cells), and the Gantt chart aggregates ranks into rows
+//! (see [`html`]).
 //!
-//! Not done yet: ParaGraph's animated and critical-path views; zooming is
-//! only horizontal.
+//! Not done yet: ParaGraph's animated and critical-path views.
 
 use super::clock::match_messages;
 use super::event::{block, node_name, Kind, Record, Trace};
@@ -256,56 +258,82 @@ pub fn analyse(t: &Trace) -> Analysis {
 pub struct Utilisation {
     /// Computing.
     pub busy: i64,
-    /// In communication routines, not blocked.
+    /// Communicating: in a send or receive that did not block.
     pub overhead: i64,
-    /// Blocked waiting for a message.
+    /// Waiting: blocked in a receive, or in a collective outside its own
+    /// sends and receives.
     pub idle: i64,
 }
 
+/// State 0 of [`states`]: computing.
+pub const BUSY: u8 = 0;
+/// State 1 of [`states`]: in a send or receive that did not block.
+pub const COMMUNICATING: u8 = 1;
+/// State 2 of [`states`]: waiting (blocked in a receive, or inside a
+/// collective outside its own sends and receives).
+pub const WAITING: u8 = 2;
+
 /// Interval states of one node, in time order: (start, end, state) with
-/// state 0 busy, 1 overhead, 2 idle.
+/// state [`BUSY`], [`COMMUNICATING`] or [`WAITING`].
 pub fn states(a: &Analysis, node: i32) -> Vec<(i64, i64, u8)> {
     let Some(&(lo, hi)) = a.extent.get(&node) else {
         return Vec::new();
     };
-    // Sweep over change points.
-    let mut ev: Vec<(i64, i32, i32)> = Vec::new(); // (time, d_overhead, d_idle)
+    // Sweep over change points: (time, d_blocked, d_in_call, d_collective).
+    let mut ev: Vec<(i64, i32, i32, i32)> = Vec::new();
     for s in a.spans.iter().filter(|s| s.node == node) {
-        let (o, i) = match s.kind {
-            SpanKind::Blocked => (0, 1),
-            _ => (1, 0),
+        let (b, c, k) = match s.kind {
+            SpanKind::Blocked => (1, 0, 0),
+            SpanKind::Block(_) => (0, 0, 1),
+            SpanKind::Send | SpanKind::Recv => (0, 1, 0),
         };
-        ev.push((s.start, o, i));
-        ev.push((s.end, -o, -i));
+        ev.push((s.start, b, c, k));
+        ev.push((s.end, -b, -c, -k));
     }
     ev.sort();
     let mut out: Vec<(i64, i64, u8)> = Vec::new();
-    let (mut o, mut i, mut t) = (0, 0, lo);
-    let state = |o: i32, i: i32| {
-        if i > 0 {
-            2
-        } else if o > 0 {
-            1
+    let (mut b, mut c, mut k, mut t) = (0, 0, 0, lo);
+    let state = |b: i32, c: i32, k: i32| {
+        if b > 0 {
+            WAITING
+        } else if c > 0 {
+            COMMUNICATING
+        } else if k > 0 {
+            WAITING
         } else {
-            0
+            BUSY
         }
     };
-    for (time, d_o, d_i) in ev {
+    for (time, d_b, d_c, d_k) in ev {
         if time > t {
-            let s = state(o, i);
+            let s = state(b, c, k);
             match out.last_mut() {
                 Some(l) if l.2 == s && l.1 == t => l.1 = time,
                 _ => out.push((t, time, s)),
             }
             t = time;
         }
-        o += d_o;
-        i += d_i;
+        b += d_b;
+        c += d_c;
+        k += d_k;
     }
     if hi > t {
-        out.push((t, hi, state(o, i)));
+        out.push((t, hi, state(b, c, k)));
     }
     out
+}
+
+/// Where the work starts: the time the last node began recording (every
+/// rank has started and, for processes, joined the job and synchronised
+/// its clock). What comes before is start-up: threads or processes coming
+/// up one after another.
+pub fn work_start(a: &Analysis) -> i64 {
+    a.extent
+        .values()
+        .map(|e| e.0)
+        .max()
+        .unwrap_or(a.range.0)
+        .clamp(a.range.0, a.range.1)
 }
 
 /// Totals of [`states`].
@@ -313,8 +341,8 @@ pub fn utilisation(a: &Analysis, node: i32) -> Utilisation {
     let mut u = Utilisation::default();
     for (s, e, st) in states(a, node) {
         match st {
-            0 => u.busy += e - s,
-            1 => u.overhead += e - s,
+            BUSY => u.busy += e - s,
+            COMMUNICATING => u.overhead += e - s,
             _ => u.idle += e - s,
         }
     }
@@ -361,17 +389,39 @@ pub fn matrix(t: &Trace) -> BTreeMap<(i32, i32), (u64, i64)> {
     m
 }
 
+/// A duration with three significant digits and no trailing zeros, in the
+/// largest unit that keeps it at least 1: "9 µs", "12.5 ms", "1.23 s",
+/// "640 ns".
 pub(crate) fn fmt_ns(ns: i64) -> String {
-    let a = ns.abs();
-    if a >= 1_000_000_000 {
-        format!("{:.3} s", ns as f64 / 1e9)
-    } else if a >= 1_000_000 {
-        format!("{:.3} ms", ns as f64 / 1e6)
-    } else if a >= 1_000 {
-        format!("{:.3} µs", ns as f64 / 1e3)
-    } else {
-        format!("{ns} ns")
+    let a = ns.unsigned_abs();
+    if a < 1_000 {
+        return format!("{ns} ns");
     }
+    // Round to three significant digits first, so that 999 999 ns reads
+    // "1 ms" and not "1000 µs".
+    let scale = 10u64.pow(a.ilog10() - 2);
+    let r = (a + scale / 2) / scale * scale;
+    let (unit, div) = match r {
+        1_000_000_000.. => ("s", 1e9),
+        1_000_000.. => ("ms", 1e6),
+        _ => ("µs", 1e3),
+    };
+    let v = r as f64 / div;
+    let decimals = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    let text = format!("{v:.decimals$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    let sign = if ns < 0 { "-" } else { "" };
+    format!("{sign}{text} {unit}")
 }
 
 /// A plain-text summary (`hypercomm trace stats`).
@@ -388,8 +438,8 @@ pub fn stats_text(t: &Trace) -> String {
     );
     let _ = writeln!(
         s,
-        "\n{:<10} {:>12} {:>12} {:>12} {:>8} {:>10} {:>8} {:>10}",
-        "node", "busy", "overhead", "idle", "sent", "bytes", "recvd", "bytes"
+        "\n{:<10} {:>12} {:>13} {:>12} {:>8} {:>10} {:>8} {:>10}",
+        "node", "busy", "communicating", "waiting", "sent", "bytes", "recvd", "bytes"
     );
     for &n in &a.nodes {
         let u = utilisation(&a, n);
@@ -409,7 +459,7 @@ pub fn stats_text(t: &Trace) -> String {
         }
         let _ = writeln!(
             s,
-            "{:<10} {:>12} {:>12} {:>12} {:>8} {:>10} {:>8} {:>10}",
+            "{:<10} {:>12} {:>13} {:>12} {:>8} {:>10} {:>8} {:>10}",
             node_name(n),
             fmt_ns(u.busy),
             fmt_ns(u.overhead),
@@ -490,5 +540,53 @@ close clock 0 100 node 1
         let html = html(&t);
         assert!(html.contains("id=\"spacetime\"") && html.contains("id=\"matrix\""));
         assert!(!html.contains("http"), "nothing fetched");
+    }
+
+    #[test]
+    fn durations_have_three_significant_digits() {
+        for (ns, text) in [
+            (0, "0 ns"),
+            (640, "640 ns"),
+            (9_000, "9 µs"),
+            (9_500, "9.5 µs"),
+            (12_345, "12.3 µs"),
+            (100_000, "100 µs"),
+            (999_999, "1 ms"),
+            (12_500_000, "12.5 ms"),
+            (1_234_567_890, "1.23 s"),
+            (120_000_000_000, "120 s"),
+            (-1_500, "-1.5 µs"),
+        ] {
+            assert_eq!(fmt_ns(ns), text, "{ns} ns");
+        }
+    }
+
+    /// Waiting in a collective is waiting, as in a blocked receive; the
+    /// collective's own sends are communication.
+    #[test]
+    fn waiting_in_a_collective_is_waiting() {
+        let text = "\
+trace_start clock 0 0 node 0 event 3 compstats 3 commstats 3
+block_begin clock 0 10 node 0 block_type -1 location_type 1 parameter_type 0
+send clock 0 20 node 0 to 1 type 5 lth 8
+compstats clock 0 20 node 0 busy 0 20 idle 0 0
+compstats clock 0 25 node 0 busy 0 20 idle 0 5
+block_end clock 0 60 node 0 block_type -1 location_type 1 parameter_type 0
+close clock 0 100 node 0
+";
+        let t = picl::parse(text).unwrap();
+        let a = analyse(&t);
+        assert_eq!(
+            states(&a, 0),
+            [
+                (0, 10_000, BUSY),
+                (10_000, 20_000, WAITING),
+                (20_000, 25_000, COMMUNICATING),
+                (25_000, 60_000, WAITING),
+                (60_000, 100_000, BUSY)
+            ]
+        );
+        let u = utilisation(&a, 0);
+        assert_eq!((u.busy, u.overhead, u.idle), (50_000, 5_000, 45_000));
     }
 }
