@@ -32,7 +32,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 mod html;
+mod timeline;
 pub use html::html;
+pub use timeline::MAX_ROWS;
 
 /// What a span is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -323,17 +325,22 @@ pub fn states(a: &Analysis, node: i32) -> Vec<(i64, i64, u8)> {
     out
 }
 
-/// Where the work starts: the time the last node began recording (every
-/// rank has started and, for processes, joined the job and synchronised
-/// its clock). What comes before is start-up: threads or processes coming
-/// up one after another.
+/// Where the work starts: when every node has begun recording (every rank
+/// has started and, for processes, joined the job and synchronised its
+/// clock), or at the first send or collective if that comes earlier (a
+/// rank that starts only after the others have done their part must not
+/// hide their work in the start-up). What comes before is start-up:
+/// threads or processes coming up one after another.
 pub fn work_start(a: &Analysis) -> i64 {
-    a.extent
-        .values()
-        .map(|e| e.0)
-        .max()
-        .unwrap_or(a.range.0)
-        .clamp(a.range.0, a.range.1)
+    let all_up = a.extent.values().map(|e| e.0).max().unwrap_or(a.range.0);
+    let first_call = a
+        .spans
+        .iter()
+        .filter(|s| matches!(s.kind, SpanKind::Send | SpanKind::Block(_)))
+        .map(|s| s.start)
+        .min()
+        .unwrap_or(all_up);
+    all_up.min(first_call).clamp(a.range.0, a.range.1)
 }
 
 /// Totals of [`states`].
