@@ -652,3 +652,87 @@ fn per_process_raw_files_merge_like_one_job() {
     assert_eq!(merged, whole);
     clock::check_causal(&merged).unwrap();
 }
+
+/// The report of a traced `hello` run (threads; start-up is most of such a
+/// short run) spends its width on the work: in a screenshot, the message
+/// lines of the space-time diagram (from the first send to the last
+/// receive) cover at least 60 % of the time axis' columns. (Drawn linearly
+/// from the first record, the same trace puts every message into the last
+/// few per cent.)
+#[test]
+fn report_of_a_hello_run_spends_its_width_on_the_work() {
+    let dir = tmp("hello-report");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("hello.trace");
+    let out = std::process::Command::new(common::procs::example_bin("hello"))
+        .env("HYPERCOMM_TRACE", &file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t = trace::read_files(std::slice::from_ref(&file)).unwrap();
+    assert_eq!(t.nodes().len(), 5, "4 nodes and the host");
+    let Some(chrome) = browser::chromium() else {
+        return;
+    };
+    // Only the space-time diagram at the top left with no margins, and in
+    // it only the message lines.
+    let layout = "<style>body{margin:0} body>*{display:none!important} \
+        svg#spacetime{display:block!important;border:none!important;margin:0} \
+        #spacetime g.rank,#spacetime text,#spacetime .startup,#spacetime>line,#spacetime circle{display:none}\
+        </style></body>";
+    let html = report::html(&t).replacen("</body>", layout, 1);
+    let page = dir.join("report.html");
+    std::fs::write(&page, html).unwrap();
+    let shot =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/hello-report-screenshot.png");
+    let _ = std::fs::remove_file(&shot);
+    let (_, err) = browser::open(
+        &chrome,
+        &page,
+        &dir.join("profile"),
+        2000,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1200,300".to_string(),
+            "--hide-scrollbars".to_string(),
+        ],
+    );
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(&shot).unwrap_or_else(|e| panic!("no screenshot ({e}): {err}")),
+    ));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let step = match info.color_type {
+        png::ColorType::Rgb => 3,
+        png::ColorType::Rgba => 4,
+        other => panic!("screenshot in {other:?}"),
+    };
+    let px = |x: usize, y: usize| {
+        let i = (y * info.width as usize + x) * step;
+        [buf[i] as i32, buf[i + 1] as i32, buf[i + 2] as i32]
+    };
+    // The layout of the view (report::html): axis from x = 80 to 1080,
+    // rows of 28 px from y = 20.
+    let (left, width, rows) = (80usize, 1000usize, 5usize);
+    // Message lines: dark grey on white.
+    let covered = (left..left + width)
+        .filter(|&x| {
+            (20..20 + rows * 28).any(|y| {
+                let c = px(x, y);
+                c.iter().all(|&v| v < 200) && (c[0] - c[2]).abs() < 16
+            })
+        })
+        .count();
+    let messages = covered as f64 / width as f64;
+    assert!(
+        messages >= 0.6,
+        "messages cover {:.0} % of the axis ({})",
+        messages * 100.0,
+        shot.display()
+    );
+}

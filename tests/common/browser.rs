@@ -23,7 +23,8 @@ pub(crate) fn chromium() -> Option<PathBuf> {
 }
 
 /// The page's self-check: for each view (space-time diagram, Gantt chart,
-/// matrix) every rank of the `expected` list has a drawn element; the
+/// matrix) every rank of the `expected` list has a drawn element (its own
+/// or an aggregated row's, which lists its ranks in `data-ranks`); the
 /// statistics table has rows; no script error. It appends `RESULT: OK`
 /// (or `RESULT: FAIL` and what failed), then `<view> rows <n>` per view.
 const CHECK: &str = r#"<script>
@@ -38,7 +39,12 @@ window.addEventListener('load', function () {
     var seen = {}, rows = 0;
     svg.querySelectorAll('g.rank').forEach(function (g) {
       var box = g.getBBox();
-      if (box.width > 0 && box.height > 0) { seen[g.getAttribute('data-rank')] = true; rows++; }
+      if (box.width > 0 && box.height > 0) {
+        // An aggregated row stands for the ranks it lists.
+        var ranks = g.hasAttribute('data-ranks') ? g.getAttribute('data-ranks').split(',') : [g.getAttribute('data-rank')];
+        ranks.forEach(function (r) { seen[r] = true; });
+        rows++;
+      }
     });
     want.forEach(function (r) { if (!seen[String(r)]) out.push(id + ': no drawn element for rank ' + r); });
     rowsOf.push(id + ' rows ' + rows);

@@ -91,7 +91,7 @@ pub(crate) struct BenchArgs {
     pub(crate) format: Format,
     /// Collectives: force one algorithm (names as printed by --all-algorithms).
     #[arg(long)]
-    algorithm: Option<String>,
+    algorithm: Option<Algorithm>,
     /// Collectives: measure every algorithm and auto, one line each
     /// (the op column reads `op:algorithm`, and `op:auto=algorithm` for
     /// auto, naming the algorithm auto ran).
@@ -105,8 +105,8 @@ pub(crate) struct BenchArgs {
     #[arg(long)]
     trace: Option<std::path::PathBuf>,
     /// Trace levels e,c,m with --trace.
-    #[arg(long, default_value = "3,3,3")]
-    trace_level: String,
+    #[arg(long, default_value = "3,3,3", value_parser = trace_levels)]
+    trace_level: hypercomm::trace::Levels,
     /// Progress bar on standard error: `auto` (when it is a terminal),
     /// `always` or `never`.
     #[arg(long, value_enum, default_value = "auto")]
@@ -123,6 +123,11 @@ pub(crate) struct BenchArgs {
     /// Halo: f64 fields exchanged together.
     #[arg(long, default_value_t = 1)]
     pub(crate) fields: usize,
+}
+
+/// `--trace-level`: three PICL levels `e,c,m`.
+fn trace_levels(s: &str) -> Result<hypercomm::trace::Levels, String> {
+    hypercomm::trace::parse_levels(s).ok_or_else(|| "want three levels e,c,m".into())
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -462,8 +467,7 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
     }
     if let Some(path) = &a.trace {
         let mut cfg = hypercomm::trace::Config::new(path, hypercomm::trace::Output::PiclCompact);
-        cfg.levels = hypercomm::trace::parse_levels(&a.trace_level)
-            .ok_or_else(|| format!("--trace-level {:?}: want e,c,m", a.trace_level))?;
+        cfg.levels = a.trace_level;
         cfg.buffer = 4 << 20;
         hypercomm::trace::enable(cfg);
     }
@@ -508,11 +512,11 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
         // The MPI library's own collective (the mpi transport; elsewhere
         // the call says it has none).
         known.push(Algorithm::Native);
-        if let Some(alg) = &a.algorithm {
-            let x = known.iter().find(|x| x.name() == alg).ok_or_else(|| {
+        if let Some(alg) = a.algorithm {
+            let x = known.iter().find(|x| **x == alg).ok_or_else(|| {
                 let names: Vec<&str> = known.iter().map(|x| x.name()).collect();
                 format!(
-                    "--algorithm {alg:?} is not one of {} for {name}",
+                    "--algorithm {alg} is not one of {} for {name}",
                     names.join(", ")
                 )
             })?;
@@ -676,25 +680,27 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
             })?;
             samples.push(r);
         }
-        progress.clear();
-        for ((label, alg), samples) in variants.iter().zip(all) {
-            let v = summary(samples, a.stat, !matches!(unit, "us" | "ns"));
-            let label = if *alg == Algorithm::Auto && label == name {
-                &auto_label
-            } else {
-                label
-            };
-            let value = match unit {
-                "us" => v * 1e6,
-                "ns" => v,
-                _ => v / 1e6,
-            };
-            match a.format {
-                _ if quiet => {}
-                Format::Table => println!("{label:<28} {size:>10}  {value:>12.3}"),
-                Format::Tsv => println!("{label}\t{}\t{size}\t{value:.3}\t{unit}", a.n),
+        // The figures go out with the bar erased (it shares the terminal).
+        progress.suspend(|| {
+            for ((label, alg), samples) in variants.iter().zip(all) {
+                let v = summary(samples, a.stat, !matches!(unit, "us" | "ns"));
+                let label = if *alg == Algorithm::Auto && label == name {
+                    &auto_label
+                } else {
+                    label
+                };
+                let value = match unit {
+                    "us" => v * 1e6,
+                    "ns" => v,
+                    _ => v / 1e6,
+                };
+                match a.format {
+                    _ if quiet => {}
+                    Format::Table => println!("{label:<28} {size:>10}  {value:>12.3}"),
+                    Format::Tsv => println!("{label}\t{}\t{size}\t{value:.3}\t{unit}", a.n),
+                }
             }
-        }
+        });
     }
     Ok(())
 }

@@ -3,12 +3,11 @@
 //! Drawn only where someone watches: when standard error is a terminal
 //! (`--progress auto`, the default) or when asked (`--progress always`).
 //! Figures go to standard output, so a bar never mixes with a table or a
-//! TSV stream that is piped on. The bar is redrawn in place (carriage
-//! return) and erased when the run ends.
+//! TSV stream that is piped on. The bar is `indicatif`'s: redrawn in place,
+//! rate-limited on a terminal, and erased when the run ends.
 
 use clap::ValueEnum;
-use std::io::{IsTerminal, Write};
-use std::time::Instant;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressStyle};
 
 /// When to draw the bar.
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
@@ -23,70 +22,47 @@ pub(crate) enum When {
 
 /// Progress over a known number of measurements.
 pub(crate) struct Progress {
-    total: usize,
-    done: usize,
-    shown: bool,
-    start: Instant,
+    bar: ProgressBar,
 }
-
-const WIDTH: usize = 30;
 
 impl Progress {
     /// A bar over `total` steps, shown according to `when`.
     pub(crate) fn new(total: usize, when: When) -> Progress {
-        let shown = match when {
-            When::Always => true,
-            When::Never => false,
-            When::Auto => total > 1 && std::io::stderr().is_terminal(),
+        let target = match when {
+            // indicatif hides a bar whose stderr is not a terminal (or is
+            // a dumb one).
+            When::Auto if total > 1 => ProgressDrawTarget::stderr(),
+            When::Auto | When::Never => ProgressDrawTarget::hidden(),
+            // Drawn into whatever stderr is, every step (no rate limit:
+            // a pipe gets each step's line).
+            When::Always => ProgressDrawTarget::term_like(Box::new(console::Term::stderr())),
         };
-        Progress {
-            total: total.max(1),
-            done: 0,
-            shown,
-            start: Instant::now(),
-        }
+        let style = ProgressStyle::with_template(
+            "[{bar:30}] {pos}/{len} {msg} ({elapsed}, about {eta} left)",
+        )
+        .expect("a valid template")
+        .progress_chars("#>.");
+        let bar = ProgressBar::with_draw_target(Some(total as u64), target)
+            .with_style(style)
+            .with_finish(ProgressFinish::AndClear);
+        Progress { bar }
     }
 
-    /// Redraw before the measurement `what` starts.
+    /// Redraw before the measurement `what` starts: the bar counts the
+    /// measurements started (`k/total`).
     pub(crate) fn step(&mut self, what: &str) {
-        if !self.shown {
-            return;
-        }
-        let filled = WIDTH * self.done / self.total;
-        let elapsed = self.start.elapsed().as_secs_f64();
-        let eta = if self.done > 0 {
-            format!(
-                ", about {:.0} s left",
-                elapsed / self.done as f64 * (self.total - self.done) as f64
-            )
-        } else {
-            String::new()
-        };
-        let mut err = std::io::stderr().lock();
-        let _ = write!(
-            err,
-            "\r\x1b[2K[{}{}] {}/{} {what}{eta}",
-            "#".repeat(filled),
-            ".".repeat(WIDTH - filled),
-            self.done + 1,
-            self.total
-        );
-        let _ = err.flush();
-        self.done += 1;
+        self.bar.inc(1);
+        self.bar.set_message(what.to_string());
     }
 
-    /// Erase the bar (before figures are printed; the next step redraws it).
-    pub(crate) fn clear(&self) {
-        if self.shown {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[2K");
-            let _ = err.flush();
-        }
+    /// Run `f` (which prints figures) with the bar erased, then redraw it.
+    pub(crate) fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.bar.suspend(f)
     }
 }
 
 impl Drop for Progress {
     fn drop(&mut self) {
-        self.clear();
+        self.bar.finish_and_clear();
     }
 }

@@ -161,7 +161,7 @@ pub(crate) struct SimArgs {
     /// The algorithm (a registered name of the operation's family; default
     /// or `auto`: seed 001's for the network and routing).
     #[arg(long)]
-    algorithm: Option<String>,
+    algorithm: Option<Algorithm>,
     /// Pipelined algorithms: elements per segment (default: the whole
     /// message, as in seed 001).
     #[arg(long)]
@@ -266,9 +266,8 @@ fn predict(a: &SimArgs, c: Collective) -> Result<(), String> {
     } else if a.switch != 0.0 {
         return Err("--switch needs --cores (the cores the nodes share)".into());
     }
-    let alg = match a.algorithm.as_deref().filter(|n| *n != "auto") {
-        Some(name) => {
-            let alg: Algorithm = name.parse().map_err(|e| format!("--algorithm: {e}"))?;
+    let alg = match a.algorithm.filter(|x| *x != Algorithm::Auto) {
+        Some(alg) => {
             check_algorithm(c, alg).map_err(|e| format!("--algorithm: {e}"))?;
             alg
         }
@@ -314,7 +313,7 @@ fn predict(a: &SimArgs, c: Collective) -> Result<(), String> {
             }
             println!("  predicted time: {time}");
             if let Some(f) = closed_form(c, network, model.routing) {
-                let seeds = a.algorithm.as_deref().is_none_or(|n| n == "auto");
+                let seeds = a.algorithm.is_none_or(|x| x == Algorithm::Auto);
                 if (f.holds)(p) && seeds && a.segment.is_none() && model.cores().is_none() {
                     let want = (f.time)(p, a.words as f64, model.costs);
                     println!("  seed 001 closed form: {} = {want}", f.text);

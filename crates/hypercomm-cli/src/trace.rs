@@ -1,9 +1,10 @@
 //! `hypercomm trace`: convert, summarise and report traces.
 //!
-//! * `convert IN… --to picl-verbose|picl-compact|chrome|html|raw [-o OUT]`:
+//! * `convert IN… [--to picl-verbose|picl-compact|chrome|html|raw] [-o OUT]`:
 //!   reads PICL files (verbose or compact) and raw per-process streams
 //!   (`PATH.<node>.raw`), merges them into one causal trace and writes it
-//!   (to standard output without `-o`).
+//!   (to standard output without `-o`) as PICL verbose text unless `--to`
+//!   says otherwise (the format `HYPERCOMM_TRACE` writes by default).
 //! * `stats IN…`: utilisation per node and per-operation statistics.
 //! * `report IN… -o report.html`: the self-contained HTML report.
 //!
@@ -27,9 +28,9 @@ enum Cmd {
         /// Input files: PICL verbose/compact, or raw streams.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
-        /// Output format: picl-verbose, picl-compact, chrome, html, raw.
-        #[arg(long)]
-        to: String,
+        /// Output format (PICL verbose, the trace files' default, unless given).
+        #[arg(long, value_enum, ignore_case = true, default_value = "picl-verbose")]
+        to: Output,
         /// Output file (default: standard output).
         #[arg(short, long)]
         output: Option<PathBuf>,
@@ -54,11 +55,8 @@ enum Cmd {
 pub(crate) fn main(a: TraceArgs) -> Result<(), String> {
     match a.cmd {
         Cmd::Convert { inputs, to, output } => {
-            let fmt = Output::parse(&to).ok_or_else(|| {
-                format!("--to {to:?}: use picl-verbose, picl-compact, chrome, html or raw")
-            })?;
             let t = trace::read_files(&inputs).map_err(|e| e.to_string())?;
-            let text = trace::render(&t, fmt);
+            let text = trace::render(&t, to);
             match output {
                 Some(p) => std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display())),
                 None => {

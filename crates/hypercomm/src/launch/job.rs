@@ -30,6 +30,7 @@ use crate::error::{Error, Result};
 use crate::rank::Rank;
 use crate::transport::tcp::auth::{random_bytes, to_hex, SECRET_LEN};
 use crate::transport::TransportKind;
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use std::ffi::OsString;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
@@ -37,7 +38,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::Sender;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// What to start.
@@ -272,24 +273,21 @@ pub(crate) fn start(
     Ok((pid, fw))
 }
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Set by SIGINT, SIGTERM or SIGHUP once [`install_signal_handlers`] ran.
+static INTERRUPTED: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 
-extern "C" fn on_signal(_: libc::c_int) {
-    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
-}
-
-fn install_signal_handlers() {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: installs a handler that only stores to an atomic, which is
-        // async-signal-safe; the sigaction struct is fully initialised.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as *const () as libc::sighandler_t;
-            libc::sigemptyset(&mut sa.sa_mask);
-            sa.sa_flags = libc::SA_RESTART;
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
+/// Route SIGINT, SIGTERM and SIGHUP to the [`INTERRUPTED`] flag instead of
+/// their default action (once per process; later jobs share the flag).
+/// signal-hook's handler only stores to the atomic.
+fn install_signal_handlers() -> &'static AtomicBool {
+    INTERRUPTED.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
+            // Registration fails only for signals that cannot be caught.
+            let _ = signal_hook::flag::register(sig, Arc::clone(&flag));
         }
-    }
+        flag
+    })
 }
 
 /// Open the rendezvous listener on `ip` (port chosen by the system).
@@ -433,9 +431,7 @@ pub fn run_job(spec: &JobSpec) -> Result<JobOutcome> {
     let (places, ip) = placement(spec, endpoints)?;
     let (secret, job) = new_identity()?;
     let rv = listen(ip, &secret, &job, endpoints)?;
-    if spec.signals {
-        install_signal_handlers();
-    }
+    let interrupted = spec.signals.then(install_signal_handlers);
     let mut extra: Vec<(OsString, OsString)> = prepared
         .env
         .iter()
@@ -479,7 +475,7 @@ pub fn run_job(spec: &JobSpec) -> Result<JobOutcome> {
             })
             .collect(),
         timeout: spec.timeout,
-        interrupted: spec.signals.then_some(&INTERRUPTED),
+        interrupted,
         stop: Arc::new(AtomicBool::new(false)),
         verbose: spec.verbose,
     });

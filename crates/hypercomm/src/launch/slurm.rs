@@ -2,9 +2,10 @@
 //! serves the rendezvous on the first host of the step's node list, on a
 //! port derived from the job and step ids (see [`crate::launch`]).
 //!
+//! The node list is expanded by [`hostlist`] (Slurm's whole syntax).
+//!
 //! Not done yet: PMI/PMIx (the rendezvous is our own), a host rank under
-//! Slurm, node lists with several bracket groups in one name
-//! (`a[1-2]b[3-4]`: only the first group is expanded).
+//! Slurm.
 
 use super::join::{connect_rendezvous, io_err, join_job, JoinSpec};
 use super::monitor::{self, Monitor, MonitorSetup};
@@ -16,6 +17,8 @@ use sha2::{Digest, Sha256};
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+
+pub(crate) mod hostlist;
 
 /// What Slurm tells a task.
 #[derive(Debug, Clone)]
@@ -31,37 +34,13 @@ fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|s| !s.trim().is_empty())
 }
 
-/// The first host of a Slurm host list (`node[07-10,12],gpu3` → `node07`).
-pub(crate) fn first_host(list: &str) -> Option<String> {
-    let list = list.trim();
-    // The first entry ends at a comma outside brackets.
-    let mut depth = 0;
-    let mut end = list.len();
-    for (i, c) in list.char_indices() {
-        match c {
-            '[' => depth += 1,
-            ']' => depth -= 1,
-            ',' if depth == 0 => {
-                end = i;
-                break;
-            }
-            _ => {}
-        }
-    }
-    let entry = &list[..end];
-    if entry.is_empty() {
-        return None;
-    }
-    match entry.find('[') {
-        None => Some(entry.to_string()),
-        Some(open) => {
-            let close = entry[open..].find(']')? + open;
-            let inner = &entry[open + 1..close];
-            let first = inner.split(',').next()?;
-            let lo = first.split('-').next()?;
-            Some(format!("{}{}{}", &entry[..open], lo, &entry[close + 1..]))
-        }
-    }
+/// The first host of a Slurm host list (`node[07-10,12],gpu3` → `node07`);
+/// the whole list must be well formed.
+pub(crate) fn first_host(list: &str) -> std::result::Result<String, String> {
+    hostlist::expand(list)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| format!("the host list {list:?} is empty"))
 }
 
 /// The rendezvous port of a job step.
@@ -101,8 +80,7 @@ impl SlurmEnv {
             if ntasks == 0 || procid >= ntasks {
                 return Err(bad(format!("task {procid} of {ntasks}")));
             }
-            let first_host = first_host(&nodelist)
-                .ok_or_else(|| bad(format!("cannot read the node list {nodelist:?}")))?;
+            let first_host = first_host(&nodelist).map_err(|e| bad(format!("node list: {e}")))?;
             Ok(SlurmEnv {
                 procid,
                 ntasks,
@@ -218,11 +196,13 @@ mod tests {
 
     #[test]
     fn first_hosts() {
-        assert_eq!(first_host("localhost").as_deref(), Some("localhost"));
-        assert_eq!(first_host("a,b").as_deref(), Some("a"));
-        assert_eq!(first_host("node[07-10,12],gpu3").as_deref(), Some("node07"));
-        assert_eq!(first_host("n[3,5]-ib").as_deref(), Some("n3-ib"));
-        assert_eq!(first_host(""), None);
+        assert_eq!(first_host("localhost").as_deref(), Ok("localhost"));
+        assert_eq!(first_host("a,b").as_deref(), Ok("a"));
+        assert_eq!(first_host("node[07-10,12],gpu3").as_deref(), Ok("node07"));
+        assert_eq!(first_host("n[3,5]-ib").as_deref(), Ok("n3-ib"));
+        assert_eq!(first_host("r[2-3]n[4-5]").as_deref(), Ok("r2n4"));
+        assert!(first_host("").is_err());
+        assert!(first_host("n[1-2],m[").unwrap_err().contains("unclosed"));
     }
 
     #[test]

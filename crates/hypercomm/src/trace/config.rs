@@ -8,15 +8,23 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Output format of a trace file.
+///
+/// With the `clap` feature it is a [`clap::ValueEnum`] (`--to`), with the
+/// names and aliases [`Output::parse`] accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Output {
     /// PICL verbose text.
+    #[cfg_attr(feature = "clap", value(alias = "picl", alias = "verbose"))]
     PiclVerbose,
     /// PICL compact text.
+    #[cfg_attr(feature = "clap", value(alias = "compact"))]
     PiclCompact,
     /// Chrome Trace Event Format JSON (Perfetto, chrome://tracing).
+    #[cfg_attr(feature = "clap", value(alias = "json", alias = "perfetto"))]
     Chrome,
     /// Self-contained HTML report.
+    #[cfg_attr(feature = "clap", value(alias = "report"))]
     Html,
     /// Our raw per-rank streams (JSON), nanosecond times and clock
     /// corrections; what separate processes write for `trace convert`.

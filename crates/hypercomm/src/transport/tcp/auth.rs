@@ -33,28 +33,24 @@ const MAC: usize = 32;
 /// How long one side waits for the other during the handshake.
 pub(crate) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// `n` random bytes from the operating system.
+/// `N` random bytes from the operating system's generator (`getrandom`:
+/// the getrandom system call on Linux, its equivalent elsewhere; no file
+/// to open, so it works in a chroot or a sandbox without `/dev`).
 pub(crate) fn random_bytes<const N: usize>() -> std::io::Result<[u8; N]> {
     let mut b = [0u8; N];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut b)?;
+    getrandom::fill(&mut b)?;
     Ok(b)
 }
 
-/// Lower-case hex.
+/// Lower-case hex (the `hex` crate).
 pub(crate) fn to_hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    hex::encode(b)
 }
 
-/// Parse hex (either case); `None` when malformed.
+/// Parse hex (either case, surrounding white space ignored); `None` when
+/// malformed (odd length or a non-hex digit).
 pub(crate) fn from_hex(s: &str) -> Option<Vec<u8>> {
-    let s = s.trim();
-    if !s.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
+    hex::decode(s.trim()).ok()
 }
 
 fn mac(secret: &[u8], parts: &[&[u8]]) -> [u8; MAC] {
@@ -97,7 +93,7 @@ pub(crate) fn client_on(
     job: &str,
     id: u32,
 ) -> Result<(), String> {
-    let nc: [u8; NONCE] = io(random_bytes(), "reading /dev/urandom")?;
+    let nc: [u8; NONCE] = io(random_bytes(), "drawing a random nonce")?;
     let mut hello = Vec::with_capacity(8 + NONCE);
     hello.extend_from_slice(MAGIC);
     hello.extend_from_slice(&nc);
@@ -143,7 +139,7 @@ pub(crate) fn server_on(
         return Err("not a hypercomm client (bad greeting)".into());
     }
     let nc = &hello[8..];
-    let ns: [u8; NONCE] = io(random_bytes(), "reading /dev/urandom")?;
+    let ns: [u8; NONCE] = io(random_bytes(), "drawing a random nonce")?;
     let proof = mac(secret, &[b"hypercomm server", job.as_bytes(), nc, &ns]);
     let mut reply = Vec::with_capacity(NONCE + MAC);
     reply.extend_from_slice(&ns);
@@ -267,6 +263,8 @@ mod tests {
     fn hex_round_trip() {
         let b = [0u8, 1, 0xab, 0xff];
         assert_eq!(from_hex(&to_hex(&b)).unwrap(), b);
+        assert_eq!(to_hex(&b), "0001abff");
+        assert_eq!(from_hex(" 0001ABff\n").unwrap(), b);
         assert_eq!(from_hex("abc"), None);
         assert_eq!(from_hex("zz"), None);
     }

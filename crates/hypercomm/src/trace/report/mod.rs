@@ -14,20 +14,27 @@
 //!   they do for a blocking receive; otherwise an instant);
 //! * collective: `block_begin` → `block_end`.
 //!
-//! Utilisation (ParaGraph): idle = blocked in a receive; overhead = inside a
-//! send, receive or collective but not blocked; busy = the rest. Waiting
-//! inside a collective counts as overhead: the records do not say which
-//! part of a collective was spent waiting. Above 64 nodes the
-//! communication matrix draws only the pairs that exchanged messages (a
-//! simulated 1 024-node run would otherwise need a million cells).
+//! Utilisation (ParaGraph's three states, one meaning for waiting):
+//! waiting = blocked in a receive, or inside a collective outside its own
+//! sends and receives (the records do not say which part of a collective
+//! was spent waiting for the others; the rest of its time is theirs);
+//! communicating = inside a send or a receive that did not block; busy =
+//! the rest. Above 64 nodes the communication matrix draws only the pairs
+//! that exchanged messages (a simulated 1 024-node run would otherwise
+//! need a million cells), and the Gantt chart aggregates ranks into rows
+//! (see [`html`]).
 //!
-//! Not done yet: ParaGraph's animated and critical-path views; zooming is
-//! only horizontal.
+//! Not done yet: ParaGraph's animated and critical-path views.
 
 use super::clock::match_messages;
-use super::event::{block, node_name, Kind, Record, Trace, HOST_ID};
+use super::event::{block, node_name, Kind, Record, Trace};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+
+mod html;
+mod timeline;
+pub use html::html;
+pub use timeline::MAX_ROWS;
 
 /// What a span is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -253,56 +260,87 @@ pub fn analyse(t: &Trace) -> Analysis {
 pub struct Utilisation {
     /// Computing.
     pub busy: i64,
-    /// In communication routines, not blocked.
+    /// Communicating: in a send or receive that did not block.
     pub overhead: i64,
-    /// Blocked waiting for a message.
+    /// Waiting: blocked in a receive, or in a collective outside its own
+    /// sends and receives.
     pub idle: i64,
 }
 
+/// State 0 of [`states`]: computing.
+pub const BUSY: u8 = 0;
+/// State 1 of [`states`]: in a send or receive that did not block.
+pub const COMMUNICATING: u8 = 1;
+/// State 2 of [`states`]: waiting (blocked in a receive, or inside a
+/// collective outside its own sends and receives).
+pub const WAITING: u8 = 2;
+
 /// Interval states of one node, in time order: (start, end, state) with
-/// state 0 busy, 1 overhead, 2 idle.
+/// state [`BUSY`], [`COMMUNICATING`] or [`WAITING`].
 pub fn states(a: &Analysis, node: i32) -> Vec<(i64, i64, u8)> {
     let Some(&(lo, hi)) = a.extent.get(&node) else {
         return Vec::new();
     };
-    // Sweep over change points.
-    let mut ev: Vec<(i64, i32, i32)> = Vec::new(); // (time, d_overhead, d_idle)
+    // Sweep over change points: (time, d_blocked, d_in_call, d_collective).
+    let mut ev: Vec<(i64, i32, i32, i32)> = Vec::new();
     for s in a.spans.iter().filter(|s| s.node == node) {
-        let (o, i) = match s.kind {
-            SpanKind::Blocked => (0, 1),
-            _ => (1, 0),
+        let (b, c, k) = match s.kind {
+            SpanKind::Blocked => (1, 0, 0),
+            SpanKind::Block(_) => (0, 0, 1),
+            SpanKind::Send | SpanKind::Recv => (0, 1, 0),
         };
-        ev.push((s.start, o, i));
-        ev.push((s.end, -o, -i));
+        ev.push((s.start, b, c, k));
+        ev.push((s.end, -b, -c, -k));
     }
     ev.sort();
     let mut out: Vec<(i64, i64, u8)> = Vec::new();
-    let (mut o, mut i, mut t) = (0, 0, lo);
-    let state = |o: i32, i: i32| {
-        if i > 0 {
-            2
-        } else if o > 0 {
-            1
+    let (mut b, mut c, mut k, mut t) = (0, 0, 0, lo);
+    let state = |b: i32, c: i32, k: i32| {
+        if b > 0 {
+            WAITING
+        } else if c > 0 {
+            COMMUNICATING
+        } else if k > 0 {
+            WAITING
         } else {
-            0
+            BUSY
         }
     };
-    for (time, d_o, d_i) in ev {
+    for (time, d_b, d_c, d_k) in ev {
         if time > t {
-            let s = state(o, i);
+            let s = state(b, c, k);
             match out.last_mut() {
                 Some(l) if l.2 == s && l.1 == t => l.1 = time,
                 _ => out.push((t, time, s)),
             }
             t = time;
         }
-        o += d_o;
-        i += d_i;
+        b += d_b;
+        c += d_c;
+        k += d_k;
     }
     if hi > t {
-        out.push((t, hi, state(o, i)));
+        out.push((t, hi, state(b, c, k)));
     }
     out
+}
+
+/// Where the work starts: when every node has begun recording (every rank
+/// has started and, for processes, joined the job and synchronised its
+/// clock), or at the first send or collective if that comes earlier (a
+/// rank that starts only after the others have done their part must not
+/// hide their work in the start-up). What comes before is start-up:
+/// threads or processes coming up one after another.
+pub fn work_start(a: &Analysis) -> i64 {
+    let all_up = a.extent.values().map(|e| e.0).max().unwrap_or(a.range.0);
+    let first_call = a
+        .spans
+        .iter()
+        .filter(|s| matches!(s.kind, SpanKind::Send | SpanKind::Block(_)))
+        .map(|s| s.start)
+        .min()
+        .unwrap_or(all_up);
+    all_up.min(first_call).clamp(a.range.0, a.range.1)
 }
 
 /// Totals of [`states`].
@@ -310,8 +348,8 @@ pub fn utilisation(a: &Analysis, node: i32) -> Utilisation {
     let mut u = Utilisation::default();
     for (s, e, st) in states(a, node) {
         match st {
-            0 => u.busy += e - s,
-            1 => u.overhead += e - s,
+            BUSY => u.busy += e - s,
+            COMMUNICATING => u.overhead += e - s,
             _ => u.idle += e - s,
         }
     }
@@ -358,17 +396,39 @@ pub fn matrix(t: &Trace) -> BTreeMap<(i32, i32), (u64, i64)> {
     m
 }
 
-fn fmt_ns(ns: i64) -> String {
-    let a = ns.abs();
-    if a >= 1_000_000_000 {
-        format!("{:.3} s", ns as f64 / 1e9)
-    } else if a >= 1_000_000 {
-        format!("{:.3} ms", ns as f64 / 1e6)
-    } else if a >= 1_000 {
-        format!("{:.3} µs", ns as f64 / 1e3)
-    } else {
-        format!("{ns} ns")
+/// A duration with three significant digits and no trailing zeros, in the
+/// largest unit that keeps it at least 1: "9 µs", "12.5 ms", "1.23 s",
+/// "640 ns".
+pub(crate) fn fmt_ns(ns: i64) -> String {
+    let a = ns.unsigned_abs();
+    if a < 1_000 {
+        return format!("{ns} ns");
     }
+    // Round to three significant digits first, so that 999 999 ns reads
+    // "1 ms" and not "1000 µs".
+    let scale = 10u64.pow(a.ilog10() - 2);
+    let r = (a + scale / 2) / scale * scale;
+    let (unit, div) = match r {
+        1_000_000_000.. => ("s", 1e9),
+        1_000_000.. => ("ms", 1e6),
+        _ => ("µs", 1e3),
+    };
+    let v = r as f64 / div;
+    let decimals = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    let text = format!("{v:.decimals$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    let sign = if ns < 0 { "-" } else { "" };
+    format!("{sign}{text} {unit}")
 }
 
 /// A plain-text summary (`hypercomm trace stats`).
@@ -385,8 +445,8 @@ pub fn stats_text(t: &Trace) -> String {
     );
     let _ = writeln!(
         s,
-        "\n{:<10} {:>12} {:>12} {:>12} {:>8} {:>10} {:>8} {:>10}",
-        "node", "busy", "overhead", "idle", "sent", "bytes", "recvd", "bytes"
+        "\n{:<10} {:>12} {:>13} {:>12} {:>8} {:>10} {:>8} {:>10}",
+        "node", "busy", "communicating", "waiting", "sent", "bytes", "recvd", "bytes"
     );
     for &n in &a.nodes {
         let u = utilisation(&a, n);
@@ -406,7 +466,7 @@ pub fn stats_text(t: &Trace) -> String {
         }
         let _ = writeln!(
             s,
-            "{:<10} {:>12} {:>12} {:>12} {:>8} {:>10} {:>8} {:>10}",
+            "{:<10} {:>12} {:>13} {:>12} {:>8} {:>10} {:>8} {:>10}",
             node_name(n),
             fmt_ns(u.busy),
             fmt_ns(u.overhead),
@@ -455,300 +515,6 @@ pub fn stats_text(t: &Trace) -> String {
     s
 }
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-const W: f64 = 1000.0; // drawing width of the time axis
-const LEFT: f64 = 80.0;
-const ROW: f64 = 28.0;
-
-/// The self-contained HTML report (inline SVG and a little JavaScript;
-/// nothing is fetched).
-pub fn html(t: &Trace) -> String {
-    let a = analyse(t);
-    let (t0, t1) = a.range;
-    let span = (t1 - t0).max(1) as f64;
-    let x = |ns: i64| LEFT + (ns - t0) as f64 / span * W;
-    let row = |n: i32| a.nodes.iter().position(|&m| m == n).unwrap_or(0);
-    let y = |n: i32| 20.0 + row(n) as f64 * ROW + ROW / 2.0;
-    let height = 30.0 + a.nodes.len() as f64 * ROW;
-    let mut h = String::new();
-    h.push_str(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
-         <title>hypercomm trace report</title>\n<style>\n\
-         body{font-family:system-ui,sans-serif;margin:16px;color:#222}\n\
-         h2{margin-top:28px;font-size:18px} svg{border:1px solid #ccc;background:#fff}\n\
-         table{border-collapse:collapse;font-size:13px} td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}\n\
-         th{background:#eee} td:first-child{text-align:left}\n\
-         .legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}\n\
-         .hint{color:#666;font-size:12px}\n</style></head><body>\n",
-    );
-    let _ = writeln!(
-        h,
-        "<h1>hypercomm trace report</h1><p>{} records · {} nodes · {} messages · {}</p>",
-        t.records.len(),
-        a.nodes.len(),
-        a.messages.len(),
-        fmt_ns(t1 - t0)
-    );
-    // Axis with ticks.
-    let axis = |h: &mut String, y0: f64| {
-        for i in 0..=5 {
-            let tx = LEFT + W * i as f64 / 5.0;
-            let _ = write!(
-                h,
-                "<line x1=\"{tx:.1}\" y1=\"{:.1}\" x2=\"{tx:.1}\" y2=\"{:.1}\" stroke=\"#ddd\"/>\
-                 <text x=\"{tx:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"middle\">{}</text>",
-                10.0,
-                y0,
-                y0 + 12.0,
-                esc(&fmt_ns((span * i as f64 / 5.0) as i64))
-            );
-        }
-    };
-    // 1. Space-time diagram.
-    let _ = writeln!(
-        h,
-        "<h2>Space-time diagram</h2><p class=\"hint\">A line per node; message lines from send to receive; \
-         red: blocked in a receive; blue bands: collectives. Wheel to zoom, drag to pan, double-click to reset.</p>\n\
-         <svg id=\"spacetime\" class=\"view\" width=\"{:.0}\" height=\"{:.0}\" viewBox=\"0 0 {:.0} {:.0}\">",
-        LEFT + W + 20.0,
-        height + 16.0,
-        LEFT + W + 20.0,
-        height + 16.0
-    );
-    axis(&mut h, height);
-    for &n in &a.nodes {
-        let (lo, hi) = a.extent[&n];
-        let _ = write!(
-            h,
-            "<g class=\"rank\" data-rank=\"{n}\"><text x=\"4\" y=\"{:.1}\" font-size=\"12\">{}</text>\
-             <line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#888\"/>",
-            y(n) + 4.0,
-            esc(&node_name(n)),
-            x(lo),
-            y(n),
-            x(hi),
-            y(n)
-        );
-        for s in a.spans.iter().filter(|s| s.node == n) {
-            match s.kind {
-                SpanKind::Block(b) => {
-                    let _ = write!(
-                        h,
-                        "<rect x=\"{:.2}\" y=\"{:.1}\" width=\"{:.2}\" height=\"{:.1}\" fill=\"#4a7bd0\" fill-opacity=\"0.25\"><title>{} on {}: {}</title></rect>",
-                        x(s.start),
-                        y(n) - ROW / 2.0 + 3.0 + s.depth as f64 * 2.0,
-                        (x(s.end) - x(s.start)).max(0.5),
-                        ROW - 6.0 - s.depth as f64 * 4.0,
-                        block::name(b as i32),
-                        esc(&node_name(n)),
-                        fmt_ns(s.end - s.start)
-                    );
-                }
-                SpanKind::Blocked => {
-                    let _ = write!(
-                        h,
-                        "<line x1=\"{:.2}\" y1=\"{:.1}\" x2=\"{:.2}\" y2=\"{:.1}\" stroke=\"#d33\" stroke-width=\"5\"><title>blocked {}</title></line>",
-                        x(s.start),
-                        y(n),
-                        x(s.end).max(x(s.start) + 0.5),
-                        y(n),
-                        fmt_ns(s.end - s.start)
-                    );
-                }
-                _ => {}
-            }
-        }
-        h.push_str("</g>");
-    }
-    h.push_str("<g class=\"messages\">");
-    for m in &a.messages {
-        let _ = write!(
-            h,
-            "<line x1=\"{:.2}\" y1=\"{:.1}\" x2=\"{:.2}\" y2=\"{:.1}\" stroke=\"#333\" stroke-width=\"0.8\"><title>{} → {}: {} bytes, tag {}, {}</title></line>",
-            x(m.sent),
-            y(m.from),
-            x(m.received),
-            y(m.to),
-            esc(&node_name(m.from)),
-            esc(&node_name(m.to)),
-            m.len,
-            m.tag,
-            fmt_ns(m.received - m.sent)
-        );
-    }
-    for r in &t.records {
-        if let Kind::TraceMark { mark } = r.kind {
-            let _ = write!(
-                h,
-                "<circle cx=\"{:.2}\" cy=\"{:.1}\" r=\"3\" fill=\"#f90\"><title>mark {mark} on {}</title></circle>",
-                x(r.time),
-                y(r.node) - 8.0,
-                esc(&node_name(r.node))
-            );
-        }
-    }
-    h.push_str("</g></svg>\n");
-    // 2. Utilisation Gantt chart.
-    let _ = writeln!(
-        h,
-        "<h2>Utilisation</h2><p class=\"legend\"><span style=\"background:#3a3\"></span>busy\
-         <span style=\"background:#eb3\"></span>communication overhead<span style=\"background:#d33\"></span>idle</p>\n\
-         <svg id=\"gantt\" class=\"view\" width=\"{:.0}\" height=\"{:.0}\" viewBox=\"0 0 {:.0} {:.0}\">",
-        LEFT + W + 20.0,
-        height + 16.0,
-        LEFT + W + 20.0,
-        height + 16.0
-    );
-    axis(&mut h, height);
-    for &n in &a.nodes {
-        let u = utilisation(&a, n);
-        let tot = (u.busy + u.overhead + u.idle).max(1) as f64;
-        let _ = write!(
-            h,
-            "<g class=\"rank\" data-rank=\"{n}\"><text x=\"4\" y=\"{:.1}\" font-size=\"12\">{}</text><title>{}: busy {:.1}%, overhead {:.1}%, idle {:.1}%</title>",
-            y(n) + 4.0,
-            esc(&node_name(n)),
-            esc(&node_name(n)),
-            100.0 * u.busy as f64 / tot,
-            100.0 * u.overhead as f64 / tot,
-            100.0 * u.idle as f64 / tot
-        );
-        for (s, e, st) in states(&a, n) {
-            let c = ["#3a3", "#eb3", "#d33"][st as usize];
-            let _ = write!(
-                h,
-                "<rect x=\"{:.2}\" y=\"{:.1}\" width=\"{:.3}\" height=\"{:.1}\" fill=\"{c}\"/>",
-                x(s),
-                y(n) - ROW / 2.0 + 4.0,
-                (x(e) - x(s)).max(0.05),
-                ROW - 8.0
-            );
-        }
-        h.push_str("</g>");
-    }
-    h.push_str("</svg>\n");
-    // 3. Communication matrix.
-    let m = matrix(t);
-    let cell = 28.0f64.min(560.0 / a.nodes.len().max(1) as f64).max(6.0);
-    let msize = LEFT + cell * a.nodes.len() as f64 + 20.0;
-    let maxb = m.values().map(|v| v.1).max().unwrap_or(0).max(1) as f64;
-    let dense = a.nodes.len() <= 64;
-    let _ = writeln!(
-        h,
-        "<h2>Communication matrix</h2><p class=\"hint\">Bytes sent from row to column (darker: more).</p>\n\
-         <svg id=\"matrix\" class=\"view\" width=\"{msize:.0}\" height=\"{:.0}\" viewBox=\"0 0 {msize:.0} {:.0}\">",
-        msize + 10.0,
-        msize + 10.0
-    );
-    for (j, &to) in a.nodes.iter().enumerate() {
-        let _ = write!(
-            h,
-            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"middle\">{}</text>",
-            LEFT + cell * (j as f64 + 0.5),
-            LEFT - 6.0,
-            if to == HOST_ID {
-                "H".to_string()
-            } else {
-                to.to_string()
-            }
-        );
-    }
-    for (i, &from) in a.nodes.iter().enumerate() {
-        let yy = LEFT + cell * i as f64;
-        let _ = write!(
-            h,
-            "<g class=\"rank\" data-rank=\"{from}\"><text x=\"4\" y=\"{:.1}\" font-size=\"11\">{}</text>",
-            yy + cell / 2.0 + 4.0,
-            esc(&node_name(from))
-        );
-        for (j, &to) in a.nodes.iter().enumerate() {
-            let (cnt, bytes) = m.get(&(from, to)).copied().unwrap_or((0, 0));
-            if bytes == 0 && cnt == 0 && !dense {
-                // Large jobs: only the pairs that talked (a 1 024-node
-                // matrix would be a million cells, mostly empty).
-                continue;
-            }
-            let v = if bytes > 0 {
-                (bytes as f64).ln_1p() / maxb.ln_1p()
-            } else {
-                0.0
-            };
-            let shade = (255.0 - v * 200.0) as u8;
-            let _ = write!(
-                h,
-                "<rect x=\"{:.1}\" y=\"{yy:.1}\" width=\"{cell:.1}\" height=\"{cell:.1}\" fill=\"rgb({shade},{shade},255)\" stroke=\"#ccc\"><title>{} → {}: {cnt} messages, {bytes} bytes</title></rect>",
-                LEFT + cell * j as f64,
-                esc(&node_name(from)),
-                esc(&node_name(to))
-            );
-        }
-        h.push_str("</g>");
-    }
-    h.push_str("</svg>\n");
-    // 4. Statistics tables.
-    h.push_str("<h2>Per-operation statistics</h2><table id=\"opstats\"><tr><th>operation</th><th>count</th><th>total</th><th>mean</th><th>max</th><th>bytes</th></tr>\n");
-    for (name, o) in op_stats(&a) {
-        let _ = writeln!(
-            h,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&name),
-            o.count,
-            fmt_ns(o.total),
-            fmt_ns(o.total / o.count.max(1) as i64),
-            fmt_ns(o.max),
-            o.bytes
-        );
-    }
-    h.push_str("</table>\n<h2>Per-node summary</h2><table id=\"nodestats\"><tr><th>node</th><th>busy</th><th>overhead</th><th>idle</th></tr>\n");
-    for &n in &a.nodes {
-        let u = utilisation(&a, n);
-        let _ = writeln!(
-            h,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&node_name(n)),
-            fmt_ns(u.busy),
-            fmt_ns(u.overhead),
-            fmt_ns(u.idle)
-        );
-    }
-    h.push_str("</table>\n");
-    h.push_str(SCRIPT);
-    h.push_str("</body></html>\n");
-    h
-}
-
-/// Horizontal zoom and pan of the time views (no dependencies).
-const SCRIPT: &str = r#"<script>
-(function () {
-  document.querySelectorAll('svg#spacetime, svg#gantt').forEach(function (svg) {
-    var vb = svg.viewBox.baseVal, full = [vb.x, vb.width], drag = null;
-    svg.addEventListener('wheel', function (e) {
-      e.preventDefault();
-      var r = svg.getBoundingClientRect();
-      var fx = vb.x + (e.clientX - r.left) / r.width * vb.width;
-      var k = e.deltaY > 0 ? 1.25 : 0.8;
-      vb.width = Math.min(full[1], Math.max(full[1] / 1000, vb.width * k));
-      vb.x = fx - (fx - vb.x) * (vb.width / (vb.width / k));
-    }, {passive: false});
-    svg.addEventListener('mousedown', function (e) { drag = [e.clientX, vb.x]; });
-    window.addEventListener('mouseup', function () { drag = null; });
-    svg.addEventListener('mousemove', function (e) {
-      if (!drag) return;
-      var r = svg.getBoundingClientRect();
-      vb.x = drag[1] - (e.clientX - drag[0]) / r.width * vb.width;
-    });
-    svg.addEventListener('dblclick', function () { vb.x = full[0]; vb.width = full[1]; });
-  });
-})();
-</script>
-"#;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -781,5 +547,53 @@ close clock 0 100 node 1
         let html = html(&t);
         assert!(html.contains("id=\"spacetime\"") && html.contains("id=\"matrix\""));
         assert!(!html.contains("http"), "nothing fetched");
+    }
+
+    #[test]
+    fn durations_have_three_significant_digits() {
+        for (ns, text) in [
+            (0, "0 ns"),
+            (640, "640 ns"),
+            (9_000, "9 µs"),
+            (9_500, "9.5 µs"),
+            (12_345, "12.3 µs"),
+            (100_000, "100 µs"),
+            (999_999, "1 ms"),
+            (12_500_000, "12.5 ms"),
+            (1_234_567_890, "1.23 s"),
+            (120_000_000_000, "120 s"),
+            (-1_500, "-1.5 µs"),
+        ] {
+            assert_eq!(fmt_ns(ns), text, "{ns} ns");
+        }
+    }
+
+    /// Waiting in a collective is waiting, as in a blocked receive; the
+    /// collective's own sends are communication.
+    #[test]
+    fn waiting_in_a_collective_is_waiting() {
+        let text = "\
+trace_start clock 0 0 node 0 event 3 compstats 3 commstats 3
+block_begin clock 0 10 node 0 block_type -1 location_type 1 parameter_type 0
+send clock 0 20 node 0 to 1 type 5 lth 8
+compstats clock 0 20 node 0 busy 0 20 idle 0 0
+compstats clock 0 25 node 0 busy 0 20 idle 0 5
+block_end clock 0 60 node 0 block_type -1 location_type 1 parameter_type 0
+close clock 0 100 node 0
+";
+        let t = picl::parse(text).unwrap();
+        let a = analyse(&t);
+        assert_eq!(
+            states(&a, 0),
+            [
+                (0, 10_000, BUSY),
+                (10_000, 20_000, WAITING),
+                (20_000, 25_000, COMMUNICATING),
+                (25_000, 60_000, WAITING),
+                (60_000, 100_000, BUSY)
+            ]
+        );
+        let u = utilisation(&a, 0);
+        assert_eq!((u.busy, u.overhead, u.idle), (50_000, 5_000, 45_000));
     }
 }

@@ -1,0 +1,79 @@
+//! `hypercomm trace convert`: PICL verbose when `--to` is left out (the
+//! format trace files are written in by default), format names and aliases
+//! in any case, and a bad `--to` is clap's usage error (exit code 2).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// A two-node PICL verbose trace: one message, the receiver blocked.
+const PICL: &str = "\
+trace_start clock 0 0 node 0 event 3 compstats 3 commstats 3
+send clock 0 10 node 0 to 1 type 5 lth 8
+close clock 0 100 node 0
+trace_start clock 0 0 node 1 event 3 compstats 3 commstats 3
+recv_blocking clock 0 5 node 1 type 5
+recv_waking clock 0 30 node 1 from 0 type 5 lth 8
+close clock 0 100 node 1
+";
+
+fn input() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hypercomm-cli-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let p = d.join("two.trace");
+    std::fs::write(&p, PICL).unwrap();
+    p
+}
+
+fn convert(extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hypercomm"))
+        .args(["trace", "convert"])
+        .arg(input())
+        .args(extra)
+        .output()
+        .expect("hypercomm runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn convert_without_to_writes_picl_verbose() {
+    let out = convert(&[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The input is already PICL verbose in merged order: it comes back as is.
+    assert_eq!(text(&out.stdout), PICL);
+}
+
+#[test]
+fn convert_takes_names_and_aliases_in_any_case() {
+    // PICL compact: the record's numeric code first (send is 4, close 13).
+    for to in ["picl-compact", "compact", "COMPACT"] {
+        let out = convert(&["--to", to]);
+        assert!(out.status.success(), "{to}: {}", text(&out.stderr));
+        let lines: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
+        assert_eq!(lines.len(), 7, "{to}");
+        assert_eq!(lines[1], "4 0 10 0 1 5 8", "{to}");
+        assert_eq!(lines[2], "13 0 100 0", "{to}");
+    }
+    for to in ["chrome", "json", "Perfetto"] {
+        let out = convert(&["--to", to]);
+        assert!(out.status.success(), "{to}: {}", text(&out.stderr));
+        let v = text(&out.stdout);
+        assert!(
+            v.trim_start().starts_with('{') && v.contains("traceEvents"),
+            "{to}: {v}"
+        );
+    }
+}
+
+#[test]
+fn a_bad_format_is_a_usage_error() {
+    let out = convert(&["--to", "yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("invalid value 'yaml'"), "{err}");
+    for name in ["picl-verbose", "picl-compact", "chrome", "html", "raw"] {
+        assert!(err.contains(name), "{name} not offered: {err}");
+    }
+}
