@@ -334,49 +334,56 @@ impl Sim<'_> {
     /// Start `v`'s Send at op `i` at time `t`; returns when the send port
     /// is free again, if that is known now.
     fn start_send(&mut self, v: usize, i: usize, t: f64) -> Option<f64> {
+        let (flight, len) = self.flight(v, i);
+        self.messages += 1;
+        self.words += flight.words;
+        let started = self.fabric.start(&flight, t);
+        if let Next::Port(_) = started.next {
+            unreachable!("a start never reaches a port");
+        }
+        self.follow(started.next, v, i, flight, len);
+        started.free
+    }
+
+    /// The message of `v`'s Send at op `i`, and its length in elements.
+    #[inline]
+    fn flight(&self, v: usize, i: usize) -> (Flight, u32) {
         let c = self.op(v, i);
         let to = self.pool.peer(self.nodes[v].sched, c, v);
         let words = f64::from(c.len()) * self.words_per_element;
-        let flight = Flight::new(v, to, words);
-        self.messages += 1;
-        self.words += words;
-        let started = self.fabric.start(&flight, t);
-        match started.next {
+        (Flight::new(v, to, words), c.len())
+    }
+
+    /// Queue what comes next for a message that has started: its next hop,
+    /// its arrival, or the wait for its sender's core.
+    #[inline]
+    fn follow(&mut self, next: Next, v: usize, i: usize, flight: Flight, len: u32) {
+        match next {
             Next::Hop(at) => self
                 .queue
                 .push(at, v as u64, FIRST | (v as u64) << 32 | i as u64),
             Next::Arrive(at) => {
-                let id = self.keep(flight, c.len());
+                let id = self.keep(flight, len);
                 self.queue.push(at, v as u64, ARRIVE | u64::from(id));
             }
             Next::Core(at) => {
                 self.queue
                     .push(at, v as u64, FIRST | CORE | (v as u64) << 32 | i as u64)
             }
-            Next::Port(_) => unreachable!("a start never reaches a port"),
+            Next::Port(_) => unreachable!("only a hop reaches a port"),
         }
-        started.free
     }
 
     /// `v`'s Send at op `i` gets its core at `now`: the start-up begins.
     #[cold]
     #[inline(never)]
     fn cored(&mut self, v: usize, i: usize, now: f64) -> Result<(), SimError> {
-        let c = self.op(v, i);
-        let to = self.pool.peer(self.nodes[v].sched, c, v);
-        let words = f64::from(c.len()) * self.words_per_element;
-        let flight = Flight::new(v, to, words);
+        let (flight, len) = self.flight(v, i);
         let started = self.fabric.core(&flight, now);
-        match started.next {
-            Next::Hop(at) => self
-                .queue
-                .push(at, v as u64, FIRST | (v as u64) << 32 | i as u64),
-            Next::Arrive(at) => {
-                let id = self.keep(flight, c.len());
-                self.queue.push(at, v as u64, ARRIVE | u64::from(id));
-            }
-            Next::Port(_) | Next::Core(_) => unreachable!("a core starts the message"),
+        if let Next::Port(_) | Next::Core(_) = started.next {
+            unreachable!("a core starts the message");
         }
+        self.follow(started.next, v, i, flight, len);
         match started.free {
             Some(free) => self.sent(v, free),
             None => Ok(()),
