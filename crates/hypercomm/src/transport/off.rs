@@ -8,6 +8,7 @@
 /// whose every job is that error — except the launcher's `prepare` when
 /// `$prepare` says the launcher needs nothing of this kind itself (MPI:
 /// `mpirun` starts the ranks, and it is they that need the feature).
+#[allow(unused_macros)] // every kind may be built in
 macro_rules! absent {
     ($endpoint:ident, $why:expr) => {
         crate::transport::off::absent!($endpoint, $why, Err(super::not_built()));
@@ -84,4 +85,5 @@ macro_rules! absent {
         }
     };
 }
+#[allow(unused_imports)]
 pub(crate) use absent;

@@ -142,6 +142,7 @@ pub(crate) fn check(code: c_int, op: &str) -> Result<()> {
         Err(Error::Io {
             op: format!("MPI: {op}"),
             message: error_string(code),
+            source: None,
         })
     }
 }
@@ -182,6 +183,7 @@ pub(crate) fn init() -> Result<World> {
         return Err(Error::Io {
             op: "MPI: init".into(),
             message: format!("this MPI's handles ({cs} and {rs} bytes) do not fit in 16 bytes"),
+            source: None,
         });
     }
     let _g = lock();
@@ -191,6 +193,7 @@ pub(crate) fn init() -> Result<World> {
             return Err(Error::Io {
                 op: "MPI: init".into(),
                 message: "MPI was already finalised in this process".into(),
+                source: None,
             });
         }
         let (mut provided, mut ours) = (0, 0);
