@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A two-node PICL verbose trace: one message, the receiver blocked.
 const PICL: &str = "\
@@ -16,10 +17,13 @@ recv_waking clock 0 30 node 1 from 0 type 5 lth 8
 close clock 0 100 node 1
 ";
 
+/// A file of its own per call: the tests run in parallel, and a file
+/// rewritten while another test reads it reads empty.
 fn input() -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
     let d = std::env::temp_dir().join(format!("hypercomm-cli-trace-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
-    let p = d.join("two.trace");
+    let p = d.join(format!("two-{}.trace", NEXT.fetch_add(1, Ordering::SeqCst)));
     std::fs::write(&p, PICL).unwrap();
     p
 }

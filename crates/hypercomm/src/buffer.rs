@@ -40,3 +40,21 @@ macro_rules! pod_locs {
     )*};
 }
 pod_locs!(f64, u64; i64, u64; u64, u64; f32, u32; i32, u32; u32, u32);
+
+/// A lifted segmented-scan element (`collective/scan.rs`): the running
+/// value and two flags (bit 0: a segment boundary lies within; bit 1: the
+/// value is present). Packed, so it is `Pod` without padding for every
+/// element type.
+#[derive(Clone, Copy)]
+#[repr(C, packed)]
+pub(crate) struct SegElem<T> {
+    pub(crate) tail: T,
+    pub(crate) flags: u8,
+}
+
+// SAFETY: `SegElem` is `repr(C, packed)`, so it has no padding, and both
+// of its fields (a `T: Pod` and a `u8`) are `Pod`: all-zero bytes and any
+// other bit pattern are valid values.
+unsafe impl<T: Pod> Zeroable for SegElem<T> {}
+// SAFETY: as above; `T: Pod` makes it `Copy + 'static`.
+unsafe impl<T: Pod> Pod for SegElem<T> {}

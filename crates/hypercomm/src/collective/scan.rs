@@ -37,7 +37,7 @@ use super::select::{self, Algorithm, CollOpts};
 use super::task::Finish;
 use crate::comm::Comm;
 use crate::error::{Error, Result};
-use bytemuck::{Pod, Zeroable};
+use bytemuck::Zeroable;
 use hypercomm_algo::segmented::{lift, lifted_combine, segmented_finish, Lifted, Segmentation};
 use hypercomm_algo::{Collective, Direction, Inclusion, Params};
 
@@ -90,22 +90,8 @@ impl Scan {
     }
 }
 
-/// A lifted segmented-scan element: the running value and two flags
-/// (bit 0: a segment boundary lies within; bit 1: the value is present).
-/// Packed, so it is `Pod` without padding for every element type.
-#[derive(Clone, Copy)]
-#[repr(C, packed)]
-pub(crate) struct SegElem<T> {
-    tail: T,
-    flags: u8,
-}
-
-// SAFETY: `repr(C, packed)` leaves no padding, and both fields are `Pod`
-// (so all-zero bytes are a valid value).
-unsafe impl<T: Pod> Zeroable for SegElem<T> {}
-// SAFETY: as above; `T: Pod` is `Copy + 'static`, and any bit pattern of
-// the two fields is a valid value.
-unsafe impl<T: Pod> Pod for SegElem<T> {}
+// `SegElem` is defined where its `Pod` declaration is (`crate::buffer`).
+pub(crate) use crate::buffer::SegElem;
 
 const CUT: u8 = 1;
 const HAS: u8 = 2;
