@@ -359,9 +359,17 @@ fn any_entry() -> impl Strategy<Value = &'static crate::Entry> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
-    /// No participant finishes before its critical path; contention never
-    /// makes anything faster; doubling every cost doubles every time; the
-    /// links carry every message over every hop of its route.
+    /// No participant finishes before its critical path, with contention
+    /// or without; doubling every cost doubles every time; the links carry
+    /// every message over every hop of its route.
+    ///
+    /// "Contention never makes anything faster" is not asserted: it does
+    /// not hold. Pairwise all-to-all on a 32-node cut-through hypercube
+    /// (ts 5, tw 4, th 14, one port, 8 elements) ends at 2 669 with
+    /// contention and 2 724 without: a message delayed on a link changes
+    /// the order in which a one-port receiver takes its messages, and a
+    /// greedy order can lose to a delayed one (Graham's list-scheduling
+    /// anomaly). The saved proptest case keeps that example.
     #[test]
     fn invariants_of_any_registered_schedule(
         (model, p) in any_model(),
@@ -380,7 +388,10 @@ proptest! {
         let mut free = model.clone();
         free.contention = false;
         let uncontended = simulate(&free, p, &mut gen, 1.0).unwrap();
-        prop_assert!(out.time() >= uncontended.time());
+        for (me, (got, least)) in uncontended.finish.iter().zip(&lower).enumerate() {
+            prop_assert!(got >= least, "{} {} without contention: participant {me} at {got} < {least}",
+                entry.collective, entry.algorithm);
+        }
         let mut twice = model.clone();
         twice.costs = Costs { ts: 2.0 * model.costs.ts, tw: 2.0 * model.costs.tw, th: 2.0 * model.costs.th };
         let doubled = simulate(&twice, p, &mut gen, 1.0).unwrap();
