@@ -5,7 +5,7 @@
 use super::{Engine, Group};
 use crate::error::Result;
 use crate::trace::recorder::{self, Event};
-use crate::transport::{Frame, Payload, Transport};
+use crate::transport::{Arrival, Frame, Payload, Transport};
 use crate::wire::{Header, Kind};
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
@@ -123,8 +123,12 @@ impl Engine {
 
     /// Drain every arrived frame into the matching structures.
     pub(crate) fn progress(&self) {
-        while let Some(f) = self.t.try_recv() {
-            self.handle(f);
+        loop {
+            match self.t.try_recv_offer(&mut |h, b| self.offer(h, b)) {
+                Arrival::Nothing => break,
+                Arrival::Taken => {}
+                Arrival::Frame(f) => self.handle(f),
+            }
         }
         // Credit came back for frames that wait for it.
         self.send_waiting();

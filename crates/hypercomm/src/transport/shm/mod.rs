@@ -76,10 +76,13 @@ mod wake;
 
 pub use setup::{create_segment, fd_from_env, share_with_children, ShmBuilder, SHM_FD};
 
-use super::{Borrowed, Fault, Frame, Link, PeerState, Supervisor, Transport, TransportKind};
+use super::{
+    Arrival, Borrowed, Fault, Frame, Link, PeerState, Supervisor, Transport, TransportKind,
+};
 use crate::error::{Error, Result};
+use crate::wire::Header;
 use ring::{In, Out, OwnedLend};
-use segment::{Mapping, S_ALIVE, S_FINISHED, S_MARKING, S_UNATTACHED};
+use segment::{Mapping, SLOT_DATA, S_ALIVE, S_FINISHED, S_MARKING, S_UNATTACHED};
 use std::cell::{Cell, RefCell};
 use std::io;
 use std::os::fd::OwnedFd;
@@ -225,6 +228,20 @@ impl ShmEndpoint {
 
     // ------------------------------------------------------------- sending
 
+    /// `send_copied` through a frame (the ring is busy or the payload
+    /// needs more than one slot).
+    fn send_copied_slow(&self, header: Header, data: &[u8]) -> Result<bool> {
+        let dst = header.dst as usize;
+        if dst < self.n && !self.receiver_open(dst) {
+            return Ok(false);
+        }
+        self.send(Frame {
+            header,
+            payload: super::Payload::copy_of(data),
+        })
+        .map(|()| true)
+    }
+
     /// Still worth sending to (not finished or failed)?
     fn receiver_open(&self, dst: usize) -> bool {
         matches!(
@@ -234,6 +251,41 @@ impl ShmEndpoint {
     }
 
     // ----------------------------------------------------------- receiving
+
+    /// The next arrival from any ring (round robin), offered to `offer`.
+    #[inline]
+    fn next_arrival(&self, mut offer: ring::Offer<'_, '_>) -> Option<Arrival> {
+        if self.queued.get() > 0 {
+            self.flush();
+        }
+        if !self.owned.borrow().is_empty() {
+            self.reap_owned();
+        }
+        if !self.unpulled.borrow().is_empty() {
+            self.unpulled_reap();
+        }
+        if self.n > DOORBELL_MIN && !self.rescan.get() {
+            // Writers ring after publishing slots: an unchanged doorbell
+            // means every ring is as empty as at the last scan.
+            let bell = self.map.doorbell(self.me).load(Ordering::Acquire);
+            if bell == self.bell_seen.get() {
+                return None;
+            }
+            self.bell_seen.set(bell);
+        }
+        let start = self.next_poll.get();
+        for k in 0..self.n {
+            let src = (start + k) % self.n;
+            if let Some(f) = self.poll_ring(src, offer.as_deref_mut()) {
+                self.next_poll.set(src);
+                self.rescan.set(true);
+                self.drained.set(self.drained.get() + 1);
+                return Some(f);
+            }
+        }
+        self.rescan.set(false);
+        None
+    }
 
     // ------------------------------------------------------------- failure
 
@@ -293,36 +345,37 @@ impl Transport for ShmEndpoint {
 
     #[inline]
     fn try_recv(&self) -> Option<Frame> {
-        if self.queued.get() > 0 {
-            self.flush();
+        match self.next_arrival(None) {
+            Some(Arrival::Frame(f)) => Some(f),
+            _ => None,
         }
-        if !self.owned.borrow().is_empty() {
-            self.reap_owned();
+    }
+
+    #[inline]
+    fn try_recv_offer(&self, take: &mut dyn FnMut(&Header, &[u8]) -> bool) -> Arrival {
+        self.next_arrival(Some(take)).unwrap_or(Arrival::Nothing)
+    }
+
+    fn send_copied(&self, header: Header, data: &[u8]) -> Result<bool> {
+        let dst = header.dst as usize;
+        if dst >= self.n || Header::SIZE + data.len() > SLOT_DATA {
+            return self.send_copied_slow(header, data);
         }
-        if !self.unpulled.borrow().is_empty() {
-            self.unpulled_reap();
+        if !self.receiver_open(dst) {
+            return Ok(false);
         }
-        if self.n > DOORBELL_MIN && !self.rescan.get() {
-            // Writers ring after publishing slots: an unchanged doorbell
-            // means every ring is as empty as at the last scan.
-            let bell = self.map.doorbell(self.me).load(Ordering::Acquire);
-            if bell == self.bell_seen.get() {
-                return None;
-            }
-            self.bell_seen.set(bell);
+        let mut outs = self.out.borrow_mut();
+        let o = &mut outs[dst];
+        if !o.queue.is_empty() || !self.has_space(dst, &mut o.ring) {
+            drop(outs);
+            return self.send_copied_slow(header, data);
         }
-        let start = self.next_poll.get();
-        for k in 0..self.n {
-            let src = (start + k) % self.n;
-            if let Some(f) = self.poll_ring(src) {
-                self.next_poll.set(src);
-                self.rescan.set(true);
-                self.drained.set(self.drained.get() + 1);
-                return Some(f);
-            }
-        }
-        self.rescan.set(false);
-        None
+        // Nothing queued and a slot free: header and payload go into it in
+        // one go, no frame built.
+        self.sent.set(self.sent.get() + 1);
+        self.put_slot(dst, &mut o.ring, ring::K_FIRST, &[&header.encode(), data]);
+        self.wake_receiver(dst);
+        Ok(true)
     }
 
     fn wait(&self, deadline: Option<Instant>) {

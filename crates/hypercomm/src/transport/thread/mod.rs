@@ -34,8 +34,9 @@ mod spsc;
 
 pub use setup::ThreadBuilder;
 
-use super::{Fault, Frame, Link, PeerState, Transport};
+use super::{Arrival, Fault, Frame, Link, Payload, PeerState, Transport};
 use crate::error::Result;
+use crate::wire::{Header, Kind};
 use crossbeam_utils::CachePadded;
 use spsc::Spsc;
 use std::cell::{Cell, RefCell};
@@ -227,17 +228,18 @@ impl Transport for ThreadEndpoint {
             // Dropped: a borrowed payload reports DROPPED to its sender.
             return Ok(());
         }
-        let q = match &self.out.borrow()[dst] {
-            Some(q) => q.clone(),
-            None => Arc::new(Spsc::new()),
-        };
-        let q = if Arc::strong_count(&q) == 1 {
-            self.queue_to(dst)
-        } else {
-            q
-        };
-        // SAFETY: this endpoint is the only producer of its queue to `dst`.
-        unsafe { q.push(frame) };
+        {
+            let out = self.out.borrow();
+            if let Some(q) = &out[dst] {
+                // SAFETY: this endpoint is the only producer of its queue to `dst`.
+                unsafe { q.push(frame) };
+            } else {
+                drop(out);
+                let q = self.queue_to(dst);
+                // SAFETY: as above.
+                unsafe { q.push(frame) };
+            }
+        }
         self.sent.set(self.sent.get() + 1);
         // Pairs with the fence in `wait`: either the receiver sees the frame
         // before it sleeps, or we see that it sleeps and wake it.
@@ -248,6 +250,33 @@ impl Transport for ThreadEndpoint {
             }
         }
         Ok(())
+    }
+
+    #[inline]
+    fn send_copied(&self, header: Header, data: &[u8]) -> Result<bool> {
+        let slot = self.job.slots.get(header.dst as usize);
+        if slot.is_some_and(|s| s.state.load(Ordering::Acquire) != ALIVE) {
+            return Ok(false);
+        }
+        self.send(Frame {
+            header,
+            payload: Payload::copy_of(data),
+        })
+        .map(|()| true)
+    }
+
+    #[inline]
+    fn try_recv_offer(&self, take: &mut dyn FnMut(&Header, &[u8]) -> bool) -> Arrival {
+        match self.try_recv() {
+            None => Arrival::Nothing,
+            Some(f) => match &f.payload {
+                // A short message is offered straight from the frame.
+                Payload::Inline(i) if f.header.kind == Kind::Data && take(&f.header, i.bytes()) => {
+                    Arrival::Taken
+                }
+                _ => Arrival::Frame(f),
+            },
+        }
     }
 
     #[inline]
