@@ -185,7 +185,11 @@ impl Engine {
         if !fits {
             return false;
         }
-        let p = st.posted.remove(i);
+        let p = if i + 1 == st.posted.len() {
+            st.posted.pop().expect("found")
+        } else {
+            st.posted.remove(i)
+        };
         let n = b.len().min(p.buf.len);
         // SAFETY: the posted buffer is live and unaliased until its receive
         // completes or is withdrawn (as in `arrive`), and has room for `n`
@@ -300,8 +304,13 @@ impl Engine {
     }
 
     /// Take the first unexpected message matching `m` if `pred` accepts it.
+    #[inline]
     pub(super) fn find(&self, m: &Match) -> Option<usize> {
-        self.st.borrow().unexpected.iter().position(|x| m.hits(x))
+        let st = self.st.borrow();
+        if st.unexpected.is_empty() {
+            return None;
+        }
+        st.unexpected.iter().position(|x| m.hits(x))
     }
 
     /// Deliver unexpected message `i` into `dst`; a message that does not

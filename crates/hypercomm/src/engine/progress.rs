@@ -77,10 +77,14 @@ impl Engine {
     }
 
     /// Advance every registered task that is not already being advanced.
+    #[inline]
     pub(super) fn advance_tasks(&self) {
-        if self.tasks.borrow().is_empty() {
-            return;
+        if !self.tasks.borrow().is_empty() {
+            self.advance_registered();
         }
+    }
+
+    fn advance_registered(&self) {
         let live: Vec<Rc<RefCell<dyn Task>>> = {
             let mut v = self.tasks.borrow_mut();
             v.retain(|w| w.strong_count() > 0);

@@ -134,6 +134,9 @@ pub struct ShmEndpoint {
     unpulled: RefCell<Vec<(usize, u64, Borrowed, usize)>>,
     lend_cursor: Cell<usize>,
     next_poll: Cell<usize>,
+    /// Whether this endpoint ever sent itself a frame (until then its own
+    /// ring is not polled: one ring fewer per pass of every wait).
+    to_self: Cell<bool>,
     /// Doorbell value before the last scan of the rings that found them
     /// empty (jobs of more than `DOORBELL_MIN` endpoints).
     bell_seen: Cell<u64>,
@@ -194,18 +197,25 @@ impl ShmEndpoint {
                 what: format!("endpoint {me} is already attached (or has ended)"),
             });
         }
+        let inc = (0..endpoints)
+            .map(|src| In {
+                slots: map.slot(src, me, 0),
+                ..In::default()
+            })
+            .collect();
         Ok(ShmEndpoint {
             map: Arc::new(map),
             me,
             n: endpoints,
             cma,
             out: RefCell::new((0..endpoints).map(|_| Out::default()).collect()),
-            inc: RefCell::new((0..endpoints).map(|_| In::default()).collect()),
+            inc: RefCell::new(inc),
             queued: Cell::new(0),
             owned: RefCell::new(Vec::new()),
             unpulled: RefCell::new(Vec::new()),
             lend_cursor: Cell::new(0),
             next_poll: Cell::new(0),
+            to_self: Cell::new(false),
             bell_seen: Cell::new(u64::MAX),
             rescan: Cell::new(true),
             last_check: RefCell::new(vec![sys::coarse_nanos(); endpoints]),
@@ -273,14 +283,20 @@ impl ShmEndpoint {
             }
             self.bell_seen.set(bell);
         }
-        let start = self.next_poll.get();
-        for k in 0..self.n {
-            let src = (start + k) % self.n;
-            if let Some(f) = self.poll_ring(src, offer.as_deref_mut()) {
-                self.next_poll.set(src);
-                self.rescan.set(true);
-                self.drained.set(self.drained.get() + 1);
-                return Some(f);
+        let to_self = self.to_self.get();
+        let mut src = self.next_poll.get();
+        for _ in 0..self.n {
+            if (src != self.me || to_self) && self.slot_waiting(src) {
+                if let Some(f) = self.poll_ring(src, offer.as_deref_mut()) {
+                    self.next_poll.set(src);
+                    self.rescan.set(true);
+                    self.drained.set(self.drained.get() + 1);
+                    return Some(f);
+                }
+            }
+            src += 1;
+            if src == self.n {
+                src = 0;
             }
         }
         self.rescan.set(false);
@@ -305,6 +321,9 @@ impl Transport for ShmEndpoint {
 
     fn send(&self, frame: Frame) -> Result<()> {
         let dst = frame.header.dst as usize;
+        if dst == self.me {
+            self.to_self.set(true);
+        }
         if dst >= self.n {
             return Err(Error::InvalidArgument {
                 op: "send",
@@ -363,6 +382,9 @@ impl Transport for ShmEndpoint {
         }
         if !self.receiver_open(dst) {
             return Ok(false);
+        }
+        if dst == self.me {
+            self.to_self.set(true);
         }
         let mut outs = self.out.borrow_mut();
         let o = &mut outs[dst];

@@ -71,6 +71,8 @@ pub(super) struct Out {
 #[derive(Default)]
 pub(super) struct In {
     pub(super) head: u64,
+    /// Offset of the ring's slot 0 in the segment (set at attach).
+    pub(super) slots: usize,
     pub(super) partial: Option<(Header, Vec<u8>)>,
 }
 
@@ -549,6 +551,17 @@ impl ShmEndpoint {
             }
         }
         out
+    }
+
+    /// Is a slot waiting in the ring from `src`? The quick look of every
+    /// pass of a wait, before `poll_ring`: one load from an offset kept
+    /// since attach.
+    #[inline(always)]
+    pub(super) fn slot_waiting(&self, src: usize) -> bool {
+        let incs = self.inc.borrow();
+        let inc = &incs[src];
+        let off = inc.slots + (inc.head as usize % SLOTS) * segment::SLOT;
+        self.map.at::<AtomicU64>(off).load(Ordering::Acquire) as u32 == (inc.head + 1) as u32
     }
 
     /// Is a slot waiting in the ring from `src`?
