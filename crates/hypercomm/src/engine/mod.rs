@@ -64,7 +64,10 @@
 //! progress while a rank waits enters through the [`Task`] trait.
 //!
 //! Not done yet: cancellation of a matched receive; message-size based
-//! pipelining for byte-stream transports (they chunk below this layer).
+//! pipelining for byte-stream transports (they chunk below this layer); a
+//! fast path for synchronous sends (they build a frame and a request, and
+//! their acknowledgement is a frame); a blocking receive inside another's
+//! wait (a task's) looks only at the unexpected queue.
 
 mod flow;
 mod group;

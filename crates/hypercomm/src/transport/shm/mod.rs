@@ -60,9 +60,18 @@
 //! `setup.rs` (making the segment, joining a launched job), `sys.rs` (the
 //! system calls).
 //!
-//! Not done yet: a receiver-side zero-allocation path for mid-sized eager
-//! messages (they are copied out of the ring into a vector first); chunked
-//! single-copy reads that overlap with the receiver's own work; huge pages.
+//! **Eager fast path.** A message whose header and payload fit one slot
+//! (up to 4 040 bytes) is written into it in one go when nothing waits in
+//! the queue to its receiver ([`Transport::send_copied`]), and a reader
+//! offers it, straight from the slot, to the engine's posted receives
+//! before building any frame ([`Transport::try_recv_offer`]): a receive
+//! already waiting gets one copy, from the ring into its buffer.
+//!
+//! Not done yet: longer eager messages are still reassembled into a
+//! vector before the copy into the receiver's buffer; chunked single-copy
+//! reads that overlap with the receiver's own work; huge pages; collectives
+//! through the segment itself (flags and data slots per rank) instead of
+//! messages.
 
 mod lend;
 mod liveness;

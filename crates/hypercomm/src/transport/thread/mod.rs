@@ -4,7 +4,10 @@
 //! lock-free single-producer single-consumer queue (`spsc.rs`); a receiver
 //! polls the queues of the senders that have written to it. Short payloads
 //! travel inline in the frame, so a small message costs no allocation, no
-//! lock and no shared counter. Senders unpark a receiver only if it is
+//! lock and no shared counter; the receiver offers an inline message to
+//! the engine's posted receives as it takes it out of the queue
+//! ([`Transport::try_recv_offer`]), so a waiting receive gets it without a
+//! trip through the unexpected queue. Senders unpark a receiver only if it is
 //! asleep. Large messages travel as borrowed payloads (the receiver copies
 //! straight out of the sender's buffer) or handed-off vectors (no copy).
 //!
