@@ -322,7 +322,11 @@ impl Engine {
         layout: Layout,
     ) -> Result<ReqId> {
         self.check_abort(g)?;
-        self.progress();
+        // No drain of the transport first: what already arrived and was
+        // taken in is in the unexpected queue (searched below), and what is
+        // still in the transport will be offered to this receive, straight
+        // from the ring, by the next drain (a window of receives, a
+        // collective's round, used to pay a drain each).
         let req = self.push_req(Req {
             state: ReqState::Recv,
             peer: m.src,
