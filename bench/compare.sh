@@ -2,24 +2,29 @@
 # Measure hypercomm and Open MPI side by side on this machine, with the same
 # methodology (bench/osu.c mirrors `hypercomm bench`), three runs each
 # alternating between the libraries (each run's figure is already the median
-# of 3 measurements in both), and print the medians with their ratio. Writes bench/results/compare.tsv,
+# of 3 measurements in both), and print the medians with their ratio.
+# hypercomm runs with check mode off (`--no-check`, as Open MPI has none);
+# its collectives run a second time with check mode on, the default, for
+# the table's check-mode column. Writes bench/results/compare.tsv,
 # bench/results/compare.md and bench/results/compare.svg.
 #
 # The grid layer's halo exchange (`hypercomm bench halo`) is measured
 # against bench/halo.c the same way, and on threads against memcpy of the
 # same bytes.
 #
-# usage: bench/compare.sh [--transport shm|tcp|thread] [--quick] [--halo-only]
+# usage: bench/compare.sh [--transport shm|tcp|thread] [--quick] [--halo-only|--no-halo]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 transport=shm
 quick=0
 halo_only=0
+no_halo=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --transport) transport="$2"; shift 2 ;;
     --quick) quick=1; shift ;;
     --halo-only) halo_only=1; shift ;;
+    --no-halo) no_halo=1; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -66,6 +71,7 @@ halos=(
   "3 128 1 1"
   "3 128 1 4"
 )
+if [ "$no_halo" = 1 ]; then halos=(); fi
 : > "$out/raw.tsv"
 for run in 1 2 3; do
   for j in "${jobs[@]}"; do
@@ -78,6 +84,14 @@ for run in 1 2 3; do
       sed 's/^/hypercomm\t/' "$out/hc.tmp" >> "$out/raw.tsv"
     else
       echo "hypercomm bench $op failed: $(tail -n 1 "$out/hc.err")" >&2
+    fi
+    # Collectives again with check mode on (the default a user gets).
+    case "$op" in latency|bw|bibw) continue ;; esac
+    if "$hc" bench "$op" -n "$n" --transport "$transport" --sizes "$sizes" --iters "$iters" \
+         --repeat 3 --format tsv > "$out/hc.tmp" 2> "$out/hc.err"; then
+      sed 's/^/hypercomm-check\t/' "$out/hc.tmp" >> "$out/raw.tsv"
+    else
+      echo "hypercomm bench $op (check mode) failed: $(tail -n 1 "$out/hc.err")" >&2
     fi
   done
   for h in "${halos[@]}"; do

@@ -193,6 +193,7 @@ impl Comm {
         let root_ep = root.and_then(|r| route.eps.get(r).copied());
         let check = check_tag.map(|tag| CheckSpec {
             sig,
+            sched: self.check_schedule(parts.me, route.eps.len()),
             route: Route {
                 tag,
                 ..route.clone()
@@ -200,7 +201,7 @@ impl Comm {
             with_host: parts.with_host,
         });
         let main = Exec::new(sched, route, input, output, op, what)?;
-        let mut task = CollTask::new(main, check, parts.me, finish)?;
+        let mut task = CollTask::new(main, check, finish)?;
         task.trace(sig.op, root_ep, seq);
         Ok(task)
     }

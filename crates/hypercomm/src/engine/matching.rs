@@ -1,8 +1,8 @@
 //! Matching: what a receive looks for, what arrived, delivery into the
 //! receiver's buffer, blocking receives and probes.
 
-use super::requests::ReqState;
-use super::{map_err, Engine, Group};
+use super::requests::{Posted, RawBuf, ReqState};
+use super::{map_err, Engine, Group, BLOCKING};
 use crate::error::{Error, Result};
 use crate::rank::{Rank, Status};
 use crate::trace::recorder::{self, Event};
@@ -19,6 +19,14 @@ pub(crate) struct Match {
 }
 
 impl Match {
+    /// Whether a frame with header `h` matches.
+    #[inline]
+    pub(super) fn hits_header(&self, h: &Header) -> bool {
+        h.context == self.ctx
+            && self.src.is_none_or(|s| s == h.src)
+            && self.tag.is_none_or(|t| t == h.tag)
+    }
+
     #[inline]
     pub(super) fn hits(&self, m: &Msg) -> bool {
         m.ctx == self.ctx
@@ -152,6 +160,61 @@ impl Engine {
         }
     }
 
+    /// The eager fast path: a data message whose bytes the transport has
+    /// at hand, offered before any frame is built. Copied straight into
+    /// the first posted receive it matches, if it fits there (true); else
+    /// left to the transport to hand over as a frame (false).
+    pub(super) fn offer(&self, h: &Header, b: &[u8]) -> bool {
+        if h.flags != 0 {
+            return false; // synchronous: acknowledged on the frame path
+        }
+        let mut st = self.st.borrow_mut();
+        let st = &mut *st;
+        if st.posted.is_empty() {
+            return false;
+        }
+        let Some(i) = st.posted.iter().position(|p| p.m.hits_header(h)) else {
+            return false;
+        };
+        let p = &st.posted[i];
+        let fits = match p.layout {
+            Layout::Contiguous => b.len() <= p.buf.len,
+            Layout::Partial => true,
+            Layout::Strided { .. } => false,
+        };
+        if !fits {
+            return false;
+        }
+        let p = if i + 1 == st.posted.len() {
+            st.posted.pop().expect("found")
+        } else {
+            st.posted.remove(i)
+        };
+        let n = b.len().min(p.buf.len);
+        // SAFETY: the posted buffer is live and unaliased until its receive
+        // completes or is withdrawn (as in `arrive`), and has room for `n`
+        // bytes; `b` is the transport's, a separate allocation.
+        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), p.buf.ptr, n) };
+        let status = RawStatus {
+            src: h.src,
+            tag: h.tag,
+            len: b.len(),
+        };
+        if p.req == BLOCKING {
+            st.blocking = Some(Ok(status));
+        } else if let Some(r) = st.reqs.get_mut(p.req) {
+            r.state = ReqState::Done(Ok(status));
+        }
+        self.taken(h.src, b.len());
+        recorder::hook(Event::Recv {
+            src: h.src,
+            tag: h.tag,
+            len: b.len(),
+            coll: h.context & 1 == 1,
+        });
+        true
+    }
+
     pub(super) fn arrive(&self, msg: Msg) {
         let mut st = self.st.borrow_mut();
         let Some(i) = st.posted.iter().position(|p| p.m.hits(&msg)) else {
@@ -172,7 +235,9 @@ impl Engine {
             }
             None => self.taken(src, len),
         }
-        if let Some(r) = st.reqs.get_mut(p.req) {
+        if p.req == BLOCKING {
+            st.blocking = Some(result);
+        } else if let Some(r) = st.reqs.get_mut(p.req) {
             r.state = ReqState::Done(result);
         }
     }
@@ -239,8 +304,13 @@ impl Engine {
     }
 
     /// Take the first unexpected message matching `m` if `pred` accepts it.
+    #[inline]
     pub(super) fn find(&self, m: &Match) -> Option<usize> {
-        self.st.borrow().unexpected.iter().position(|x| m.hits(x))
+        let st = self.st.borrow();
+        if st.unexpected.is_empty() {
+            return None;
+        }
+        st.unexpected.iter().position(|x| m.hits(x))
     }
 
     /// Deliver unexpected message `i` into `dst`; a message that does not
@@ -296,10 +366,59 @@ impl Engine {
             tag: m.tag,
             coll: m.ctx & 1 == 1,
         });
-        let i = self.wait_loop(g, m.src, timeout, op, &what, |e| e.find(&m).map(Ok));
-        let r = i.and_then(|i| self.take_unexpected(i, dst, layout));
+        // A matching unexpected message arrived before anything still in
+        // the transport: it is the one.
+        let r = if let Some(i) = self.find(&m) {
+            self.take_unexpected(i, dst, layout)
+        } else if self.st.borrow().blocking_posted {
+            // A receive inside another's wait: look at the unexpected
+            // queue only, as every wait drains the transport.
+            let i = self.wait_loop(g, m.src, timeout, op, &what, |e| e.find(&m).map(Ok));
+            i.and_then(|i| self.take_unexpected(i, dst, layout))
+        } else {
+            self.recv_posted(g, m, dst, layout, timeout, op, &what)
+        };
         recorder::hook(Event::Done);
         r.map_err(|e| map_err(e, g))
+    }
+
+    /// Post a blocking receive (no request) and wait for a message to be
+    /// delivered into it.
+    #[allow(clippy::too_many_arguments)]
+    fn recv_posted(
+        &self,
+        g: &Group,
+        m: Match,
+        dst: &mut [u8],
+        layout: Layout,
+        timeout: Option<Duration>,
+        op: &str,
+        what: &dyn Fn() -> String,
+    ) -> Result<RawStatus> {
+        {
+            let mut st = self.st.borrow_mut();
+            st.blocking_posted = true;
+            st.posted.push(Posted {
+                req: BLOCKING,
+                m,
+                buf: RawBuf {
+                    ptr: dst.as_mut_ptr(),
+                    len: dst.len(),
+                },
+                layout,
+            });
+        }
+        let r = self.wait_loop(g, m.src, timeout, op, what, |e| {
+            e.st.borrow_mut().blocking.take()
+        });
+        let mut st = self.st.borrow_mut();
+        st.blocking_posted = false;
+        if r.is_err() {
+            // Nothing is delivered after the loop's last look: withdraw.
+            st.posted.retain(|p| p.req != BLOCKING);
+            st.blocking = None;
+        }
+        r
     }
 
     /// Blocking receive of a whole message as an owned payload (zero copy for

@@ -3,10 +3,20 @@
 //!
 //! Design:
 //! * Incoming data frames are matched against posted receives (`irecv`) in
-//!   post order, else queued as *unexpected* in arrival order. Blocking
-//!   receives and probes look only at the unexpected queue (after draining the
-//!   transport), so nothing is posted for them. Per-pair FIFO of the transport
-//!   plus in-order queues give MPI's non-overtaking rule.
+//!   post order, else queued as *unexpected* in arrival order. A blocking
+//!   receive takes a matching unexpected message if there is one, else it
+//!   posts itself (no request: one place in the posted list) and waits.
+//!   Probes look only at the unexpected queue (after draining the
+//!   transport). Per-pair FIFO of the transport plus in-order queues give
+//!   MPI's non-overtaking rule.
+//! * The eager fast path: the transport offers every data frame whose
+//!   bytes are at hand (a ring slot, an inline payload) to the posted
+//!   receives before it builds a frame
+//!   ([`Transport::try_recv_offer`](crate::transport::Transport::try_recv_offer));
+//!   a match is copied straight into the receiver's buffer. A small send
+//!   goes through [`Transport::send_copied`](crate::transport::Transport::send_copied),
+//!   which writes header and payload into the channel in one go. Neither
+//!   takes a request, an allocation or a lock.
 //! * Sends up to [`EAGER_LIMIT`] bytes are copied into the frame and complete
 //!   at once. Larger sends lend the sender's buffer (single copy, the receiver
 //!   copies from it); the sender waits for the copy. Synchronous sends wait
@@ -54,7 +64,10 @@
 //! progress while a rank waits enters through the [`Task`] trait.
 //!
 //! Not done yet: cancellation of a matched receive; message-size based
-//! pipelining for byte-stream transports (they chunk below this layer).
+//! pipelining for byte-stream transports (they chunk below this layer); a
+//! fast path for synchronous sends (they build a frame and a request, and
+//! their acknowledgement is a frame); a blocking receive inside another's
+//! wait (a task's) looks only at the unexpected queue.
 
 mod flow;
 mod group;
@@ -82,10 +95,18 @@ use waits::{spin_budget, Pass};
 /// Sends up to this many bytes are copied (eager); larger ones lend the buffer.
 pub const EAGER_LIMIT: usize = 16 * 1024;
 
+/// The request id of a blocking receive in the posted list (no request
+/// is made for it; no slab id is 0).
+pub(super) const BLOCKING: u64 = 0;
+
 #[derive(Default)]
 pub(super) struct State {
     unexpected: VecDeque<Msg>,
     posted: Vec<Posted>,
+    /// The blocking receive in `posted` (as [`BLOCKING`]), if one waits.
+    blocking_posted: bool,
+    /// Its outcome, once a message was delivered into it.
+    blocking: Option<Result<matching::RawStatus>>,
     reqs: Slab,
     next_sync: u64,
     acks: Vec<(u64, usize)>,

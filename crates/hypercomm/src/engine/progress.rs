@@ -5,7 +5,7 @@
 use super::{Engine, Group};
 use crate::error::Result;
 use crate::trace::recorder::{self, Event};
-use crate::transport::{Frame, Payload, Transport};
+use crate::transport::{Arrival, Frame, Payload, Transport};
 use crate::wire::{Header, Kind};
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
@@ -77,10 +77,14 @@ impl Engine {
     }
 
     /// Advance every registered task that is not already being advanced.
+    #[inline]
     pub(super) fn advance_tasks(&self) {
-        if self.tasks.borrow().is_empty() {
-            return;
+        if !self.tasks.borrow().is_empty() {
+            self.advance_registered();
         }
+    }
+
+    fn advance_registered(&self) {
         let live: Vec<Rc<RefCell<dyn Task>>> = {
             let mut v = self.tasks.borrow_mut();
             v.retain(|w| w.strong_count() > 0);
@@ -123,8 +127,12 @@ impl Engine {
 
     /// Drain every arrived frame into the matching structures.
     pub(crate) fn progress(&self) {
-        while let Some(f) = self.t.try_recv() {
-            self.handle(f);
+        loop {
+            match self.t.try_recv_offer(&mut |h, b| self.offer(h, b)) {
+                Arrival::Nothing => break,
+                Arrival::Taken => {}
+                Arrival::Frame(f) => self.handle(f),
+            }
         }
         // Credit came back for frames that wait for it.
         self.send_waiting();

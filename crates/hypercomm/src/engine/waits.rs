@@ -197,7 +197,10 @@ impl Engine {
             // Spinning: every CHECK_EVERY passes; yielding: every
             // YIELD_CHECK_EVERY (a collective's wait looks at every member);
             // blocking: every pass.
-            let check = spins.is_multiple_of(CHECK_EVERY)
+            // The first check comes after CHECK_EVERY passes, not on the
+            // first: most waits end within a few passes (a ping-pong's
+            // receive), and the checks cost about as much as the message.
+            let check = (spins + 1).is_multiple_of(CHECK_EVERY)
                 || (spins >= self.spins && spins.is_multiple_of(YIELD_CHECK_EVERY))
                 || published;
             self.pass.set(if check { Pass::Check } else { Pass::Quiet });

@@ -9,7 +9,9 @@
 //! Everything the engine and the collectives need from a transport is in
 //! [`Transport`]: identity ([`Transport::endpoint`],
 //! [`Transport::endpoints`]), moving frames ([`Transport::send`],
-//! [`Transport::try_recv`], [`Transport::wait`]), what is known of the peers
+//! [`Transport::try_recv`], [`Transport::wait`]; the eager fast path's
+//! [`Transport::send_copied`] and [`Transport::try_recv_offer`], which
+//! have defaults), what is known of the peers
 //! and of the job ([`Transport::peer_state`], [`Transport::fault`]), ending
 //! ([`Transport::abort`], [`Transport::close`]), what selection needs
 //! ([`Transport::link`]: start-up and per-byte cost, shared memory, ranks
@@ -92,6 +94,7 @@ pub use frame::{Borrowed, Completion, Frame, Inline, OwnedBytes, Payload, INLINE
 pub(crate) use frame::{Lent, RemoteBorrow, RemoteCompletion, DONE, PENDING};
 
 use crate::error::{Error, Result};
+use crate::wire::Header;
 use std::net::IpAddr;
 #[cfg(unix)]
 use std::os::fd::OwnedFd;
@@ -170,6 +173,36 @@ pub trait Transport {
     fn send(&self, frame: Frame) -> Result<()>;
     /// Take the next arrived frame, if any. Never blocks.
     fn try_recv(&self) -> Option<Frame>;
+    /// Send a frame whose payload is a copy of `data` (`header.len` is
+    /// `data.len()`), copied before this returns. `Ok(false)` when the
+    /// receiver has ended and nothing was sent (the engine then reports
+    /// why). The eager fast path: a transport that can write header and
+    /// payload straight into its channel (shared memory writes them into
+    /// one ring slot) builds no frame. Default: [`Transport::peer_state`],
+    /// then [`Transport::send`] of an inline or owned copy.
+    fn send_copied(&self, header: Header, data: &[u8]) -> Result<bool> {
+        if self.peer_state(header.dst as usize) != PeerState::Alive {
+            return Ok(false);
+        }
+        self.send(Frame {
+            header,
+            payload: Payload::copy_of(data),
+        })
+        .map(|()| true)
+    }
+    /// Take the next arrived frame, offering it first to `take` when it is
+    /// a data frame whose bytes are at hand (in a ring slot, inline): if
+    /// `take(header, bytes)` returns true it has consumed the message and no
+    /// frame is built ([`Arrival::Taken`]). The eager fast path of a posted
+    /// receive. Never blocks. Default: [`Transport::try_recv`], offering
+    /// nothing.
+    fn try_recv_offer(&self, take: &mut dyn FnMut(&Header, &[u8]) -> bool) -> Arrival {
+        let _ = take;
+        match self.try_recv() {
+            Some(f) => Arrival::Frame(f),
+            None => Arrival::Nothing,
+        }
+    }
     /// Block until a frame may have arrived, a peer's state changed, or the
     /// deadline passed. May return early (spuriously).
     fn wait(&self, deadline: Option<Instant>);
@@ -215,6 +248,16 @@ pub trait Transport {
     fn native(&self) -> Option<&dyn native::Native> {
         None
     }
+}
+
+/// What [`Transport::try_recv_offer`] found.
+pub enum Arrival {
+    /// Nothing has arrived.
+    Nothing,
+    /// A message arrived and the offer took it.
+    Taken,
+    /// A frame arrived that the offer did not take.
+    Frame(Frame),
 }
 
 /// A job's own clock: nanoseconds since the job began.
@@ -444,6 +487,14 @@ impl Transport for AnyTransport {
         dispatch!(self, t => t.try_recv())
     }
     #[inline]
+    fn send_copied(&self, header: Header, data: &[u8]) -> Result<bool> {
+        dispatch!(self, t => t.send_copied(header, data))
+    }
+    #[inline]
+    fn try_recv_offer(&self, take: &mut dyn FnMut(&Header, &[u8]) -> bool) -> Arrival {
+        dispatch!(self, t => t.try_recv_offer(take))
+    }
+    #[inline]
     fn wait(&self, deadline: Option<Instant>) {
         dispatch!(self, t => t.wait(deadline))
     }
@@ -494,6 +545,12 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
     }
     fn try_recv(&self) -> Option<Frame> {
         (**self).try_recv()
+    }
+    fn send_copied(&self, header: Header, data: &[u8]) -> Result<bool> {
+        (**self).send_copied(header, data)
+    }
+    fn try_recv_offer(&self, take: &mut dyn FnMut(&Header, &[u8]) -> bool) -> Arrival {
+        (**self).try_recv_offer(take)
     }
     fn wait(&self, deadline: Option<Instant>) {
         (**self).wait(deadline)

@@ -367,6 +367,36 @@ impl Comm {
         Ok(a)
     }
 
+    /// The check-mode signature exchange of participant `me` of `p` (a
+    /// Bruck allgather of [`SIG_BYTES`](super::task::SIG_BYTES) bytes each),
+    /// remembered like a fixed-count schedule: made afresh it cost more
+    /// than the rest of a small collective call.
+    pub(crate) fn check_schedule(&self, me: usize, p: usize) -> Rc<Schedule> {
+        let n = super::task::SIG_BYTES;
+        let params = Params::new(me, p);
+        // Under the variable-count allgather's key, which no other call
+        // remembers (variable-count schedules are made per call).
+        let key = SchedKey {
+            collective: Collective::Allgatherv,
+            algorithm: Algorithm::Bruck,
+            p,
+            me,
+            count: n,
+            root: params.root,
+            segment: params.segment,
+            order: params.order,
+            direction: params.direction,
+            inclusion: params.inclusion,
+        };
+        let memo = &self.inner.coll.memo;
+        if let Some(s) = memo.schedule(&key) {
+            return s;
+        }
+        let s = Rc::new(hypercomm_algo::allgather_bruck(me, &vec![n; p]));
+        memo.remember_schedule(key, &s);
+        s
+    }
+
     /// The schedule of algorithm `alg` of `c` (its kind: a scan and an
     /// exclusive scan differ) for `params`, from the registry; fixed-count
     /// calls are remembered.

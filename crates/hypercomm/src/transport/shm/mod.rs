@@ -60,9 +60,18 @@
 //! `setup.rs` (making the segment, joining a launched job), `sys.rs` (the
 //! system calls).
 //!
-//! Not done yet: a receiver-side zero-allocation path for mid-sized eager
-//! messages (they are copied out of the ring into a vector first); chunked
-//! single-copy reads that overlap with the receiver's own work; huge pages.
+//! **Eager fast path.** A message whose header and payload fit one slot
+//! (up to 4 040 bytes) is written into it in one go when nothing waits in
+//! the queue to its receiver ([`Transport::send_copied`]), and a reader
+//! offers it, straight from the slot, to the engine's posted receives
+//! before building any frame ([`Transport::try_recv_offer`]): a receive
+//! already waiting gets one copy, from the ring into its buffer.
+//!
+//! Not done yet: longer eager messages are still reassembled into a
+//! vector before the copy into the receiver's buffer; chunked single-copy
+//! reads that overlap with the receiver's own work; huge pages; collectives
+//! through the segment itself (flags and data slots per rank) instead of
+//! messages.
 
 mod lend;
 mod liveness;
@@ -76,11 +85,14 @@ mod wake;
 
 pub use setup::{create_segment, fd_from_env, share_with_children, ShmBuilder, SHM_FD};
 
-use super::{Borrowed, Fault, Frame, Link, PeerState, Supervisor, Transport, TransportKind};
+use super::{
+    Arrival, Borrowed, Fault, Frame, Link, PeerState, Supervisor, Transport, TransportKind,
+};
 use crate::error::io_err;
 use crate::error::{Error, Result};
+use crate::wire::Header;
 use ring::{In, Out, OwnedLend};
-use segment::{Mapping, S_ALIVE, S_FINISHED, S_MARKING, S_UNATTACHED};
+use segment::{Mapping, SLOT_DATA, S_ALIVE, S_FINISHED, S_MARKING, S_UNATTACHED};
 use std::cell::{Cell, RefCell};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{fence, Ordering};
@@ -124,6 +136,9 @@ pub struct ShmEndpoint {
     unpulled: RefCell<Vec<(usize, u64, Borrowed, usize)>>,
     lend_cursor: Cell<usize>,
     next_poll: Cell<usize>,
+    /// Whether this endpoint ever sent itself a frame (until then its own
+    /// ring is not polled: one ring fewer per pass of every wait).
+    to_self: Cell<bool>,
     /// Doorbell value before the last scan of the rings that found them
     /// empty (jobs of more than `DOORBELL_MIN` endpoints).
     bell_seen: Cell<u64>,
@@ -185,18 +200,25 @@ impl ShmEndpoint {
                 what: format!("endpoint {me} is already attached (or has ended)"),
             });
         }
+        let inc = (0..endpoints)
+            .map(|src| In {
+                slots: map.slot(src, me, 0),
+                ..In::default()
+            })
+            .collect();
         Ok(ShmEndpoint {
             map: Arc::new(map),
             me,
             n: endpoints,
             cma,
             out: RefCell::new((0..endpoints).map(|_| Out::default()).collect()),
-            inc: RefCell::new((0..endpoints).map(|_| In::default()).collect()),
+            inc: RefCell::new(inc),
             queued: Cell::new(0),
             owned: RefCell::new(Vec::new()),
             unpulled: RefCell::new(Vec::new()),
             lend_cursor: Cell::new(0),
             next_poll: Cell::new(0),
+            to_self: Cell::new(false),
             bell_seen: Cell::new(u64::MAX),
             rescan: Cell::new(true),
             last_check: RefCell::new(vec![sys::coarse_nanos(); endpoints]),
@@ -219,6 +241,20 @@ impl ShmEndpoint {
 
     // ------------------------------------------------------------- sending
 
+    /// `send_copied` through a frame (the ring is busy or the payload
+    /// needs more than one slot).
+    fn send_copied_slow(&self, header: Header, data: &[u8]) -> Result<bool> {
+        let dst = header.dst as usize;
+        if dst < self.n && !self.receiver_open(dst) {
+            return Ok(false);
+        }
+        self.send(Frame {
+            header,
+            payload: super::Payload::copy_of(data),
+        })
+        .map(|()| true)
+    }
+
     /// Still worth sending to (not finished or failed)?
     fn receiver_open(&self, dst: usize) -> bool {
         matches!(
@@ -228,6 +264,47 @@ impl ShmEndpoint {
     }
 
     // ----------------------------------------------------------- receiving
+
+    /// The next arrival from any ring (round robin), offered to `offer`.
+    #[inline]
+    fn next_arrival(&self, mut offer: ring::Offer<'_, '_>) -> Option<Arrival> {
+        if self.queued.get() > 0 {
+            self.flush();
+        }
+        if !self.owned.borrow().is_empty() {
+            self.reap_owned();
+        }
+        if !self.unpulled.borrow().is_empty() {
+            self.unpulled_reap();
+        }
+        if self.n > DOORBELL_MIN && !self.rescan.get() {
+            // Writers ring after publishing slots: an unchanged doorbell
+            // means every ring is as empty as at the last scan.
+            let bell = self.map.doorbell(self.me).load(Ordering::Acquire);
+            if bell == self.bell_seen.get() {
+                return None;
+            }
+            self.bell_seen.set(bell);
+        }
+        let to_self = self.to_self.get();
+        let mut src = self.next_poll.get();
+        for _ in 0..self.n {
+            if (src != self.me || to_self) && self.slot_waiting(src) {
+                if let Some(f) = self.poll_ring(src, offer.as_deref_mut()) {
+                    self.next_poll.set(src);
+                    self.rescan.set(true);
+                    self.drained.set(self.drained.get() + 1);
+                    return Some(f);
+                }
+            }
+            src += 1;
+            if src == self.n {
+                src = 0;
+            }
+        }
+        self.rescan.set(false);
+        None
+    }
 
     // ------------------------------------------------------------- failure
 
@@ -247,6 +324,9 @@ impl Transport for ShmEndpoint {
 
     fn send(&self, frame: Frame) -> Result<()> {
         let dst = frame.header.dst as usize;
+        if dst == self.me {
+            self.to_self.set(true);
+        }
         if dst >= self.n {
             return Err(Error::InvalidArgument {
                 op: "send",
@@ -287,36 +367,40 @@ impl Transport for ShmEndpoint {
 
     #[inline]
     fn try_recv(&self) -> Option<Frame> {
-        if self.queued.get() > 0 {
-            self.flush();
+        match self.next_arrival(None) {
+            Some(Arrival::Frame(f)) => Some(f),
+            _ => None,
         }
-        if !self.owned.borrow().is_empty() {
-            self.reap_owned();
+    }
+
+    #[inline]
+    fn try_recv_offer(&self, take: &mut dyn FnMut(&Header, &[u8]) -> bool) -> Arrival {
+        self.next_arrival(Some(take)).unwrap_or(Arrival::Nothing)
+    }
+
+    fn send_copied(&self, header: Header, data: &[u8]) -> Result<bool> {
+        let dst = header.dst as usize;
+        if dst >= self.n || Header::SIZE + data.len() > SLOT_DATA {
+            return self.send_copied_slow(header, data);
         }
-        if !self.unpulled.borrow().is_empty() {
-            self.unpulled_reap();
+        if !self.receiver_open(dst) {
+            return Ok(false);
         }
-        if self.n > DOORBELL_MIN && !self.rescan.get() {
-            // Writers ring after publishing slots: an unchanged doorbell
-            // means every ring is as empty as at the last scan.
-            let bell = self.map.doorbell(self.me).load(Ordering::Acquire);
-            if bell == self.bell_seen.get() {
-                return None;
-            }
-            self.bell_seen.set(bell);
+        if dst == self.me {
+            self.to_self.set(true);
         }
-        let start = self.next_poll.get();
-        for k in 0..self.n {
-            let src = (start + k) % self.n;
-            if let Some(f) = self.poll_ring(src) {
-                self.next_poll.set(src);
-                self.rescan.set(true);
-                self.drained.set(self.drained.get() + 1);
-                return Some(f);
-            }
+        let mut outs = self.out.borrow_mut();
+        let o = &mut outs[dst];
+        if !o.queue.is_empty() || !self.has_space(dst, &mut o.ring) {
+            drop(outs);
+            return self.send_copied_slow(header, data);
         }
-        self.rescan.set(false);
-        None
+        // Nothing queued and a slot free: header and payload go into it in
+        // one go, no frame built.
+        self.sent.set(self.sent.get() + 1);
+        self.put_slot(dst, &mut o.ring, ring::K_FIRST, &[&header.encode(), data]);
+        self.wake_receiver(dst);
+        Ok(true)
     }
 
     fn wait(&self, deadline: Option<Instant>) {

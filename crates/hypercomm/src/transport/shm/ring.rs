@@ -6,11 +6,14 @@
 use super::segment::{self, SLOTS, SLOT_DATA};
 use super::wake::wake_always;
 use super::{lend, ShmEndpoint, CMA_MIN, LEND_VEC_MIN};
-use crate::transport::{Borrowed, Frame, Lent, OwnedBytes, Payload, DONE, PENDING};
-use crate::wire::Header;
+use crate::transport::{Arrival, Borrowed, Frame, Lent, OwnedBytes, Payload, DONE, PENDING};
+use crate::wire::{Header, Kind};
 use std::collections::VecDeque;
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 use std::sync::OnceLock;
+
+/// What a reader offers a message to before building its frame.
+pub(super) type Offer<'a, 'b> = Option<&'a mut (dyn FnMut(&Header, &[u8]) -> bool + 'b)>;
 
 /// Slot kinds (in the control word).
 pub(super) const K_FIRST: u64 = 1;
@@ -68,6 +71,8 @@ pub(super) struct Out {
 #[derive(Default)]
 pub(super) struct In {
     pub(super) head: u64,
+    /// Offset of the ring's slot 0 in the segment (set at attach).
+    pub(super) slots: usize,
     pub(super) partial: Option<(Header, Vec<u8>)>,
 }
 
@@ -401,14 +406,17 @@ impl ShmEndpoint {
         })
     }
 
-    /// Take the frame a slot completes, if any.
+    /// Take the frame a slot completes, if any; a data frame whole in its
+    /// first slot is offered to `offer` first (the eager fast path: copied
+    /// straight from the slot by whoever takes it, no frame built).
     pub(super) fn take_slot(
         &self,
         src: usize,
         inc: &mut In,
         kind: u64,
         data: &[u8],
-    ) -> Option<Frame> {
+        offer: Offer<'_, '_>,
+    ) -> Option<Arrival> {
         match kind {
             K_FIRST | K_RNDV => {
                 let h = match Header::decode(data) {
@@ -450,16 +458,21 @@ impl ShmEndpoint {
                         gen: u64_at(16),
                         settled: false,
                     };
-                    return Some(Frame {
+                    return Some(Arrival::Frame(Frame {
                         header: h,
                         payload: Payload::Borrowed(Borrowed::remote(Box::new(remote))),
-                    });
+                    }));
                 }
                 if body.len() >= len {
-                    return Some(Frame {
+                    if let Some(take) = offer {
+                        if h.kind == Kind::Data && take(&h, &body[..len]) {
+                            return Some(Arrival::Taken);
+                        }
+                    }
+                    return Some(Arrival::Frame(Frame {
                         header: h,
                         payload: Payload::copy_of(&body[..len]),
-                    });
+                    }));
                 }
                 let mut v = Vec::with_capacity(len.min(64 << 20));
                 v.extend_from_slice(body);
@@ -477,10 +490,10 @@ impl ShmEndpoint {
                 v.extend_from_slice(&data[..need.min(data.len())]);
                 if v.len() as u64 >= total {
                     let (header, v) = inc.partial.take().expect("present");
-                    return Some(Frame {
+                    return Some(Arrival::Frame(Frame {
                         header,
                         payload: Payload::Bytes(v),
-                    });
+                    }));
                 }
                 None
             }
@@ -500,9 +513,10 @@ impl ShmEndpoint {
         }
     }
 
-    /// Read the ring from `src` up to the next complete frame.
+    /// Read the ring from `src` up to the next complete frame (offered to
+    /// `offer` first, see `take_slot`).
     #[inline]
-    pub(super) fn poll_ring(&self, src: usize) -> Option<Frame> {
+    pub(super) fn poll_ring(&self, src: usize, mut offer: Offer<'_, '_>) -> Option<Arrival> {
         let mut incs = self.inc.borrow_mut();
         let inc = &mut incs[src];
         let mut consumed = false;
@@ -518,7 +532,7 @@ impl ShmEndpoint {
             // this slot; it will not write it again before we advance the
             // head below, after the last use of `data`.
             let data = unsafe { std::slice::from_raw_parts(self.map.bytes(off + 8, used), used) };
-            let f = self.take_slot(src, inc, kind, data);
+            let f = self.take_slot(src, inc, kind, data, offer.as_deref_mut());
             inc.head += 1;
             self.map
                 .head(src, self.me)
@@ -539,6 +553,17 @@ impl ShmEndpoint {
         out
     }
 
+    /// Is a slot waiting in the ring from `src`? The quick look of every
+    /// pass of a wait, before `poll_ring`: one load from an offset kept
+    /// since attach.
+    #[inline(always)]
+    pub(super) fn slot_waiting(&self, src: usize) -> bool {
+        let incs = self.inc.borrow();
+        let inc = &incs[src];
+        let off = inc.slots + (inc.head as usize % SLOTS) * segment::SLOT;
+        self.map.at::<AtomicU64>(off).load(Ordering::Acquire) as u32 == (inc.head + 1) as u32
+    }
+
     /// Is a slot waiting in the ring from `src`?
     #[inline]
     pub(super) fn ring_ready(&self, src: usize) -> bool {
@@ -550,7 +575,7 @@ impl ShmEndpoint {
     /// Drop every frame that arrived (lent buffers are reported dropped).
     pub(super) fn drain_incoming(&self) {
         for src in 0..self.n {
-            while let Some(f) = self.poll_ring(src) {
+            while let Some(f) = self.poll_ring(src, None) {
                 self.drained.set(self.drained.get() + 1);
                 drop(f);
             }

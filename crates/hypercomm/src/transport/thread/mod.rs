@@ -4,7 +4,10 @@
 //! lock-free single-producer single-consumer queue (`spsc.rs`); a receiver
 //! polls the queues of the senders that have written to it. Short payloads
 //! travel inline in the frame, so a small message costs no allocation, no
-//! lock and no shared counter. Senders unpark a receiver only if it is
+//! lock and no shared counter; the receiver offers an inline message to
+//! the engine's posted receives as it takes it out of the queue
+//! ([`Transport::try_recv_offer`]), so a waiting receive gets it without a
+//! trip through the unexpected queue. Senders unpark a receiver only if it is
 //! asleep. Large messages travel as borrowed payloads (the receiver copies
 //! straight out of the sender's buffer) or handed-off vectors (no copy).
 //!
@@ -34,8 +37,9 @@ mod spsc;
 
 pub use setup::ThreadBuilder;
 
-use super::{Fault, Frame, Link, PeerState, Transport};
+use super::{Arrival, Fault, Frame, Link, Payload, PeerState, Transport};
 use crate::error::Result;
+use crate::wire::{Header, Kind};
 use spsc::Spsc;
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
@@ -226,17 +230,18 @@ impl Transport for ThreadEndpoint {
             // Dropped: a borrowed payload reports DROPPED to its sender.
             return Ok(());
         }
-        let q = match &self.out.borrow()[dst] {
-            Some(q) => q.clone(),
-            None => Arc::new(Spsc::new()),
-        };
-        let q = if Arc::strong_count(&q) == 1 {
-            self.queue_to(dst)
-        } else {
-            q
-        };
-        // SAFETY: this endpoint is the only producer of its queue to `dst`.
-        unsafe { q.push(frame) };
+        {
+            let out = self.out.borrow();
+            if let Some(q) = &out[dst] {
+                // SAFETY: this endpoint is the only producer of its queue to `dst`.
+                unsafe { q.push(frame) };
+            } else {
+                drop(out);
+                let q = self.queue_to(dst);
+                // SAFETY: as above.
+                unsafe { q.push(frame) };
+            }
+        }
         self.sent.set(self.sent.get() + 1);
         // Pairs with the fence in `wait`: either the receiver sees the frame
         // before it sleeps, or we see that it sleeps and wake it.
@@ -247,6 +252,33 @@ impl Transport for ThreadEndpoint {
             }
         }
         Ok(())
+    }
+
+    #[inline]
+    fn send_copied(&self, header: Header, data: &[u8]) -> Result<bool> {
+        let slot = self.job.slots.get(header.dst as usize);
+        if slot.is_some_and(|s| s.state.load(Ordering::Acquire) != ALIVE) {
+            return Ok(false);
+        }
+        self.send(Frame {
+            header,
+            payload: Payload::copy_of(data),
+        })
+        .map(|()| true)
+    }
+
+    #[inline]
+    fn try_recv_offer(&self, take: &mut dyn FnMut(&Header, &[u8]) -> bool) -> Arrival {
+        match self.try_recv() {
+            None => Arrival::Nothing,
+            Some(f) => match &f.payload {
+                // A short message is offered straight from the frame.
+                Payload::Inline(i) if f.header.kind == Kind::Data && take(&f.header, i.bytes()) => {
+                    Arrival::Taken
+                }
+                _ => Arrival::Frame(f),
+            },
+        }
     }
 
     #[inline]
