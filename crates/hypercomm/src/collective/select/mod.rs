@@ -376,18 +376,7 @@ impl Comm {
         let params = Params::new(me, p);
         // Under the variable-count allgather's key, which no other call
         // remembers (variable-count schedules are made per call).
-        let key = SchedKey {
-            collective: Collective::Allgatherv,
-            algorithm: Algorithm::Bruck,
-            p,
-            me,
-            count: n,
-            root: params.root,
-            segment: params.segment,
-            order: params.order,
-            direction: params.direction,
-            inclusion: params.inclusion,
-        };
+        let key = sched_key(Collective::Allgatherv, Algorithm::Bruck, &params, n);
         let memo = &self.inner.coll.memo;
         if let Some(s) = memo.schedule(&key) {
             return s;
@@ -409,18 +398,7 @@ impl Comm {
         if !params.counts.is_empty() || !params.recv_counts.is_empty() {
             return generate(c.family(), alg, params).map(Rc::new);
         }
-        let key = SchedKey {
-            collective: c,
-            algorithm: alg,
-            p: params.p,
-            me: params.me,
-            count: params.count,
-            root: params.root,
-            segment: params.segment,
-            order: params.order,
-            direction: params.direction,
-            inclusion: params.inclusion,
-        };
+        let key = sched_key(c, alg, params, params.count);
         let memo = &self.inner.coll.memo;
         if let Some(s) = memo.schedule(&key) {
             return Ok(s);
@@ -428,6 +406,23 @@ impl Comm {
         let s = Rc::new(generate(c.family(), alg, params)?);
         memo.remember_schedule(key, &s);
         Ok(s)
+    }
+}
+
+/// The memo's key of the schedule of `alg` of `c` for `params`, with
+/// `count` elements.
+fn sched_key(c: Collective, alg: Algorithm, params: &Params<'_>, count: usize) -> SchedKey {
+    SchedKey {
+        collective: c,
+        algorithm: alg,
+        p: params.p,
+        me: params.me,
+        count,
+        root: params.root,
+        segment: params.segment,
+        order: params.order,
+        direction: params.direction,
+        inclusion: params.inclusion,
     }
 }
 
