@@ -234,6 +234,10 @@ pub(crate) struct Monitor {
     killed: bool,
     stopping_quietly: bool,
     starter_exited: bool,
+    /// The starter's exit status, judged once every joined endpoint's
+    /// control connection has ended (their last reports read) or at the
+    /// deadline.
+    starter_pending: Option<(ExitStatus, Instant)>,
     /// Ranks of a starter's job (mpirun) whose control connection closed
     /// before they finished, in order, and when to report them if the
     /// starter does not end first (it tells how they ended).
@@ -268,6 +272,7 @@ impl Monitor {
             killed: false,
             stopping_quietly: false,
             starter_exited: false,
+            starter_pending: None,
             lost: Vec::new(),
             lost_at: None,
             starter_said: None,
@@ -415,6 +420,7 @@ impl Monitor {
         if self.setup.starter.is_some() {
             // Every endpoint that joined has said all it will say.
             return self.starter_exited
+                && self.starter_pending.is_none()
                 && (0..self.writers.len())
                     .all(|ep| self.writers[ep].is_none() || self.ctl_closed[ep]);
         }
@@ -509,8 +515,17 @@ impl Monitor {
                 }
             }
             Event::StarterExited { status } => {
+                // A rank's last reports (its result, `Finished`) may still
+                // be on their way through its control connection: judge
+                // when they are read.
+                // (A rank already lost or named by the starter is judged
+                // at once, as before.)
                 self.starter_exited = true;
-                self.starter_ended(status);
+                if self.lost.is_empty() && self.starter_said.is_none() {
+                    self.starter_pending = Some((status, Instant::now() + WINDOW + WINDOW));
+                } else {
+                    self.starter_ended(status);
+                }
             }
             Event::StarterSaid { ep, signal } => {
                 if ep < self.writers.len() {
@@ -648,6 +663,14 @@ impl Monitor {
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
             let now = Instant::now();
+            if let Some((status, deadline)) = self.starter_pending {
+                let all_read = (0..self.writers.len())
+                    .all(|ep| self.writers[ep].is_none() || self.ctl_closed[ep]);
+                if all_read || now >= deadline {
+                    self.starter_pending = None;
+                    self.starter_ended(status);
+                }
+            }
             if self.lost_at.is_some_and(|t| now >= t) {
                 self.lost_at = None;
                 for ep in std::mem::take(&mut self.lost) {
