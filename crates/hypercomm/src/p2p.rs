@@ -30,21 +30,33 @@ use bytemuck::Pod;
 /// Gather `count` elements of `elem_len` bytes, `stride` bytes apart, into a
 /// packed vector (CMMD send_v). Checks that `buf` is long enough.
 pub fn pack_strided(buf: &[u8], elem_len: usize, stride: usize, count: usize) -> Result<Vec<u8>> {
-    let need = strided_extent(elem_len, stride, count)?;
-    if buf.len() < need {
-        return Err(Error::InvalidArgument {
-            op: "send_strided",
-            what: format!(
-                "{count} elements of {elem_len} bytes every {stride} bytes need a buffer of {need} bytes, but it has {}",
-                buf.len()
-            ),
-        });
-    }
+    strided_fits("send_strided", buf.len(), elem_len, stride, count)?;
     let mut out = Vec::with_capacity(elem_len * count);
     for i in 0..count {
         out.extend_from_slice(&buf[i * stride..i * stride + elem_len]);
     }
     Ok(out)
+}
+
+/// Check that `have` bytes hold `count` elements of `elem_len` bytes every
+/// `stride` bytes; the bytes they span.
+fn strided_fits(
+    op: &'static str,
+    have: usize,
+    elem_len: usize,
+    stride: usize,
+    count: usize,
+) -> Result<usize> {
+    let need = strided_extent(elem_len, stride, count)?;
+    if have < need {
+        return Err(Error::InvalidArgument {
+            op,
+            what: format!(
+                "{count} elements of {elem_len} bytes every {stride} bytes need a buffer of {need} bytes, but it has {have}"
+            ),
+        });
+    }
+    Ok(need)
 }
 
 /// Bytes of buffer a strided geometry spans.
@@ -378,16 +390,7 @@ impl Comm {
         src: impl Into<Source>,
         tag: impl Into<Tag>,
     ) -> Result<Status> {
-        let need = strided_extent(elem_len, stride, count)?;
-        if buf.len() < need {
-            return Err(Error::InvalidArgument {
-                op: "recv_strided",
-                what: format!(
-                    "{count} elements of {elem_len} bytes every {stride} bytes need a buffer of {need} bytes, but it has {}",
-                    buf.len()
-                ),
-            });
-        }
+        strided_fits("recv_strided", buf.len(), elem_len, stride, count)?;
         let m = self.matcher(src.into(), tag.into(), "recv_strided")?;
         let g = self.group();
         let layout = Layout::Strided {
@@ -417,7 +420,7 @@ impl Comm {
         src: impl Into<Source>,
         tag: impl Into<Tag>,
     ) -> Result<Partial> {
-        self.strided_fits("recv_strided_partial", buf.len(), elem_len, stride, count)?;
+        strided_fits("recv_strided_partial", buf.len(), elem_len, stride, count)?;
         let mut packed = vec![0u8; elem_len * count];
         let p = self.recv_partial(&mut packed, src, tag)?;
         lay_strided(&packed[..p.received], buf, elem_len, stride);
@@ -442,7 +445,7 @@ impl Comm {
         src: impl Into<Source>,
         recvtag: impl Into<Tag>,
     ) -> Result<Partial> {
-        self.strided_fits("send_recv_strided", inb.len(), in_elem, in_stride, in_count)?;
+        strided_fits("send_recv_strided", inb.len(), in_elem, in_stride, in_count)?;
         let packed_out = pack_strided(out, out_elem, out_stride, out_count)?;
         let mut packed_in = vec![0u8; in_elem * in_count];
         let m = self.matcher(src.into(), recvtag.into(), "send_recv_strided")?;
@@ -478,26 +481,6 @@ impl Comm {
     ) -> Result<Partial> {
         let peer = peer.into();
         self.send_recv_strided(out, out_geometry, peer, tag, inb, in_geometry, peer, tag)
-    }
-
-    fn strided_fits(
-        &self,
-        op: &'static str,
-        have: usize,
-        elem_len: usize,
-        stride: usize,
-        count: usize,
-    ) -> Result<usize> {
-        let need = strided_extent(elem_len, stride, count)?;
-        if have < need {
-            return Err(Error::InvalidArgument {
-                op,
-                what: format!(
-                    "{count} elements of {elem_len} bytes every {stride} bytes need a buffer of {need} bytes, but it has {have}"
-                ),
-            });
-        }
-        Ok(need)
     }
 
     /// Set this rank's bit of the global OR flag (CMMD set_global_or).

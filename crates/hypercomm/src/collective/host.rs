@@ -333,17 +333,36 @@ impl Comm {
                 sig_count,
                 opts,
             )
-            .map(|mut c| {
-                if parts.me == 0 {
-                    c.sched = outbound(&c.sched, h, total);
-                }
-                c.check = check;
-                c.what = what;
-                c.root = Some(h);
-                c.parts = parts.clone();
-                c
-            });
+            .map(|c| rooted_at_host(c, &parts, h, check, what, |s| outbound(s, h, total)));
         self.run_host(parts, kind, what, built)
+    }
+
+    /// The host's block length in a fixed-count gather or scatter: its
+    /// `buffer` of `len` elements must hold one block per node (an error
+    /// every member reports otherwise).
+    fn host_blocks(
+        &self,
+        kind: Collective,
+        what: &'static str,
+        buffer: &str,
+        len: usize,
+    ) -> Result<usize> {
+        let (parts, _) = self.host_root(what)?;
+        let n = self.size();
+        if !len.is_multiple_of(n) {
+            let e = Error::InvalidArgument {
+                op: if kind == Collective::Gather {
+                    "gather"
+                } else {
+                    "scatter"
+                },
+                what: format!(
+                    "the host's {buffer} has {len} elements, not a multiple of {n} nodes"
+                ),
+            };
+            return Err(self.report_bad_args(parts, kind, what, e));
+        }
+        Ok(len / n)
     }
 
     /// Gather at the host with fixed counts: `output` at the host has `n`
@@ -357,18 +376,7 @@ impl Comm {
         let what = "gather to host";
         let n = self.size();
         if self.is_host() {
-            let (parts, _) = self.host_root(what)?;
-            if !output.len().is_multiple_of(n) {
-                let e = Error::InvalidArgument {
-                    op: "gather",
-                    what: format!(
-                        "the host's output has {} elements, not a multiple of {n} nodes",
-                        output.len()
-                    ),
-                };
-                return Err(self.report_bad_args(parts, Collective::Gather, what, e));
-            }
-            let c = output.len() / n;
+            let c = self.host_blocks(Collective::Gather, what, "output", output.len())?;
             return self.gatherv_to_host(
                 &[],
                 &vec![c; n],
@@ -486,16 +494,7 @@ impl Comm {
                 false,
                 opts,
             )
-            .map(|mut c| {
-                if parts.me == 0 {
-                    c.sched = inbound(&c.sched, h, total, true);
-                }
-                c.check = check;
-                c.what = what;
-                c.root = Some(h);
-                c.parts = parts.clone();
-                c
-            });
+            .map(|c| rooted_at_host(c, &parts, h, check, what, |s| inbound(s, h, total, true)));
         self.run_host(parts, kind, what, built)
     }
 
@@ -510,18 +509,7 @@ impl Comm {
         let what = "scatter from host";
         let n = self.size();
         if self.is_host() {
-            let (parts, _) = self.host_root(what)?;
-            if !input.len().is_multiple_of(n) {
-                let e = Error::InvalidArgument {
-                    op: "scatter",
-                    what: format!(
-                        "the host's input has {} elements, not a multiple of {n} nodes",
-                        input.len()
-                    ),
-                };
-                return Err(self.report_bad_args(parts, Collective::Scatter, what, e));
-            }
-            let c = input.len() / n;
+            let c = self.host_blocks(Collective::Scatter, what, "input", input.len())?;
             return self.scatterv_from_host(
                 input,
                 &vec![c; n],
@@ -535,6 +523,27 @@ impl Comm {
         let c = output.len();
         self.scatterv_from_host(&[], &vec![c; n], output, Collective::Scatter, c, what, opts)
     }
+}
+
+/// A node's call of a host-rooted operation: built as the node-rooted one,
+/// then rooted at the host `h` (`reroute` rewrites node 0's schedule to
+/// pass the data to or from the host) with the host-rooted check.
+fn rooted_at_host<'a, T: Element, O: Operator<T>>(
+    mut c: Call<'a, T, O>,
+    parts: &Parts,
+    h: usize,
+    check: Check,
+    what: &'static str,
+    reroute: impl FnOnce(&Schedule) -> Rc<Schedule>,
+) -> Call<'a, T, O> {
+    if parts.me == 0 {
+        c.sched = reroute(&c.sched);
+    }
+    c.check = check;
+    c.what = what;
+    c.root = Some(h);
+    c.parts = parts.clone();
+    c
 }
 
 /// The host's own call of a host-rooted operation: its one message.
