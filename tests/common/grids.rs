@@ -17,8 +17,8 @@
 
 use super::{launch, Launcher};
 use hypercomm::grid::{
-    Colour, Directions, Field, FieldSpec, GlobalOp, Glop, GlopsOpts, Grid, HaloOpts, Location,
-    PayloadOrder, Place, Pos, Region, Side, Value,
+    Colour, Directions, Field, FieldSpec, GlobalOp, Glop, GlopsOpts, Grid, HaloOpts, InPlace,
+    Location, PayloadOrder, Place, Pos, Region, Side, Value,
 };
 use hypercomm::topology::{dims_create, Cart, CartOpts, Embedding};
 use hypercomm::{Comm, Error, Rank};
@@ -38,6 +38,7 @@ macro_rules! grids_suite {
             halo_split_phase_takes_values_at_start,
             halo_several_fields_of_mixed_types,
             halo_contiguous_faces_move_straight_between_arrays,
+            halo_in_place_between_threads,
             grid_bad_input_fails_on_every_rank,
             subarrays_to_coordinates_and_the_host,
             gather_and_scatter_whole_fields,
@@ -623,63 +624,73 @@ pub(crate) fn halo_several_fields_of_mixed_types<L: Launcher>() {
             colour: Colour::BLACK,
             ..HaloOpts::default()
         };
-        let halo = grid.halo(
-            &[
-                FieldSpec::of::<f64>(),
-                FieldSpec::of::<i32>(),
-                FieldSpec::of::<u8>(),
-                FieldSpec::of::<[f32; 3]>(),
-            ],
-            &opts,
-        )?;
-        let inner = grid.inner();
-        let mut u = prepared(&grid);
-        let mut k = grid.field::<i32>();
-        k.fill_with(|p| {
-            if inner.contains(p) {
-                value(p) as i32 * 3
-            } else {
-                -7
-            }
-        });
-        let mut b = grid.field::<u8>();
-        b.fill_with(|p| {
-            if inner.contains(p) {
-                (value(p) as i64 % 251) as u8
-            } else {
-                255
-            }
-        });
-        let mut v = grid.field::<[f32; 3]>();
-        v.fill_with(|p| {
-            if inner.contains(p) {
-                [p[0] as f32, p[1] as f32, 1.5]
-            } else {
-                [-1.0; 3]
-            }
-        });
-        halo.exchange((&mut u, &mut k, &mut b, &mut v))?;
-        let mut bad = differences(&grid, &u, Location::CENTRE, &opts, "f64 field");
-        for p in u.storage().points() {
-            let e = expected(&grid, Location::CENTRE, &opts, p);
-            let q = e.map(|x| {
-                let x = x as i64; // the wrapped point's value, less the 0.5
-                [x.rem_euclid(100), (x / 100) % 100]
+        let mut bad = Vec::new();
+        for how in [InPlace::Auto, InPlace::Always, InPlace::Never] {
+            let halo = grid.halo_with(
+                &[
+                    FieldSpec::of::<f64>(),
+                    FieldSpec::of::<i32>(),
+                    FieldSpec::of::<u8>(),
+                    FieldSpec::of::<[f32; 3]>(),
+                ],
+                &opts,
+                how,
+            )?;
+            let inner = grid.inner();
+            let mut u = prepared(&grid);
+            let mut k = grid.field::<i32>();
+            k.fill_with(|p| {
+                if inner.contains(p) {
+                    value(p) as i32 * 3
+                } else {
+                    -7
+                }
             });
-            let (wk, wb, wv) = match (e, q) {
-                (Some(x), Some(q)) => (
-                    x as i32 * 3,
-                    (x as i64 % 251) as u8,
-                    [q[0] as f32, q[1] as f32, 1.5],
-                ),
-                _ => (-7, 255, [-1.0; 3]),
-            };
-            if (k[p], b[p], v[p]) != (wk, wb, wv) && bad.len() < 3 {
-                bad.push(format!(
-                    "mixed fields at {p:?}: {:?} not {:?}",
-                    (k[p], b[p], v[p]),
-                    (wk, wb, wv)
-                ));
+            let mut b = grid.field::<u8>();
+            b.fill_with(|p| {
+                if inner.contains(p) {
+                    (value(p) as i64 % 251) as u8
+                } else {
+                    255
+                }
+            });
+            let mut v = grid.field::<[f32; 3]>();
+            v.fill_with(|p| {
+                if inner.contains(p) {
+                    [p[0] as f32, p[1] as f32, 1.5]
+                } else {
+                    [-1.0; 3]
+                }
+            });
+            halo.exchange((&mut u, &mut k, &mut b, &mut v))?;
+            bad.extend(differences(
+                &grid,
+                &u,
+                Location::CENTRE,
+                &opts,
+                &format!("f64 field, {how:?}"),
+            ));
+            for p in u.storage().points() {
+                let e = expected(&grid, Location::CENTRE, &opts, p);
+                let q = e.map(|x| {
+                    let x = x as i64; // the wrapped point's value, less the 0.5
+                    [x.rem_euclid(100), (x / 100) % 100]
+                });
+                let (wk, wb, wv) = match (e, q) {
+                    (Some(x), Some(q)) => (
+                        x as i32 * 3,
+                        (x as i64 % 251) as u8,
+                        [q[0] as f32, q[1] as f32, 1.5],
+                    ),
+                    _ => (-7, 255, [-1.0; 3]),
+                };
+                if (k[p], b[p], v[p]) != (wk, wb, wv) && bad.len() < 3 {
+                    bad.push(format!(
+                        "mixed fields at {p:?}, {how:?}: {:?} not {:?}",
+                        (k[p], b[p], v[p]),
+                        (wk, wb, wv)
+                    ));
+                }
             }
         }
         Ok(bad)
@@ -775,6 +786,18 @@ pub(crate) fn halo_contiguous_faces_move_straight_between_arrays<L: Launcher>() 
             let two = grid.halo(&[FieldSpec::of::<f64>(), FieldSpec::of::<f64>()], &opts)?;
             if (0..3).any(|a| two.is_direct(a)) {
                 bad.push("a plan of two fields moves a face without packing".into());
+            }
+            // Two fields exchanged (packed, or in place between threads).
+            let (mut u, mut v) = (prepared(&grid), prepared(&grid));
+            two.exchange((&mut u, &mut v))?;
+            for (f, what) in [(&u, "first of two"), (&v, "second of two")] {
+                bad.extend(differences(
+                    &grid,
+                    f,
+                    Location::CENTRE,
+                    &opts,
+                    &format!("{what} {dims:?}"),
+                ));
             }
             Ok(bad)
         });
@@ -1227,4 +1250,55 @@ pub(crate) fn agglomeration_bad_factor_fails_on_every_rank<L: Launcher>() {
         r.iter().all(|m| m.contains("rank 3 has factors [1, 2]")),
         "{r:?}"
     );
+}
+
+pub(crate) fn halo_in_place_between_threads<L: Launcher>() {
+    // (process grid, points, the axes copied in place between threads with
+    // `InPlace::Auto`), width 1, not periodic. Along axis 0 a face is one
+    // point per row (8-byte pieces): packed. Along axis 1 of the 64 x 64
+    // grid a face is rows of 32 points plus one corner point: 264 bytes in
+    // 2 pieces, above a cache line each on average: in place. In 3-D the
+    // rows along axis 1 are 32 points plus one corner per plane; axis 2 has
+    // one rank and no exchange.
+    let cases: Vec<(Vec<usize>, Vec<usize>, Vec<usize>)> = vec![
+        (vec![2, 2], vec![64, 64], vec![1]),
+        (vec![2, 2, 1], vec![64, 64, 6], vec![1]),
+        (vec![2, 1], vec![8, 8], vec![]),
+    ];
+    for (dims, global, want) in cases {
+        let per = vec![false; dims.len()];
+        let bad = on_grid::<L>(&dims, &per, |_, cart| {
+            let grid = Grid::new(cart, &global, 1)?;
+            let opts = HaloOpts::default();
+            let mut bad = Vec::new();
+            for how in [InPlace::Auto, InPlace::Always, InPlace::Never] {
+                let halo = grid.halo_with(&[FieldSpec::of::<f64>(); 2], &opts, how)?;
+                for a in 0..global.len() {
+                    let has = [Side::Lower, Side::Upper]
+                        .iter()
+                        .any(|&s| has_neighbour(cart, a, s));
+                    let expect = L::THREADS
+                        && has
+                        && match how {
+                            InPlace::Auto => want.contains(&a),
+                            InPlace::Always => true,
+                            InPlace::Never => false,
+                        };
+                    if halo.is_in_place(a) != expect {
+                        bad.push(format!("{dims:?} {how:?}: axis {a} in place {}", !expect));
+                    }
+                }
+                let (mut u, mut v) = (prepared(&grid), prepared(&grid));
+                for _ in 0..3 {
+                    halo.exchange((&mut u, &mut v))?;
+                }
+                for (f, what) in [(&u, "first"), (&v, "second")] {
+                    let what = format!("{what} field, {dims:?} {how:?}");
+                    bad.extend(differences(&grid, f, Location::CENTRE, &opts, &what));
+                }
+            }
+            Ok(bad)
+        });
+        assert!(bad.is_empty(), "{bad:#?}");
+    }
 }

@@ -52,6 +52,10 @@ pub(crate) trait Launcher {
     /// waits are tested on our transports only (not done over MPI yet).
     const LIBRARY_TRANSPORT: bool = false;
 
+    /// Whether the ranks are threads of this test process (they share
+    /// memory: the grid layer's exchange copies between their arrays).
+    const THREADS: bool = false;
+
     /// Run one conformance test body (named `name`). Threads: under the
     /// [`watchdog`]. Process launchers start a job whose processes run it.
     fn test(name: &'static str, body: fn()) {
@@ -84,6 +88,8 @@ pub(crate) trait Launcher {
 pub(crate) struct Threads;
 
 impl Launcher for Threads {
+    const THREADS: bool = true;
+
     fn run<R, E, F>(n: usize, f: F) -> hypercomm::Result<Vec<R>>
     where
         R: Send + Serialize + DeserializeOwned,

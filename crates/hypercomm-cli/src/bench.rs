@@ -123,6 +123,22 @@ pub(crate) struct BenchArgs {
     /// Halo: f64 fields exchanged together.
     #[arg(long, default_value_t = 1)]
     pub(crate) fields: usize,
+    /// Halo, between threads: which axes write faces straight into the
+    /// neighbours' arrays (`auto`: faces of rows and planes), `always`,
+    /// `never` (packed messages, as between processes).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub(crate) in_place: InPlaceArg,
+}
+
+/// `--in-place` of the halo benchmark (`hypercomm::grid::InPlace`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum InPlaceArg {
+    /// Axes whose faces are rows or planes.
+    Auto,
+    /// Every axis.
+    Always,
+    /// No axis.
+    Never,
 }
 
 /// `--trace-level`: three PICL levels `e,c,m`.

@@ -34,8 +34,14 @@
 //! limit (16 KiB) that is one copy, straight from the neighbour's array
 //! into the halo.
 //!
-//! Not done yet: a strided face, or several fields, always go through a
-//! packed message (two copies); in split phase only the first exchanged axis
+//! Between threads of one process the blocking exchange writes faces
+//! straight into the neighbours' halos instead (one copy, any layout, any
+//! number of fields; `inplace.rs`), along the axes [`InPlace`] chooses: by
+//! default those whose faces are rows or planes, as a face of single
+//! strided points moves a cache line between cores per point.
+//!
+//! Not done yet: between processes a strided face, or several fields,
+//! go through a packed message (two copies); in split phase only the first exchanged axis
 //! overlaps the computation — the later axes, which carry the corners, run
 //! in `finish`; a started exchange dropped without `finish` leaves its
 //! messages queued at its neighbours (the next exchange of the same plan
@@ -48,6 +54,7 @@ use super::plan::{Phase, Xfer};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::topology::agree;
+use crate::transport::{Transport, TransportKind};
 use bytemuck::Pod;
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -102,6 +109,24 @@ impl Default for HaloOpts {
     }
 }
 
+/// When the blocking exchange between ranks that are threads of one process
+/// writes each face straight into the neighbour's halo (one copy, whatever
+/// the layout) instead of sending it packed in a message (two copies). It
+/// only matters between threads: processes always exchange messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InPlace {
+    /// Along the axes whose faces are runs of a cache line or more on
+    /// average (rows, planes): a face of single strided points moves a
+    /// line between cores per point when written in place, but a line per
+    /// eight points in a packed message.
+    #[default]
+    Auto,
+    /// Along every axis.
+    Always,
+    /// Along none: packed messages, as between processes.
+    Never,
+}
+
 /// The fields one exchange moves: a `&mut Field<T>`, a tuple of up to four
 /// of them (of any element types), or a slice or vector of
 /// `&mut dyn FieldData`.
@@ -151,11 +176,13 @@ impl Fields for Vec<&mut dyn FieldData> {
 /// as often as needed.
 #[derive(Debug)]
 pub struct Halo {
-    comm: Comm,
-    me: usize,
+    pub(super) comm: Comm,
+    pub(super) me: usize,
     specs: Vec<FieldSpec>,
     storage: Region,
-    phases: Vec<Phase>,
+    pub(super) phases: Vec<Phase>,
+    /// Some phase copies straight between threads' arrays (`inplace.rs`).
+    in_place: bool,
     /// Message buffers received and unpacked, kept for the next packing:
     /// a face of a few hundred KiB allocated afresh every exchange costs
     /// page faults (seen in `perf` of `bench halo` in 3-D).
@@ -185,9 +212,21 @@ impl Grid {
     /// the allocated halo, or larger than the inner range of a rank along
     /// an axis that exchanges (SUPRENUM's error 4).
     pub fn halo(&self, fields: &[FieldSpec], opts: &HaloOpts) -> Result<Halo> {
+        self.halo_with(fields, opts, InPlace::Auto)
+    }
+
+    /// [`Grid::halo`], saying when the blocking exchange between threads
+    /// copies faces straight into the neighbours' arrays (see [`InPlace`];
+    /// [`Grid::halo`] takes [`InPlace::Auto`]). Every node must pass the same.
+    pub fn halo_with(
+        &self,
+        fields: &[FieldSpec],
+        opts: &HaloOpts,
+        in_place: InPlace,
+    ) -> Result<Halo> {
         const OP: &str = "Grid::halo";
         let nodes = self.nodes(OP)?;
-        let desc = format!("fields {fields:?}, {opts:?}");
+        let desc = format!("fields {fields:?}, {opts:?}, {in_place:?}");
         agree(nodes, OP, &desc)?;
         let bad = |what: String| Error::InvalidArgument { op: OP, what };
         if fields.is_empty() {
@@ -229,6 +268,7 @@ impl Grid {
         }
         let storage = self.storage();
         let me = self.cart.rank();
+        let threads = self.comm.engine().t.link().kind == Some(TransportKind::Thread);
         let mut phases = Vec::with_capacity(self.ndim);
         for a in 0..self.ndim {
             let mut ph = Phase::default();
@@ -251,11 +291,21 @@ impl Grid {
                     }
                 }
             }
+            let peers = ph.sends.iter().chain(&ph.recvs).any(|x| x.peer != me);
+            ph.in_place = threads
+                && peers
+                && match in_place {
+                    InPlace::Auto => ph.runs_long(),
+                    InPlace::Always => true,
+                    InPlace::Never => false,
+                };
             phases.push(ph);
         }
+        let in_place = phases.iter().any(|p| p.in_place);
         Ok(Halo {
             comm: self.comm.clone(),
             me,
+            in_place,
             specs: fields.to_vec(),
             storage,
             phases,
@@ -322,6 +372,15 @@ impl Halo {
         })
     }
 
+    /// Whether the blocking exchange copies the faces of `axis` straight
+    /// from this rank's array into the neighbours' halos, one copy whatever
+    /// the layout (strided faces, colour masks, several fields): the ranks
+    /// are threads of one process, and [`InPlace`] chose the axis.
+    /// Otherwise faces travel in messages (see [`Halo::is_direct`]).
+    pub fn is_in_place(&self, axis: usize) -> bool {
+        self.phases.get(axis).is_some_and(|p| p.in_place)
+    }
+
     /// The number of halo bytes this rank receives per exchange.
     pub fn bytes_received(&self) -> usize {
         self.phases
@@ -336,6 +395,9 @@ impl Halo {
     pub fn exchange(&self, mut fields: impl Fields) -> Result<()> {
         let mut fs = fields.list();
         self.check(&fs)?;
+        if self.in_place {
+            return self.exchange_in_place(&mut fs);
+        }
         let mut local = VecDeque::new();
         for a in 0..self.phases.len() {
             let ph = &self.phases[a];
@@ -521,17 +583,22 @@ impl Halo {
             for (f, runs) in fs.iter_mut().zip(&x.ext) {
                 at += f.unpack(runs, &buf[at..]);
             }
-            let mut pool = self.pool.borrow_mut();
-            if pool.len() < POOL {
-                pool.push(buf);
-            }
+            self.keep(buf);
         }
         Ok(())
     }
 
+    /// Keep a message buffer for a later packing.
+    pub(super) fn keep(&self, buf: Vec<u8>) {
+        let mut pool = self.pool.borrow_mut();
+        if pool.len() < POOL {
+            pool.push(buf);
+        }
+    }
+
     /// An empty buffer for a message of `bytes`: a kept one when one is
     /// large enough.
-    fn buffer(&self, bytes: usize) -> Vec<u8> {
+    pub(super) fn buffer(&self, bytes: usize) -> Vec<u8> {
         let mut pool = self.pool.borrow_mut();
         match pool.iter().position(|b| b.capacity() >= bytes) {
             Some(i) => {

@@ -53,11 +53,16 @@
 //! assert!(sums[0] > 46.0 && sums.iter().all(|&s| s == sums[0]));
 //! ```
 //!
+//! Between threads, the blocking exchange writes faces of rows and planes
+//! straight from one rank's array into its neighbour's halo, any number of
+//! fields, colour masks included ([`Halo::is_in_place`], [`InPlace`]).
+//!
 //! Not done yet: block-structured (multi-block) domains, which SUPRENUM
-//! defined but had not shipped either; a face that is strided in memory,
-//! or an exchange of several fields, goes into a packed message and out of
-//! it again (two copies); only contiguous faces of one field go straight
-//! from the neighbour's array into the halo (see [`Halo::is_direct`]).
+//! defined but had not shipped either; between processes a face that is
+//! strided in memory, or an exchange of several fields, goes into a packed
+//! message and out of it again (two copies); only contiguous faces of one
+//! field go straight from the neighbour's array into the halo there (see
+//! [`Halo::is_direct`]); the split-phase exchange always packs.
 
 mod agglomerate;
 mod block;
@@ -65,6 +70,7 @@ mod field;
 mod geometry;
 mod glops;
 mod halo;
+mod inplace;
 mod mask;
 mod plan;
 mod subarray;
@@ -74,6 +80,6 @@ pub use block::{block_range, block_splits, coarsen_splits, merge_splits, owner};
 pub use field::{Field, FieldData, Region, Run};
 pub use geometry::Grid;
 pub use glops::{GlobalOp, Glop, GlopsOpts, Value};
-pub use halo::{FieldSpec, Fields, Halo, HaloOpts, Pending};
+pub use halo::{FieldSpec, Fields, Halo, HaloOpts, InPlace, Pending};
 pub use mask::{Colour, Directions, Location, Pos, Side};
 pub use subarray::{Place, USER_TAG_LIMIT};

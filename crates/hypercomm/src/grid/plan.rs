@@ -28,6 +28,39 @@ pub(super) struct Xfer {
 pub(super) struct Phase {
     pub(super) sends: Vec<Xfer>,
     pub(super) recvs: Vec<Xfer>,
+    /// Between threads, the blocking exchange writes this phase's faces
+    /// straight into the neighbours' halos (`inplace.rs`).
+    pub(super) in_place: bool,
+}
+
+/// Bytes per run, on average, from which a face is copied between threads'
+/// arrays rather than packed: one cache line. A face of single strided
+/// points costs a line moved between cores per point when written into the
+/// neighbour's array, but only a line per 8 points in a packed message.
+const IN_PLACE_RUN: usize = 64;
+
+impl Phase {
+    /// Whether the phase's faces are made of contiguous pieces long enough
+    /// to copy in place (every message's pieces at least [`IN_PLACE_RUN`]
+    /// bytes on average; a strided run is a piece per element).
+    pub(super) fn runs_long(&self) -> bool {
+        self.sends.iter().chain(&self.recvs).all(|x| {
+            let pieces: usize = x
+                .inner
+                .iter()
+                .chain(&x.ext)
+                .flatten()
+                .map(|r| {
+                    if r.step == 1 {
+                        usize::from(r.len > 0)
+                    } else {
+                        r.len
+                    }
+                })
+                .sum();
+            x.bytes >= pieces * IN_PLACE_RUN
+        })
+    }
 }
 
 /// `[lo, hi)` ranges per axis to a region.

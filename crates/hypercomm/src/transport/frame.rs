@@ -244,6 +244,20 @@ impl Completion {
             }
         }
     }
+    /// A thread of this process starts using the lent memory (reading it,
+    /// or writing it where the lender lent it for that): false when the
+    /// lender revoked it (or it was dropped), and then it may not be
+    /// touched. Until [`Completion::end_access`] the lender's `revoke` waits.
+    pub(crate) fn begin_access(&self) -> bool {
+        self.state
+            .compare_exchange(PENDING, COPYING, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+    /// The borrower is done with the lent memory, having moved `n` bytes.
+    pub(crate) fn end_access(&self, n: usize) {
+        self.taken.store(n, Ordering::Relaxed);
+        self.set(DONE);
+    }
     pub(crate) fn set(&self, s: u8) {
         self.state.store(s, Ordering::Release);
         self.owner.unpark();
@@ -319,19 +333,14 @@ impl Borrowed {
             }
             Lent::Local { ptr, len, done } => (*ptr, *len, done),
         };
-        if done
-            .state
-            .compare_exchange(PENDING, COPYING, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
+        if !done.begin_access() {
             return None;
         }
         // SAFETY: state is COPYING, so the sender keeps the buffer alive and
         // unmodified (revoke waits for us); ptr/len came from a live slice.
         let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
         let n = f(bytes);
-        done.taken.store(n, Ordering::Relaxed);
-        done.set(DONE);
+        done.end_access(n);
         // Drop will see DONE and do nothing more.
         n.into()
     }
