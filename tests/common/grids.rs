@@ -891,6 +891,33 @@ pub(crate) fn grid_bad_input_fails_on_every_rank<L: Launcher>() {
     })
     .unwrap();
     assert!(r.iter().all(|m| m.contains("holds f32")), "{r:?}");
+    // Between threads, a rank that leaves before the exchange: its
+    // neighbours, whose halos are lent to each other, get an error instead
+    // of waiting for it (and every copy under way ends before they return).
+    // (Processes that fail are the business of tests/failures.rs.)
+    let hows = if L::THREADS {
+        vec![InPlace::Always, InPlace::Auto, InPlace::Never]
+    } else {
+        Vec::new()
+    };
+    for how in hows {
+        let r = launch::<L, _, _>(4, |comm| {
+            let cart = comm.cartesian(&[2, 2], &[false, false])?.unwrap();
+            let g = Grid::new(&cart, &[64, 64], 1)?;
+            let h = g.halo_with(&[FieldSpec::of::<f64>(); 2], &HaloOpts::default(), how)?;
+            if cart.rank() == 3 {
+                return Err(Error::InvalidArgument {
+                    op: "test",
+                    what: "rank 3 leaves".into(),
+                });
+            }
+            let (mut u, mut v) = (g.field::<f64>(), g.field::<f64>());
+            h.exchange((&mut u, &mut v))?;
+            Ok(())
+        });
+        let e = r.expect_err("an exchange without rank 3").to_string();
+        assert!(e.contains("rank 3") || e.contains("node 3"), "{how:?}: {e}");
+    }
 }
 
 pub(crate) fn subarrays_to_coordinates_and_the_host<L: Launcher>() {
