@@ -502,8 +502,8 @@ impl Engine {
         timeout: Option<Duration>,
         op: &str,
     ) -> Result<RawStatus> {
-        let (group, peer, what) = match self.st.borrow().reqs.get(id) {
-            Some(r) => (r.group.clone(), r.peer, self.describe_req(r)),
+        let (group, peer) = match self.st.borrow().reqs.get(id) {
+            Some(r) => (r.group.clone(), r.peer),
             None => {
                 return Err(Error::InvalidArgument {
                     op: "wait",
@@ -512,7 +512,14 @@ impl Engine {
             }
         };
         recorder::hook(Event::Wait);
-        let what = move || what.clone();
+        // In words only when a timeout or a deadlock report asks: most
+        // waits end within a few passes, and formatting costs more.
+        let what = || {
+            let st = self.st.borrow();
+            st.reqs
+                .get(id)
+                .map_or_else(|| format!("request {id}"), |r| self.describe_req(r))
+        };
         let r = self.wait_loop(&group, peer, timeout, op, &what, |e| e.poll_req(id));
         recorder::hook(Event::Done);
         if r.is_err() {
