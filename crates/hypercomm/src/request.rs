@@ -132,6 +132,8 @@ pub struct Request<'scope> {
     id: ReqId,
     timeout: Option<Duration>,
     done: Option<Result<Status>>,
+    /// Waited for (`done` was taken, or the engine's wait returned).
+    waited: bool,
     _scope: PhantomData<&'scope ()>,
 }
 
@@ -152,6 +154,7 @@ impl<'scope> Request<'scope> {
             id: id.unwrap_or(0),
             timeout: comm.timeout(),
             done: if id.is_none() { Some(Ok(ready)) } else { None },
+            waited: false,
             _scope: PhantomData,
         }
     }
@@ -164,18 +167,13 @@ impl<'scope> Request<'scope> {
     }
 
     fn finish(&mut self) -> Result<Status> {
+        self.waited = true;
         if let Some(d) = self.done.take() {
             return d;
         }
-        let r = self
-            .engine
+        self.engine
             .wait_req(self.id, self.timeout, "wait")
-            .map(|s| s.to_status(&self.group));
-        self.done = Some(Err(Error::InvalidArgument {
-            op: "wait",
-            what: "request already waited for".into(),
-        }));
-        r
+            .map(|s| s.to_status(&self.group))
     }
 
     /// Complete the request if it can be without blocking.
@@ -200,7 +198,7 @@ impl<'scope> Request<'scope> {
 
 impl Drop for Request<'_> {
     fn drop(&mut self) {
-        if self.done.is_none() {
+        if self.done.is_none() && !self.waited {
             let _ = self.finish();
         }
     }
