@@ -34,6 +34,7 @@ macro_rules! conformance_suite {
             truncation_keeps_message,
             zero_length,
             large_message_64mib,
+            large_messages_at_every_boundary,
             ten_thousand_isends,
             self_send,
             send_recv_ring,
@@ -487,6 +488,57 @@ pub(crate) fn large_message_64mib<L: Launcher>() {
             assert_eq!(v.len(), WORDS);
             if let Some(i) = (0..WORDS).find(|&i| v[i] != word(i)) {
                 panic!("word {i} is {:#x}, expected {:#x}", v[i], word(i));
+            }
+        }
+        Ok(())
+    })
+    .unwrap();
+}
+
+/// Large messages around the sizes where a copy between threads is shared
+/// by receiver and sender (256 KiB, in 64 KiB chunks), received into an
+/// exact and a longer buffer, from a blocking send (the sender waits and
+/// helps) and from an isend the sender does not wait for at once.
+pub(crate) fn large_messages_at_every_boundary<L: Launcher>() {
+    const K: usize = 1024;
+    let sizes = [
+        256 * K - 1,
+        256 * K,
+        256 * K + 13,
+        320 * K,
+        3 * 1024 * K + 5,
+    ];
+    fn byte(i: usize, n: usize) -> u8 {
+        (i.wrapping_mul(31) ^ (i >> 9) ^ n) as u8
+    }
+    launch::<L, _, _>(2, |comm| {
+        for (k, &n) in sizes.iter().enumerate() {
+            let tag = 70 + k as u32;
+            if comm.rank() == 0 {
+                let data: Vec<u8> = (0..n).map(|i| byte(i, n)).collect();
+                comm.send(&data, 1, tag)?;
+                hypercomm::request::scope(|s| -> hypercomm::Result<()> {
+                    let r = comm.isend(s, &data, 1, tag)?;
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                    r.wait()?;
+                    Ok(())
+                })?;
+            } else {
+                let mut exact = vec![0u8; n];
+                let got = comm.recv_into(&mut exact, 0, tag)?;
+                assert_eq!(got.len, n);
+                let mut longer = vec![7u8; n + 4096];
+                let got = comm.recv_into(&mut longer, 0, tag)?;
+                assert_eq!(got.len, n);
+                for (what, buf) in [("exact", &exact[..]), ("longer", &longer[..n])] {
+                    if let Some(i) = (0..n).find(|&i| buf[i] != byte(i, n)) {
+                        panic!("{n} bytes, {what} buffer: byte {i} is {}", buf[i]);
+                    }
+                }
+                assert!(
+                    longer[n..].iter().all(|&b| b == 7),
+                    "{n} bytes: written past the message"
+                );
             }
         }
         Ok(())

@@ -423,7 +423,11 @@ impl Engine {
         let finished = match &r.state {
             ReqState::Done(_) => true,
             ReqState::Recv => false,
-            ReqState::Lent { done } => match done.finished() {
+            ReqState::Lent { done } => match {
+                // A reader that shares a large copy: take chunks of it.
+                done.help();
+                done.finished()
+            } {
                 None => false,
                 Some(Ok(_)) => {
                     r.state = ReqState::Done(Ok(RawStatus {

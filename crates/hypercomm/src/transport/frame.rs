@@ -15,7 +15,7 @@
 
 use crate::wire::Header;
 use std::any::Any;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// A frame in flight: header and payload.
@@ -197,7 +197,29 @@ pub struct Completion {
     pub(crate) taken: AtomicUsize,
     owner: std::thread::Thread,
     remote: OnceLock<Box<dyn RemoteCompletion>>,
+    share: SharedCopy,
 }
+
+/// A large copy from a buffer lent between threads, shared by the reader
+/// and the lender (which would otherwise only wait for it): both claim
+/// chunks of [`SHARE_CHUNK`] bytes until none is left, so two cores copy.
+/// Published by the reader (`open`) once it has begun; the reader returns
+/// only when every chunk is counted in `copied`.
+#[derive(Default)]
+struct SharedCopy {
+    open: AtomicBool,
+    src: AtomicPtr<u8>,
+    dst: AtomicPtr<u8>,
+    len: AtomicUsize,
+    next: AtomicUsize,
+    copied: AtomicUsize,
+}
+
+/// Copies from a buffer lent between threads from this size on are shared
+/// with the waiting lender.
+pub(crate) const SHARE_MIN: usize = 256 << 10;
+/// The chunk each side claims at a time.
+const SHARE_CHUNK: usize = 64 << 10;
 
 impl Completion {
     /// A new completion that wakes the calling thread when it changes.
@@ -207,6 +229,7 @@ impl Completion {
             taken: AtomicUsize::new(0),
             owner: std::thread::current(),
             remote: OnceLock::new(),
+            share: SharedCopy::default(),
         })
     }
     #[cfg_attr(not(all(feature = "shm", target_os = "linux")), allow(dead_code))]
@@ -257,6 +280,39 @@ impl Completion {
     pub(crate) fn end_access(&self, n: usize) {
         self.taken.store(n, Ordering::Relaxed);
         self.set(DONE);
+    }
+    /// The lender, waiting for this borrow, copies chunks of a copy the
+    /// reader shares (nothing when there is none, or none is left).
+    pub(crate) fn help(&self) {
+        let s = &self.share;
+        if !s.open.load(Ordering::Acquire) {
+            return;
+        }
+        let (src, dst, len) = (
+            s.src.load(Ordering::Relaxed),
+            s.dst.load(Ordering::Relaxed),
+            s.len.load(Ordering::Relaxed),
+        );
+        let chunks = len.div_ceil(SHARE_CHUNK);
+        loop {
+            let k = s.next.fetch_add(1, Ordering::Relaxed);
+            if k >= chunks {
+                return;
+            }
+            let off = k * SHARE_CHUNK;
+            // SAFETY: chunk `k` is ours alone; the reader published live
+            // buffers of `len` bytes and waits for every chunk to be counted
+            // before it lets go of `dst` (and the lender of `src`, until the
+            // state says DONE).
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    src.add(off),
+                    dst.add(off),
+                    SHARE_CHUNK.min(len - off),
+                )
+            };
+            s.copied.fetch_add(1, Ordering::Release);
+        }
     }
     pub(crate) fn set(&self, s: u8) {
         self.state.store(s, Ordering::Release);
@@ -316,6 +372,35 @@ impl Borrowed {
     pub fn copy_into(mut self, dst: &mut [u8]) -> Option<usize> {
         if let Lent::Remote(r) = &mut self.lent {
             return r.take()?.copy_into(dst);
+        }
+        if let Lent::Local { ptr, len, done } = &self.lent {
+            let n = (*len).min(dst.len());
+            if n >= SHARE_MIN {
+                if !done.begin_access() {
+                    return None;
+                }
+                // Every write to `dst` goes through this pointer.
+                let d = dst.as_mut_ptr();
+                let s = &done.share;
+                s.src.store(ptr.cast_mut(), Ordering::Relaxed);
+                s.dst.store(d, Ordering::Relaxed);
+                s.len.store(n, Ordering::Relaxed);
+                s.open.store(true, Ordering::Release);
+                done.owner.unpark();
+                done.help();
+                let chunks = n.div_ceil(SHARE_CHUNK);
+                let mut spins = 0u32;
+                while s.copied.load(Ordering::Acquire) < chunks {
+                    spins += 1;
+                    if spins % 64 == 0 {
+                        std::thread::yield_now();
+                    } else {
+                        std::hint::spin_loop();
+                    }
+                }
+                done.end_access(n);
+                return Some(n);
+            }
         }
         self.with_bytes(|b| {
             let n = b.len().min(dst.len());
