@@ -24,3 +24,42 @@ mod shm {
 mod tcp {
     crate::common::collectives::collectives_suite!(crate::common::Processes);
 }
+
+/// Pipelined chains of large segments between threads, with more threads
+/// than cores (two jobs at once): the sender of each segment waits for the
+/// receiver to copy it, and the receiver's copy wakes it without a
+/// message. The deadlock detector once took that moment — both blocked,
+/// no message in flight — for a deadlock and ended the job.
+#[test]
+fn chains_of_lent_segments_are_not_taken_for_deadlocks() {
+    use hypercomm::{Algorithm, CollOpts};
+    let opts = CollOpts {
+        algorithm: Algorithm::Chain,
+        ..CollOpts::default()
+    };
+    let job = || {
+        hypercomm::run(2, |comm| -> hypercomm::Result<()> {
+            let n = 1 << 18; // 2 MiB of f64, lent segment by segment
+            for i in 0..20 {
+                let mut b: Vec<f64> = if comm.rank() == 0 {
+                    (0..n).map(|k| (k + i) as f64).collect()
+                } else {
+                    vec![0.0; n]
+                };
+                comm.bcast_with(&mut b, 0usize, &opts)?;
+                assert!(b.iter().enumerate().all(|(k, &x)| x == (k + i) as f64));
+                let x = vec![comm.rank() as f64 + 1.0; n];
+                let mut out = vec![0.0; if comm.rank() == 0 { n } else { 0 }];
+                comm.reduce_into_with(&x, &mut out, hypercomm::collective::Sum, 0usize, &opts)?;
+                assert!(out.iter().all(|&v| v == 3.0));
+            }
+            Ok(())
+        })
+    };
+    std::thread::scope(|s| {
+        let a = s.spawn(job);
+        let b = s.spawn(job);
+        a.join().expect("first job").expect("first job's ranks");
+        b.join().expect("second job").expect("second job's ranks");
+    });
+}

@@ -118,6 +118,18 @@ impl Slab {
     }
 }
 
+/// How a lend of this endpoint ended, if it did (then counted as seen,
+/// for the deadlock detector). A reader that shares a large copy gets
+/// help with it first.
+fn lend_end(done: &Completion) -> Option<std::result::Result<usize, ()>> {
+    done.help();
+    let end = done.finished();
+    if end.is_some() {
+        done.settle();
+    }
+    end
+}
+
 impl Engine {
     // --------------------------------------------------------------- sends
 
@@ -206,7 +218,7 @@ impl Engine {
             st.next_sync
         });
         let (payload, lent) = if data.len() > EAGER_LIMIT {
-            let done = Completion::new();
+            let done = Completion::counted(self.t.lend_count());
             // SAFETY: forwarded to our caller's contract.
             let b = unsafe { Borrowed::new(data, done.clone()) };
             (Payload::Borrowed(b), Some(done))
@@ -423,11 +435,7 @@ impl Engine {
         let finished = match &r.state {
             ReqState::Done(_) => true,
             ReqState::Recv => false,
-            ReqState::Lent { done } => match {
-                // A reader that shares a large copy: take chunks of it.
-                done.help();
-                done.finished()
-            } {
+            ReqState::Lent { done } => match lend_end(done) {
                 None => false,
                 Some(Ok(_)) => {
                     r.state = ReqState::Done(Ok(RawStatus {
@@ -608,6 +616,7 @@ impl Engine {
                 lent: Some(done), ..
             } => {
                 done.revoke();
+                done.settle();
             }
             _ => {}
         }

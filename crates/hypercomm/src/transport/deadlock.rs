@@ -53,6 +53,11 @@ pub(crate) trait JobView {
     /// Whether the job was aborted (then nobody is deadlocked: the abort
     /// is the news).
     fn aborted(&self) -> bool;
+    /// Whether a lend ended that its lender has not seen end yet: that
+    /// lender, found blocked, is woken without a frame. Default: no.
+    fn unsettled(&self) -> bool {
+        false
+    }
     /// Whether endpoint `e`, found blocked, can really still run (shared
     /// memory: its process exists). Default: yes.
     fn alive(&self, e: usize) -> bool {
@@ -74,8 +79,11 @@ pub(crate) fn detect(v: &impl JobView) -> Option<Vec<u64>> {
         return None;
     }
     let ends = v.ends();
+    if v.unsettled() {
+        return None;
+    }
     let second: Vec<Published> = (0..n).map(|e| v.published(e)).collect();
-    if first != second || v.ends() != ends {
+    if first != second || v.ends() != ends || v.unsettled() {
         return None;
     }
     if second.iter().any(|p| !p.ended && p.ends_seen != ends) {
@@ -103,6 +111,9 @@ mod tests {
 
     struct Job(Vec<Published>, u64);
     impl JobView for Job {
+        fn unsettled(&self) -> bool {
+            false
+        }
         fn endpoints(&self) -> usize {
             self.0.len()
         }
@@ -160,5 +171,33 @@ mod tests {
             None,
             "nobody is blocked"
         );
+    }
+
+    /// Every endpoint blocked and every frame drained, but a lend ended
+    /// that its lender has not seen: the lender was woken without a frame
+    /// (a reader finished copying its buffer) and is about to run.
+    #[test]
+    fn an_ended_lend_its_lender_has_not_seen_is_not() {
+        struct Lending(Job);
+        impl JobView for Lending {
+            fn endpoints(&self) -> usize {
+                self.0.endpoints()
+            }
+            fn published(&self, e: usize) -> Published {
+                self.0.published(e)
+            }
+            fn ends(&self) -> u64 {
+                self.0.ends()
+            }
+            fn aborted(&self) -> bool {
+                false
+            }
+            fn unsettled(&self) -> bool {
+                true
+            }
+        }
+        let both = || Job(vec![blocked(3, 2, 1), blocked(5, 1, 2)], 0);
+        assert_eq!(detect(&Lending(both())), None);
+        assert_eq!(detect(&both()), Some(vec![3, 5]));
     }
 }

@@ -198,6 +198,28 @@ pub struct Completion {
     owner: std::thread::Thread,
     remote: OnceLock<Box<dyn RemoteCompletion>>,
     share: SharedCopy,
+    /// The job's count of lends ended and seen ended (deadlock detection).
+    count: Option<Arc<LendCount>>,
+    /// This lend's end is counted as seen.
+    settled: AtomicBool,
+}
+
+/// A job's lends between threads that ended (the reader took or dropped
+/// the buffer) and that their lenders have seen end. An ended lend wakes
+/// its lender without a frame, so while the two differ a lender found
+/// blocked may be about to run: the deadlock detector waits
+/// (`transport/deadlock.rs`).
+#[derive(Debug, Default)]
+pub struct LendCount {
+    ended: std::sync::atomic::AtomicU64,
+    seen: std::sync::atomic::AtomicU64,
+}
+
+impl LendCount {
+    /// Whether some lend ended that its lender has not seen end yet.
+    pub(crate) fn unsettled(&self) -> bool {
+        self.ended.load(Ordering::SeqCst) != self.seen.load(Ordering::SeqCst)
+    }
 }
 
 /// A large copy from a buffer lent between threads, shared by the reader
@@ -224,12 +246,18 @@ const SHARE_CHUNK: usize = 64 << 10;
 impl Completion {
     /// A new completion that wakes the calling thread when it changes.
     pub fn new() -> Arc<Completion> {
+        Completion::counted(None)
+    }
+    /// [`Completion::new`], its end counted in `count`.
+    pub(crate) fn counted(count: Option<Arc<LendCount>>) -> Arc<Completion> {
         Arc::new(Completion {
             state: AtomicU8::new(PENDING),
             taken: AtomicUsize::new(0),
             owner: std::thread::current(),
             remote: OnceLock::new(),
             share: SharedCopy::default(),
+            count,
+            settled: AtomicBool::new(false),
         })
     }
     #[cfg_attr(not(all(feature = "shm", target_os = "linux")), allow(dead_code))]
@@ -315,8 +343,33 @@ impl Completion {
         }
     }
     pub(crate) fn set(&self, s: u8) {
+        self.ended(s);
         self.state.store(s, Ordering::Release);
         self.owner.unpark();
+    }
+    /// The reader ends the lend with state `s`: count it (before the lender
+    /// can see it).
+    fn ended(&self, s: u8) {
+        if let (Some(c), DONE | DROPPED) = (&self.count, s) {
+            c.ended.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    /// The lender has seen the lend end (or gives it up): count that once.
+    pub(crate) fn settle(&self) {
+        let Some(c) = &self.count else {
+            return;
+        };
+        let s = self.state.load(Ordering::Acquire);
+        if matches!(s, DONE | DROPPED) && !self.settled.swap(true, Ordering::SeqCst) {
+            c.seen.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+impl Drop for Completion {
+    fn drop(&mut self) {
+        // A lend nobody looked at after it ended is settled here.
+        self.settle();
     }
 }
 
@@ -392,7 +445,7 @@ impl Borrowed {
                 let mut spins = 0u32;
                 while s.copied.load(Ordering::Acquire) < chunks {
                     spins += 1;
-                    if spins % 64 == 0 {
+                    if spins.is_multiple_of(64) {
                         std::thread::yield_now();
                     } else {
                         std::hint::spin_loop();
@@ -446,12 +499,16 @@ impl Drop for Borrowed {
     fn drop(&mut self) {
         // A remote borrow reports itself dropped through its own `Drop`.
         if let Lent::Local { done, .. } = &self.lent {
+            done.ended(DROPPED);
             if done
                 .state
                 .compare_exchange(PENDING, DROPPED, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
             {
                 done.owner.unpark();
+            } else if let Some(c) = &done.count {
+                // Not ours to end after all (taken or revoked already).
+                c.ended.fetch_sub(1, Ordering::SeqCst);
             }
         }
     }

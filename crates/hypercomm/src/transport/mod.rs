@@ -88,7 +88,7 @@ pub mod tcp;
 pub mod tcp;
 pub mod thread;
 
-pub use frame::{Borrowed, Completion, Frame, Inline, OwnedBytes, Payload, INLINE_MAX};
+pub use frame::{Borrowed, Completion, Frame, Inline, LendCount, OwnedBytes, Payload, INLINE_MAX};
 // The cross-process lending that shared memory (and MPI) build on.
 #[cfg(any(all(feature = "shm", target_os = "linux"), feature = "mpi"))]
 pub(crate) use frame::{Lent, RemoteBorrow, RemoteCompletion, DONE, PENDING};
@@ -221,6 +221,12 @@ pub trait Transport {
     /// other endpoints' timeout messages. Default: not published.
     fn set_waiting(&self, what: Option<&str>) {
         let _ = what;
+    }
+    /// Where this endpoint's lends between threads count their ends, for
+    /// the deadlock detector (an ended lend wakes its lender without a
+    /// frame). Default: none (nothing to count).
+    fn lend_count(&self) -> Option<Arc<LendCount>> {
+        None
     }
     /// Whether this endpoint's last blocked wait (one with no deadline) was
     /// part of a deadlock of the whole job: every endpoint blocked or
@@ -517,6 +523,9 @@ impl Transport for AnyTransport {
     }
     fn set_waiting(&self, what: Option<&str>) {
         dispatch!(self, t => t.set_waiting(what))
+    }
+    fn lend_count(&self) -> Option<Arc<LendCount>> {
+        dispatch!(self, t => t.lend_count())
     }
     fn deadlock(&self) -> Option<String> {
         dispatch!(self, t => t.deadlock())

@@ -2,9 +2,9 @@
 //! segment, pidfd checks for processes that died without a word, and what
 //! each endpoint waits for (for timeout messages).
 
-use super::segment::{Mapping, S_ALIVE, S_FAILED, S_FINISHED, S_MARKING, S_UNATTACHED};
+use super::segment::{Mapping, LENDS, S_ALIVE, S_FAILED, S_FINISHED, S_MARKING, S_UNATTACHED};
 use super::wake::wake_all;
-use super::{sys, ShmEndpoint};
+use super::{lend, sys, ShmEndpoint};
 use crate::transport::deadlock;
 use crate::transport::PeerState;
 use std::sync::atomic::Ordering;
@@ -57,6 +57,19 @@ impl deadlock::JobView for ShmEndpoint {
     }
     fn aborted(&self) -> bool {
         self.map.abort().load(Ordering::SeqCst) >= 2
+    }
+    /// A lend slot of a live endpoint that its reader ended (taken or
+    /// dropped) and its lender has not freed yet: that lender was woken
+    /// without a frame.
+    fn unsettled(&self) -> bool {
+        let m = &self.map;
+        (0..self.n).any(|e| {
+            !matches!(m.state(e).load(Ordering::SeqCst), S_FINISHED | S_FAILED)
+                && (0..LENDS).any(|k| {
+                    let s = m.lend(e, k).0.load(Ordering::SeqCst) & 0xff;
+                    s == lend::L_DONE || s == lend::L_DROPPED
+                })
+        })
     }
     /// A process killed while blocked looks blocked for ever: ask the
     /// kernel (and mark it failed, which ends the search).

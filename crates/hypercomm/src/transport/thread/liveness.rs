@@ -109,6 +109,9 @@ impl deadlock::JobView for ThreadJob {
     fn aborted(&self) -> bool {
         self.abort_flag.load(Ordering::SeqCst)
     }
+    fn unsettled(&self) -> bool {
+        self.lends.unsettled()
+    }
 }
 
 impl ThreadEndpoint {

@@ -89,6 +89,8 @@ pub struct ThreadJob {
     /// A declared deadlock: each endpoint's blocked epoch (0: not in it)
     /// and what every endpoint waited for.
     deadlock: Mutex<Option<(Vec<u64>, String)>>,
+    /// Lends between the job's threads that ended, and that were seen to.
+    lends: Arc<crate::transport::LendCount>,
 }
 
 impl ThreadJob {
@@ -116,6 +118,7 @@ impl ThreadJob {
             abort_flag: AtomicBool::new(false),
             ends: AtomicU64::new(0),
             deadlock: Mutex::new(None),
+            lends: Arc::default(),
         })
     }
 
@@ -355,6 +358,10 @@ impl Transport for ThreadEndpoint {
 
     fn set_waiting(&self, what: Option<&str>) {
         *lock(&self.job.slots[self.me].waiting) = what.map(str::to_owned);
+    }
+
+    fn lend_count(&self) -> Option<Arc<crate::transport::LendCount>> {
+        Some(self.job.lends.clone())
     }
 
     fn deadlock(&self) -> Option<String> {
