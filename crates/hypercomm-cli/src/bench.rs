@@ -127,18 +127,7 @@ pub(crate) struct BenchArgs {
     /// neighbours' arrays (`auto`: faces of rows and planes), `always`,
     /// `never` (packed messages, as between processes).
     #[arg(long, value_enum, default_value = "auto")]
-    pub(crate) in_place: InPlaceArg,
-}
-
-/// `--in-place` of the halo benchmark (`hypercomm::grid::InPlace`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum InPlaceArg {
-    /// Axes whose faces are rows or planes.
-    Auto,
-    /// Every axis.
-    Always,
-    /// No axis.
-    Never,
+    pub(crate) in_place: hypercomm::grid::InPlace,
 }
 
 /// `--trace-level`: three PICL levels `e,c,m`.
@@ -250,17 +239,11 @@ fn collective(
         let want = (min_time / per_call.max(1e-9)).ceil() as usize;
         iters = iters.max(want.min(1_000_000));
     }
-    // The untimed barriers are the library's own when the timed calls are
-    // (as OSU's are MPI_Barrier): a barrier whose ranks leave it further
-    // apart would put that spread into the timed call.
-    let between = CollOpts {
-        algorithm: if opts.algorithm == Algorithm::Native {
-            Algorithm::Native
-        } else {
-            Algorithm::Auto
-        },
-        ..CollOpts::default()
-    };
+    // Untimed barriers: the library's own when the timed calls are (OSU's are MPI_Barrier).
+    let mut between = CollOpts::default();
+    if opts.algorithm == Algorithm::Native {
+        between.algorithm = Algorithm::Native;
+    }
     comm.barrier_with(&between)?;
     let mut timed = std::time::Duration::ZERO;
     if let Op::Barrier = op {

@@ -14,10 +14,9 @@
 //! iterations, the same maximum over ranks). Their ratio is the halo's
 //! speed as a fraction of memory-copy speed.
 
-use crate::bench::InPlaceArg;
 use crate::bench::{run_ranks_many, summary, BenchArgs, Format};
 use hypercomm::collective::Max;
-use hypercomm::grid::{Field, FieldData, FieldSpec, Grid, HaloOpts, InPlace};
+use hypercomm::grid::{Field, FieldData, FieldSpec, Grid, HaloOpts};
 use hypercomm::topology::dims_create;
 use hypercomm::{Comm, Error};
 use std::time::Instant;
@@ -34,12 +33,7 @@ fn measure(comm: &Comm, a: &BenchArgs, iters: usize) -> Result<Vec<f64>, Error> 
         width: a.width as isize,
         ..HaloOpts::default()
     };
-    let in_place = match a.in_place {
-        InPlaceArg::Auto => InPlace::Auto,
-        InPlaceArg::Always => InPlace::Always,
-        InPlaceArg::Never => InPlace::Never,
-    };
-    let halo = grid.halo_with(&specs, &opts, in_place)?;
+    let halo = grid.halo_with(&specs, &opts, a.in_place)?;
     let mut fields: Vec<Field<f64>> = (0..a.fields).map(|_| grid.field()).collect();
     for (k, f) in fields.iter_mut().enumerate() {
         f.fill_with(|p| (p[0] + 3 * p[1] + 7 * p[2]) as f64 + k as f64);

@@ -203,6 +203,13 @@ impl Comm {
         self.timeout
     }
 
+    /// Whether the ranks are threads of this process (the thread transport):
+    /// they can read and write each other's memory.
+    pub(crate) fn ranks_are_threads(&self) -> bool {
+        use crate::transport::{Transport, TransportKind};
+        self.engine().t.link().kind == Some(TransportKind::Thread)
+    }
+
     pub(crate) fn engine(&self) -> &Engine {
         &self.inner.engine
     }

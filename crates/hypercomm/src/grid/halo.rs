@@ -54,7 +54,6 @@ use super::plan::{Phase, Xfer};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::topology::agree;
-use crate::transport::{Transport, TransportKind};
 use bytemuck::Pod;
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -114,6 +113,7 @@ impl Default for HaloOpts {
 /// the layout) instead of sending it packed in a message (two copies). It
 /// only matters between threads: processes always exchange messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum InPlace {
     /// Along the axes whose faces are runs of a cache line or more on
     /// average (rows, planes): a face of single strided points moves a
@@ -268,7 +268,7 @@ impl Grid {
         }
         let storage = self.storage();
         let me = self.cart.rank();
-        let threads = self.comm.engine().t.link().kind == Some(TransportKind::Thread);
+        let threads = self.comm.ranks_are_threads();
         let mut phases = Vec::with_capacity(self.ndim);
         for a in 0..self.ndim {
             let mut ph = Phase::default();

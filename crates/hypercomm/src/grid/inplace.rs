@@ -9,11 +9,11 @@
 //! 1. At the start a rank lends every halo part it will receive: for each
 //!    of the plan's receives (all axes) a small message to the sending
 //!    neighbour, on that flow's tag, carries the byte count, a
-//!    [`Completion`] (as a raw `Arc`), the receiver's [`Xfer`] (its runs)
+//!    [`Gate`] (as a raw `Arc`), the receiver's [`Xfer`] (its runs)
 //!    and the base address of each field's storage.
 //! 2. Then axis after axis: for each face it sends, a rank takes the
 //!    neighbour's offer, marks the borrow in use
-//!    ([`Completion::begin_access`]), copies its own runs into the
+//!    ([`Gate::enter`]), copies its own runs into the
 //!    neighbour's, element by element in the order the packed exchange
 //!    uses, marks it done, and tells the neighbour on the flow's tag with
 //!    bit 3 set (0: copied; 1: the offer did not match). A face to itself
@@ -22,7 +22,7 @@
 //!
 //! A rank returns when its halos are filled and its faces written; nobody
 //! touches its arrays afterwards. If anything fails, it revokes the offers
-//! still open before it returns ([`Completion::revoke`] waits out a copy
+//! still open before it returns ([`Gate::revoke`] waits out a copy
 //! under way, and a writer that comes later writes nothing).
 //!
 //! ## Why the concurrent accesses do not race
@@ -44,8 +44,44 @@ use super::field::{FieldData, Run};
 use super::halo::Halo;
 use super::plan::Xfer;
 use crate::error::{Error, Result};
-use crate::transport::Completion;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
+
+/// A halo lent to the neighbour that writes it: the writer enters
+/// ([`G_OPEN`] → [`G_WRITING`]) and leaves ([`G_WRITTEN`]); the lender may give
+/// it up ([`G_OPEN`] → [`G_REVOKED`]), waiting out a write under way, after
+/// which nobody enters.
+pub(super) struct Gate(AtomicU8);
+
+const G_OPEN: u8 = 0;
+const G_WRITING: u8 = 1;
+const G_WRITTEN: u8 = 2;
+const G_REVOKED: u8 = 3;
+
+impl Gate {
+    /// Start writing: false when the lender gave the halo up.
+    fn enter(&self) -> bool {
+        self.0
+            .compare_exchange(G_OPEN, G_WRITING, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+    /// Done writing.
+    fn leave(&self) {
+        self.0.store(G_WRITTEN, Ordering::Release);
+    }
+    /// Give the halo up: afterwards nobody writes it.
+    fn revoke(&self) {
+        loop {
+            match self
+                .0
+                .compare_exchange(G_OPEN, G_REVOKED, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Err(G_WRITING) => std::thread::yield_now(),
+                _ => return,
+            }
+        }
+    }
+}
 
 /// Bit of a flow's tag that marks the message saying its faces are written.
 const WRITTEN: u32 = 8;
@@ -96,12 +132,12 @@ impl Halo {
     fn offer_halos(
         &self,
         bases: &[*mut u8],
-        lends: &mut Vec<(usize, u32, Arc<Completion>)>,
+        lends: &mut Vec<(usize, u32, Arc<Gate>)>,
     ) -> Result<()> {
         let mut offer = Vec::with_capacity(HEAD + bases.len());
         for ph in self.phases.iter().filter(|p| p.in_place) {
             for r in ph.recvs.iter().filter(|x| x.peer != self.me) {
-                let done = Completion::new();
+                let done = Arc::new(Gate(AtomicU8::new(G_OPEN)));
                 offer.clear();
                 offer.push(r.bytes as u64);
                 offer.push(Arc::into_raw(done.clone()) as u64);
@@ -120,7 +156,7 @@ impl Halo {
         a: usize,
         bases: &[*mut u8],
         sizes: &[usize],
-        lends: &mut Vec<(usize, u32, Arc<Completion>)>,
+        lends: &mut Vec<(usize, u32, Arc<Gate>)>,
     ) -> Result<()> {
         let ph = &self.phases[a];
         // To itself.
@@ -147,7 +183,7 @@ impl Halo {
             // SAFETY: an offer of this length and tag comes from
             // `offer_halos` of the same plan at `s.peer`, a thread of this
             // process: the Arc was leaked for us to take.
-            let done = unsafe { Arc::from_raw(offer[1] as *const Completion) };
+            let done = unsafe { Arc::from_raw(offer[1] as *const Gate) };
             if offer[0] as usize != s.bytes {
                 self.comm.send(&[1u64], s.peer, s.tag | WRITTEN)?;
                 return Err(mismatch(
@@ -158,7 +194,7 @@ impl Halo {
                     ),
                 ));
             }
-            if !done.begin_access() {
+            if !done.enter() {
                 // The lender gave up (it failed, or its exchange did).
                 return Err(Error::PeerFailed {
                     rank: crate::rank::Rank::Node(s.peer),
@@ -166,11 +202,11 @@ impl Halo {
             }
             let dst: Vec<*mut u8> = offer[HEAD..].iter().map(|&b| b as *mut u8).collect();
             // SAFETY: the lender waits for our word (or revokes, which waits
-            // for `end_access`) before it lets go of its arrays and its plan;
+            // for `leave`) before it lets go of its arrays and its plan;
             // its runs lie in its storage (checked on its side), ours in
             // ours, and the cells do not race (module docs).
             let copied = unsafe { copy_xfer(s, bases, &*(offer[2] as *const Xfer), &dst, sizes) };
-            done.end_access(copied.unwrap_or(0));
+            done.leave();
             self.comm
                 .send(&[u64::from(copied.is_none())], s.peer, s.tag | WRITTEN)?;
             if copied.is_none() {
