@@ -238,6 +238,31 @@ fn role_body(role: &str, comm: &Comm) -> Result<String, Error> {
                 Err(e) => Ok(format!("{} ms: {e}", t.elapsed().as_millis())),
             }
         }
+        "chains" => {
+            // Pipelined chains of 2 MiB: segments under the single-copy
+            // threshold stream through the ring, and the reader taking the
+            // last slot of one wakes its sender without a frame.
+            use hypercomm::{collective::Sum, Algorithm, CollOpts};
+            let opts = CollOpts {
+                algorithm: Algorithm::Chain,
+                ..CollOpts::default()
+            };
+            let count = 1 << 18;
+            for i in 0..20 {
+                let mut b: Vec<f64> = if me == 0 {
+                    (0..count).map(|k| (k + i) as f64).collect()
+                } else {
+                    vec![0.0; count]
+                };
+                comm.bcast_with(&mut b, 0usize, &opts)?;
+                assert!(b.iter().enumerate().all(|(k, &x)| x == (k + i) as f64));
+                let x = vec![me as f64 + 1.0; count];
+                let mut out = vec![0.0; if me == 0 { count } else { 0 }];
+                comm.reduce_into_with(&x, &mut out, Sum, 0usize, &opts)?;
+                assert!(out.iter().all(|&v| v == (n * (n + 1) / 2) as f64));
+            }
+            Ok("ok".into())
+        }
         other => panic!("unknown role {other}"),
     }
 }
@@ -479,4 +504,41 @@ fn kill_9_is_reported_within_a_second() {
     }
     // Nothing is left in /dev/shm (the segment is a memfd).
     assert_eq!(dev_shm(), before);
+}
+
+#[test]
+fn chains_of_streamed_segments_are_not_taken_for_deadlocks() {
+    // Ranks that do not run whenever they could: two threads of the parent
+    // keep both cores busy. The deadlock detector once saw the sender
+    // blocked and every frame taken, while the reader's taking of the last
+    // slot was waking the sender, and ended the job.
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let parent = std::env::var("HYPERCOMM_RANK").is_err();
+    let r = std::thread::scope(|s| {
+        if parent {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                });
+            }
+        }
+        // The burners stop however the job ends (a failed one panics).
+        struct Stop<'a>(&'a std::sync::atomic::AtomicBool);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        let _stop = Stop(&stop);
+        run_ok(
+            "chains_of_streamed_segments_are_not_taken_for_deadlocks",
+            "chains",
+            2,
+            false,
+            &[],
+        )
+    });
+    assert_eq!(r, ["ok", "ok"]);
 }

@@ -98,7 +98,12 @@ impl ShmEndpoint {
             self.ends_seen.set(ends);
             return None;
         }
-        m.sent(self.me).store(self.sent.get(), Ordering::SeqCst);
+        // A lent buffer streamed through a ring completes when its reader
+        // takes the last slot, which wakes us without a frame: until we
+        // have seen that, count it as still in flight (sent, not drained).
+        let streaming = self.unpulled.borrow().len() as u64;
+        m.sent(self.me)
+            .store(self.sent.get() + streaming, Ordering::SeqCst);
         m.drained(self.me)
             .store(self.drained.get(), Ordering::SeqCst);
         m.ends_seen(self.me).store(ends, Ordering::SeqCst);
