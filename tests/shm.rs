@@ -247,8 +247,11 @@ fn role_body(role: &str, comm: &Comm) -> Result<String, Error> {
                 algorithm: Algorithm::Chain,
                 ..CollOpts::default()
             };
+            // No deadline: only waits without one take part in deadlock
+            // detection (the job's own time limit still ends a hang).
+            let comm = &comm.with_timeout(None);
             let count = 1 << 18;
-            for i in 0..20 {
+            for i in 0..150 {
                 let mut b: Vec<f64> = if me == 0 {
                     (0..count).map(|k| (k + i) as f64).collect()
                 } else {
