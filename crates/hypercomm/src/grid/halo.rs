@@ -425,12 +425,7 @@ impl Halo {
         };
         let data = f.as_bytes_mut();
         // 1. To itself: a copy within the array (faces and halos are apart).
-        for r in ph.recvs.iter().filter(|x| x.peer == self.me) {
-            let s = ph
-                .sends
-                .iter()
-                .find(|x| x.peer == self.me && x.tag == r.tag)
-                .expect("a rank that is its own neighbour sends to itself");
+        for (s, r) in ph.to_itself(self.me) {
             data.copy_within(bytes_of(s), bytes_of(r).start);
         }
         // 2. The others: the halo parts lent to receives, the rest shared by
@@ -470,10 +465,7 @@ impl Halo {
         })?;
         for (x, st) in recvs.iter().zip(&statuses) {
             if st.len != x.bytes {
-                return Err(Error::CollectiveMismatch(format!(
-                    "halo exchange: rank {} sent {} bytes along axis {a} where this rank expects {} (do the ranks pass the same fields and options?)",
-                    x.peer, st.len, x.bytes
-                )));
+                return Err(wrong_size(x, a, st.len));
             }
         }
         Ok(())
@@ -569,12 +561,7 @@ impl Halo {
                 self.comm.recv_vec::<u8>(x.peer, x.tag)?.0
             };
             if buf.len() != x.bytes {
-                return Err(Error::CollectiveMismatch(format!(
-                    "halo exchange: rank {} sent {} bytes along axis {a} where this rank expects {} (do the ranks pass the same fields and options?)",
-                    x.peer,
-                    buf.len(),
-                    x.bytes
-                )));
+                return Err(wrong_size(x, a, buf.len()));
             }
             let mut at = 0;
             for (f, runs) in fs.iter_mut().zip(&x.inner) {
@@ -630,4 +617,23 @@ impl Pending<'_> {
         }
         Ok(())
     }
+}
+
+/// A halo exchange between ranks that disagree (the plans are agreed when
+/// made, so only a peer's broken plan gets here).
+pub(super) fn mismatch(peer: usize, what: &str) -> Error {
+    Error::CollectiveMismatch(format!(
+        "halo exchange with rank {peer}: {what} (do the ranks pass the same fields and options?)"
+    ))
+}
+
+/// The message of receive `x` along axis `a` came with `got` bytes.
+pub(super) fn wrong_size(x: &Xfer, a: usize, got: usize) -> Error {
+    mismatch(
+        x.peer,
+        &format!(
+            "it sent {got} bytes along axis {a} where this rank expects {}",
+            x.bytes
+        ),
+    )
 }

@@ -41,7 +41,7 @@
 //! the eager limit.
 
 use super::field::{FieldData, Run};
-use super::halo::Halo;
+use super::halo::{mismatch, wrong_size, Halo};
 use super::plan::Xfer;
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -160,12 +160,7 @@ impl Halo {
     ) -> Result<()> {
         let ph = &self.phases[a];
         // To itself.
-        for r in ph.recvs.iter().filter(|x| x.peer == self.me) {
-            let s = ph
-                .sends
-                .iter()
-                .find(|x| x.peer == self.me && x.tag == r.tag)
-                .expect("a rank that is its own neighbour sends to itself");
+        for (s, r) in ph.to_itself(self.me) {
             // SAFETY: both run lists lie in this rank's storage (the plan was
             // made for it and the fields were checked against it); a face
             // and a halo are apart.
@@ -260,14 +255,7 @@ impl Halo {
                 None => self.comm.recv_vec::<u8>(r.peer, r.tag)?.0,
             };
             if buf.len() != r.bytes {
-                return Err(mismatch(
-                    r.peer,
-                    &format!(
-                        "it sent {} bytes along axis {a} where this rank expects {}",
-                        buf.len(),
-                        r.bytes
-                    ),
-                ));
+                return Err(wrong_size(r, a, buf.len()));
             }
             // SAFETY: as above.
             unsafe { message_runs(r, bases, buf.as_mut_ptr(), sizes, false) };
@@ -302,12 +290,6 @@ unsafe fn message_runs(x: &Xfer, bases: &[*mut u8], msg: *mut u8, sizes: &[usize
             }
         };
     }
-}
-
-fn mismatch(peer: usize, what: &str) -> Error {
-    Error::CollectiveMismatch(format!(
-        "halo exchange with rank {peer}: {what} (do the ranks pass the same fields and options?)"
-    ))
 }
 
 /// Copy the message of `s` (each field's inner runs, then each field's

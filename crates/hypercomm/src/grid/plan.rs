@@ -40,6 +40,22 @@ pub(super) struct Phase {
 const IN_PLACE_RUN: usize = 64;
 
 impl Phase {
+    /// For a rank that is its own neighbour (a periodic axis of one rank):
+    /// each message it sends itself, with the receive it meets.
+    pub(super) fn to_itself(&self, me: usize) -> impl Iterator<Item = (&Xfer, &Xfer)> {
+        self.recvs
+            .iter()
+            .filter(move |r| r.peer == me)
+            .map(move |r| {
+                let s = self
+                    .sends
+                    .iter()
+                    .find(|x| x.peer == me && x.tag == r.tag)
+                    .expect("a rank that is its own neighbour sends to itself");
+                (s, r)
+            })
+    }
+
     /// Whether the phase's faces are made of contiguous pieces long enough
     /// to copy in place (every message's pieces at least [`IN_PLACE_RUN`]
     /// bytes on average; a strided run is a piece per element).

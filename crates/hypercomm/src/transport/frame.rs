@@ -239,7 +239,7 @@ struct SharedCopy {
 
 /// Copies from a buffer lent between threads from this size on are shared
 /// with the waiting lender.
-pub(crate) const SHARE_MIN: usize = 256 << 10;
+const SHARE_MIN: usize = 256 << 10;
 /// The chunk each side claims at a time.
 const SHARE_CHUNK: usize = 64 << 10;
 
@@ -295,16 +295,15 @@ impl Completion {
             }
         }
     }
-    /// A thread of this process starts using the lent memory (reading it,
-    /// or writing it where the lender lent it for that): false when the
-    /// lender revoked it (or it was dropped), and then it may not be
+    /// A reader in this process starts reading the lent memory: false when
+    /// the lender revoked it (or it was dropped), and then it may not be
     /// touched. Until [`Completion::end_access`] the lender's `revoke` waits.
     pub(crate) fn begin_access(&self) -> bool {
         self.state
             .compare_exchange(PENDING, COPYING, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
     }
-    /// The borrower is done with the lent memory, having moved `n` bytes.
+    /// The reader is done with the lent memory, having taken `n` bytes.
     pub(crate) fn end_access(&self, n: usize) {
         self.taken.store(n, Ordering::Relaxed);
         self.set(DONE);
