@@ -10,6 +10,12 @@ mod common;
 /// Ranks as threads of this process (`hypercomm::run`).
 mod thread {
     crate::common::collectives::collectives_suite!(crate::common::Threads);
+
+    /// Check mode off: blocking calls run their schedules directly.
+    mod unchecked {
+        crate::common::collectives::unchecked_suite!(full
+            crate::common::Unchecked<crate::common::Threads>);
+    }
 }
 
 /// Ranks as processes of this test binary, over shared memory (see
@@ -18,6 +24,12 @@ mod shm {
     crate::common::collectives::collectives_suite!(
         crate::common::Processes<crate::common::procs::Shm>
     );
+
+    /// Check mode off: blocking calls run their schedules directly.
+    mod unchecked {
+        crate::common::collectives::unchecked_suite!(short
+            crate::common::Unchecked<crate::common::Processes<crate::common::procs::Shm>>);
+    }
 }
 
 /// Ranks as processes of this test binary, over TCP.

@@ -57,6 +57,11 @@ impl Matrix for Threads {
 /// Processes (17 of them run every test body, and each job is a split of
 /// their world): powers of two and not, the smallest and the largest job,
 /// with every count.
+impl<L: Matrix> Matrix for crate::common::Unchecked<L> {
+    const NS: &'static [usize] = L::NS;
+    const COUNTS: &'static [usize] = L::COUNTS;
+}
+
 impl<T: ProcTransport> Matrix for Processes<T> {
     const NS: &'static [usize] = &[1, 2, 3, 5, 8, 16];
     const COUNTS: &'static [usize] = &[0, 1, 64, 4099];
@@ -126,6 +131,50 @@ macro_rules! collectives_suite {
 }
 #[allow(unused_imports)]
 pub(crate) use collectives_suite;
+
+/// The bodies of [`collectives_suite`] that check results rather than
+/// check mode, for a launcher with check mode off
+/// ([`Unchecked`](crate::common::Unchecked)): `full` on threads, `short`
+/// (the common operations and the property test) where a job is costly.
+#[allow(unused_macros)]
+macro_rules! unchecked_suite {
+    (full $launcher:ty) => {
+        $crate::common::collectives::unchecked_suite!(short $launcher);
+        $crate::common::collectives::collectives_suite!(@tests $launcher;
+            non_commutative_operator_keeps_rank_order,
+            barrier_and_host_variants,
+            four_nonblocking_collectives_outstanding,
+            gather_and_gatherv_all_algorithms,
+            scatter_and_scatterv_all_algorithms,
+            reduce_scatter_all_algorithms,
+            scans_all_variants_and_algorithms,
+            scan_and_exscan_shorthands,
+            every_topology_setting_runs_every_operation,
+            host_rooted_gather_and_scatter,
+            sparse_multicast_reaches_exactly_the_targets,
+            nonblocking_gather_scatter_allgather_alltoall_reduce_scatter_scan,
+            reproducible_mode_is_bitwise_identical_across_algorithms_and_topologies,
+            user_wildcard_receives_never_take_collective_traffic
+        );
+    };
+    (short $launcher:ty) => {
+        $crate::common::collectives::collectives_suite!(@tests $launcher;
+            bcast_all_algorithms,
+            reduce_and_allreduce_all_algorithms,
+            allgather_and_allgatherv_all_algorithms,
+            alltoall_and_alltoallv_all_algorithms
+        );
+        #[test]
+        fn random_counts_roots_and_operators() {
+            <$launcher as $crate::common::Launcher>::test(
+                "random_counts_roots_and_operators",
+                $crate::common::collectives::props::random_counts_roots_and_operators::<$launcher>,
+            );
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use unchecked_suite;
 
 /// A rank as plain data (`None` is the host), to cross processes.
 fn rank_out(r: Rank) -> Option<usize> {

@@ -56,6 +56,10 @@ pub(crate) trait Launcher {
     /// memory: the grid layer's exchange copies between their arrays).
     const THREADS: bool = false;
 
+    /// Whether check mode is left as the library sets it (on). [`Unchecked`]
+    /// runs the same bodies with it off.
+    const CHECK: bool = true;
+
     /// Run one conformance test body (named `name`). Threads: under the
     /// [`watchdog`]. Process launchers start a job whose processes run it.
     fn test(name: &'static str, body: fn()) {
@@ -116,6 +120,51 @@ impl Launcher for Threads {
     }
 }
 
+/// Launcher `L` with check mode off: blocking collectives then take their
+/// direct path (no signature exchange, no task), which the default leaves
+/// untested. Its tests live in a module `unchecked` inside `L`'s (a
+/// process launcher's copies find a body by its path).
+pub(crate) struct Unchecked<L>(std::marker::PhantomData<L>);
+
+impl<L: Launcher> Launcher for Unchecked<L> {
+    const REAL_TIME: bool = L::REAL_TIME;
+    const LIBRARY_TRANSPORT: bool = L::LIBRARY_TRANSPORT;
+    const THREADS: bool = L::THREADS;
+    const CHECK: bool = false;
+
+    fn test(name: &'static str, body: fn()) {
+        L::test(
+            Box::leak(format!("unchecked::{name}").into_boxed_str()),
+            body,
+        )
+    }
+
+    fn run<R, E, F>(n: usize, f: F) -> hypercomm::Result<Vec<R>>
+    where
+        R: Send + Serialize + DeserializeOwned,
+        E: Into<BoxError>,
+        F: Fn(&Comm) -> Result<R, E> + Sync,
+    {
+        L::run(n, f)
+    }
+
+    fn run_with_host<H, R, EH, EN, FH, FN>(
+        n: usize,
+        host_fn: FH,
+        node_fn: FN,
+    ) -> hypercomm::Result<(H, Vec<R>)>
+    where
+        H: Send + Serialize + DeserializeOwned,
+        R: Send + Serialize + DeserializeOwned,
+        EH: Into<BoxError>,
+        EN: Into<BoxError>,
+        FH: FnOnce(&Comm) -> Result<H, EH> + Send,
+        FN: Fn(&Comm) -> Result<R, EN> + Sync,
+    {
+        L::run_with_host(n, host_fn, node_fn)
+    }
+}
+
 /// Run a job through `L` with [`OP_TIMEOUT`] on every blocking operation.
 pub(crate) fn launch<L, R, F>(n: usize, f: F) -> hypercomm::Result<Vec<R>>
 where
@@ -123,7 +172,17 @@ where
     R: Send + Serialize + DeserializeOwned,
     F: Fn(&Comm) -> hypercomm::Result<R> + Sync,
 {
-    L::run(n, |c: &Comm| f(&c.with_timeout(Some(OP_TIMEOUT))))
+    L::run(n, |c: &Comm| f(&prepared::<L>(c)))
+}
+
+/// The communicator a test body gets: [`OP_TIMEOUT`] on every blocking
+/// operation, and check mode off for an [`Unchecked`] launcher.
+fn prepared<L: Launcher>(c: &Comm) -> Comm {
+    let c = c.with_timeout(Some(OP_TIMEOUT));
+    if !L::CHECK {
+        c.set_check(false);
+    }
+    c
 }
 
 /// [`launch`] with a host.
@@ -141,8 +200,8 @@ where
 {
     L::run_with_host(
         n,
-        |c: &Comm| host_fn(&c.with_timeout(Some(OP_TIMEOUT))),
-        |c: &Comm| node_fn(&c.with_timeout(Some(OP_TIMEOUT))),
+        |c: &Comm| host_fn(&prepared::<L>(c)),
+        |c: &Comm| node_fn(&prepared::<L>(c)),
     )
 }
 

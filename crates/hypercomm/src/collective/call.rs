@@ -21,6 +21,7 @@ use super::task::{CheckSpec, CollTask, Finish, Signature};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::rank::Rank;
+use crate::trace::recorder;
 use hypercomm_algo::Schedule;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -182,13 +183,7 @@ impl Comm {
         };
         let sig = Signature::of(kind, root_code, &check, op.as_ref().map_or(0, |o| o.code()));
         let check_tag = self.check_mode().then(|| self.next_tag(parts.with_host));
-        let route = Route {
-            eps: parts.eps,
-            ctx: self.coll_ctx(),
-            tag: self.next_tag(parts.with_host),
-            group: self.group().clone(),
-            engine: self.inner.engine.clone(),
-        };
+        let route = self.route(parts.eps, parts.with_host);
         let seq = route.tag & 0x7fff_ffff;
         let root_ep = root.and_then(|r| route.eps.get(r).copied());
         let check = check_tag.map(|tag| CheckSpec {
@@ -206,22 +201,56 @@ impl Comm {
         Ok(task)
     }
 
+    /// Where a call among the participants `eps` sends: the collective
+    /// context and the call's tag, drawn now.
+    fn route(&self, eps: Arc<[u32]>, with_host: bool) -> Route {
+        Route {
+            eps,
+            ctx: self.coll_ctx(),
+            tag: self.next_tag(with_host),
+            group: self.group().clone(),
+            engine: self.inner.engine.clone(),
+        }
+    }
+
     /// Start `call` and run it to completion (blocking calls).
     pub(crate) fn run<T: Element, O: Operator<T>>(&self, call: Call<'_, T, O>) -> Result<()> {
-        let what = call.what;
-        // Built straight into the cell the wait loop borrows (the task is
-        // a few hundred bytes; every move is a copy).
-        let cell = RefCell::new(self.start(call)?);
-        self.engine().run_task(&cell, self.timeout, what)
+        self.run_tagged(call).map(|_| ())
     }
 
     /// [`Comm::run`], returning the tag of the call's main schedule (for a
     /// message that follows it with the same tag).
+    ///
+    /// With check mode off and no trace recorded, the schedule runs
+    /// straight on this thread's blocking receives ([`Exec::run_direct`]):
+    /// there is no signature exchange to run beside it, and the task and
+    /// wait-loop machinery would cost more than a small call's messages.
     pub(crate) fn run_tagged<T: Element, O: Operator<T>>(
         &self,
         call: Call<'_, T, O>,
     ) -> Result<u32> {
         let what = call.what;
+        if !self.check_mode() && !recorder::active() && self.engine().blocking_free() {
+            let Call {
+                parts,
+                input,
+                output,
+                op,
+                sched,
+                finish,
+                ..
+            } = call;
+            let route = self.route(parts.eps, parts.with_host);
+            let tag = route.tag;
+            let mut ex = Exec::new(sched, route, input, output, op, what)?;
+            ex.run_direct(self.engine(), self.timeout)?;
+            if let Some(f) = finish {
+                f.apply(ex.output());
+            }
+            return Ok(tag);
+        }
+        // Built straight into the cell the wait loop borrows (the task is
+        // a few hundred bytes; every move is a copy).
         let cell = RefCell::new(self.start(call)?);
         let tag = cell.borrow().tag();
         self.engine().run_task(&cell, self.timeout, what)?;

@@ -8,7 +8,10 @@
 //! [`Exec::advance`] does as much as it can without blocking, so the same
 //! code serves blocking calls (advance inside the engine's wait loop) and
 //! non-blocking ones (advanced by every wait of the rank, so several
-//! outstanding collectives all progress).
+//! outstanding collectives all progress). A blocking call with check mode
+//! off and no trace skips the task and its wait loop: [`Exec::run_direct`]
+//! runs the rounds on the engine's blocking receive, posted before the
+//! round's sends so the message lands in place.
 //!
 //! Buffers: the input (read only), the output (read and write), each
 //! borrowed from the caller for the executor's lifetime `'a` or owned by
@@ -31,13 +34,14 @@
 //! own receives).
 
 use super::ops::{combine_slices, Element, Operator};
-use crate::engine::{Engine, Group, Layout, Match, ReqId, Task};
+use crate::engine::{map_err, Engine, Group, Layout, Match, RawStatus, ReqId, Task};
 use crate::error::{Error, Result};
 use hypercomm_algo::{Buf, Op, Region, Schedule};
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Duration;
 
 thread_local! {
     /// Scratch buffers of finished executors, reused by the next ones so a
@@ -354,58 +358,155 @@ impl<'a, T: Element, O: Operator<T>> Exec<'a, T, O> {
             .map_or(&mut [], |(_, d)| d)
     }
 
+    /// What a receive from participant `from` matches.
+    fn matcher(&self, from: usize) -> Match {
+        Match {
+            ctx: self.route.ctx,
+            src: Some(self.route.eps[from]),
+            tag: Some(self.route.tag),
+        }
+    }
+
+    /// Start the send of `region` to participant `to`; a send that did not
+    /// complete at once joins the pending requests.
+    fn send_op(&mut self, e: &Engine, to: usize, region: Region) -> Result<()> {
+        let Some((src, _)) = self.bufs.regions(Some(region), None) else {
+            return Err(self.bad(format!("send from {region:?}")));
+        };
+        let r = &self.route;
+        // SAFETY: `src` is a region of a buffer borrowed for 'a or owned by
+        // the executor, which nothing writes during this round (schedule
+        // rule); the request is completed or withdrawn before the executor
+        // lets go of the buffer: `step` and `run_direct` wait for it, and
+        // `withdraw` and `Drop` withdraw it; an executor lives on a blocking
+        // call's stack or in a scope, which finishes or withdraws it (leaked
+        // or not) before 'a ends.
+        let id = unsafe {
+            e.start_send(
+                &r.group,
+                r.eps[to],
+                r.ctx,
+                r.tag,
+                bytemuck::cast_slice(src),
+                false,
+            )?
+        };
+        self.pending.extend(id.map(|id| (id, None)));
+        Ok(())
+    }
+
+    /// The bytes of a receive's region.
+    fn recv_region(&mut self, region: Region) -> Result<&mut [u8]> {
+        if self.bufs.at(region).is_none() || region.buf == Buf::Input {
+            return Err(self.bad(format!("receive into {region:?}")));
+        }
+        let (_, dst) = self.bufs.regions(None, Some(region)).expect("checked");
+        Ok(bytemuck::cast_slice_mut(dst))
+    }
+
     fn post_round(&mut self, e: &Engine) -> Result<()> {
         let sched = self.sched.clone();
         for op in &sched.rounds[self.round].ops {
             match *op {
                 Op::Recv { from, region } => {
-                    let Some((_, dst)) = self.bufs.regions(None, Some(region)) else {
-                        return Err(self.bad(format!("receive into {region:?}")));
-                    };
-                    let dst: &mut [u8] = bytemuck::cast_slice_mut(dst);
+                    let m = self.matcher(from);
+                    let group = self.route.group.clone();
+                    let dst = self.recv_region(region)?;
                     let bytes = dst.len();
-                    let r = &self.route;
-                    let m = Match {
-                        ctx: r.ctx,
-                        src: Some(r.eps[from]),
-                        tag: Some(r.tag),
-                    };
-                    // SAFETY: `dst` is a region of a buffer borrowed for 'a or
-                    // owned by the executor; no other op of this round touches
-                    // it (schedule rule), and the executor makes no slice of
-                    // it until the request completed. The request is completed
-                    // or withdrawn before the executor lets go of the buffer:
-                    // `step` waits for it, and `withdraw` and `Drop` withdraw it;
-                    // an executor lives on a blocking call's stack or in a
-                    // scope, which finishes or withdraws it (leaked or not)
-                    // before 'a ends.
-                    let id = unsafe { e.post_recv(&r.group, m, dst, Layout::Contiguous)? };
+                    // SAFETY: as for a send: no other op of this round
+                    // touches the region (schedule rule), and the executor
+                    // makes no slice of it until the request completed.
+                    let id = unsafe { e.post_recv(&group, m, dst, Layout::Contiguous)? };
                     self.pending.push((id, Some(bytes)));
                 }
-                Op::Send { to, region } => {
-                    let Some((src, _)) = self.bufs.regions(Some(region), None) else {
-                        return Err(self.bad(format!("send from {region:?}")));
-                    };
-                    let r = &self.route;
-                    // SAFETY: `src` is a region of a live buffer (as for a
-                    // receive) that nothing writes during this round (schedule
-                    // rule); the request is completed or withdrawn before the
-                    // executor lets go of the buffer, as for a receive.
-                    let id = unsafe {
-                        e.start_send(
-                            &r.group,
-                            r.eps[to],
-                            r.ctx,
-                            r.tag,
-                            bytemuck::cast_slice(src),
-                            false,
-                        )?
-                    };
-                    self.pending.extend(id.map(|id| (id, None)));
-                }
+                Op::Send { to, region } => self.send_op(e, to, region)?,
                 _ => {}
             }
         }
+        Ok(())
+    }
+
+    /// A received message of `st.len` bytes where `want` were expected:
+    /// the ranks gave different counts.
+    fn check_len(&self, st: RawStatus, want: usize) -> Result<()> {
+        if st.len == want {
+            return Ok(());
+        }
+        Err(Error::CollectiveMismatch(format!(
+            "{}: {} sent {} bytes where {} were expected (counts differ between ranks)",
+            self.what,
+            self.route.group.rank(st.src),
+            st.len,
+            want
+        )))
+    }
+
+    /// Run the whole schedule on this thread without the task machinery
+    /// (a blocking call with check mode off and no trace). Per round: the
+    /// first receive is posted as the engine's blocking receive before the
+    /// round's sends start, so that the peer's message lands in place; the
+    /// round's other receives follow one at a time; sends that did not
+    /// complete at once are waited for; then the local operations.
+    pub(crate) fn run_direct(&mut self, e: &Engine, timeout: Option<Duration>) -> Result<()> {
+        let sched = self.sched.clone();
+        let what = self.what;
+        for (ri, round) in sched.rounds.iter().enumerate() {
+            self.round = ri;
+            let mut recvs = round.ops.iter().filter_map(|op| match *op {
+                Op::Recv { from, region } => Some((from, region)),
+                _ => None,
+            });
+            let first = recvs.next();
+            let mut early = None;
+            if let Some((from, region)) = first {
+                let m = self.matcher(from);
+                let dst = self.recv_region(region)?;
+                let bytes = dst.len();
+                // SAFETY: the region is live (a buffer borrowed for 'a or
+                // owned by the executor) and no op of this round touches it
+                // (schedule rule); the receive is waited for or withdrawn
+                // below before the executor makes a slice of it again.
+                early = Some((
+                    unsafe { e.post_blocking(m, dst, Layout::Contiguous) },
+                    bytes,
+                ));
+            }
+            let posted = matches!(early, Some((None, _)));
+            for op in &round.ops {
+                if let Op::Send { to, region } = *op {
+                    if let Err(err) = self.send_op(e, to, region) {
+                        if posted {
+                            e.unpost_blocking();
+                        }
+                        return Err(err);
+                    }
+                }
+            }
+            let g = self.route.group.clone();
+            if let (Some((from, _)), Some((got, bytes))) = (first, early) {
+                let st = match got {
+                    Some(r) => r,
+                    None => {
+                        let describe = || self.describe();
+                        e.wait_blocking(&g, Some(self.route.eps[from]), timeout, what, &describe)
+                    }
+                };
+                self.check_len(st.map_err(|err| map_err(err, &g))?, bytes)?;
+            }
+            for (from, region) in recvs {
+                let m = self.matcher(from);
+                let dst = self.recv_region(region)?;
+                let bytes = dst.len();
+                let st = e.recv(&g, m, dst, Layout::Contiguous, timeout, what)?;
+                self.check_len(st, bytes)?;
+            }
+            while let Some((id, _)) = self.pending.pop() {
+                e.wait_req(id, timeout, what)
+                    .map_err(|err| map_err(err, &g))?;
+            }
+            self.local_ops()?;
+        }
+        self.round = sched.rounds.len();
         Ok(())
     }
 
@@ -472,14 +573,8 @@ impl<'a, T: Element, O: Operator<T>> Exec<'a, T, O> {
                     Some(Ok(st)) => {
                         self.pending.pop();
                         if let Some(w) = want {
-                            if st.len != w {
-                                return Some(Err(Error::CollectiveMismatch(format!(
-                                    "{}: {} sent {} bytes where {} were expected (counts differ between ranks)",
-                                    self.what,
-                                    self.route.group.rank(st.src),
-                                    st.len,
-                                    w
-                                ))));
+                            if let Err(err) = self.check_len(st, w) {
+                                return Some(Err(err));
                             }
                         }
                     }

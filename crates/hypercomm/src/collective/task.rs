@@ -326,6 +326,16 @@ pub(crate) enum Finish<'a, T> {
     With(Then<'a, T>),
 }
 
+impl<T: Element> Finish<'_, T> {
+    /// Do it to `out`.
+    pub(crate) fn apply(self, out: &mut [T]) {
+        match self {
+            Finish::Fill(v) => out.fill(v),
+            Finish::With(f) => f(out),
+        }
+    }
+}
+
 /// Record the block_end of a traced task (once).
 fn end_block(block: &mut Option<(u8, Option<u32>, u32)>) {
     if let Some((op, root, seq)) = block.take() {
@@ -449,10 +459,8 @@ impl<T: Element, O: Operator<T>> Task for CollTask<'_, T, O> {
         }
         let r = self.main.take_result().unwrap_or(Ok(()));
         if r.is_ok() {
-            match self.finish.take() {
-                None => {}
-                Some(Finish::Fill(v)) => self.main.output().fill(v),
-                Some(Finish::With(f)) => f(self.main.output()),
+            if let Some(f) = self.finish.take() {
+                f.apply(self.main.output());
             }
         }
         self.result = Some(r.map_err(Box::new));

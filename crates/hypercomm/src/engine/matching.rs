@@ -395,30 +395,85 @@ impl Engine {
         op: &str,
         what: &dyn Fn() -> String,
     ) -> Result<RawStatus> {
-        {
-            let mut st = self.st.borrow_mut();
-            st.blocking_posted = true;
-            st.posted.push(Posted {
-                req: BLOCKING,
-                m,
-                buf: RawBuf {
-                    ptr: dst.as_mut_ptr(),
-                    len: dst.len(),
-                },
-                layout,
-            });
+        self.push_blocking(m, dst, layout);
+        self.wait_blocking(g, m.src, timeout, op, what)
+    }
+
+    /// Whether no blocking receive is posted (one may be, with
+    /// [`Engine::post_blocking`]).
+    pub(crate) fn blocking_free(&self) -> bool {
+        !self.st.borrow().blocking_posted
+    }
+
+    /// Post a blocking receive into `dst` (no request): a message matching
+    /// `m` that arrives from now on is delivered straight into it. Returns
+    /// the outcome at once, posting nothing, when such a message was already
+    /// taken in (unexpected); otherwise [`Engine::wait_blocking`] or
+    /// [`Engine::unpost_blocking`] must follow. For a caller that has
+    /// something to do between posting and waiting (a collective's round
+    /// posts its receive, then sends).
+    ///
+    /// # Safety
+    ///
+    /// Unless this returns `Some`, `dst` must stay live, and nothing else
+    /// may access it, until that wait or withdrawal returns; no blocking
+    /// receive may be posted already ([`Engine::blocking_free`]).
+    pub(crate) unsafe fn post_blocking(
+        &self,
+        m: Match,
+        dst: &mut [u8],
+        layout: Layout,
+    ) -> Option<Result<RawStatus>> {
+        if let Some(i) = self.find(&m) {
+            return Some(self.take_unexpected(i, dst, layout));
         }
-        let r = self.wait_loop(g, m.src, timeout, op, what, |e| {
+        self.push_blocking(m, dst, layout);
+        None
+    }
+
+    fn push_blocking(&self, m: Match, dst: &mut [u8], layout: Layout) {
+        let mut st = self.st.borrow_mut();
+        st.blocking_posted = true;
+        st.posted.push(Posted {
+            req: BLOCKING,
+            m,
+            buf: RawBuf {
+                ptr: dst.as_mut_ptr(),
+                len: dst.len(),
+            },
+            layout,
+        });
+    }
+
+    /// Wait for the posted blocking receive to be delivered (`peer`: whom
+    /// it waits for); on an error it is withdrawn.
+    pub(crate) fn wait_blocking(
+        &self,
+        g: &Group,
+        peer: Option<u32>,
+        timeout: Option<Duration>,
+        op: &str,
+        what: &dyn Fn() -> String,
+    ) -> Result<RawStatus> {
+        let r = self.wait_loop(g, peer, timeout, op, what, |e| {
             e.st.borrow_mut().blocking.take()
         });
-        let mut st = self.st.borrow_mut();
-        st.blocking_posted = false;
         if r.is_err() {
-            // Nothing is delivered after the loop's last look: withdraw.
-            st.posted.retain(|p| p.req != BLOCKING);
-            st.blocking = None;
+            // Nothing is delivered after the loop's last look.
+            self.unpost_blocking();
+        } else {
+            self.st.borrow_mut().blocking_posted = false;
         }
         r
+    }
+
+    /// Withdraw the posted blocking receive (nothing is delivered into its
+    /// buffer afterwards).
+    pub(crate) fn unpost_blocking(&self) {
+        let mut st = self.st.borrow_mut();
+        st.blocking_posted = false;
+        st.posted.retain(|p| p.req != BLOCKING);
+        st.blocking = None;
     }
 
     /// Blocking receive of a whole message as an owned payload (zero copy for
