@@ -17,7 +17,7 @@
 use super::executor::{Exec, Input, Output, Route};
 use super::ops::{Element, Operator};
 use super::select::Collective;
-use super::task::{CheckSpec, CollTask, Finish, Signature};
+use super::task::{verdict, CheckSpec, CollTask, Finish, NoOp, Signature, SIG_BYTES};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::rank::Rank;
@@ -118,6 +118,18 @@ pub(crate) struct Call<'a, T: Element, O: Operator<T>> {
     pub(crate) finish: Option<Finish<'a, T>>,
 }
 
+/// The check-mode signature of `call`.
+fn signature<T: Element, O: Operator<T>>(call: &Call<'_, T, O>) -> Signature {
+    let root_code = match call.root {
+        None => -1,
+        // A host-rooted call's root is its last participant.
+        Some(r) if call.parts.with_host && r + 1 == call.parts.eps.len() => -2,
+        Some(r) => r as i64,
+    };
+    let operator = call.op.as_ref().map_or(0, |o| o.code());
+    Signature::of(call.kind, root_code, &call.check, operator)
+}
+
 impl Comm {
     /// The nodes as participants (the host is not one).
     pub(crate) fn node_parts(&self, op: &'static str) -> Result<Parts> {
@@ -163,8 +175,8 @@ impl Comm {
         &self,
         call: Call<'a, T, O>,
     ) -> Result<CollTask<'a, T, O>> {
+        let sig = signature(&call);
         let Call {
-            kind,
             what,
             parts,
             root,
@@ -172,16 +184,9 @@ impl Comm {
             output,
             op,
             sched,
-            check,
             finish,
+            ..
         } = call;
-        let root_code = match root {
-            None => -1,
-            // A host-rooted call's root is its last participant.
-            Some(r) if parts.with_host && r + 1 == parts.eps.len() => -2,
-            Some(r) => r as i64,
-        };
-        let sig = Signature::of(kind, root_code, &check, op.as_ref().map_or(0, |o| o.code()));
         let check_tag = self.check_mode().then(|| self.next_tag(parts.with_host));
         let route = self.route(parts.eps, parts.with_host);
         let seq = route.tag & 0x7fff_ffff;
@@ -199,6 +204,32 @@ impl Comm {
         let mut task = CollTask::new(main, check, finish)?;
         task.trace(sig.op, root_ep, seq);
         Ok(task)
+    }
+
+    /// The check-mode signature exchange of a direct call over `route`
+    /// (participant `me`), run to its end: a mismatch fails here, on every
+    /// participant alike.
+    fn check_direct(
+        &self,
+        sig: &Signature,
+        route: Route,
+        me: usize,
+        with_host: bool,
+    ) -> Result<()> {
+        let p = route.eps.len();
+        let mine = sig.encode();
+        let mut all = vec![0u8; SIG_BYTES * p];
+        let mut ex = Exec::new(
+            self.check_schedule(me, p),
+            route,
+            Input::Borrowed(&mine),
+            Output::Borrowed(&mut all),
+            None::<NoOp>,
+            "check-mode signature exchange",
+        )?;
+        ex.run_direct(self.engine(), self.timeout)?;
+        drop(ex);
+        verdict(&all, with_host)
     }
 
     /// Where a call among the participants `eps` sends: the collective
@@ -221,16 +252,20 @@ impl Comm {
     /// [`Comm::run`], returning the tag of the call's main schedule (for a
     /// message that follows it with the same tag).
     ///
-    /// With check mode off and no trace recorded, the schedule runs
-    /// straight on this thread's blocking receives ([`Exec::run_direct`]):
-    /// there is no signature exchange to run beside it, and the task and
-    /// wait-loop machinery would cost more than a small call's messages.
+    /// Without a trace being recorded, a call runs straight on this
+    /// thread's blocking receives ([`Exec::run_direct`]): the task and
+    /// wait-loop machinery would cost more than a small call's messages. In
+    /// check mode the call's first round is posted and the signature
+    /// exchange runs while its messages come in; the rest of the call runs
+    /// once the signatures agree. The messages and their tags are those of
+    /// a task, so ranks that take different paths still meet.
     pub(crate) fn run_tagged<T: Element, O: Operator<T>>(
         &self,
         call: Call<'_, T, O>,
     ) -> Result<u32> {
         let what = call.what;
-        if !self.check_mode() && !recorder::active() && self.engine().blocking_free() {
+        if !recorder::active() && self.engine().blocking_free() {
+            let sig = signature(&call);
             let Call {
                 parts,
                 input,
@@ -240,9 +275,17 @@ impl Comm {
                 finish,
                 ..
             } = call;
+            // The check stage's tag comes first, as for a task.
+            let check = self
+                .check_mode()
+                .then(|| self.route(parts.eps.clone(), parts.with_host));
             let route = self.route(parts.eps, parts.with_host);
             let tag = route.tag;
             let mut ex = Exec::new(sched, route, input, output, op, what)?;
+            if let Some(check) = check {
+                ex.post_first(self.engine())?;
+                self.check_direct(&sig, check, parts.me, parts.with_host)?;
+            }
             ex.run_direct(self.engine(), self.timeout)?;
             if let Some(f) = finish {
                 f.apply(ex.output());

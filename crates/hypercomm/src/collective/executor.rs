@@ -441,16 +441,49 @@ impl<'a, T: Element, O: Operator<T>> Exec<'a, T, O> {
         )))
     }
 
-    /// Run the whole schedule on this thread without the task machinery
-    /// (a blocking call with check mode off and no trace). Per round: the
-    /// first receive is posted as the engine's blocking receive before the
-    /// round's sends start, so that the peer's message lands in place; the
-    /// round's other receives follow one at a time; sends that did not
-    /// complete at once are waited for; then the local operations.
+    /// Post the first round as requests (receives first, then sends), for
+    /// [`Exec::run_direct`] to finish: a check-mode call's round runs beside
+    /// its signature exchange this way.
+    pub(crate) fn post_first(&mut self, e: &Engine) -> Result<()> {
+        if !self.sched.rounds.is_empty() {
+            self.round = 0;
+            self.post_round(e)?;
+            self.posted = true;
+        }
+        Ok(())
+    }
+
+    /// Wait for every pending request, checking a receive's length.
+    fn wait_pending(&mut self, e: &Engine, timeout: Option<Duration>) -> Result<()> {
+        while let Some((id, want)) = self.pending.pop() {
+            let st = e
+                .wait_req(id, timeout, self.what)
+                .map_err(|err| map_err(err, &self.route.group))?;
+            if let Some(w) = want {
+                self.check_len(st, w)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Run the schedule on this thread without the task machinery (a
+    /// blocking call without a trace). Per round: the first receive is
+    /// posted as the engine's blocking receive before the round's sends
+    /// start, so that the peer's message lands in place; the round's other
+    /// receives follow one at a time; sends that did not complete at once
+    /// are waited for; then the local operations. A first round already
+    /// posted ([`Exec::post_first`]) is waited for and finished first.
     pub(crate) fn run_direct(&mut self, e: &Engine, timeout: Option<Duration>) -> Result<()> {
         let sched = self.sched.clone();
         let what = self.what;
-        for (ri, round) in sched.rounds.iter().enumerate() {
+        let mut start = 0;
+        if self.posted {
+            self.wait_pending(e, timeout)?;
+            self.local_ops()?;
+            self.posted = false;
+            start = 1;
+        }
+        for (ri, round) in sched.rounds.iter().enumerate().skip(start) {
             self.round = ri;
             let mut recvs = round.ops.iter().filter_map(|op| match *op {
                 Op::Recv { from, region } => Some((from, region)),
@@ -500,10 +533,7 @@ impl<'a, T: Element, O: Operator<T>> Exec<'a, T, O> {
                 let st = e.recv(&g, m, dst, Layout::Contiguous, timeout, what)?;
                 self.check_len(st, bytes)?;
             }
-            while let Some((id, _)) = self.pending.pop() {
-                e.wait_req(id, timeout, what)
-                    .map_err(|err| map_err(err, &g))?;
-            }
+            self.wait_pending(e, timeout)?;
             self.local_ops()?;
         }
         self.round = sched.rounds.len();

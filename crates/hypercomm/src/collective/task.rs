@@ -185,6 +185,23 @@ fn agree(all: &[u8]) -> bool {
     first[0] != ALLTOALLV && first[3] != BAD_ARGS && all.chunks(SIG_BYTES).all(|c| c == first)
 }
 
+/// The outcome of a signature exchange whose output is `all` (every
+/// participant's signature in participant order; `with_host`: the last is
+/// the host's): a mismatch names the ranks and fields that differ.
+pub(crate) fn verdict(all: &[u8], with_host: bool) -> Result<()> {
+    if agree(all) {
+        return Ok(());
+    }
+    let sigs: Vec<Signature> = all.chunks(SIG_BYTES).map(Signature::decode).collect();
+    match compare(&sigs, &rank_list(sigs.len(), with_host)) {
+        Some(msg) => {
+            let what = op_name_of(sigs.iter().map(|s| s.op).min().unwrap_or(0));
+            Err(Error::CollectiveMismatch(format!("{what}: {msg}")))
+        }
+        None => Ok(()),
+    }
+}
+
 /// Compare every participant's signature with participant 0's; describe the
 /// differences, naming ranks and fields.
 pub(crate) fn compare(sigs: &[Signature], ranks: &[Rank]) -> Option<String> {
@@ -429,24 +446,10 @@ impl<T: Element, O: Operator<T>> Task for CollTask<'_, T, O> {
             if !checked {
                 return false;
             }
-            let verdict = match ex.take_result().unwrap_or(Ok(())) {
-                Err(err) => Err(err),
-                Ok(()) if agree(ex.output()) => Ok(()),
-                Ok(()) => {
-                    let sigs: Vec<Signature> = ex
-                        .output()
-                        .chunks(SIG_BYTES)
-                        .map(Signature::decode)
-                        .collect();
-                    match compare(&sigs, &rank_list(sigs.len(), *with_host)) {
-                        Some(msg) => {
-                            let what = op_name_of(sigs.iter().map(|s| s.op).min().unwrap_or(0));
-                            Err(Error::CollectiveMismatch(format!("{what}: {msg}")))
-                        }
-                        None => Ok(()),
-                    }
-                }
-            };
+            let verdict = ex
+                .take_result()
+                .unwrap_or(Ok(()))
+                .and_then(|()| verdict(ex.output(), *with_host));
             if let Err(err) = verdict {
                 self.main.withdraw(e);
                 self.result = Some(Err(Box::new(err)));
