@@ -218,18 +218,26 @@ impl Comm {
     ) -> Result<()> {
         let p = route.eps.len();
         let mine = sig.encode();
-        let mut all = vec![0u8; SIG_BYTES * p];
+        // On the stack for up to 16 participants (most calls).
+        let mut small = [0u8; SIG_BYTES * 16];
+        let mut large = Vec::new();
+        let all = if p <= 16 {
+            &mut small[..SIG_BYTES * p]
+        } else {
+            large.resize(SIG_BYTES * p, 0);
+            &mut large[..]
+        };
         let mut ex = Exec::new(
             self.check_schedule(me, p),
             route,
             Input::Borrowed(&mine),
-            Output::Borrowed(&mut all),
+            Output::Borrowed(all),
             None::<NoOp>,
             "check-mode signature exchange",
         )?;
         ex.run_direct(self.engine(), self.timeout)?;
         drop(ex);
-        verdict(&all, with_host)
+        verdict(all, with_host)
     }
 
     /// Where a call among the participants `eps` sends: the collective

@@ -367,21 +367,36 @@ impl Comm {
         Ok(a)
     }
 
-    /// The check-mode signature exchange of participant `me` of `p` (a
-    /// Bruck allgather of [`SIG_BYTES`](super::task::SIG_BYTES) bytes each),
-    /// remembered like a fixed-count schedule: made afresh it cost more
-    /// than the rest of a small collective call.
+    /// The check-mode signature exchange of participant `me` of `p`: an
+    /// allgather of [`SIG_BYTES`](super::task::SIG_BYTES) bytes each by
+    /// Bruck (its shifts follow those of the dissemination barrier and the
+    /// other shift schedules, which matters with more ranks than cores:
+    /// recursive doubling's partners made a 4-process barrier on 2 cores
+    /// a third slower), except on 2 participants, where recursive doubling
+    /// sends the same one message each way straight into place, with no
+    /// scratch buffer and no final rotation. Remembered like a fixed-count
+    /// schedule: made afresh it cost more than the rest of a small call.
     pub(crate) fn check_schedule(&self, me: usize, p: usize) -> Rc<Schedule> {
         let n = super::task::SIG_BYTES;
         let params = Params::new(me, p);
+        let alg = if p == 2 {
+            Algorithm::RecursiveDoubling
+        } else {
+            Algorithm::Bruck
+        };
         // Under the variable-count allgather's key, which no other call
         // remembers (variable-count schedules are made per call).
-        let key = sched_key(Collective::Allgatherv, Algorithm::Bruck, &params, n);
+        let key = sched_key(Collective::Allgatherv, alg, &params, n);
         let memo = &self.inner.coll.memo;
         if let Some(s) = memo.schedule(&key) {
             return s;
         }
-        let s = Rc::new(hypercomm_algo::allgather_bruck(me, &vec![n; p]));
+        let counts = vec![n; p];
+        let s = Rc::new(if alg == Algorithm::Bruck {
+            hypercomm_algo::allgather_bruck(me, &counts)
+        } else {
+            hypercomm_algo::allgather_recursive_doubling(me, &counts)
+        });
         memo.remember_schedule(key, &s);
         s
     }
