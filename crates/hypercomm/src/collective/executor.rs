@@ -49,6 +49,16 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<Vec<Vec<u128>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+thread_local! {
+    /// Schedules this thread validated lately, with the participants and
+    /// the buffer lengths (bytes, and the element size) they were checked
+    /// against. Holding the schedule keeps its address from being reused
+    /// by another while it is listed.
+    #[allow(clippy::type_complexity)]
+    static VALID: std::cell::RefCell<Vec<(Rc<Schedule>, (usize, usize, usize, usize))>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Scratch storage of at least `bytes` bytes, 16-byte aligned. Its content
 /// is unspecified (schedules write a temp region before reading it).
 fn scratch_take(bytes: usize) -> Vec<u128> {
@@ -266,11 +276,15 @@ impl<'a, T: Element, O: Operator<T>> Exec<'a, T, O> {
                 "element types are at most 16-byte aligned"
             )
         };
-        let temps: Vec<(Vec<u128>, usize)> = sched
-            .temps
-            .iter()
-            .map(|&n| (scratch_take(n * std::mem::size_of::<T>()), n))
-            .collect();
+        let temps: Vec<(Vec<u128>, usize)> = if sched.temps.is_empty() {
+            Vec::new()
+        } else {
+            sched
+                .temps
+                .iter()
+                .map(|&n| (scratch_take(n * std::mem::size_of::<T>()), n))
+                .collect()
+        };
         let e = Exec {
             sched,
             route,
@@ -286,7 +300,29 @@ impl<'a, T: Element, O: Operator<T>> Exec<'a, T, O> {
             result: None,
             what,
         };
-        e.validate()?;
+        // A remembered schedule that comes back with buffers of the same
+        // lengths (the common case: a loop of one call) was checked then.
+        let key = (
+            e.route.eps.len(),
+            e.bufs.input.len * std::mem::size_of::<T>(),
+            e.bufs.output.len * std::mem::size_of::<T>(),
+            std::mem::size_of::<T>(),
+        );
+        let known = VALID.with(|v| {
+            v.borrow()
+                .iter()
+                .any(|(s, k)| Rc::ptr_eq(s, &e.sched) && *k == key)
+        });
+        if !known {
+            e.validate()?;
+            VALID.with(|v| {
+                let mut v = v.borrow_mut();
+                if v.len() >= 8 {
+                    v.remove(0);
+                }
+                v.push((e.sched.clone(), key));
+            });
+        }
         Ok(e)
     }
 
