@@ -101,7 +101,8 @@
 //!   [`bcast_mesh()`] (seed 001, row then columns)
 //! * reduce: [`reduce_binomial()`], [`reduce_star()`], [`reduce_chain()`]
 //!   (pipelined), [`reduce_biring()`] (seed 001, two chains round a ring),
-//!   [`reduce_mesh()`] (seed 001, rows then a column)
+//!   [`reduce_mesh()`] (seed 001, rows then a column),
+//!   [`reduce_rabenseifner()`] (reduce-scatter, then gather to the root)
 //! * allreduce: [`allreduce_recursive_doubling()`], [`allreduce_ring()`],
 //!   [`allreduce_rabenseifner()`], [`allreduce_reduce_bcast()`]
 //! * gather(v): [`gather_binomial()`], [`gather_star()`], [`gather_ring()`]
@@ -219,6 +220,7 @@ pub use reduce_binomial::reduce_binomial;
 pub use reduce_biring::reduce_biring;
 pub use reduce_chain::reduce_chain;
 pub use reduce_mesh::reduce_mesh;
+pub use reduce_rabenseifner::reduce_rabenseifner;
 pub use reduce_scatter_recursive_halving::reduce_scatter_recursive_halving;
 pub use reduce_scatter_ring::reduce_scatter_ring;
 pub use reduce_star::reduce_star;

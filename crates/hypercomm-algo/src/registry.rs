@@ -127,6 +127,7 @@ macro_rules! algorithm_modules {
             reduce_chain,
             reduce_biring,
             reduce_mesh,
+            reduce_rabenseifner,
             allreduce_recursive_doubling,
             allreduce_ring,
             allreduce_rabenseifner,

@@ -9,10 +9,11 @@
 //! [`CollTask`]: it draws the call's tags, builds the executor, the
 //! check-mode stage and the trace block. The task borrows the call's
 //! buffers for `'a`, so the borrow checker keeps them alive and untouched
-//! while it runs: a blocking call runs it to completion on its own stack
-//! ([`Comm::run`]); a non-blocking one hands it to a
+//! while it runs: a non-blocking call hands it to a
 //! [`Scope`](crate::Scope), which outlives no buffer and finishes every
-//! task before it ends.
+//! task before it ends. A blocking call ([`Comm::run`]) runs the executor
+//! directly on its own stack, with the same tags and messages, and builds a
+//! task only while a trace is recorded.
 
 use super::executor::{Exec, Input, Output, Route};
 use super::ops::{Element, Operator};

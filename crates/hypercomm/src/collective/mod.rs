@@ -37,13 +37,17 @@
 //! the registry's generator, one [`registry::Params`] per call) and fills a `Call<'a, T, O>`: operation, participants,
 //! root, input (`&'a [T]`, or a buffer the task owns), output (`&'a mut
 //! [T]`, or scratch the task owns), operator, schedule, what the check
-//! signature says, and an optional finishing step. `Comm::start(call)`, the
-//! one function that starts calls, draws the tags and builds the executor,
+//! signature says, and an optional finishing step. `Comm::start(call)`
+//! draws the tags and builds the executor,
 //! the check-mode stage and the trace block into a `CollTask<'a, T, O>`,
-//! which borrows the buffers for `'a`. A blocking call runs that task to
-//! completion on its own stack (`Comm::run`); a non-blocking one hands it to
+//! which borrows the buffers for `'a`. A non-blocking call hands it to
 //! the [`Scope`](crate::Scope), which registers it with the engine and
 //! finishes and unregisters it when the scope ends (see [`crate::request`]).
+//! A blocking call (`Comm::run`) builds no task unless a trace is being
+//! recorded: it draws the same tags and runs the executor straight on the
+//! engine's blocking receive (`Exec::run_direct`), the check-mode exchange
+//! beside the call's first round; traced, it runs the task to completion on
+//! its own stack. Both send the same messages, so ranks may differ.
 //!
 //! ## What may import what
 //!
@@ -52,9 +56,9 @@
 //! through its `Task` trait). `comm.rs` imports nothing from here: what a
 //! communicator keeps for its collectives (`CollState`: topology setting,
 //! check mode, the memo) is plain data of the algorithm crate's types.
-//! The executor's four blocks that turn a checked region into a slice or
-//! lend one to the engine are the only ones the compiler cannot check in
-//! this folder; the lifetime of a non-blocking task is erased once, in the
+//! The executor's five `unsafe` blocks (regions turned into slices, regions
+//! lent to the engine) are the only ones the compiler cannot check in this
+//! folder; the lifetime of a non-blocking task is erased once, in the
 //! scope.
 //!
 //! Every collective runs on the communicator's reserved collective context

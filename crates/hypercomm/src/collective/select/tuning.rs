@@ -68,6 +68,21 @@
 //!
 //! Participant counts between the measured ones (3, 5–7) take the rule of
 //! the next measured count above; they were not measured.
+//!
+//! Reduce was measured apart, on 2026-11-23, when Rabenseifner's reduce
+//! (reduce-scatter, then gather) joined the binomial tree, which the cost
+//! model had chosen at every size: `hypercomm bench reduce
+//! --all-algorithms --repeat 3` for n = 2, 4 and 8 over threads and shm,
+//! sizes 32 KiB to 4 MiB, two runs each. Rabenseifner's halves each rank's
+//! working set and wins on 2 ranks from 4 MiB on threads (433 against
+//! 928–940 µs) and from 2 MiB over shm (288–298 against 325–335 µs; 4 MiB
+//! 760–768 against 1 382–1 659 µs); with more ranks than cores its extra
+//! rounds cost more than they save (4 and 8 ranks lost at every size), so
+//! the oversubscribed rows keep the binomial tree for any count:
+//!
+//! * reduce, 2 ranks: binomial up to 2 MiB (threads) or 1 MiB (shm),
+//!   rabenseifner above;
+//! * reduce, 3 or more ranks (oversubscribed): binomial at every size.
 
 use super::options::{Algorithm, Collective};
 
@@ -105,7 +120,7 @@ const fn rule(
 }
 
 use Collective as C;
-use Link::Thread;
+use Link::{Shm, Thread};
 
 /// An algorithm by its registry name (the table is generated from the
 /// benchmark's output, which names algorithms so).
@@ -250,6 +265,45 @@ pub(crate) const TABLE: &[Rule] = &[
         &[(usize::MAX, alg("dissemination"))],
     ),
     rule(Thread, C::Barrier, 5, 8, true, &[(usize::MAX, alg("star"))]),
+    // Reduce (measured apart, see the module docs).
+    rule(
+        Thread,
+        C::Reduce,
+        2,
+        2,
+        false,
+        &[
+            (2097152, alg("binomial")),
+            (usize::MAX, alg("rabenseifner")),
+        ],
+    ),
+    rule(
+        Thread,
+        C::Reduce,
+        3,
+        usize::MAX,
+        true,
+        &[(usize::MAX, alg("binomial"))],
+    ),
+    rule(
+        Shm,
+        C::Reduce,
+        2,
+        2,
+        false,
+        &[
+            (1048576, alg("binomial")),
+            (usize::MAX, alg("rabenseifner")),
+        ],
+    ),
+    rule(
+        Shm,
+        C::Reduce,
+        3,
+        usize::MAX,
+        true,
+        &[(usize::MAX, alg("binomial"))],
+    ),
 ];
 
 /// The table's algorithm for `c` with `p` participants and `m` bytes, if a
@@ -320,6 +374,14 @@ mod tests {
         assert_eq!(at(C::Alltoall, 8, 8, true), Some(A::Bruck));
         assert_eq!(at(C::Alltoall, 8, 1 << 20, true), Some(A::Pairwise));
         assert_eq!(at(C::Bcast, 8, 4 << 20, true), Some(A::Binomial));
+        // Reduce: the tree, but for two ranks' largest vectors.
+        assert_eq!(at(C::Reduce, 2, 2 << 20, false), Some(A::Binomial));
+        assert_eq!(at(C::Reduce, 2, 4 << 20, false), Some(A::Rabenseifner));
+        assert_eq!(
+            lookup(Link::Shm, C::Reduce, 2, 2 << 20, false),
+            Some(A::Rabenseifner)
+        );
+        assert_eq!(at(C::Reduce, 16, 4 << 20, true), Some(A::Binomial));
         // Unmeasured cases are left to the cost model.
         assert_eq!(at(C::Allreduce, 2, 8, true), None);
         assert_eq!(at(C::Allreduce, 8, 8, false), None);
