@@ -185,10 +185,10 @@ impl Engine {
         if !fits {
             return false;
         }
-        let p = if i + 1 == st.posted.len() {
-            st.posted.pop().expect("found")
-        } else {
-            st.posted.remove(i)
+        // A window of receives matches from the front, a blocking receive
+        // (posted last) from the back: both without shifting the rest.
+        let Some(p) = st.posted.remove(i) else {
+            return false;
         };
         let n = b.len().min(p.buf.len);
         // SAFETY: the posted buffer is live and unaliased until its receive
@@ -222,7 +222,9 @@ impl Engine {
             st.unexpected.push_back(msg);
             return;
         };
-        let p = st.posted.remove(i);
+        let Some(p) = st.posted.remove(i) else {
+            return;
+        };
         // SAFETY: the posted buffer was a live `&mut [u8]` of the request's
         // scope, which cannot end before the request is completed or removed.
         let dst = unsafe { std::slice::from_raw_parts_mut(p.buf.ptr, p.buf.len) };
@@ -434,7 +436,7 @@ impl Engine {
     fn push_blocking(&self, m: Match, dst: &mut [u8], layout: Layout) {
         let mut st = self.st.borrow_mut();
         st.blocking_posted = true;
-        st.posted.push(Posted {
+        st.posted.push_back(Posted {
             req: BLOCKING,
             m,
             buf: RawBuf {

@@ -102,7 +102,7 @@ pub(super) const BLOCKING: u64 = 0;
 #[derive(Default)]
 pub(super) struct State {
     unexpected: VecDeque<Msg>,
-    posted: Vec<Posted>,
+    posted: VecDeque<Posted>,
     /// The blocking receive in `posted` (as [`BLOCKING`]), if one waits.
     blocking_posted: bool,
     /// Its outcome, once a message was delivered into it.

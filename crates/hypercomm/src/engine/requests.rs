@@ -354,7 +354,7 @@ impl Engine {
                 q.state = ReqState::Done(r);
             }
         } else {
-            self.st.borrow_mut().posted.push(Posted {
+            self.st.borrow_mut().posted.push_back(Posted {
                 req,
                 m,
                 buf: RawBuf {
