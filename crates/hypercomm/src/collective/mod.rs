@@ -56,9 +56,9 @@
 //! through its `Task` trait). `comm.rs` imports nothing from here: what a
 //! communicator keeps for its collectives (`CollState`: topology setting,
 //! check mode, the memo) is plain data of the algorithm crate's types.
-//! The executor's five `unsafe` blocks (regions turned into slices, regions
-//! lent to the engine) are the only ones the compiler cannot check in this
-//! folder; the lifetime of a non-blocking task is erased once, in the
+//! The executor's five blocks that turn a checked region into a slice or
+//! lend one to the engine are the only ones the compiler cannot check in
+//! this folder; the lifetime of a non-blocking task is erased once, in the
 //! scope.
 //!
 //! Every collective runs on the communicator's reserved collective context
