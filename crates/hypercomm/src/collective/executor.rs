@@ -551,6 +551,12 @@ impl<'a, T: Element, O: Operator<T>> Exec<'a, T, O> {
                     }
                 }
             }
+            if first.is_none() {
+                // A round that only sends (a broadcast's root, say).
+                self.wait_pending(e, timeout)?;
+                self.local_ops()?;
+                continue;
+            }
             let g = self.route.group.clone();
             if let (Some((from, _)), Some((got, bytes))) = (first, early) {
                 let st = match got {
