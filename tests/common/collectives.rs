@@ -99,7 +99,8 @@ macro_rules! collectives_suite {
             nonblocking_gather_scatter_allgather_alltoall_reduce_scatter_scan,
             reproducible_mode_is_bitwise_identical_across_algorithms_and_topologies,
             user_wildcard_receives_never_take_collective_traffic,
-            mismatches_of_new_collectives_are_errors_on_every_rank
+            mismatches_of_new_collectives_are_errors_on_every_rank,
+            traced_and_untraced_ranks_meet
         );
         mod props {
             // The launcher type may be named relative to the enclosing module.
@@ -281,6 +282,75 @@ pub(crate) fn reduce_and_allreduce_all_algorithms<L: Matrix>() {
                         "allreduce max {a:?} n={n} count={count} rank {r}"
                     );
                 }
+            }
+        }
+    }
+}
+
+/// A rank that records a trace runs its blocking collectives as tasks; the
+/// others run them straight on their blocking receives. Both send the same
+/// messages with the same tags, so a job where only the even ranks trace
+/// (each process its own recorder; threads share one switch, so all of
+/// them take the task path there) computes what a serial fold does, with
+/// check mode on and off, and a mismatch is still found on every rank.
+pub(crate) fn traced_and_untraced_ranks_meet<L: Matrix>() {
+    use hypercomm::trace::{self, Config, Output};
+    for &n in L::NS.iter().filter(|&&n| (2..=5).contains(&n)) {
+        let count = 100;
+        let serial_sum: Vec<i64> = (0..count)
+            .map(|i| (0..n).map(|r| val(r, i)).sum())
+            .collect();
+        let all: Vec<i64> = (0..n)
+            .flat_map(|r| (0..count).map(move |i| val(r, i)))
+            .collect();
+        for check in [true, false] {
+            let out = launch::<L, _, _>(n, |comm| {
+                comm.set_check(check);
+                let me = comm.rank();
+                let traced = me % 2 == 0;
+                if traced {
+                    let cfg = Config::new("unused", Output::PiclVerbose);
+                    trace::begin_rank(&cfg, me as i32, n, false);
+                }
+                let r = (|| {
+                    let input: Vec<i64> = (0..count).map(|i| val(me, i)).collect();
+                    let mut sum = vec![0i64; count];
+                    comm.allreduce_into(&input, &mut sum, Sum)?;
+                    let mut b = if me == n - 1 {
+                        input.clone()
+                    } else {
+                        vec![0; count]
+                    };
+                    comm.bcast(&mut b, n - 1)?;
+                    let gathered = comm.allgather(&input)?;
+                    comm.barrier()?;
+                    // Rank 0 gives another count: every rank fails alike
+                    // in check mode.
+                    let mismatch = if check {
+                        let mine = vec![1i64; if me == 0 { 3 } else { 4 }];
+                        let mut o = vec![0i64; mine.len()];
+                        match comm.allreduce_into(&mine, &mut o, Sum) {
+                            Err(Error::CollectiveMismatch(_)) => true,
+                            other => panic!("rank {me}: expected a mismatch, got {other:?}"),
+                        }
+                    } else {
+                        false
+                    };
+                    Ok::<_, Error>((sum, b, gathered, mismatch))
+                })();
+                if traced {
+                    trace::end_rank();
+                }
+                r
+            })
+            .unwrap();
+            let want_b: Vec<i64> = (0..count).map(|i| val(n - 1, i)).collect();
+            for (r, (sum, b, gathered, mismatch)) in out.iter().enumerate() {
+                let at = format!("n={n} check={check} rank {r}");
+                assert_eq!(sum, &serial_sum, "allreduce {at}");
+                assert_eq!(b, &want_b, "bcast {at}");
+                assert_eq!(gathered, &all, "allgather {at}");
+                assert_eq!(*mismatch, check, "mismatch {at}");
             }
         }
     }
