@@ -191,7 +191,7 @@ impl Comm {
     /// The same communicator with a timeout for every blocking operation
     /// made through the returned handle (`None`: wait forever). The default
     /// comes from `HYPERCOMM_TIMEOUT` (seconds). An operation fails with
-    /// [`Error::Timeout`](crate::Error::Timeout) once one of its waits has
+    /// [`Error::Timeout`] once one of its waits has
     /// lasted this long: a blocking collective waits once per message it
     /// receives, so one that goes on making progress may take longer in
     /// all (while a trace is recorded, it counts the whole call).
