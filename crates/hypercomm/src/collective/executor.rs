@@ -106,6 +106,26 @@ pub(crate) enum Output<'a, T> {
     Owned(Vec<T>),
 }
 
+impl<T> Input<'_, T> {
+    /// Its length in elements.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Input::Borrowed(s) => s.len(),
+            Input::Owned(v) => v.len(),
+        }
+    }
+}
+
+impl<T> Output<'_, T> {
+    /// Its length in elements.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Output::Borrowed(s) => s.len(),
+            Output::Owned(v) => v.len(),
+        }
+    }
+}
+
 /// One buffer as a base pointer and a length, borrowed for `'a` or owned.
 struct Store<'a, T> {
     base: NonNull<T>,
