@@ -16,7 +16,8 @@
 use crate::allreduce_recursive_doubling::{fold_new, fold_real};
 use crate::entry::{combines_share, Entry};
 use crate::schedule::{
-    copy, displs, even_counts, floor_pow2, input, output, recv, reduce, send, temp, Schedule,
+    copy, displs, even_counts, floor_pow2, input, output, recv, reduce, send, temp, Region,
+    Schedule,
 };
 use crate::{Algorithm, Collective};
 
@@ -50,34 +51,12 @@ pub fn allreduce_rabenseifner(rank: usize, p: usize, count: usize) -> Schedule {
         s.push(vec![copy(all_in, all_out)]);
     }
     // 2. Recursive halving over block ranges, lowest dimension first.
-    let (mut lo, mut hi) = (0usize, pof2);
-    let mut stack = Vec::new();
-    let mut mask = 1;
-    while mask < pof2 {
-        let nd = nr ^ mask;
-        let dst = fold_real(nd, rem);
-        let half = (hi - lo) / 2;
-        let (keep, give) = if nr & mask == 0 {
-            ((lo, lo + half), (lo + half, hi))
-        } else {
-            ((lo + half, hi), (lo, lo + half))
-        };
-        let k = range(keep.0, keep.1);
-        let tmp = temp(t, 0, k.len);
-        s.push(vec![
-            send(dst, range(give.0, give.1)),
-            recv(dst, tmp),
-            reduce(tmp, k, nd < nr),
-        ]);
-        stack.push((dst, (lo, hi), keep, give));
-        (lo, hi) = keep;
-        mask <<= 1;
-    }
+    let mut steps = recursive_halving(&mut s, nr, rem, pof2, &range, &|n| temp(t, 0, n));
     // 3. Recursive doubling allgather: undo the halving steps.
-    while let Some((dst, _, keep, give)) = stack.pop() {
+    while let Some(h) = steps.pop() {
         s.push(vec![
-            send(dst, range(keep.0, keep.1)),
-            recv(dst, range(give.0, give.1)),
+            send(h.partner, range(h.keep.0, h.keep.1)),
+            recv(h.partner, range(h.give.0, h.give.1)),
         ]);
     }
     // 4. Unfold.
@@ -85,6 +64,64 @@ pub fn allreduce_rabenseifner(rank: usize, p: usize, count: usize) -> Schedule {
         s.push(vec![send(rank - 1, all_out)]);
     }
     s
+}
+
+/// One step of a recursive halving: the partner (a real rank) and the
+/// block positions kept and given up, for a gather or allgather that
+/// retraces it.
+pub(crate) struct Halving {
+    pub(crate) mask: usize,
+    pub(crate) partner: usize,
+    pub(crate) keep: (usize, usize),
+    pub(crate) give: (usize, usize),
+}
+
+/// Recursive halving over block positions `0..pof2`, lowest dimension
+/// first, for new rank `nr` of a fold of `rem`: in each step partners
+/// `nr ^ mask` send the half of their range they give up and combine the
+/// half they keep (the lower group's partial on the left), so that every
+/// partial covers a contiguous group of ranks and rank order is kept.
+/// `range(lo, hi)` is the region of positions `lo..hi`, `scratch(len)` a
+/// receive buffer of `len` elements. Returns the steps in order; after the
+/// last, this rank holds the positions of its `keep` (all of them, `0..1`,
+/// when `pof2` is 1).
+pub(crate) fn recursive_halving(
+    s: &mut Schedule,
+    nr: usize,
+    rem: usize,
+    pof2: usize,
+    range: &dyn Fn(usize, usize) -> Region,
+    scratch: &dyn Fn(usize) -> Region,
+) -> Vec<Halving> {
+    let (mut lo, mut hi) = (0usize, pof2);
+    let mut steps = Vec::new();
+    let mut mask = 1;
+    while mask < pof2 {
+        let nd = nr ^ mask;
+        let partner = fold_real(nd, rem);
+        let half = (hi - lo) / 2;
+        let (keep, give) = if nr & mask == 0 {
+            ((lo, lo + half), (lo + half, hi))
+        } else {
+            ((lo + half, hi), (lo, lo + half))
+        };
+        let k = range(keep.0, keep.1);
+        let tmp = scratch(k.len);
+        s.push(vec![
+            send(partner, range(give.0, give.1)),
+            recv(partner, tmp),
+            reduce(tmp, k, nd < nr),
+        ]);
+        steps.push(Halving {
+            mask,
+            partner,
+            keep,
+            give,
+        });
+        (lo, hi) = keep;
+        mask <<= 1;
+    }
+    steps
 }
 
 /// Cost in the seed-001 model.

@@ -21,7 +21,8 @@
 //! ts + tw·m for the fold otherwise, and as much again when the root is a
 //! rank the fold dropped)
 
-use crate::allreduce_recursive_doubling::{fold_new, fold_real};
+use crate::allreduce_rabenseifner::recursive_halving;
+use crate::allreduce_recursive_doubling::fold_new;
 use crate::entry::{combines_share, Entry};
 use crate::schedule::{
     copy, displs, even_counts, floor_pow2, input, output, recv, reduce, send, temp, Buf, Region,
@@ -73,37 +74,16 @@ pub fn reduce_rabenseifner(rank: usize, p: usize, root: usize, count: usize) -> 
     } else {
         s.push(vec![copy(all_in, acc(0, count))]);
     }
-    // 2. Recursive halving over block ranges, lowest dimension first.
-    let (mut lo, mut hi) = (0usize, pof2);
-    let mut steps = Vec::new();
-    let mut mask = 1;
-    while mask < pof2 {
-        let nd = nr ^ mask;
-        let dst = fold_real(nd, rem);
-        let half = (hi - lo) / 2;
-        let (keep, give) = if nr & mask == 0 {
-            ((lo, lo + half), (lo + half, hi))
-        } else {
-            ((lo + half, hi), (lo, lo + half))
-        };
-        let k = range(keep.0, keep.1);
-        s.push(vec![
-            send(dst, range(give.0, give.1)),
-            recv(dst, temp(t, 0, k.len)),
-            reduce(temp(t, 0, k.len), k, nd < nr),
-        ]);
-        steps.push((mask, dst, keep, give));
-        (lo, hi) = keep;
-        mask <<= 1;
-    }
+    // 2. Recursive halving over block ranges (as in the allreduce).
+    let mut steps = recursive_halving(&mut s, nr, rem, pof2, &range, &|n| temp(t, 0, n));
     // 3. Binomial gather to the root's new rank, largest mask first: a rank
     //    that differs from it in bit m hands its range over and is done.
-    while let Some((mask, dst, keep, give)) = steps.pop() {
-        if nr & mask != new_root & mask {
-            s.push(vec![send(dst, range(keep.0, keep.1))]);
+    while let Some(h) = steps.pop() {
+        if nr & h.mask != new_root & h.mask {
+            s.push(vec![send(h.partner, range(h.keep.0, h.keep.1))]);
             return s;
         }
-        s.push(vec![recv(dst, range(give.0, give.1))]);
+        s.push(vec![recv(h.partner, range(h.give.0, h.give.1))]);
     }
     // 4. The stand-in of a dropped root hands it the result.
     if root_dropped && rank == stand_in {
@@ -112,16 +92,16 @@ pub fn reduce_rabenseifner(rank: usize, p: usize, root: usize, count: usize) -> 
     s
 }
 
-/// Cost in the seed-001 model (the root not dropped by the fold).
+/// Cost in the seed-001 model (the root not dropped by the fold): the
+/// allreduce's, whose allgather costs what the gather does, without its
+/// unfold.
 pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
-    let pof2 = floor_pow2(p.max(1));
-    let lg = pof2.trailing_zeros() as f64;
-    let m = m_bytes as f64;
-    let mut c = 2.0 * ts * lg + 2.0 * (pof2 - 1) as f64 / pof2 as f64 * tw * m;
-    if pof2 != p {
-        c += ts + tw * m;
+    let c = crate::allreduce_rabenseifner::cost(p, m_bytes, ts, tw);
+    if floor_pow2(p.max(1)) == p.max(1) {
+        c
+    } else {
+        c - (ts + tw * m_bytes as f64)
     }
-    c
 }
 
 /// Registry entries (see [`crate::registry`]).

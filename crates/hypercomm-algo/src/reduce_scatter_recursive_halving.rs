@@ -13,6 +13,7 @@
 //! cost: ⌈log2 p⌉·ts + ((p-1)/p)·tw·m for p a power of two (m = whole vector);
 //! otherwise add ts + tw·m for the fold and ts + tw·m/p for the unfold
 
+use crate::allreduce_rabenseifner::recursive_halving;
 use crate::allreduce_recursive_doubling::{fold_new, fold_real};
 use crate::entry::{combines_share, Entry};
 use crate::schedule::{
@@ -75,27 +76,9 @@ pub fn reduce_scatter_recursive_halving(rank: usize, counts: &[usize]) -> Schedu
     }
     s.push(ops);
     // 2. Recursive halving over positions, lowest dimension first.
-    let (mut lo, mut hi) = (0usize, pof2);
-    let mut mask = 1;
-    while mask < pof2 {
-        let nd = nr ^ mask;
-        let dst = fold_real(nd, rem);
-        let half = (hi - lo) / 2;
-        let (keep, give) = if nr & mask == 0 {
-            ((lo, lo + half), (lo + half, hi))
-        } else {
-            ((lo + half, hi), (lo, lo + half))
-        };
-        let k = temp(acc, poff[keep.0], poff[keep.1] - poff[keep.0]);
-        let tmp = temp(t, 0, k.len);
-        s.push(vec![
-            send(dst, temp(acc, poff[give.0], poff[give.1] - poff[give.0])),
-            recv(dst, tmp),
-            reduce(tmp, k, nd < nr),
-        ]);
-        (lo, hi) = keep;
-        mask <<= 1;
-    }
+    let range = |lo: usize, hi: usize| temp(acc, poff[lo], poff[hi] - poff[lo]);
+    let steps = recursive_halving(&mut s, nr, rem, pof2, &range, &|n| temp(t, 0, n));
+    let lo = steps.last().map_or(0, |h| h.keep.0);
     // 3. Position lo == bitrev(nr) now holds my new rank's blocks.
     let base = poff[lo];
     if fold {

@@ -289,7 +289,7 @@ impl Comm {
             && !recorder::active()
             && self.engine().blocking_free()
         {
-            let sig = signature(&call);
+            let sig = check_mode.then(|| signature(&call));
             let Call {
                 parts,
                 input,
@@ -300,13 +300,13 @@ impl Comm {
                 ..
             } = call;
             // The check stage's tag comes first, as for a task.
-            let check = check_mode.then(|| self.route(parts.eps.clone(), parts.with_host));
+            let check = sig.map(|sig| (sig, self.route(parts.eps.clone(), parts.with_host)));
             let route = self.route(parts.eps, parts.with_host);
             let tag = route.tag;
             let mut ex = Exec::new(sched, route, input, output, op, what)?;
-            if let Some(check) = check {
+            if let Some((sig, route)) = check {
                 ex.post_first(self.engine())?;
-                self.check_direct(&sig, check, parts.me, parts.with_host)?;
+                self.check_direct(&sig, route, parts.me, parts.with_host)?;
             }
             ex.run_direct(self.engine(), self.timeout)?;
             if let Some(f) = finish {
