@@ -52,6 +52,10 @@ impl Algorithm {
     /// where the transport has one and the operation maps; not a schedule,
     /// so not in the registry.
     pub const Native: Algorithm = Algorithm("native");
+    /// Through the shared-memory board instead of messages (small
+    /// barrier, bcast, reduce and allreduce among the nodes of a job on
+    /// threads or shm); not a schedule, so not in the registry.
+    pub const Board: Algorithm = Algorithm("board");
 
     /// The algorithm called `name`. Any name can be made; only registered
     /// ones (see [`names`](crate::registry::names)) are found by [`find`](crate::registry::find) and accepted by

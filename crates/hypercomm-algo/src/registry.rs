@@ -56,9 +56,9 @@ use std::str::FromStr;
 impl FromStr for Algorithm {
     type Err = ParseAlgorithmError;
 
-    /// "auto", "native" or the name of any registered algorithm.
+    /// "auto", "native", "board" or the name of any registered algorithm.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        for a in [Algorithm::Auto, Algorithm::Native] {
+        for a in [Algorithm::Auto, Algorithm::Native, Algorithm::Board] {
             if s == a.name() {
                 return Ok(a);
             }

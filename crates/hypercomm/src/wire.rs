@@ -59,6 +59,10 @@ pub enum Kind {
     /// The answer to a [`Kind::WaitQuery`]: the payload is the UTF-8 text
     /// of what the sender waits for (empty while it runs).
     WaitReply = 9,
+    /// Look at the shared-memory board again: the sender published
+    /// something there while the receiver was asleep (`transport/board.rs`).
+    /// The payload is empty; the frame itself carries nothing.
+    Wake = 10,
 }
 
 impl Kind {
@@ -73,6 +77,7 @@ impl Kind {
             7 => Kind::Credit,
             8 => Kind::WaitQuery,
             9 => Kind::WaitReply,
+            10 => Kind::Wake,
             _ => return None,
         })
     }
@@ -214,7 +219,8 @@ mod tests {
             Just(Kind::Gone),
             Just(Kind::Credit),
             Just(Kind::WaitQuery),
-            Just(Kind::WaitReply)
+            Just(Kind::WaitReply),
+            Just(Kind::Wake)
         ]
     }
 

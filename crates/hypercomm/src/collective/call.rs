@@ -125,7 +125,7 @@ pub(crate) struct Call<'a, T: Element, O: Operator<T>> {
 pub(crate) const DIRECT_CHECKED: usize = crate::engine::EAGER_LIMIT;
 
 /// The check-mode signature of `call`.
-fn signature<T: Element, O: Operator<T>>(call: &Call<'_, T, O>) -> Signature {
+pub(crate) fn signature<T: Element, O: Operator<T>>(call: &Call<'_, T, O>) -> Signature {
     let root_code = match call.root {
         None => -1,
         // A host-rooted call's root is its last participant.
@@ -181,6 +181,15 @@ impl Comm {
         &self,
         call: Call<'a, T, O>,
     ) -> Result<CollTask<'a, T, O>> {
+        self.start_checked(call, self.check_mode())
+    }
+
+    /// [`Comm::start`], with the signature exchange only if `check`.
+    fn start_checked<'a, T: Element, O: Operator<T>>(
+        &self,
+        call: Call<'a, T, O>,
+        check: bool,
+    ) -> Result<CollTask<'a, T, O>> {
         let sig = signature(&call);
         let Call {
             what,
@@ -193,7 +202,7 @@ impl Comm {
             finish,
             ..
         } = call;
-        let check_tag = self.check_mode().then(|| self.next_tag(parts.with_host));
+        let check_tag = check.then(|| self.next_tag(parts.with_host));
         let route = self.route(parts.eps, parts.with_host);
         let seq = route.tag & 0x7fff_ffff;
         let root_ep = root.and_then(|r| route.eps.get(r).copied());
@@ -283,7 +292,20 @@ impl Comm {
         call: Call<'_, T, O>,
     ) -> Result<u32> {
         let what = call.what;
-        let check_mode = self.check_mode();
+        let mut check_mode = self.check_mode();
+        if check_mode {
+            if let Some(b) = self.board_for_parts(&call.parts) {
+                // The signatures meet on the board, where nodes whose call
+                // runs there check theirs too (`board.rs`). A mismatch still
+                // draws the call's tag, as the board's calls do, so that the
+                // next call's tags agree.
+                if let Err(e) = self.board_check(b, &signature(&call), what) {
+                    let _ = self.next_tag(false);
+                    return Err(e);
+                }
+                check_mode = false;
+            }
+        }
         let bytes = std::mem::size_of::<T>() * call.input.len().max(call.output.len());
         if (!check_mode || bytes <= DIRECT_CHECKED)
             && !recorder::active()
@@ -316,7 +338,7 @@ impl Comm {
         }
         // Built straight into the cell the wait loop borrows (the task is
         // a few hundred bytes; every move is a copy).
-        let cell = RefCell::new(self.start(call)?);
+        let cell = RefCell::new(self.start_checked(call, check_mode)?);
         let tag = cell.borrow().tag();
         self.engine().run_task(&cell, self.timeout, what)?;
         Ok(tag)

@@ -114,6 +114,7 @@
 //!   module.
 
 mod alltoall;
+mod board;
 mod call;
 pub(crate) mod executor;
 mod gather;

@@ -236,14 +236,18 @@ impl Comm {
     }
 
     /// Run a blocking collective: on the library when [`Comm::native_for`]
-    /// says so, else our schedule.
+    /// says so, else on the shared-memory board where it serves
+    /// (`board.rs`), else our schedule.
     pub(crate) fn run_blocking<T: Element, O: Operator<T>>(
         &self,
         call: Call<'_, T, O>,
         opts: &CollOpts,
     ) -> Result<()> {
         match self.native_for(&call, opts)? {
-            None => self.run(call),
+            None => match self.try_board(call, opts)? {
+                Some(call) => self.run(call),
+                None => Ok(()),
+            },
             Some((n, ty, red)) => self.run_native(n, call, ty, red),
         }
     }

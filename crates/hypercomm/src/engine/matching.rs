@@ -148,6 +148,8 @@ impl Engine {
             Kind::Credit => self.credit_back(h.src, h.id),
             // Answered by the transports that use them.
             Kind::WaitQuery | Kind::WaitReply => {}
+            // Its arrival woke the wait that looks at the board.
+            Kind::Wake => {}
             Kind::Gone => {
                 let mut st = self.st.borrow_mut();
                 let n = st.blamed.len();

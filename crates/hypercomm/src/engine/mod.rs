@@ -146,6 +146,9 @@ pub(crate) struct Engine {
     polls: bool,
     /// Which pass of a wait loop is running (see [`Pass`]).
     pass: std::cell::Cell<Pass>,
+    /// The running wait loop will block in the transport after this pass
+    /// ([`Engine::about_to_block`]).
+    armed: std::cell::Cell<bool>,
 }
 
 /// Parse `HYPERCOMM_TIMEOUT` (seconds, may be fractional).
@@ -185,6 +188,7 @@ impl Engine {
             spins: if polls { spin_budget(n) } else { 0 },
             polls,
             pass: std::cell::Cell::new(Pass::Outside),
+            armed: std::cell::Cell::new(false),
         }
     }
 

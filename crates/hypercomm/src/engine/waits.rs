@@ -173,6 +173,13 @@ impl Engine {
         }
     }
 
+    /// Whether the running wait loop blocks in the transport after this
+    /// pass (for a `poll` that must ask to be woken: one whose condition
+    /// does not come as a frame, like the board's).
+    pub(crate) fn about_to_block(&self) -> bool {
+        self.armed.get()
+    }
+
     /// The shared wait loop. `poll` is tried after each drain of the
     /// transport; `peer` is what the wait depends on.
     pub(crate) fn wait_loop<R>(
@@ -193,6 +200,7 @@ impl Engine {
         let mut spins = 0u32;
         let mut published = false;
         let outer = self.pass.get();
+        let outer_armed = self.armed.replace(false);
         let out = loop {
             // Spinning: every CHECK_EVERY passes; yielding: every
             // YIELD_CHECK_EVERY (a collective's wait looks at every member);
@@ -278,11 +286,17 @@ impl Engine {
                     let w = format!("{} is in {op}, waiting for {}", g.rank(self.me), what());
                     self.t.set_waiting(Some(&w));
                     published = true;
+                    // One more pass before blocking, in which `poll` sees
+                    // `about_to_block` (a board wait raises its flag then,
+                    // and looks once more).
+                    self.armed.set(true);
+                    continue;
                 }
                 self.t.wait(deadline);
             }
         };
         self.pass.set(outer);
+        self.armed.set(outer_armed);
         if published {
             self.t.set_waiting(None);
         }

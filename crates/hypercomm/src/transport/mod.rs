@@ -66,6 +66,7 @@
 //! Not done yet: no other transport is planned; a new one would be one
 //! folder and one line in `transports!`.
 
+pub mod board;
 pub(crate) mod deadlock;
 mod frame;
 #[cfg(feature = "mpi")]
@@ -252,6 +253,12 @@ pub trait Transport {
     /// The transport's own collectives (an MPI library's), when it has
     /// them. Default: none.
     fn native(&self) -> Option<&dyn native::Native> {
+        None
+    }
+    /// The shared memory through which the nodes run small blocking
+    /// collectives (`board.rs`), when this transport has it (threads, shm).
+    /// Default: none.
+    fn board(&self) -> Option<board::Board<'_>> {
         None
     }
 }
@@ -540,6 +547,10 @@ impl Transport for AnyTransport {
     fn native(&self) -> Option<&dyn native::Native> {
         dispatch!(self, t => t.native())
     }
+    #[inline]
+    fn board(&self) -> Option<board::Board<'_>> {
+        dispatch!(self, t => t.board())
+    }
 }
 
 impl<T: Transport + ?Sized> Transport for Box<T> {
@@ -593,5 +604,8 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
     }
     fn native(&self) -> Option<&dyn native::Native> {
         (**self).native()
+    }
+    fn board(&self) -> Option<board::Board<'_>> {
+        (**self).board()
     }
 }

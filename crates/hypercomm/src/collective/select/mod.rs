@@ -264,11 +264,11 @@ impl Comm {
         commutative: bool,
     ) -> Result<Algorithm> {
         let name = c.name();
-        if opts.algorithm == Algorithm::Native {
-            // The library's own collective is taken by the blocking front
-            // end (`collective/native.rs`); the schedule behind it (for
-            // non-blocking calls and where the library's cannot serve) is
-            // what `Auto` would run.
+        if opts.algorithm == Algorithm::Native || opts.algorithm == Algorithm::Board {
+            // The library's own collective and the board are taken by the
+            // blocking front end (`collective/native.rs`, `board.rs`); the
+            // schedule behind them (for non-blocking calls and where they
+            // cannot serve) is what `Auto` would run.
             let auto = CollOpts {
                 algorithm: Algorithm::Auto,
                 ..opts.clone()
@@ -321,7 +321,9 @@ impl Comm {
     /// tree; scans: chain). [`Algorithm::Native`] when the call would go
     /// to the transport library's own collective
     /// ([`Comm::set_native_collectives`], for a built-in operator on a
-    /// type the library has).
+    /// type the library has); [`Algorithm::Board`] when it would run
+    /// through the shared-memory board (small barrier, bcast, reduce and
+    /// allreduce on the world communicator over threads or shm).
     ///
     /// Errors: the host asked about a node collective, a forced algorithm
     /// the collective does not have, or one that needs a commutative
@@ -335,7 +337,10 @@ impl Comm {
     ) -> Result<Algorithm> {
         let p = self.node_parts(c.name())?.eps.len();
         let ours = self.choose(c, p, bytes, opts, commutative)?;
-        Ok(self.chosen_native(c, p, bytes, opts).unwrap_or(ours))
+        Ok(self
+            .chosen_native(c, p, bytes, opts)
+            .or_else(|| self.chosen_board(c, bytes, opts))
+            .unwrap_or(ours))
     }
 
     /// [`Comm::choose`], remembered for repeated calls of the same shape.
@@ -347,7 +352,7 @@ impl Comm {
         opts: &CollOpts,
         commutative: bool,
     ) -> Result<Algorithm> {
-        if opts.algorithm != Algorithm::Auto && opts.algorithm != Algorithm::Native {
+        if ![Algorithm::Auto, Algorithm::Native, Algorithm::Board].contains(&opts.algorithm) {
             return self.choose(c, p, bytes, opts, commutative);
         }
         let key = ChoiceKey {

@@ -85,6 +85,7 @@ mod wake;
 
 pub use setup::{create_segment, fd_from_env, share_with_children, ShmBuilder, SHM_FD};
 
+use super::board::{Board, BoardLocal};
 use super::{
     Arrival, Borrowed, Fault, Frame, Link, PeerState, Supervisor, Transport, TransportKind,
 };
@@ -159,6 +160,8 @@ pub struct ShmEndpoint {
     last_epoch: Cell<u64>,
     /// The job's count of ended endpoints when the engine last looked.
     ends_seen: Cell<u64>,
+    /// This endpoint's bookkeeping of its board buffers.
+    board: BoardLocal,
 }
 
 impl ShmEndpoint {
@@ -230,6 +233,7 @@ impl ShmEndpoint {
             drained: Cell::new(0),
             last_epoch: Cell::new(0),
             ends_seen: Cell::new(0),
+            board: BoardLocal::default(),
         })
     }
 
@@ -483,6 +487,11 @@ impl Transport for ShmEndpoint {
             ranks_per_node: self.n,
             cores_per_node: super::cores(),
         }
+    }
+
+    #[inline]
+    fn board(&self) -> Option<Board<'_>> {
+        Board::new(self.map.board(), &self.board, self.me, self.n)
     }
 
     fn set_waiting(&self, what: Option<&str>) {

@@ -12,6 +12,8 @@
 //! ...      lend slots, LENDS per endpoint: (generation << 8 | state, taken)
 //! ...      rings, one per ordered pair (src, dst): consumer head, producer
 //!          "waiting for space" flag, then SLOTS slots of SLOT bytes
+//! ...      the board of small collectives (`transport/board.rs`), in jobs
+//!          small enough to have one
 //! ```
 //!
 //! Every word that two processes touch is accessed through an atomic type;
@@ -28,7 +30,7 @@ use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 pub(super) const MAGIC: u64 = 0x0031_4d48_5343_4d48; // "HMCSHM1\0"
-pub(super) const VERSION: u32 = 2;
+pub(super) const VERSION: u32 = 3;
 
 /// Bytes per ring slot (control word + data).
 pub(super) const SLOT: usize = 4096;
@@ -106,9 +108,13 @@ fn rings_base(endpoints: usize) -> usize {
     (lends_base(endpoints) + endpoints * LENDS * LEND_REC).next_multiple_of(4096)
 }
 
+fn board_base(endpoints: usize) -> usize {
+    rings_base(endpoints) + endpoints * endpoints * RING
+}
+
 /// Total size of a segment for `endpoints` endpoints.
 pub(super) fn segment_len(endpoints: usize) -> usize {
-    rings_base(endpoints) + endpoints * endpoints * RING
+    board_base(endpoints) + 8 * crate::transport::board::board_words(endpoints)
 }
 
 /// Types that may be viewed in the segment (atomics: valid for every bit
@@ -175,6 +181,22 @@ impl Mapping {
         // SAFETY: in bounds and aligned (checked above), the mapping lives as
         // long as `self`, and `T` is an atomic valid for any bit pattern.
         unsafe { &*self.base.wrapping_add(off).cast::<T>() }
+    }
+
+    /// The board's words (empty when the job has none).
+    pub(super) fn board(&self) -> &[AtomicU64] {
+        let off = board_base(self.endpoints);
+        let words = (self.len - off.min(self.len)) / 8;
+        if words == 0 {
+            return &[];
+        }
+        assert!(off.is_multiple_of(8) && off + 8 * words <= self.len);
+        let first = self.base.wrapping_add(off).cast::<AtomicU64>();
+        // SAFETY: `words` whole, aligned (page-aligned base, offset a
+        // multiple of 8) atomics lie inside the mapping from `off` (checked
+        // above), which lives as long as `self`; atomics are valid for any
+        // bit pattern and every process touches them only atomically.
+        unsafe { std::slice::from_raw_parts(first, words) }
     }
 
     /// Raw pointer to byte `off` (`len` bytes must be in bounds).

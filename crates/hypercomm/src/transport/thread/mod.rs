@@ -37,6 +37,7 @@ mod spsc;
 
 pub use setup::ThreadBuilder;
 
+use super::board::{Board, BoardLocal};
 use super::{Arrival, Fault, Frame, Link, Payload, PeerState, Transport};
 use crate::error::Result;
 use crate::wire::{Header, Kind};
@@ -91,6 +92,8 @@ pub struct ThreadJob {
     deadlock: Mutex<Option<(Vec<u64>, String)>>,
     /// Lends between the job's threads that ended, and that were seen to.
     lends: Arc<crate::transport::LendCount>,
+    /// The board of small collectives (`transport/board.rs`).
+    board: Box<[AtomicU64]>,
 }
 
 impl ThreadJob {
@@ -119,6 +122,7 @@ impl ThreadJob {
             ends: AtomicU64::new(0),
             deadlock: Mutex::new(None),
             lends: Arc::default(),
+            board: crate::transport::board::board_memory(endpoints),
         })
     }
 
@@ -136,6 +140,7 @@ impl ThreadJob {
             drained: Cell::new(0),
             last_epoch: Cell::new(0),
             ends_seen: Cell::new(0),
+            board: BoardLocal::default(),
         }
     }
 
@@ -166,6 +171,8 @@ pub struct ThreadEndpoint {
     last_epoch: Cell<u64>,
     /// The job's `ends` when this endpoint's engine last had a look.
     ends_seen: Cell<u64>,
+    /// This endpoint's bookkeeping of its board buffers.
+    board: BoardLocal,
 }
 
 impl ThreadEndpoint {
@@ -358,6 +365,11 @@ impl Transport for ThreadEndpoint {
 
     fn set_waiting(&self, what: Option<&str>) {
         *lock(&self.job.slots[self.me].waiting) = what.map(str::to_owned);
+    }
+
+    #[inline]
+    fn board(&self) -> Option<Board<'_>> {
+        Board::new(&self.job.board, &self.board, self.me, self.job.slots.len())
     }
 
     fn lend_count(&self) -> Option<Arc<crate::transport::LendCount>> {

@@ -1,0 +1,497 @@
+//! Small blocking collectives through the shared-memory board
+//! (`transport/board.rs`) instead of messages: barrier, bcast, reduce and
+//! allreduce of at most [`BOARD_BYTES`] bytes among the nodes of the world
+//! communicator, on the transports whose ranks share memory (threads, shm).
+//!
+//! One call is a fan-in and/or a fan-out of board buffers:
+//!
+//! | call | check mode off | check mode on |
+//! |---|---|---|
+//! | barrier | fan-in to node 0, fan-out | same, with signatures |
+//! | allreduce | fan-in of the inputs to node 0, which folds them in rank order; fan-out of the result | same, with signatures |
+//! | reduce | fan-in of the inputs to the root, which folds them | as allreduce; the root keeps the result |
+//! | bcast | fan-out from the root | fan-in to node 0 (the root's data with its signature), fan-out |
+//!
+//! In check mode every call on the board starts with a fan-in of the
+//! signatures to node 0, which compares them as the message exchange
+//! does (`task::verdict`) and fans out the verdict with the result: the
+//! check costs no extra round. A call that runs on messages (too large,
+//! another collective) still has its signatures checked on the board
+//! first ([`Comm::board_check`]), so that two nodes that disagree about
+//! a call — one on the board, one on messages — both get the mismatch.
+//!
+//! The reduction folds in rank order (`((x0 ⊕ x1) ⊕ x2) …`), so it is
+//! right for operators that do not commute, and matches a serial fold.
+//!
+//! Selection takes the board for these calls (with the options' algorithm
+//! `Auto`, or [`Algorithm::Board`] to force it) where it can serve: the
+//! world communicator, not in reproducible mode, no topology setting. A
+//! trace shows the call as one block. Waits are the engine's wait loop
+//! (spin, yield, block; peer failure, abort, timeout and deadlock
+//! detection as for messages): a node about to block raises its flag on
+//! the board, and whoever publishes wakes it with a frame.
+//!
+//! Not done yet: sub-communicators (each would need its own board, agreed
+//! among its members) and non-blocking calls run on messages; a tree of
+//! collectors for jobs of many nodes; pipelined copies through the board
+//! for larger messages.
+
+use super::call::{Call, Parts};
+use super::executor::{Input, Output};
+use super::ops::{Element, Operator};
+use super::select::{Algorithm, CollOpts, Collective, Topology};
+use super::task::{verdict, Signature, SIG_BYTES};
+use crate::comm::Comm;
+use crate::error::{Error, Result};
+use crate::transport::board::{Board, Buf, BOARD_BYTES, BOARD_RANKS, SIG_WORDS};
+use crate::transport::Transport;
+use crate::wire::Kind;
+
+/// The collectives the board serves.
+const SERVED: [Collective; 4] = [
+    Collective::Barrier,
+    Collective::Bcast,
+    Collective::Reduce,
+    Collective::Allreduce,
+];
+
+/// A verdict word: 0, or 1 + the length of the mismatch text that
+/// follows in the payload.
+const AGREED: u64 = 0;
+
+/// Signature words of `sig`.
+fn sig_words(sig: &Signature) -> [u64; SIG_WORDS] {
+    let b = sig.encode();
+    let mut w = [0u64; SIG_WORDS];
+    for (i, c) in b.chunks(8).enumerate() {
+        let mut x = [0u8; 8];
+        x[..c.len()].copy_from_slice(c);
+        w[i] = u64::from_le_bytes(x);
+    }
+    w
+}
+
+/// `acc[i] = acc[i] ⊕ x[i]`.
+fn fold<T: Element, O: Operator<T>>(acc: &mut [T], x: &[T], op: &O) {
+    for (a, b) in acc.iter_mut().zip(x) {
+        *a = op.combine(*a, *b);
+    }
+}
+
+/// Whether node `me` takes the result of a `kind` rooted at `root` off
+/// the board.
+fn wants_result(kind: Collective, root: Option<usize>, me: usize) -> bool {
+    match kind {
+        Collective::Allreduce => true,
+        Collective::Reduce => root == Some(me),
+        Collective::Bcast => root != Some(me),
+        _ => false,
+    }
+}
+
+/// The bytes of a board-sized buffer.
+fn bytes_of(w: &mut [u64; BOARD_BYTES / 8]) -> &mut [u8] {
+    bytemuck::cast_slice_mut(&mut w[..])
+}
+
+/// The first `k` elements of type `T` in a board-sized buffer (`T` is
+/// aligned to at most 8 and `k` of them fit: `board_serves` said so).
+fn elems<T: Element>(w: &[u64; BOARD_BYTES / 8], k: usize) -> &[T] {
+    let b: &[u8] = bytemuck::cast_slice(&w[..]);
+    bytemuck::cast_slice(&b[..k * std::mem::size_of::<T>()])
+}
+
+/// [`elems`], writable.
+fn elems_mut<T: Element>(w: &mut [u64; BOARD_BYTES / 8], k: usize) -> &mut [T] {
+    let b: &mut [u8] = bytemuck::cast_slice_mut(&mut w[..]);
+    bytemuck::cast_slice_mut(&mut b[..k * std::mem::size_of::<T>()])
+}
+
+/// A call's part as the board sees it.
+struct Part<'x, T> {
+    kind: Collective,
+    /// The call's name in messages.
+    what: &'static str,
+    root: Option<usize>,
+    /// What this node contributes (reductions: its input; a broadcast's
+    /// root: its buffer).
+    input: &'x [T],
+    /// Where the result goes (empty where none is wanted).
+    output: &'x mut [T],
+}
+
+impl Comm {
+    /// The board, when calls among `parts` may use it: the world
+    /// communicator's node collectives on a transport that has one.
+    pub(crate) fn board_for_parts(&self, parts: &Parts) -> Option<Board<'_>> {
+        if self.inner.ctx != 0 || parts.with_host || parts.eps.len() != self.size() {
+            return None;
+        }
+        let b = self.engine().t.board()?;
+        (self.size() <= BOARD_RANKS).then_some(b)
+    }
+
+    /// Whether a blocking `kind` of `bytes` bytes goes to the board with
+    /// `opts` (the reason it cannot when forced, `Ok(None)` when messages
+    /// serve).
+    fn board_serves(
+        &self,
+        kind: Collective,
+        (bytes, align): (usize, usize),
+        parts: &Parts,
+        opts: &CollOpts,
+    ) -> Result<Option<Board<'_>>> {
+        let forced = opts.algorithm == Algorithm::Board;
+        if !forced && opts.algorithm != Algorithm::Auto {
+            return Ok(None);
+        }
+        let why = if !SERVED.contains(&kind) {
+            format!("{} has no board form", kind.name())
+        } else if align > 8 {
+            format!("elements aligned to {align} bytes do not fit the board's words")
+        } else if bytes > BOARD_BYTES {
+            format!("{bytes} bytes do not fit the board's {BOARD_BYTES}")
+        } else if opts.reproducible {
+            "reproducible mode runs the fixed schedule".into()
+        } else if self.topology() != Topology::Auto {
+            format!(
+                "the topology setting {:?} asks for our schedules",
+                self.topology()
+            )
+        } else {
+            match self.board_for_parts(parts) {
+                Some(b) => return Ok(Some(b)),
+                None => "only the world communicator's node calls on threads and shm (of at most 64 nodes) have a board".into(),
+            }
+        };
+        if forced {
+            Err(Error::InvalidArgument {
+                op: kind.name(),
+                what: format!("algorithm board: {why}"),
+            })
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// [`Algorithm::Board`] if a blocking call of `c` would go to the
+    /// board (for [`Comm::chosen_algorithm`]).
+    pub(crate) fn chosen_board(
+        &self,
+        c: Collective,
+        bytes: usize,
+        opts: &CollOpts,
+    ) -> Option<Algorithm> {
+        let parts = self.node_parts(c.name()).ok()?;
+        matches!(self.board_serves(c, (bytes, 8), &parts, opts), Ok(Some(_)))
+            .then_some(Algorithm::Board)
+    }
+
+    /// Run `call` on the board if it serves it (`Ok(None)`), else hand
+    /// the call back.
+    pub(crate) fn try_board<'a, T: Element, O: Operator<T>>(
+        &self,
+        call: Call<'a, T, O>,
+        opts: &CollOpts,
+    ) -> Result<Option<Call<'a, T, O>>> {
+        let bytes = std::mem::size_of::<T>() * call.input.len().max(call.output.len());
+        // Elements without size do not fit the board's accounting either.
+        let align = if std::mem::size_of::<T>() == 0 {
+            usize::MAX
+        } else {
+            std::mem::align_of::<T>()
+        };
+        let Some(b) = self.board_serves(call.kind, (bytes, align), &call.parts, opts)? else {
+            return Ok(Some(call));
+        };
+        let sig = self.check_mode().then(|| super::call::signature(&call));
+        let Call {
+            kind,
+            what,
+            root,
+            input,
+            mut output,
+            op,
+            finish,
+            ..
+        } = call;
+        // The tag sequence stays in step (a trace block names the call).
+        let seq_tag = self.next_tag(false) & 0x7fff_ffff;
+        let input: &[T] = match &input {
+            Input::Borrowed(s) => s,
+            Input::Owned(v) => v,
+        };
+        let out: &mut [T] = match &mut output {
+            Output::Borrowed(s) => s,
+            Output::Owned(v) => v,
+        };
+        let (input, out): (&[T], &mut [T]) = if kind == Collective::Bcast {
+            // The root's buffer is both what it gives and where the others
+            // receive.
+            if root == Some(b.me()) {
+                (&*out, &mut [])
+            } else {
+                (&[], out)
+            }
+        } else {
+            (input, out)
+        };
+        let code = Signature::of(kind, -1, &Default::default(), 0).op;
+        let root_ep = root.map(|r| r as u32);
+        let hook = crate::trace::recorder::hook;
+        use crate::trace::event::Event;
+        hook(Event::BlockBegin {
+            op: code,
+            root: root_ep,
+            seq: seq_tag,
+        });
+        let part = Part {
+            kind,
+            what,
+            root,
+            input,
+            output: out,
+        };
+        let r = self.board_call(b, part, op.as_ref(), sig.as_ref());
+        hook(Event::BlockEnd {
+            op: code,
+            root: root_ep,
+            seq: seq_tag,
+        });
+        r?;
+        if let Some(f) = finish {
+            match &mut output {
+                Output::Borrowed(s) => f.apply(s),
+                Output::Owned(v) => f.apply(v),
+            }
+        }
+        Ok(None)
+    }
+
+    /// The check-mode signature exchange of a call that runs on messages,
+    /// on the board: a fan-in of the signatures to node 0 and a fan-out of
+    /// its verdict.
+    pub(crate) fn board_check(
+        &self,
+        b: Board<'_>,
+        sig: &Signature,
+        what: &'static str,
+    ) -> Result<()> {
+        let part = Part::<u8> {
+            kind: Collective::Barrier,
+            what,
+            root: None,
+            input: &[],
+            output: &mut [],
+        };
+        self.board_call(b, part, None::<&super::task::NoOp>, Some(sig))
+    }
+
+    /// One call on the board (see the module docs for the flows).
+    fn board_call<T: Element, O: Operator<T>>(
+        &self,
+        b: Board<'_>,
+        part: Part<'_, T>,
+        op: Option<&O>,
+        sig: Option<&Signature>,
+    ) -> Result<()> {
+        let seq = b.begin();
+        let me = b.me();
+        let n = self.size();
+        let kind = part.kind;
+        let name = part.what;
+        let reduces = matches!(kind, Collective::Reduce | Collective::Allreduce);
+        let count = part.input.len().max(part.output.len());
+        let call_bytes = count * std::mem::size_of::<T>();
+        let bytes: &[u8] = bytemuck::cast_slice(part.input);
+        // Whose data goes in: every node's for a reduction, the root's for
+        // a broadcast.
+        let gives = |j: usize| reduces || part.root == Some(j);
+        // Who collects, and whether a result comes back out.
+        let (collector, fan_in, fan_out) = match (kind, sig.is_some()) {
+            (_, true) | (Collective::Barrier | Collective::Allreduce, false) => (0, true, true),
+            (Collective::Reduce, false) => (part.root.unwrap_or(0), true, false),
+            _ => (part.root.unwrap_or(0), false, true),
+        };
+        let words = sig.map(sig_words).unwrap_or_default();
+        let what = |j: usize| {
+            move || format!("rank {j} on the shared-memory board ({name}, board call {seq})")
+        };
+        if fan_in && me != collector {
+            if let Some((c, s)) = b.data_reuse(seq) {
+                self.board_wait(b, name, c, &what(c), || b.consumed(c) >= s)?;
+            }
+            let give = if gives(me) { bytes } else { &[] };
+            b.publish(Buf::Data, seq, 0, &words, give, collector);
+            self.board_wake(b);
+        }
+        // The result the collector hands out (a fold, the root's data).
+        let mut result = [0u64; BOARD_BYTES / 8];
+        let mut mismatch: Option<String> = None;
+        if fan_in && me == collector {
+            let mut sigs = [0u8; SIG_BYTES * BOARD_RANKS];
+            if let Some(s) = sig {
+                sigs[me * SIG_BYTES..(me + 1) * SIG_BYTES].copy_from_slice(&s.encode());
+            }
+            // Folded into the result when it goes out, else (a reduce
+            // without check mode) into the root's output.
+            let into_result = fan_out;
+            let mut scratch = [0u64; BOARD_BYTES / 8];
+            for j in 0..n {
+                if j != me {
+                    self.board_wait(b, name, j, &what(j), || b.posted(j, Buf::Data, seq))?;
+                    let k = if gives(j) { call_bytes } else { 0 };
+                    let h = b.read(j, Buf::Data, seq, &mut bytes_of(&mut scratch)[..k]);
+                    if sig.is_some() {
+                        let mut s = [0u8; 8 * SIG_WORDS];
+                        for (c, w) in s.chunks_mut(8).zip(h.sig) {
+                            c.copy_from_slice(&w.to_le_bytes());
+                        }
+                        sigs[j * SIG_BYTES..(j + 1) * SIG_BYTES].copy_from_slice(&s[..SIG_BYTES]);
+                    }
+                }
+                if reduces {
+                    let theirs: &[T] = if j == me {
+                        part.input
+                    } else {
+                        elems(&scratch, part.input.len())
+                    };
+                    let acc: &mut [T] = if into_result {
+                        elems_mut(&mut result, part.input.len())
+                    } else {
+                        &mut *part.output
+                    };
+                    if j == 0 {
+                        acc.copy_from_slice(theirs);
+                    } else if let Some(op) = op {
+                        fold(acc, theirs, op);
+                    }
+                } else if kind == Collective::Bcast && part.root == Some(j) && j != me {
+                    // Checked broadcast: node 0 passes the root's data on.
+                    bytes_of(&mut result)[..call_bytes]
+                        .copy_from_slice(&bytes_of(&mut scratch)[..call_bytes]);
+                }
+            }
+            b.set_consumed(seq);
+            if sig.is_some() {
+                if let Err(Error::CollectiveMismatch(t)) = verdict(&sigs[..n * SIG_BYTES], false) {
+                    mismatch = Some(t);
+                }
+            }
+            if !fan_out {
+                // Reduce: the others may write their buffers again.
+                self.board_wake(b);
+            }
+        }
+        if fan_out && me == collector {
+            if !fan_in {
+                if let Some(s) = b.result_reuse(seq) {
+                    for j in (0..n).filter(|&j| j != me) {
+                        self.board_wait(b, name, j, &what(j), || b.seen(j) >= s)?;
+                    }
+                }
+            }
+            if kind == Collective::Bcast && gives(me) {
+                bytes_of(&mut result)[..call_bytes].copy_from_slice(bytes);
+            }
+            let (meta, k) = match &mismatch {
+                Some(t) => {
+                    let k = t.len().min(BOARD_BYTES);
+                    bytes_of(&mut result)[..k].copy_from_slice(&t.as_bytes()[..k]);
+                    (1 + k as u64, k)
+                }
+                None if kind == Collective::Barrier => (AGREED, 0),
+                None => (AGREED, call_bytes),
+            };
+            b.publish(
+                Buf::Result,
+                seq,
+                meta,
+                &[0; SIG_WORDS],
+                &bytes_of(&mut result)[..k],
+                me,
+            );
+            self.board_wake(b);
+            if fan_in {
+                b.settled(seq);
+            }
+            if let Some(t) = mismatch {
+                return Err(Error::CollectiveMismatch(t));
+            }
+            if wants_result(kind, part.root, me) {
+                part.output
+                    .copy_from_slice(elems(&result, part.output.len()));
+            }
+            return Ok(());
+        }
+        if fan_out {
+            self.board_wait(b, name, collector, &what(collector), || {
+                b.posted(collector, Buf::Result, seq)
+            })?;
+            let head = b.read(collector, Buf::Result, seq, &mut []);
+            let k = if head.meta != AGREED {
+                ((head.meta - 1) as usize).min(BOARD_BYTES)
+            } else if wants_result(kind, part.root, me) {
+                call_bytes
+            } else {
+                0
+            };
+            b.read(collector, Buf::Result, seq, &mut bytes_of(&mut result)[..k]);
+            b.set_seen(seq);
+            if fan_in {
+                b.settled(seq);
+            }
+            self.board_wake(b);
+            if head.meta != AGREED {
+                return Err(Error::CollectiveMismatch(
+                    String::from_utf8_lossy(&bytes_of(&mut result)[..k]).into_owned(),
+                ));
+            }
+            if k > 0 {
+                part.output
+                    .copy_from_slice(elems(&result, part.output.len()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Wait until `ready`, for node `peer` (whose failure ends the wait).
+    fn board_wait(
+        &self,
+        b: Board<'_>,
+        name: &str,
+        peer: usize,
+        what: &dyn Fn() -> String,
+        ready: impl Fn() -> bool,
+    ) -> Result<()> {
+        for _ in 0..64 {
+            if ready() {
+                return Ok(());
+            }
+            std::hint::spin_loop();
+        }
+        let e = self.engine();
+        let r = e.wait_loop(
+            self.group(),
+            Some(peer as u32),
+            self.timeout,
+            name,
+            what,
+            |e| {
+                if e.about_to_block() {
+                    b.set_sleeping(true);
+                }
+                ready().then_some(Ok(()))
+            },
+        );
+        b.set_sleeping(false);
+        r
+    }
+
+    /// Wake the nodes asleep on the board (they look again).
+    fn board_wake(&self, b: Board<'_>) {
+        for j in b.sleepers() {
+            self.engine().control(j as u32, Kind::Wake, 0, Vec::new());
+        }
+    }
+}

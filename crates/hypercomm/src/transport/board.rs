@@ -1,0 +1,398 @@
+//! The board: shared memory through which the nodes of a job on one
+//! machine (threads, shm) run small blocking collectives without messages
+//! (Open MPI's `coll/sm`, the XHC component). The memory protocol lives
+//! here; the collectives that use it, and their waits, in
+//! `collective/board.rs`.
+//!
+//! ```text
+//! header line      sleepers: how many endpoints wait asleep on the board
+//! per endpoint     REC words: control line (seen, consumed, sleeping),
+//!                  then four buffers: data[0], data[1], result[0], result[1]
+//! one buffer       seq, meta, SIG_WORDS words of signature, then
+//!                  BOARD_BYTES of payload
+//! ```
+//!
+//! Every call on the board has a sequence number (1, 2, …: the same on
+//! every endpoint, as calls on a communicator come in the same order). A
+//! buffer is published for call `s` by storing `s` in its `seq` word
+//! (release) after its contents; a reader waits for that value (acquire).
+//! Each endpoint writes only its own record: its data buffers go to one
+//! reader (the call's collector), its result buffers to every other
+//! endpoint. The two buffers of each kind alternate by the parity of `s`,
+//! so that a call may be written while the previous one is read; before a
+//! buffer is written again, what read it last must be done with it
+//! ([`Board::data_reuse`], [`Board::result_reuse`]), which each endpoint
+//! tracks for its own buffers in [`BoardLocal`].
+//!
+//! Waking: an endpoint about to block in its transport while waiting on
+//! the board raises its `sleeping` flag and the header's count; whoever
+//! publishes then looks at the count and tells the sleepers with a frame
+//! (so that deadlock detection, which counts frames, stays right).
+//!
+//! Every word is an atomic (payload bytes too, eight to a word, moved
+//! with relaxed loads and stores between the release and the acquire), so
+//! the board needs no `unsafe` beyond handing out the words.
+//!
+//! Not done yet: the board serves jobs of at most [`BOARD_RANKS`] nodes
+//! (the collector reads every node's buffer in turn; a tree of collectors
+//! would serve more); payloads above [`BOARD_BYTES`] go by messages.
+
+use std::cell::Cell;
+use std::sync::atomic::{fence, AtomicU64, Ordering};
+
+/// Payload bytes of one board buffer.
+pub const BOARD_BYTES: usize = 1024;
+/// Most nodes of a job that has a board.
+pub const BOARD_RANKS: usize = 64;
+/// Words of a buffer's signature area.
+pub const SIG_WORDS: usize = 4;
+
+const PAYLOAD_WORDS: usize = BOARD_BYTES / 8;
+/// seq, meta, signature, payload; rounded up to whole cache lines.
+const BUF_WORDS: usize = (2 + SIG_WORDS + PAYLOAD_WORDS).next_multiple_of(8);
+const CTL_WORDS: usize = 8;
+const REC_WORDS: usize = CTL_WORDS + 4 * BUF_WORDS;
+const HEADER_WORDS: usize = 8;
+
+const C_SEEN: usize = 0;
+const C_CONSUMED: usize = 1;
+const C_SLEEPING: usize = 2;
+const B_SEQ: usize = 0;
+const B_META: usize = 1;
+const B_SIG: usize = 2;
+const B_PAYLOAD: usize = 2 + SIG_WORDS;
+
+/// Words of board for a job of `endpoints` endpoints (0: none, too many).
+pub fn board_words(endpoints: usize) -> usize {
+    if endpoints <= BOARD_RANKS + 1 {
+        HEADER_WORDS + endpoints * REC_WORDS
+    } else {
+        0
+    }
+}
+
+/// An endpoint's own bookkeeping of its board buffers (lives beside the
+/// endpoint; only that endpoint uses it).
+#[derive(Debug, Default)]
+pub struct BoardLocal {
+    /// The last call's sequence number.
+    seq: Cell<u64>,
+    /// Per data buffer: the call that last wrote it and its collector
+    /// (`seq` 0: nothing to wait for).
+    data_last: [Cell<(u64, u32)>; 2],
+    /// Per result buffer: the call that last wrote it (0: nothing).
+    result_last: [Cell<u64>; 2],
+    /// Whether this endpoint counts itself among the sleepers.
+    asleep: Cell<bool>,
+}
+
+/// Which of an endpoint's buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Buf {
+    /// What an endpoint contributes to a call, read by its collector.
+    Data,
+    /// What an endpoint hands to every other (a result, a broadcast).
+    Result,
+}
+
+/// One endpoint's view of the board.
+#[derive(Clone, Copy)]
+pub struct Board<'a> {
+    words: &'a [AtomicU64],
+    local: &'a BoardLocal,
+    me: usize,
+    endpoints: usize,
+}
+
+/// What was read from a buffer besides its payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    /// The writer's meta word (the collectives' use: 0, or a verdict).
+    pub meta: u64,
+    /// The signature area.
+    pub sig: [u64; SIG_WORDS],
+}
+
+impl<'a> Board<'a> {
+    /// The board in `words` (at least [`board_words`] of `endpoints`), seen
+    /// by endpoint `me`. `None` when the job has no board.
+    pub fn new(
+        words: &'a [AtomicU64],
+        local: &'a BoardLocal,
+        me: usize,
+        endpoints: usize,
+    ) -> Option<Board<'a>> {
+        let need = board_words(endpoints);
+        (need > 0 && words.len() >= need && me < endpoints).then_some(Board {
+            words,
+            local,
+            me,
+            endpoints,
+        })
+    }
+
+    /// This endpoint.
+    pub fn me(&self) -> usize {
+        self.me
+    }
+
+    /// Endpoints of the job.
+    pub fn endpoints(&self) -> usize {
+        self.endpoints
+    }
+
+    /// The sequence number of a new call (the previous one's plus one).
+    pub fn begin(&self) -> u64 {
+        let s = self.local.seq.get() + 1;
+        self.local.seq.set(s);
+        s
+    }
+
+    fn rec(&self, e: usize) -> usize {
+        assert!(e < self.endpoints, "board endpoint {e} out of range");
+        HEADER_WORDS + e * REC_WORDS
+    }
+
+    fn buf(&self, e: usize, which: Buf, seq: u64) -> &'a [AtomicU64] {
+        let k = match which {
+            Buf::Data => 0,
+            Buf::Result => 2,
+        } + (seq & 1) as usize;
+        let at = self.rec(e) + CTL_WORDS + k * BUF_WORDS;
+        &self.words[at..at + BUF_WORDS]
+    }
+
+    /// Whether endpoint `e` has published its `which` buffer for call `seq`.
+    #[inline]
+    pub fn posted(&self, e: usize, which: Buf, seq: u64) -> bool {
+        self.buf(e, which, seq)[B_SEQ].load(Ordering::Acquire) == seq
+    }
+
+    /// The call up to which endpoint `e` has read the results it needed.
+    pub fn seen(&self, e: usize) -> u64 {
+        self.words[self.rec(e) + C_SEEN].load(Ordering::Acquire)
+    }
+
+    /// The call up to which endpoint `e` has read what it collected.
+    pub fn consumed(&self, e: usize) -> u64 {
+        self.words[self.rec(e) + C_CONSUMED].load(Ordering::Acquire)
+    }
+
+    /// Before this endpoint writes its data buffer for call `seq`: the
+    /// collector that must have consumed which call (`None`: free).
+    pub fn data_reuse(&self, seq: u64) -> Option<(usize, u64)> {
+        let (s, c) = self.local.data_last[(seq & 1) as usize].get();
+        (s > 0).then_some((c as usize, s))
+    }
+
+    /// Before this endpoint writes its result buffer for call `seq`: the
+    /// call every other endpoint must have seen (`None`: free).
+    pub fn result_reuse(&self, seq: u64) -> Option<u64> {
+        let s = self.local.result_last[(seq & 1) as usize].get();
+        (s > 0).then_some(s)
+    }
+
+    /// This endpoint learnt that whatever read its buffers for calls up to
+    /// `seq` is done with them (every endpoint had arrived at a later
+    /// call, or a result that followed them came back).
+    pub fn settled(&self, seq: u64) {
+        for p in 0..2 {
+            if self.local.data_last[p].get().0 <= seq {
+                self.local.data_last[p].set((0, 0));
+            }
+            if self.local.result_last[p].get() <= seq {
+                self.local.result_last[p].set(0);
+            }
+        }
+    }
+
+    /// Publish this endpoint's `which` buffer for call `seq`: `meta`, the
+    /// signature and `payload` (at most [`BOARD_BYTES`]); a data buffer
+    /// names its `collector`. The caller has waited for the buffer's reuse.
+    pub fn publish(
+        &self,
+        which: Buf,
+        seq: u64,
+        meta: u64,
+        sig: &[u64; SIG_WORDS],
+        payload: &[u8],
+        collector: usize,
+    ) {
+        assert!(payload.len() <= BOARD_BYTES, "board payload too long");
+        let b = self.buf(self.me, which, seq);
+        b[B_META].store(meta, Ordering::Relaxed);
+        for (w, v) in b[B_SIG..B_SIG + SIG_WORDS].iter().zip(sig) {
+            w.store(*v, Ordering::Relaxed);
+        }
+        store_bytes(&b[B_PAYLOAD..], payload);
+        b[B_SEQ].store(seq, Ordering::Release);
+        let p = (seq & 1) as usize;
+        match which {
+            Buf::Data => self.local.data_last[p].set((seq, collector as u32)),
+            Buf::Result => self.local.result_last[p].set(seq),
+        }
+    }
+
+    /// Read endpoint `e`'s `which` buffer for call `seq` (published):
+    /// its head, and `out.len()` payload bytes into `out`.
+    pub fn read(&self, e: usize, which: Buf, seq: u64, out: &mut [u8]) -> Head {
+        let b = self.buf(e, which, seq);
+        let mut sig = [0u64; SIG_WORDS];
+        for (v, w) in sig.iter_mut().zip(&b[B_SIG..B_SIG + SIG_WORDS]) {
+            *v = w.load(Ordering::Relaxed);
+        }
+        load_bytes(&b[B_PAYLOAD..], out);
+        Head {
+            meta: b[B_META].load(Ordering::Relaxed),
+            sig,
+        }
+    }
+
+    /// This endpoint has read the results of calls up to `seq`.
+    pub fn set_seen(&self, seq: u64) {
+        self.words[self.rec(self.me) + C_SEEN].store(seq, Ordering::Release);
+    }
+
+    /// This endpoint has consumed what it collected for calls up to `seq`.
+    pub fn set_consumed(&self, seq: u64) {
+        self.words[self.rec(self.me) + C_CONSUMED].store(seq, Ordering::Release);
+    }
+
+    /// Raise or lower this endpoint's sleeping flag (before blocking in the
+    /// transport while waiting on the board; after the wait).
+    pub fn set_sleeping(&self, on: bool) {
+        if self.local.asleep.get() == on {
+            return;
+        }
+        self.local.asleep.set(on);
+        let flag = &self.words[self.rec(self.me) + C_SLEEPING];
+        if on {
+            flag.store(1, Ordering::Relaxed);
+            self.words[0].fetch_add(1, Ordering::SeqCst);
+            // What the waiter reads next comes after the flag (the
+            // publisher's fence in `sleepers` pairs with this one).
+            fence(Ordering::SeqCst);
+        } else {
+            self.words[0].fetch_sub(1, Ordering::SeqCst);
+            flag.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// After publishing: the endpoints asleep on the board, to be woken
+    /// (none, the common case, costs one load).
+    pub fn sleepers(&self) -> impl Iterator<Item = usize> + '_ {
+        fence(Ordering::SeqCst);
+        let any = self.words[0].load(Ordering::Acquire) > 0;
+        (0..self.endpoints).filter(move |&e| {
+            any && e != self.me && self.words[self.rec(e) + C_SLEEPING].load(Ordering::Relaxed) != 0
+        })
+    }
+}
+
+/// Store `src` into `dst`, eight bytes to a word (little-endian, the last
+/// word padded with zeros).
+fn store_bytes(dst: &[AtomicU64], src: &[u8]) {
+    let mut chunks = src.chunks_exact(8);
+    let mut i = 0;
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        dst[i].store(u64::from_le_bytes(w), Ordering::Relaxed);
+        i += 1;
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut w = [0u8; 8];
+        w[..rest.len()].copy_from_slice(rest);
+        dst[i].store(u64::from_le_bytes(w), Ordering::Relaxed);
+    }
+}
+
+/// Load `out.len()` bytes from `src` (as [`store_bytes`] stored them).
+fn load_bytes(src: &[AtomicU64], out: &mut [u8]) {
+    let mut chunks = out.chunks_exact_mut(8);
+    let mut i = 0;
+    for c in &mut chunks {
+        c.copy_from_slice(&src[i].load(Ordering::Relaxed).to_le_bytes());
+        i += 1;
+    }
+    let rest = chunks.into_remainder();
+    if !rest.is_empty() {
+        let w = src[i].load(Ordering::Relaxed).to_le_bytes();
+        let n = rest.len();
+        rest.copy_from_slice(&w[..n]);
+    }
+}
+
+/// Board memory for the threads of one process.
+pub fn board_memory(endpoints: usize) -> Box<[AtomicU64]> {
+    (0..board_words(endpoints))
+        .map(|_| AtomicU64::new(0))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bytes of every length come back as stored; the buffers of the two
+    /// parities and of the two kinds are apart.
+    #[test]
+    fn buffers_keep_what_was_published() {
+        let mem = board_memory(3);
+        let locals: Vec<BoardLocal> = (0..3).map(|_| BoardLocal::default()).collect();
+        let b: Vec<Board<'_>> = (0..3)
+            .map(|e| Board::new(&mem, &locals[e], e, 3).unwrap())
+            .collect();
+        for len in [0, 1, 7, 8, 9, 100, BOARD_BYTES] {
+            let data: Vec<u8> = (0..len).map(|i| (i * 7 + len) as u8).collect();
+            let s = b[1].begin();
+            assert!(!b[0].posted(1, Buf::Data, s));
+            b[1].publish(Buf::Data, s, 5, &[1, 2, 3, 4], &data, 0);
+            b[1].publish(Buf::Result, s, 6, &[0; SIG_WORDS], &[9; 3], 0);
+            assert!(b[0].posted(1, Buf::Data, s));
+            assert!(!b[0].posted(2, Buf::Data, s));
+            let mut out = vec![0u8; len];
+            let h = b[0].read(1, Buf::Data, s, &mut out);
+            assert_eq!((h.meta, h.sig, &out), (5, [1, 2, 3, 4], &data));
+            let mut r = [0u8; 3];
+            assert_eq!(b[2].read(1, Buf::Result, s, &mut r).meta, 6);
+            assert_eq!(r, [9; 3]);
+            assert_eq!(b[1].data_reuse(s + 2), Some((0, s)));
+            assert_eq!(b[1].result_reuse(s + 2), Some(s));
+            b[1].settled(s);
+            assert_eq!(
+                (b[1].data_reuse(s + 2), b[1].result_reuse(s + 2)),
+                (None, None)
+            );
+        }
+    }
+
+    /// A sleeper is found by a publisher and no longer once it woke.
+    #[test]
+    fn sleepers_are_counted() {
+        let mem = board_memory(2);
+        let l = [BoardLocal::default(), BoardLocal::default()];
+        let (a, b) = (
+            Board::new(&mem, &l[0], 0, 2).unwrap(),
+            Board::new(&mem, &l[1], 1, 2).unwrap(),
+        );
+        assert_eq!(a.sleepers().count(), 0);
+        b.set_sleeping(true);
+        b.set_sleeping(true);
+        assert_eq!(a.sleepers().collect::<Vec<_>>(), [1]);
+        assert_eq!(b.sleepers().count(), 0, "not itself");
+        b.set_sleeping(false);
+        assert_eq!(a.sleepers().count(), 0);
+        assert_eq!(mem[0].load(Ordering::Relaxed), 0);
+    }
+
+    /// Jobs above the limit have no board.
+    #[test]
+    fn large_jobs_have_none() {
+        assert_eq!(board_words(BOARD_RANKS + 2), 0);
+        let l = BoardLocal::default();
+        assert!(Board::new(&[], &l, 0, BOARD_RANKS + 2).is_none());
+        assert!(board_words(1) > 0);
+    }
+}

@@ -1,0 +1,352 @@
+//! Small collectives through the shared-memory board (barrier, bcast,
+//! reduce, allreduce of at most 1 KiB on the world communicator, threads
+//! and shm): results against serial folds, with check mode on and off,
+//! with more ranks than cores; check-mode mismatches between a call on the
+//! board and one on messages; what selection says; deadlocks, departed
+//! peers and timeouts in a board wait. Shared memory runs both as threads
+//! sharing one segment (`run_on`) and as real processes.
+
+mod common;
+
+use common::watchdog;
+use hypercomm::collective::{Loc, Max, Sum, UserOp};
+use hypercomm::launch::Processes;
+use hypercomm::{Algorithm, CollOpts, Collective, Comm, Error, TransportKind};
+use std::time::{Duration, Instant};
+
+type Affine = Loc<u64, u64>;
+
+fn board() -> CollOpts {
+    CollOpts {
+        algorithm: Algorithm::Board,
+        ..CollOpts::default()
+    }
+}
+
+/// Input element `i` of rank `r` in iteration `it`.
+fn val(r: usize, i: usize, it: usize) -> i64 {
+    ((r * 7919 + i * 104_729 + it * 31) % 2001) as i64 - 1000
+}
+
+/// The affine map `x -> a x + b` of rank `r`, element `i`.
+fn affine(r: usize, i: usize, it: usize) -> Affine {
+    Loc {
+        value: (r + 2 + i + it) as u64,
+        index: (3 * r + 1 + i) as u64,
+    }
+}
+
+/// Composition in rank order (does not commute).
+fn compose(p: Affine, q: Affine) -> Affine {
+    Loc {
+        value: p.value.wrapping_mul(q.value),
+        index: q.value.wrapping_mul(p.index).wrapping_add(q.index),
+    }
+}
+
+/// `iters` rounds of every board collective with rotating roots and
+/// counts up to the board's 1 KiB, each checked against a serial fold;
+/// returns how many results were checked.
+fn rounds(comm: &Comm, iters: usize, opts: &CollOpts) -> Result<usize, Error> {
+    let (me, n) = (comm.rank(), comm.size());
+    let mut checked = 0;
+    for it in 0..iters {
+        let count = [0usize, 1, 3, 17, 128][it % 5];
+        let root = (it * 7) % n;
+        // Allreduce, sum.
+        let input: Vec<i64> = (0..count).map(|i| val(me, i, it)).collect();
+        let mut out = vec![0i64; count];
+        comm.allreduce_into_with(&input, &mut out, Sum, opts)?;
+        let want: Vec<i64> = (0..count)
+            .map(|i| (0..n).map(|r| val(r, i, it)).sum())
+            .collect();
+        assert_eq!(out, want, "allreduce sum, iteration {it}, rank {me}");
+        // Reduce, max, to a rotating root.
+        let mut out = vec![0i64; if me == root { count } else { 0 }];
+        comm.reduce_into_with(&input, &mut out, Max, root, opts)?;
+        if me == root {
+            let want: Vec<i64> = (0..count)
+                .map(|i| (0..n).map(|r| val(r, i, it)).max().unwrap())
+                .collect();
+            assert_eq!(out, want, "reduce max, iteration {it}, root {root}");
+        }
+        // Allreduce and reduce with an operator that does not commute
+        // (64 affine maps are the board's 1 KiB).
+        let k = count.min(64);
+        let maps: Vec<Affine> = (0..k).map(|i| affine(me, i, it)).collect();
+        let serial: Vec<Affine> = (0..k)
+            .map(|i| (1..n).fold(affine(0, i, it), |acc, r| compose(acc, affine(r, i, it))))
+            .collect();
+        let mut got = vec![Loc { value: 0, index: 0 }; k];
+        comm.allreduce_into_with(&maps, &mut got, UserOp::ordered(compose), opts)?;
+        assert!(
+            got == serial,
+            "ordered allreduce, iteration {it}, rank {me}"
+        );
+        let mut got = vec![Loc { value: 0, index: 0 }; if me == root { k } else { 0 }];
+        comm.reduce_into_with(&maps, &mut got, UserOp::ordered(compose), root, opts)?;
+        if me == root {
+            assert!(got == serial, "ordered reduce, iteration {it}, root {root}");
+        }
+        // Broadcast from the root.
+        let mut buf: Vec<i64> = if me == root {
+            (0..count).map(|i| val(root, i, it) * 3).collect()
+        } else {
+            vec![7; count]
+        };
+        comm.bcast_with(&mut buf, root, opts)?;
+        let want: Vec<i64> = (0..count).map(|i| val(root, i, it) * 3).collect();
+        assert_eq!(buf, want, "bcast, iteration {it}, root {root}, rank {me}");
+        comm.barrier_with(opts)?;
+        checked += 5;
+    }
+    Ok(checked)
+}
+
+/// Every rank ran every round (check mode `check`).
+fn all_rounds(kind: TransportKind, n: usize, iters: usize, check: bool) {
+    let out = hypercomm::run_on(kind, n, |comm| {
+        comm.set_check(check);
+        // Selection takes the board for these calls.
+        for c in [
+            Collective::Barrier,
+            Collective::Bcast,
+            Collective::Reduce,
+            Collective::Allreduce,
+        ] {
+            let a = comm.chosen_algorithm(c, 1024, &CollOpts::default(), true)?;
+            assert_eq!(a, Algorithm::Board, "{c:?} on {n} ranks");
+        }
+        let a = comm.chosen_algorithm(Collective::Allreduce, 1032, &CollOpts::default(), true)?;
+        assert_ne!(a, Algorithm::Board, "1032 bytes do not fit");
+        let forced = rounds(comm, iters, &board())?;
+        let auto = rounds(comm, iters / 4 + 1, &CollOpts::default())?;
+        Ok::<_, Error>(forced + auto)
+    })
+    .unwrap();
+    assert!(
+        out.iter().all(|&c| c == 5 * (iters + iters / 4 + 1)),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn threads_board_collectives_match_serial_folds() {
+    watchdog("board_threads", || {
+        for n in [1, 2, 3, 4, 5, 7, 16] {
+            let iters = if n > 8 { 40 } else { 120 };
+            all_rounds(TransportKind::Thread, n, iters, true);
+            all_rounds(TransportKind::Thread, n, iters, false);
+        }
+    });
+}
+
+#[test]
+fn shm_segment_board_collectives_match_serial_folds() {
+    watchdog("board_shm_threads", || {
+        for n in [2, 3, 5] {
+            all_rounds(TransportKind::Shm, n, 60, true);
+            all_rounds(TransportKind::Shm, n, 60, false);
+        }
+    });
+}
+
+/// Real processes over shared memory: 4 of them (more than the cores of a
+/// small machine), check mode on and off.
+#[test]
+fn shm_processes_board_collectives_match_serial_folds() {
+    let test = "shm_processes_board_collectives_match_serial_folds";
+    let out = Processes::new(4)
+        .transport(TransportKind::Shm)
+        .key(test)
+        .args([test, "--exact", "--nocapture", "--test-threads=1", "-q"])
+        .timeout(Duration::from_secs(120))
+        .run(|comm| {
+            let comm = comm.with_timeout(Some(Duration::from_secs(30)));
+            let mut total = 0;
+            for check in [true, false] {
+                comm.set_check(check);
+                let a =
+                    comm.chosen_algorithm(Collective::Allreduce, 8, &CollOpts::default(), true)?;
+                assert_eq!(a, Algorithm::Board);
+                total += rounds(&comm, 150, &board())?;
+                total += rounds(&comm, 30, &CollOpts::default())?;
+            }
+            Ok::<_, Error>(total)
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out, vec![2 * 5 * 180; 4]);
+}
+
+/// In check mode, a call on the board and one on messages (too large for
+/// the board, or another collective) meet: every rank gets the mismatch,
+/// naming what differs, and the job goes on with calls that agree.
+#[test]
+fn check_mode_finds_a_mismatch_between_board_and_messages() {
+    watchdog("board_mismatch", || {
+        let out = hypercomm::run(3, |comm| {
+            let me = comm.rank();
+            let mut texts = Vec::new();
+            // Rank 1's count does not fit the board: its call runs on messages.
+            let count = if me == 1 { 300 } else { 1 };
+            let mut o = vec![0i64; count];
+            let e = comm
+                .allreduce_into(&vec![1i64; count], &mut o, Sum)
+                .unwrap_err();
+            texts.push(e.to_string());
+            // An allgather (messages) against a barrier (board).
+            let e = if me == 2 {
+                let mut all = vec![0u8; 3];
+                comm.allgather_into(&[1u8], &mut all)
+                    .map(|_| ())
+                    .unwrap_err()
+            } else {
+                comm.barrier().unwrap_err()
+            };
+            texts.push(e.to_string());
+            // A broadcast whose roots differ, all on the board.
+            let mut b = [me as u32; 2];
+            let e = comm.bcast(&mut b, if me == 0 { 0 } else { 1 }).unwrap_err();
+            texts.push(e.to_string());
+            // And then calls that agree work, on the board and on messages.
+            let mut s = [0u64; 1];
+            comm.allreduce_into(&[me as u64 + 1], &mut s, Sum)?;
+            let mut big = vec![0u64; 1000];
+            comm.allreduce_into(&vec![me as u64; 1000], &mut big, Sum)?;
+            assert_eq!((s[0], big[999]), (6, 3));
+            comm.barrier()?;
+            Ok::<_, Error>(texts)
+        })
+        .unwrap();
+        for (r, texts) in out.iter().enumerate() {
+            assert!(texts[0].contains("count"), "rank {r}: {}", texts[0]);
+            assert!(texts[0].contains("rank 1"), "rank {r}: {}", texts[0]);
+            assert!(texts[1].contains("allgather"), "rank {r}: {}", texts[1]);
+            assert!(texts[1].contains("barrier"), "rank {r}: {}", texts[1]);
+            assert!(texts[2].contains("root"), "rank {r}: {}", texts[2]);
+            assert_eq!(texts, &out[0], "every rank says the same");
+        }
+    });
+}
+
+/// The board serves the world communicator only: forcing it elsewhere,
+/// or for a call it cannot take, is an error naming why; `Auto` there
+/// runs on messages.
+#[test]
+fn forcing_the_board_where_it_cannot_serve_is_an_error() {
+    watchdog("board_refusals", || {
+        hypercomm::run(4, |comm| {
+            let half = comm
+                .split(Some((comm.rank() % 2) as u32), 0)?
+                .expect("a member");
+            let e = half.barrier_with(&board()).unwrap_err();
+            assert!(matches!(e, Error::InvalidArgument { .. }), "{e:?}");
+            assert!(e.to_string().contains("world communicator"), "{e}");
+            assert_ne!(
+                half.chosen_algorithm(Collective::Barrier, 0, &CollOpts::default(), true)?,
+                Algorithm::Board
+            );
+            let mut s = [0u32];
+            half.allreduce_into(&[1u32], &mut s, Sum)?;
+            assert_eq!(s[0], 2);
+            let mut big = vec![0u8; 2000];
+            let e = comm.bcast_with(&mut big, 0, &board()).unwrap_err();
+            assert!(e.to_string().contains("2000 bytes"), "{e}");
+            let mut all = [0u8; 4];
+            let e = comm
+                .allgather_into_with(&[1u8], &mut all, &board())
+                .unwrap_err();
+            assert!(e.to_string().contains("no board form"), "{e}");
+            let e = comm
+                .allreduce_into_with(
+                    &[1.0f64],
+                    &mut [0.0],
+                    Sum,
+                    &CollOpts {
+                        reproducible: true,
+                        ..board()
+                    },
+                )
+                .unwrap_err();
+            assert!(e.to_string().contains("reproducible"), "{e}");
+            assert_eq!("board".parse::<Algorithm>().unwrap(), Algorithm::Board);
+            Ok::<_, Error>(())
+        })
+        .unwrap();
+    });
+}
+
+/// A barrier on the board that another rank never joins: with no timeout,
+/// the deadlock detector ends both (the barrier's wait blocks like any
+/// other, and says what it waits for).
+#[test]
+fn a_board_barrier_against_a_receive_is_a_deadlock() {
+    watchdog("board_deadlock", || {
+        for kind in [TransportKind::Thread, TransportKind::Shm] {
+            let out = hypercomm::run_on(kind, 2, |comm| {
+                let comm = comm.with_timeout(None);
+                let t = Instant::now();
+                let e = if comm.rank() == 0 {
+                    comm.barrier().unwrap_err()
+                } else {
+                    comm.recv::<u8>(0, 1).map(|_| ()).unwrap_err()
+                };
+                Ok::<_, Error>((e.to_string(), t.elapsed()))
+            })
+            .unwrap();
+            for (r, (e, took)) in out.iter().enumerate() {
+                assert!(e.starts_with("deadlock"), "{kind} rank {r}: {e}");
+                assert!(
+                    e.contains(
+                        "rank 0 is in barrier, waiting for rank 1 on the shared-memory board"
+                    ),
+                    "{kind} rank {r}: {e}"
+                );
+                assert!(*took < Duration::from_secs(2), "{kind} rank {r}: {took:?}");
+            }
+        }
+    });
+}
+
+/// A rank that leaves before a board call fails the others' call naming
+/// it; a rank that is late past the timeout fails the waiting one with a
+/// timeout that names whom it waited for.
+#[test]
+fn a_departed_or_late_rank_ends_a_board_wait() {
+    watchdog("board_departed", || {
+        let out = hypercomm::run(3, |comm| {
+            if comm.rank() == 2 {
+                return Ok::<_, Error>(String::from("left"));
+            }
+            let mut s = [0u8];
+            Ok(format!(
+                "{:?}",
+                comm.allreduce_into(&[1u8], &mut s, Sum).unwrap_err()
+            ))
+        })
+        .unwrap();
+        for r in 0..2 {
+            assert!(out[r].contains("PeerFailed"), "rank {r}: {}", out[r]);
+            assert!(out[r].contains("Node(2)"), "rank {r}: {}", out[r]);
+        }
+        let out = hypercomm::run(2, |comm| {
+            if comm.rank() == 1 {
+                std::thread::sleep(Duration::from_millis(600));
+                return Ok::<_, Error>(String::new());
+            }
+            let short = comm.with_timeout(Some(Duration::from_millis(150)));
+            Ok(short.barrier().unwrap_err().to_string())
+        })
+        .unwrap();
+        assert!(
+            out[0].contains("timed out") || out[0].contains("timeout"),
+            "{}",
+            out[0]
+        );
+        assert!(
+            out[0].contains("rank 1 on the shared-memory board"),
+            "{}",
+            out[0]
+        );
+    });
+}
