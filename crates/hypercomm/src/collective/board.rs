@@ -215,7 +215,11 @@ impl Comm {
             finish,
             ..
         } = call;
-        // The tag sequence stays in step (a trace block names the call).
+        // The tags a call on messages would draw (the check stage's, then
+        // its own), so that traces number calls alike.
+        if sig.is_some() {
+            let _ = self.next_tag(false);
+        }
         let seq_tag = self.next_tag(false) & 0x7fff_ffff;
         let input: &[T] = match &input {
             Input::Borrowed(s) => s,

@@ -296,9 +296,11 @@ impl Comm {
         if check_mode {
             if let Some(b) = self.board_for_parts(&call.parts) {
                 // The signatures meet on the board, where nodes whose call
-                // runs there check theirs too (`board.rs`). A mismatch still
-                // draws the call's tag, as the board's calls do, so that the
-                // next call's tags agree.
+                // runs there check theirs too (`board.rs`). The call draws
+                // the check stage's tag and its own, as everywhere in check
+                // mode, also when the check fails, so that the next call's
+                // tags agree.
+                let _ = self.next_tag(false);
                 if let Err(e) = self.board_check(b, &signature(&call), what) {
                     let _ = self.next_tag(false);
                     return Err(e);
