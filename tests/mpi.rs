@@ -93,7 +93,7 @@ impl Mpi {
             cmd.args([
                 "build",
                 "--quiet",
-                "--offline",
+                "--locked",
                 "--release",
                 "-p",
                 "hypercomm-cli",
@@ -133,7 +133,7 @@ impl Mpi {
         let mut c = Command::new(cargo);
         c.args([
             "test",
-            "--offline",
+            "--locked",
             "--release",
             "-p",
             "hypercomm",

@@ -22,6 +22,11 @@
 //!   non-blocking state machine, over buffers borrowed for the call.
 //! * `task.rs`: check mode (a signature exchange beside the schedule), the
 //!   finishing step, and the task that blocking and non-blocking calls share.
+//! * `board.rs`: small blocking barrier, bcast, reduce and allreduce of the
+//!   world's nodes through the transport's shared-memory board (threads,
+//!   shm) instead of messages, their check-mode signatures in the same
+//!   buffers; `native.rs`: calls handed to the transport library's own
+//!   collectives (MPI).
 //! * [`ops`]: element types and operators.
 //! * [`select`] (a folder): PICL `setarc0` topology setting, per-call
 //!   algorithm choice over the registry with the transport's costs, and the
@@ -47,7 +52,11 @@
 //! recorded: it draws the same tags and runs the executor straight on the
 //! engine's blocking receive (`Exec::run_direct`), the check-mode exchange
 //! beside the call's first round; traced, it runs the task to completion on
-//! its own stack. Both send the same messages, so ranks may differ.
+//! its own stack. Both send the same messages, so ranks may differ. Before
+//! any of that, a blocking call that the shared-memory board serves runs
+//! there instead (`board.rs`: every node takes the same path, as the
+//! choice depends only on the call); on a communicator with a board, the
+//! check-mode exchange of a call on messages runs on the board too.
 //!
 //! ## What may import what
 //!

@@ -15,7 +15,9 @@
 //! and of the job ([`Transport::peer_state`], [`Transport::fault`]), ending
 //! ([`Transport::abort`], [`Transport::close`]), what selection needs
 //! ([`Transport::link`]: start-up and per-byte cost, shared memory, ranks
-//! and cores per node), and three diagnostics with defaults
+//! and cores per node), the shared memory of small collectives where ranks
+//! share it ([`Transport::board`], [`board`]), and three diagnostics with
+//! defaults
 //! ([`Transport::set_waiting`], [`Transport::describe_waits`],
 //! [`Transport::deadlock`]: transports that see the whole job detect a
 //! deadlock with the double collect of `deadlock.rs`).
