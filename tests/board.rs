@@ -325,9 +325,9 @@ fn a_departed_or_late_rank_ends_a_board_wait() {
             ))
         })
         .unwrap();
-        for r in 0..2 {
-            assert!(out[r].contains("PeerFailed"), "rank {r}: {}", out[r]);
-            assert!(out[r].contains("Node(2)"), "rank {r}: {}", out[r]);
+        for (r, e) in out.iter().take(2).enumerate() {
+            assert!(e.contains("PeerFailed"), "rank {r}: {e}");
+            assert!(e.contains("Node(2)"), "rank {r}: {e}");
         }
         let out = hypercomm::run(2, |comm| {
             if comm.rank() == 1 {
