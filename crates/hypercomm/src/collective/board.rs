@@ -468,13 +468,27 @@ impl Comm {
         what: &dyn Fn() -> String,
         ready: impl Fn() -> bool,
     ) -> Result<()> {
-        for _ in 0..64 {
+        let e = self.engine();
+        // A short spin on the flag alone, when this rank has a core to
+        // itself (else the peer it waits for may need this one).
+        for _ in 0..e.spins().min(64) {
             if ready() {
                 return Ok(());
             }
             std::hint::spin_loop();
         }
-        let e = self.engine();
+        if e.spins() < 64 {
+            // Ranks outnumber cores: give the core away at once, a few
+            // times, before the wait loop's own spinning.
+            for _ in 0..8 {
+                std::thread::yield_now();
+                if ready() {
+                    return Ok(());
+                }
+            }
+        } else if ready() {
+            return Ok(());
+        }
         let r = e.wait_loop(
             self.group(),
             Some(peer as u32),

@@ -173,6 +173,12 @@ impl Engine {
         }
     }
 
+    /// How many passes a wait spins before it yields the core (few when
+    /// the job's ranks outnumber the cores).
+    pub(crate) fn spins(&self) -> u32 {
+        self.spins
+    }
+
     /// Whether the running wait loop blocks in the transport after this
     /// pass (for a `poll` that must ask to be woken: one whose condition
     /// does not come as a frame, like the board's).
