@@ -1,6 +1,6 @@
 //! Small collectives through the shared-memory board (barrier, bcast,
-//! reduce, allreduce of at most 1 KiB on the world communicator, threads
-//! and shm): results against serial folds, with check mode on and off,
+//! reduce, allreduce, allgather, all-to-all of at most 1 KiB on the world
+//! communicator, threads and shm): results against serial folds, with check mode on and off,
 //! with more ranks than cores; check-mode mismatches between a call on the
 //! board and one on messages; what selection says; deadlocks, departed
 //! peers and timeouts in a board wait. Shared memory runs both as threads
@@ -98,7 +98,29 @@ fn rounds(comm: &Comm, iters: usize, opts: &CollOpts) -> Result<usize, Error> {
         let want: Vec<i64> = (0..count).map(|i| val(root, i, it) * 3).collect();
         assert_eq!(buf, want, "bcast, iteration {it}, root {root}, rank {me}");
         comm.barrier_with(opts)?;
-        checked += 5;
+        // Allgather and all-to-all: node 0 hands out every block, so the
+        // board takes n blocks (allgather) or n rows of n blocks.
+        let blk = (1024 / 8 / n).min(count);
+        let mine: Vec<i64> = (0..blk).map(|i| val(me, i, it)).collect();
+        let mut all = vec![0i64; blk * n];
+        comm.allgather_into_with(&mine, &mut all, opts)?;
+        let want: Vec<i64> = (0..n)
+            .flat_map(|r| (0..blk).map(move |i| val(r, i, it)))
+            .collect();
+        assert_eq!(all, want, "allgather, iteration {it}, rank {me}");
+        let blk = (1024 / 8 / (n * n)).min(count);
+        // Block q of node r's row is for node q.
+        let cell = |r: usize, q: usize, i: usize| val(r * 31 + q, i, it);
+        let row: Vec<i64> = (0..n)
+            .flat_map(|q| (0..blk).map(move |i| cell(me, q, i)))
+            .collect();
+        let mut col = vec![0i64; blk * n];
+        comm.alltoall_into_with(&row, &mut col, opts)?;
+        let want: Vec<i64> = (0..n)
+            .flat_map(|r| (0..blk).map(move |i| cell(r, me, i)))
+            .collect();
+        assert_eq!(col, want, "alltoall, iteration {it}, rank {me}");
+        checked += 7;
     }
     Ok(checked)
 }
@@ -117,6 +139,16 @@ fn all_rounds(kind: TransportKind, n: usize, iters: usize, check: bool) {
             let a = comm.chosen_algorithm(c, 1024, &CollOpts::default(), true)?;
             assert_eq!(a, Algorithm::Board, "{c:?} on {n} ranks");
         }
+        // An allgather's block and an all-to-all's block, n and n² times.
+        let auto = CollOpts::default();
+        let a = comm.chosen_algorithm(Collective::Allgather, 1024 / n, &auto, true)?;
+        assert_eq!(a, Algorithm::Board, "allgather on {n} ranks");
+        let a = comm.chosen_algorithm(Collective::Alltoall, 1024 / (n * n), &auto, true)?;
+        assert_eq!(a, Algorithm::Board, "alltoall on {n} ranks");
+        if n > 1 {
+            let a = comm.chosen_algorithm(Collective::Allgather, 1024 / n + 1, &auto, true)?;
+            assert_ne!(a, Algorithm::Board, "allgather on {n} ranks, one byte more");
+        }
         let a = comm.chosen_algorithm(Collective::Allreduce, 1032, &CollOpts::default(), true)?;
         assert_ne!(a, Algorithm::Board, "1032 bytes do not fit");
         let forced = rounds(comm, iters, &board())?;
@@ -125,7 +157,7 @@ fn all_rounds(kind: TransportKind, n: usize, iters: usize, check: bool) {
     })
     .unwrap();
     assert!(
-        out.iter().all(|&c| c == 5 * (iters + iters / 4 + 1)),
+        out.iter().all(|&c| c == 7 * (iters + iters / 4 + 1)),
         "{out:?}"
     );
 }
@@ -175,7 +207,7 @@ fn shm_processes_board_collectives_match_serial_folds() {
             Ok::<_, Error>(total)
         })
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(out, vec![2 * 5 * 180; 4]);
+    assert_eq!(out, vec![2 * 7 * 180; 4]);
 }
 
 /// In check mode, a call on the board and one on messages (too large for
@@ -194,7 +226,7 @@ fn check_mode_finds_a_mismatch_between_board_and_messages() {
                 .allreduce_into(&vec![1i64; count], &mut o, Sum)
                 .unwrap_err();
             texts.push(e.to_string());
-            // An allgather (messages) against a barrier (board).
+            // An allgather against a barrier.
             let e = if me == 2 {
                 let mut all = vec![0u8; 3];
                 comm.allgather_into(&[1u8], &mut all)
@@ -252,11 +284,16 @@ fn forcing_the_board_where_it_cannot_serve_is_an_error() {
             let mut big = vec![0u8; 2000];
             let e = comm.bcast_with(&mut big, 0, &board()).unwrap_err();
             assert!(e.to_string().contains("2000 bytes"), "{e}");
-            let mut all = [0u8; 4];
+            let mut all = vec![0u8; 4 * 300];
             let e = comm
-                .allgather_into_with(&[1u8], &mut all, &board())
+                .allgather_into_with(&[1u8; 300], &mut all, &board())
                 .unwrap_err();
-            assert!(e.to_string().contains("no board form"), "{e}");
+            assert!(e.to_string().contains("1200 bytes"), "{e}");
+            let mut g = vec![0u8; if comm.rank() == 0 { 4 } else { 0 }];
+            let e = comm
+                .gather_into_with(&[1u8], &mut g, 0, &board())
+                .unwrap_err();
+            assert!(e.to_string().contains("gather has no board form"), "{e}");
             let e = comm
                 .allreduce_into_with(
                     &[1.0f64],

@@ -53,8 +53,9 @@ impl Algorithm {
     /// so not in the registry.
     pub const Native: Algorithm = Algorithm("native");
     /// Through the shared-memory board instead of messages (small
-    /// barrier, bcast, reduce and allreduce among the nodes of a job on
-    /// threads or shm); not a schedule, so not in the registry.
+    /// barrier, bcast, reduce, allreduce, allgather and all-to-all among
+    /// the nodes of a job on threads or shm); not a schedule, so not in
+    /// the registry.
     pub const Board: Algorithm = Algorithm("board");
 
     /// The algorithm called `name`. Any name can be made; only registered

@@ -1,7 +1,9 @@
 //! Small blocking collectives through the shared-memory board
-//! (`transport/board.rs`) instead of messages: barrier, bcast, reduce and
-//! allreduce of at most [`BOARD_BYTES`] bytes among the nodes of the world
-//! communicator, on the transports whose ranks share memory (threads, shm).
+//! (`transport/board.rs`) instead of messages: barrier, bcast, reduce,
+//! allreduce, allgather and all-to-all of at most [`BOARD_BYTES`] bytes
+//! (all the blocks of an allgather, the whole matrix of an all-to-all)
+//! among the nodes of the world communicator, on the transports whose
+//! ranks share memory (threads, shm).
 //!
 //! One call is a fan-in and/or a fan-out of board buffers:
 //!
@@ -11,6 +13,8 @@
 //! | allreduce | fan-in of the inputs to node 0, which folds them in rank order; fan-out of the result | same, with signatures |
 //! | reduce | fan-in of the inputs to the root, which folds them | as allreduce; the root keeps the result |
 //! | bcast | fan-out from the root | fan-in to node 0 (the root's data with its signature), fan-out |
+//! | allgather | fan-in of the blocks to node 0, fan-out of them all | same, with signatures |
+//! | all-to-all | fan-in of the rows to node 0, fan-out of the whole matrix (each takes its column) | same, with signatures |
 //!
 //! In check mode every call on the board starts with a fan-in of the
 //! signatures to node 0, which compares them as the message exchange
@@ -48,12 +52,25 @@ use crate::transport::Transport;
 use crate::wire::Kind;
 
 /// The collectives the board serves.
-const SERVED: [Collective; 4] = [
+const SERVED: [Collective; 6] = [
     Collective::Barrier,
     Collective::Bcast,
     Collective::Reduce,
     Collective::Allreduce,
+    Collective::Allgather,
+    Collective::Alltoall,
 ];
+
+/// The board bytes a call of `kind` among `p` nodes needs, each node
+/// giving `bytes` (a broadcast's or reduction's vector, an allgather's
+/// block, an all-to-all's row of `p` blocks): node 0 hands out all of an
+/// allgather's blocks, or the whole matrix of an all-to-all.
+fn board_need(kind: Collective, p: usize, bytes: usize) -> usize {
+    match kind {
+        Collective::Allgather | Collective::Alltoall => bytes.saturating_mul(p),
+        _ => bytes,
+    }
+}
 
 /// A verdict word: 0, or 1 + the length of the mismatch text that
 /// follows in the payload.
@@ -82,10 +99,35 @@ fn fold<T: Element, O: Operator<T>>(acc: &mut [T], x: &[T], op: &O) {
 /// the board.
 fn wants_result(kind: Collective, root: Option<usize>, me: usize) -> bool {
     match kind {
-        Collective::Allreduce => true,
+        Collective::Allreduce | Collective::Allgather | Collective::Alltoall => true,
         Collective::Reduce => root == Some(me),
         Collective::Bcast => root != Some(me),
         _ => false,
+    }
+}
+
+/// Node `me`'s part of what node 0 handed out, into `output`: an
+/// all-to-all's column (block `me` of every row), else the whole.
+fn take_result<T: Element>(
+    kind: Collective,
+    (me, n): (usize, usize),
+    result: &mut [u64; BOARD_BYTES / 8],
+    output: &mut [T],
+) {
+    let out: &mut [u8] = bytemuck::cast_slice_mut(output);
+    let all = bytes_of(result);
+    if kind == Collective::Alltoall {
+        let blk = out.len() / n.max(1);
+        if blk == 0 {
+            return;
+        }
+        for (j, o) in out.chunks_exact_mut(blk).enumerate().take(n) {
+            let at = j * n * blk + me * blk;
+            o.copy_from_slice(&all[at..at + blk]);
+        }
+    } else {
+        let k = out.len();
+        out.copy_from_slice(&all[..k]);
     }
 }
 
@@ -149,8 +191,11 @@ impl Comm {
             format!("{} has no board form", kind.name())
         } else if align > 8 {
             format!("elements aligned to {align} bytes do not fit the board's words")
-        } else if bytes > BOARD_BYTES {
-            format!("{bytes} bytes do not fit the board's {BOARD_BYTES}")
+        } else if board_need(kind, self.size(), bytes) > BOARD_BYTES {
+            format!(
+                "{} bytes do not fit the board's {BOARD_BYTES}",
+                board_need(kind, self.size(), bytes)
+            )
         } else if opts.reproducible {
             "reproducible mode runs the fixed schedule".into()
         } else if self.topology() != Topology::Auto {
@@ -183,6 +228,12 @@ impl Comm {
         opts: &CollOpts,
     ) -> Option<Algorithm> {
         let parts = self.node_parts(c.name()).ok()?;
+        // `bytes` counts one block of an all-to-all; the board, a row.
+        let bytes = if c == Collective::Alltoall {
+            bytes.saturating_mul(parts.eps.len())
+        } else {
+            bytes
+        };
         matches!(self.board_serves(c, (bytes, 8), &parts, opts), Ok(Some(_)))
             .then_some(Algorithm::Board)
     }
@@ -194,7 +245,12 @@ impl Comm {
         call: Call<'a, T, O>,
         opts: &CollOpts,
     ) -> Result<Option<Call<'a, T, O>>> {
-        let bytes = std::mem::size_of::<T>() * call.input.len().max(call.output.len());
+        let bytes = std::mem::size_of::<T>()
+            * if matches!(call.kind, Collective::Allgather | Collective::Alltoall) {
+                call.input.len()
+            } else {
+                call.input.len().max(call.output.len())
+            };
         // Elements without size do not fit the board's accounting either.
         let align = if std::mem::size_of::<T>() == 0 {
             usize::MAX
@@ -305,15 +361,30 @@ impl Comm {
         let kind = part.kind;
         let name = part.what;
         let reduces = matches!(kind, Collective::Reduce | Collective::Allreduce);
-        let count = part.input.len().max(part.output.len());
-        let call_bytes = count * std::mem::size_of::<T>();
+        let gathers = matches!(kind, Collective::Allgather | Collective::Alltoall);
         let bytes: &[u8] = bytemuck::cast_slice(part.input);
-        // Whose data goes in: every node's for a reduction, the root's for
-        // a broadcast.
-        let gives = |j: usize| reduces || part.root == Some(j);
+        // What one node gives (a broadcast's root: its buffer), and what
+        // node 0 hands out (all of an allgather's blocks, an all-to-all's
+        // whole matrix).
+        let call_bytes = if kind == Collective::Bcast {
+            std::mem::size_of_val(part.output).max(bytes.len())
+        } else {
+            bytes.len()
+        };
+        let result_bytes = if gathers { call_bytes * n } else { call_bytes };
+        // Whose data goes in: every node's for a reduction or a gather, the
+        // root's for a broadcast.
+        let gives = |j: usize| reduces || gathers || part.root == Some(j);
         // Who collects, and whether a result comes back out.
         let (collector, fan_in, fan_out) = match (kind, sig.is_some()) {
-            (_, true) | (Collective::Barrier | Collective::Allreduce, false) => (0, true, true),
+            (_, true)
+            | (
+                Collective::Barrier
+                | Collective::Allreduce
+                | Collective::Allgather
+                | Collective::Alltoall,
+                false,
+            ) => (0, true, true),
             (Collective::Reduce, false) => (part.root.unwrap_or(0), true, false),
             _ => (part.root.unwrap_or(0), false, true),
         };
@@ -370,6 +441,15 @@ impl Comm {
                     } else if let Some(op) = op {
                         fold(acc, theirs, op);
                     }
+                } else if gathers {
+                    // Node 0 lays the rows out one after the other.
+                    let at = j * call_bytes..(j + 1) * call_bytes;
+                    if j == me {
+                        bytes_of(&mut result)[at].copy_from_slice(bytes);
+                    } else {
+                        bytes_of(&mut result)[at]
+                            .copy_from_slice(&bytes_of(&mut scratch)[..call_bytes]);
+                    }
                 } else if kind == Collective::Bcast && part.root == Some(j) && j != me {
                     // Checked broadcast: node 0 passes the root's data on.
                     bytes_of(&mut result)[..call_bytes]
@@ -405,7 +485,7 @@ impl Comm {
                     (1 + k as u64, k)
                 }
                 None if kind == Collective::Barrier => (AGREED, 0),
-                None => (AGREED, call_bytes),
+                None => (AGREED, result_bytes),
             };
             b.publish(
                 Buf::Result,
@@ -423,8 +503,7 @@ impl Comm {
                 return Err(Error::CollectiveMismatch(t));
             }
             if wants_result(kind, part.root, me) {
-                part.output
-                    .copy_from_slice(elems(&result, part.output.len()));
+                take_result(kind, (me, n), &mut result, part.output);
             }
             return Ok(());
         }
@@ -436,7 +515,7 @@ impl Comm {
             let k = if head.meta != AGREED {
                 ((head.meta - 1) as usize).min(BOARD_BYTES)
             } else if wants_result(kind, part.root, me) {
-                call_bytes
+                result_bytes
             } else {
                 0
             };
@@ -452,8 +531,7 @@ impl Comm {
                 ));
             }
             if k > 0 {
-                part.output
-                    .copy_from_slice(elems(&result, part.output.len()));
+                take_result(kind, (me, n), &mut result, part.output);
             }
         }
         Ok(())

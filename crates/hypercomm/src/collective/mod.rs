@@ -22,9 +22,9 @@
 //!   non-blocking state machine, over buffers borrowed for the call.
 //! * `task.rs`: check mode (a signature exchange beside the schedule), the
 //!   finishing step, and the task that blocking and non-blocking calls share.
-//! * `board.rs`: small blocking barrier, bcast, reduce and allreduce of the
-//!   world's nodes through the transport's shared-memory board (threads,
-//!   shm) instead of messages, their check-mode signatures in the same
+//! * `board.rs`: small blocking barrier, bcast, reduce, allreduce,
+//!   allgather and all-to-all of the world's nodes through the transport's
+//!   shared-memory board (threads, shm) instead of messages, their check-mode signatures in the same
 //!   buffers; `native.rs`: calls handed to the transport library's own
 //!   collectives (MPI).
 //! * [`ops`]: element types and operators.

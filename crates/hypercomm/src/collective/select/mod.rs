@@ -322,8 +322,9 @@ impl Comm {
     /// to the transport library's own collective
     /// ([`Comm::set_native_collectives`], for a built-in operator on a
     /// type the library has); [`Algorithm::Board`] when it would run
-    /// through the shared-memory board (small barrier, bcast, reduce and
-    /// allreduce on the world communicator over threads or shm).
+    /// through the shared-memory board (small barrier, bcast, reduce,
+    /// allreduce, allgather and all-to-all on the world communicator over
+    /// threads or shm).
     ///
     /// Errors: the host asked about a node collective, a forced algorithm
     /// the collective does not have, or one that needs a commutative
@@ -536,8 +537,13 @@ mod tests {
                 ] {
                     // Small barrier, bcast, reduce and allreduce of the
                     // world's nodes go through the board on threads.
-                    let board = m <= crate::transport::board::BOARD_BYTES
-                        && matches!(c, Collective::Allreduce | Collective::Bcast);
+                    // (An allgather hands out 2 blocks, an all-to-all 4.)
+                    let need = match c {
+                        Collective::Allgather => 2 * m,
+                        Collective::Alltoall => 4 * m,
+                        _ => m,
+                    };
+                    let board = need <= crate::transport::board::BOARD_BYTES;
                     assert_eq!(
                         comm.chosen_algorithm(c, m, &auto, true)?,
                         if board {
