@@ -76,6 +76,9 @@ fn board_need(kind: Collective, p: usize, bytes: usize) -> usize {
 /// follows in the payload.
 const AGREED: u64 = 0;
 
+/// Words of the stack buffers of a call of at most 128 bytes.
+const SMALL_WORDS: usize = 16;
+
 /// Signature words of `sig`.
 fn sig_words(sig: &Signature) -> [u64; SIG_WORDS] {
     let b = sig.encode();
@@ -111,7 +114,7 @@ fn wants_result(kind: Collective, root: Option<usize>, me: usize) -> bool {
 fn take_result<T: Element>(
     kind: Collective,
     (me, n): (usize, usize),
-    result: &mut [u64; BOARD_BYTES / 8],
+    result: &mut [u64],
     output: &mut [T],
 ) {
     let out: &mut [u8] = bytemuck::cast_slice_mut(output);
@@ -132,19 +135,19 @@ fn take_result<T: Element>(
 }
 
 /// The bytes of a board-sized buffer.
-fn bytes_of(w: &mut [u64; BOARD_BYTES / 8]) -> &mut [u8] {
+fn bytes_of(w: &mut [u64]) -> &mut [u8] {
     bytemuck::cast_slice_mut(&mut w[..])
 }
 
 /// The first `k` elements of type `T` in a board-sized buffer (`T` is
 /// aligned to at most 8 and `k` of them fit: `board_serves` said so).
-fn elems<T: Element>(w: &[u64; BOARD_BYTES / 8], k: usize) -> &[T] {
+fn elems<T: Element>(w: &[u64], k: usize) -> &[T] {
     let b: &[u8] = bytemuck::cast_slice(&w[..]);
     bytemuck::cast_slice(&b[..k * std::mem::size_of::<T>()])
 }
 
 /// [`elems`], writable.
-fn elems_mut<T: Element>(w: &mut [u64; BOARD_BYTES / 8], k: usize) -> &mut [T] {
+fn elems_mut<T: Element>(w: &mut [u64], k: usize) -> &mut [T] {
     let b: &mut [u8] = bytemuck::cast_slice_mut(&mut w[..]);
     bytemuck::cast_slice_mut(&mut b[..k * std::mem::size_of::<T>()])
 }
@@ -400,23 +403,47 @@ impl Comm {
             b.publish(Buf::Data, seq, 0, &words, give, collector);
             self.board_wake(b);
         }
-        // The result the collector hands out (a fold, the root's data).
-        let mut result = [0u64; BOARD_BYTES / 8];
+        // The result the collector hands out (a fold, the root's data), and
+        // where it reads one node's part: stack buffers as large as the call
+        // needs (zeroing the board's whole kilobyte twice cost a small call
+        // a fifth of its instructions).
+        let (mut small, mut small_scratch) = ([0u64; SMALL_WORDS], [0u64; SMALL_WORDS]);
+        let (mut large, mut large_scratch);
+        let (result, scratch): (&mut [u64], &mut [u64]) =
+            if result_bytes.max(call_bytes) <= 8 * SMALL_WORDS {
+                (&mut small, &mut small_scratch)
+            } else {
+                large = [0u64; BOARD_BYTES / 8];
+                large_scratch = [0u64; BOARD_BYTES / 8];
+                (&mut large, &mut large_scratch)
+            };
         let mut mismatch: Option<String> = None;
         if fan_in && me == collector {
-            let mut sigs = [0u8; SIG_BYTES * BOARD_RANKS];
+            // Everyone's signature, in check mode (on the stack for up to
+            // 16 nodes).
+            let (mut sigs_small, mut sigs_large);
+            let sigs: &mut [u8] = match sig {
+                None => &mut [],
+                Some(_) if n <= 16 => {
+                    sigs_small = [0u8; SIG_BYTES * 16];
+                    &mut sigs_small[..n * SIG_BYTES]
+                }
+                Some(_) => {
+                    sigs_large = vec![0u8; n * SIG_BYTES];
+                    &mut sigs_large
+                }
+            };
             if let Some(s) = sig {
                 sigs[me * SIG_BYTES..(me + 1) * SIG_BYTES].copy_from_slice(&s.encode());
             }
             // Folded into the result when it goes out, else (a reduce
             // without check mode) into the root's output.
             let into_result = fan_out;
-            let mut scratch = [0u64; BOARD_BYTES / 8];
             for j in 0..n {
                 if j != me {
                     self.board_wait(b, name, j, &what(j), || b.posted(j, Buf::Data, seq))?;
                     let k = if gives(j) { call_bytes } else { 0 };
-                    let h = b.read(j, Buf::Data, seq, &mut bytes_of(&mut scratch)[..k]);
+                    let h = b.read(j, Buf::Data, seq, &mut bytes_of(scratch)[..k]);
                     if sig.is_some() {
                         let mut s = [0u8; 8 * SIG_WORDS];
                         for (c, w) in s.chunks_mut(8).zip(h.sig) {
@@ -429,10 +456,10 @@ impl Comm {
                     let theirs: &[T] = if j == me {
                         part.input
                     } else {
-                        elems(&scratch, part.input.len())
+                        elems(scratch, part.input.len())
                     };
                     let acc: &mut [T] = if into_result {
-                        elems_mut(&mut result, part.input.len())
+                        elems_mut(result, part.input.len())
                     } else {
                         &mut *part.output
                     };
@@ -445,20 +472,19 @@ impl Comm {
                     // Node 0 lays the rows out one after the other.
                     let at = j * call_bytes..(j + 1) * call_bytes;
                     if j == me {
-                        bytes_of(&mut result)[at].copy_from_slice(bytes);
+                        bytes_of(result)[at].copy_from_slice(bytes);
                     } else {
-                        bytes_of(&mut result)[at]
-                            .copy_from_slice(&bytes_of(&mut scratch)[..call_bytes]);
+                        bytes_of(result)[at].copy_from_slice(&bytes_of(scratch)[..call_bytes]);
                     }
                 } else if kind == Collective::Bcast && part.root == Some(j) && j != me {
                     // Checked broadcast: node 0 passes the root's data on.
-                    bytes_of(&mut result)[..call_bytes]
-                        .copy_from_slice(&bytes_of(&mut scratch)[..call_bytes]);
+                    bytes_of(result)[..call_bytes]
+                        .copy_from_slice(&bytes_of(scratch)[..call_bytes]);
                 }
             }
             b.set_consumed(seq);
             if sig.is_some() {
-                if let Err(Error::CollectiveMismatch(t)) = verdict(&sigs[..n * SIG_BYTES], false) {
+                if let Err(Error::CollectiveMismatch(t)) = verdict(sigs, false) {
                     mismatch = Some(t);
                 }
             }
@@ -476,25 +502,17 @@ impl Comm {
                 }
             }
             if kind == Collective::Bcast && gives(me) {
-                bytes_of(&mut result)[..call_bytes].copy_from_slice(bytes);
+                bytes_of(result)[..call_bytes].copy_from_slice(bytes);
             }
-            let (meta, k) = match &mismatch {
+            let (meta, payload): (u64, &[u8]) = match &mismatch {
                 Some(t) => {
-                    let k = t.len().min(BOARD_BYTES);
-                    bytes_of(&mut result)[..k].copy_from_slice(&t.as_bytes()[..k]);
-                    (1 + k as u64, k)
+                    let t = &t.as_bytes()[..t.len().min(BOARD_BYTES)];
+                    (1 + t.len() as u64, t)
                 }
-                None if kind == Collective::Barrier => (AGREED, 0),
-                None => (AGREED, result_bytes),
+                None if kind == Collective::Barrier => (AGREED, &[]),
+                None => (AGREED, &bytes_of(result)[..result_bytes]),
             };
-            b.publish(
-                Buf::Result,
-                seq,
-                meta,
-                &[0; SIG_WORDS],
-                &bytes_of(&mut result)[..k],
-                me,
-            );
+            b.publish(Buf::Result, seq, meta, &[0; SIG_WORDS], payload, me);
             self.board_wake(b);
             if fan_in {
                 b.settled(seq);
@@ -503,7 +521,7 @@ impl Comm {
                 return Err(Error::CollectiveMismatch(t));
             }
             if wants_result(kind, part.root, me) {
-                take_result(kind, (me, n), &mut result, part.output);
+                take_result(kind, (me, n), result, part.output);
             }
             return Ok(());
         }
@@ -512,14 +530,16 @@ impl Comm {
                 b.posted(collector, Buf::Result, seq)
             })?;
             let head = b.read(collector, Buf::Result, seq, &mut []);
-            let k = if head.meta != AGREED {
-                ((head.meta - 1) as usize).min(BOARD_BYTES)
+            let mut text = Vec::new();
+            let out: &mut [u8] = if head.meta != AGREED {
+                text.resize(((head.meta - 1) as usize).min(BOARD_BYTES), 0);
+                &mut text
             } else if wants_result(kind, part.root, me) {
-                result_bytes
+                &mut bytes_of(result)[..result_bytes]
             } else {
-                0
+                &mut []
             };
-            b.read(collector, Buf::Result, seq, &mut bytes_of(&mut result)[..k]);
+            b.read(collector, Buf::Result, seq, out);
             b.set_seen(seq);
             if fan_in {
                 b.settled(seq);
@@ -527,11 +547,11 @@ impl Comm {
             self.board_wake(b);
             if head.meta != AGREED {
                 return Err(Error::CollectiveMismatch(
-                    String::from_utf8_lossy(&bytes_of(&mut result)[..k]).into_owned(),
+                    String::from_utf8_lossy(&text).into_owned(),
                 ));
             }
-            if k > 0 {
-                take_result(kind, (me, n), &mut result, part.output);
+            if wants_result(kind, part.root, me) {
+                take_result(kind, (me, n), result, part.output);
             }
         }
         Ok(())
