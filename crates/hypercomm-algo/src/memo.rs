@@ -55,6 +55,9 @@ pub struct SchedKey {
     pub direction: Direction,
     /// Scan inclusion.
     pub inclusion: Inclusion,
+    /// The counts were given per node, every one `count` (a fixed-count
+    /// allgather made through the variable-count generator).
+    pub per_node: bool,
 }
 
 impl PartialEq for SchedKey {
@@ -73,6 +76,7 @@ impl PartialEq for SchedKey {
             && self.order == o.order
             && self.direction == o.direction
             && self.inclusion == o.inclusion
+            && self.per_node == o.per_node
     }
 }
 

@@ -355,8 +355,18 @@ impl Comm {
         opts: &CollOpts,
     ) -> Result<Call<'a, T, NoOp>> {
         let count = input.len();
-        let counts = vec![count; self.size()];
-        self.allgatherv_call(input, &counts, output, Collective::Allgather, count, opts)
+        let p = self.size();
+        // On the stack for up to 16 nodes: an allocation cost a small
+        // allgather more than its messages.
+        let (small, large);
+        let counts: &[usize] = if p <= 16 {
+            small = [count; 16];
+            &small[..p]
+        } else {
+            large = vec![count; p];
+            &large
+        };
+        self.allgatherv_call(input, counts, output, Collective::Allgather, count, opts)
     }
 
     /// An allgatherv (`counts` known on every node).

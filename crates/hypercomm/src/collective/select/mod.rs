@@ -416,10 +416,22 @@ impl Comm {
         alg: Algorithm,
         params: &Params<'_>,
     ) -> Result<Rc<Schedule>> {
-        if !params.counts.is_empty() || !params.recv_counts.is_empty() {
+        // Counts per node are remembered only when they are all the same
+        // (a fixed-count allgather): made afresh, its schedule cost more
+        // than a small call's messages.
+        let uniform = params.counts.first().filter(|&&k| {
+            params.recv_counts.is_empty()
+                && (params.count == 0 || params.count == k)
+                && params.counts.iter().all(|&x| x == k)
+        });
+        if uniform.is_none() && (!params.counts.is_empty() || !params.recv_counts.is_empty()) {
             return generate(c.family(), alg, params).map(Rc::new);
         }
-        let key = sched_key(c, alg, params, params.count);
+        let mut key = sched_key(c, alg, params, params.count);
+        if let Some(&k) = uniform {
+            key.count = k;
+            key.per_node = true;
+        }
         let memo = &self.inner.coll.memo;
         if let Some(s) = memo.schedule(&key) {
             return Ok(s);
@@ -444,6 +456,7 @@ fn sched_key(c: Collective, alg: Algorithm, params: &Params<'_>, count: usize) -
         order: params.order,
         direction: params.direction,
         inclusion: params.inclusion,
+        per_node: false,
     }
 }
 
