@@ -585,7 +585,10 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
         // like the measured ones (its index in `algorithms_for`).
         let auto_label = match collective_kind(a.op) {
             Some(kind) if a.all_algorithms => {
-                let known = algorithms_for(a.op);
+                // The registry's algorithms, and what is not a schedule
+                // (the board, the transport library's own).
+                let mut known = algorithms_for(a.op);
+                known.extend([Algorithm::Board, Algorithm::Native]);
                 let check = !a.no_check;
                 let key = format!("{name}:auto/{size}/choice");
                 // The reductions run on f64 elements (see `collective`).
