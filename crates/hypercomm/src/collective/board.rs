@@ -134,21 +134,21 @@ fn take_result<T: Element>(
     }
 }
 
-/// The bytes of a board-sized buffer.
+/// The bytes of a buffer of words.
 fn bytes_of(w: &mut [u64]) -> &mut [u8] {
-    bytemuck::cast_slice_mut(&mut w[..])
+    bytemuck::cast_slice_mut(w)
 }
 
-/// The first `k` elements of type `T` in a board-sized buffer (`T` is
+/// The first `k` elements of type `T` in a buffer of words (`T` is
 /// aligned to at most 8 and `k` of them fit: `board_serves` said so).
 fn elems<T: Element>(w: &[u64], k: usize) -> &[T] {
-    let b: &[u8] = bytemuck::cast_slice(&w[..]);
+    let b: &[u8] = bytemuck::cast_slice(w);
     bytemuck::cast_slice(&b[..k * std::mem::size_of::<T>()])
 }
 
 /// [`elems`], writable.
 fn elems_mut<T: Element>(w: &mut [u64], k: usize) -> &mut [T] {
-    let b: &mut [u8] = bytemuck::cast_slice_mut(&mut w[..]);
+    let b: &mut [u8] = bytemuck::cast_slice_mut(w);
     bytemuck::cast_slice_mut(&mut b[..k * std::mem::size_of::<T>()])
 }
 
