@@ -387,3 +387,36 @@ fn a_departed_or_late_rank_ends_a_board_wait() {
         );
     });
 }
+
+/// A root that broadcasts twice in a row after a call that all took part
+/// in: its second broadcast reuses the buffer of the first call, and must
+/// wait until every node has read that call's result (one node at a time
+/// dawdles before reading, with more threads than cores). A stress test:
+/// a reader is rarely preempted inside its read, where a root that did not
+/// wait would overwrite what it reads.
+#[test]
+fn a_root_that_runs_ahead_waits_for_slow_readers() {
+    watchdog("board_slow_readers", || {
+        let n = 5;
+        let out = hypercomm::run(n, |comm| {
+            let me = comm.rank();
+            for it in 0..1500usize {
+                let mut s = [0u64];
+                comm.allreduce_into(&[it as u64], &mut s, Sum)?;
+                assert_eq!(s[0], (n * it) as u64);
+                for k in 0..2u64 {
+                    if it % n == me {
+                        std::thread::yield_now();
+                    }
+                    let want: Vec<u64> = (0..128).map(|i| it as u64 * 1000 + k * 300 + i).collect();
+                    let mut buf = if me == 0 { want.clone() } else { vec![0; 128] };
+                    comm.bcast(&mut buf, 0)?;
+                    assert!(buf == want, "iteration {it}, bcast {k}, rank {me}");
+                }
+            }
+            Ok::<_, Error>(())
+        })
+        .unwrap();
+        assert_eq!(out.len(), n);
+    });
+}

@@ -515,7 +515,9 @@ impl Comm {
             b.publish(Buf::Result, seq, meta, &[0; SIG_WORDS], payload, me);
             self.board_wake(b);
             if fan_in {
-                b.settled(seq);
+                // Everyone arrived here, so everyone is done with what came
+                // before; this result is still being read.
+                b.settled(seq - 1);
             }
             if let Some(t) = mismatch {
                 return Err(Error::CollectiveMismatch(t));
@@ -542,6 +544,9 @@ impl Comm {
             b.read(collector, Buf::Result, seq, out);
             b.set_seen(seq);
             if fan_in {
+                // Node 0 had everyone's part of this call: what read this
+                // node's buffers before is done with them, and this call's
+                // data was consumed.
                 b.settled(seq);
             }
             self.board_wake(b);
