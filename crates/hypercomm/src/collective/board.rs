@@ -152,6 +152,14 @@ fn elems_mut<T: Element>(w: &mut [u64], k: usize) -> &mut [T] {
     bytemuck::cast_slice_mut(&mut b[..k * std::mem::size_of::<T>()])
 }
 
+/// The error for a board buffer of node `j` overwritten while it was read
+/// for call `seq` (a broken protocol, never expected).
+fn torn(j: usize, seq: u64) -> Error {
+    Error::Protocol(format!(
+        "rank {j}'s shared-memory board buffer for call {seq} was overwritten while it was read"
+    ))
+}
+
 /// A call's part as the board sees it.
 struct Part<'x, T> {
     kind: Collective,
@@ -443,7 +451,9 @@ impl Comm {
                 if j != me {
                     self.board_wait(b, name, j, &what(j), || b.posted(j, Buf::Data, seq))?;
                     let k = if gives(j) { call_bytes } else { 0 };
-                    let h = b.read(j, Buf::Data, seq, &mut bytes_of(scratch)[..k]);
+                    let h = b
+                        .read(j, Buf::Data, seq, &mut bytes_of(scratch)[..k])
+                        .ok_or_else(|| torn(j, seq))?;
                     if sig.is_some() {
                         let mut s = [0u8; 8 * SIG_WORDS];
                         for (c, w) in s.chunks_mut(8).zip(h.sig) {
@@ -531,7 +541,9 @@ impl Comm {
             self.board_wait(b, name, collector, &what(collector), || {
                 b.posted(collector, Buf::Result, seq)
             })?;
-            let head = b.read(collector, Buf::Result, seq, &mut []);
+            let head = b
+                .read(collector, Buf::Result, seq, &mut [])
+                .ok_or_else(|| torn(collector, seq))?;
             let mut text = Vec::new();
             let out: &mut [u8] = if head.meta != AGREED {
                 text.resize(((head.meta - 1) as usize).min(BOARD_BYTES), 0);
@@ -541,7 +553,8 @@ impl Comm {
             } else {
                 &mut []
             };
-            b.read(collector, Buf::Result, seq, out);
+            b.read(collector, Buf::Result, seq, out)
+                .ok_or_else(|| torn(collector, seq))?;
             b.set_seen(seq);
             if fan_in {
                 // Node 0 had everyone's part of this call: what read this

@@ -220,6 +220,10 @@ impl<'a> Board<'a> {
     ) {
         assert!(payload.len() <= BOARD_BYTES, "board payload too long");
         let b = self.buf(self.me, which, seq);
+        // Withdrawn first (a seqlock's writer), so that a reader that took
+        // any of the words below sees the buffer changed when it looks again.
+        b[B_SEQ].store(0, Ordering::Relaxed);
+        fence(Ordering::Release);
         b[B_META].store(meta, Ordering::Relaxed);
         for (w, v) in b[B_SIG..B_SIG + SIG_WORDS].iter().zip(sig) {
             w.store(*v, Ordering::Relaxed);
@@ -234,18 +238,22 @@ impl<'a> Board<'a> {
     }
 
     /// Read endpoint `e`'s `which` buffer for call `seq` (published):
-    /// its head, and `out.len()` payload bytes into `out`.
-    pub fn read(&self, e: usize, which: Buf, seq: u64, out: &mut [u8]) -> Head {
+    /// its head, and `out.len()` payload bytes into `out`. `None` if the
+    /// writer published a later call into the buffer meanwhile (what was
+    /// read is torn: the protocol was broken, and the caller says so
+    /// rather than hand on wrong data).
+    pub fn read(&self, e: usize, which: Buf, seq: u64, out: &mut [u8]) -> Option<Head> {
         let b = self.buf(e, which, seq);
         let mut sig = [0u64; SIG_WORDS];
         for (v, w) in sig.iter_mut().zip(&b[B_SIG..B_SIG + SIG_WORDS]) {
             *v = w.load(Ordering::Relaxed);
         }
         load_bytes(&b[B_PAYLOAD..], out);
-        Head {
-            meta: b[B_META].load(Ordering::Relaxed),
-            sig,
-        }
+        let meta = b[B_META].load(Ordering::Relaxed);
+        // The loads above come before the second look at `seq` (a
+        // seqlock's reader).
+        fence(Ordering::Acquire);
+        (b[B_SEQ].load(Ordering::Relaxed) == seq).then_some(Head { meta, sig })
     }
 
     /// This endpoint has read the results of calls up to `seq`.
@@ -353,10 +361,12 @@ mod tests {
             assert!(b[0].posted(1, Buf::Data, s));
             assert!(!b[0].posted(2, Buf::Data, s));
             let mut out = vec![0u8; len];
-            let h = b[0].read(1, Buf::Data, s, &mut out);
+            let h = b[0].read(1, Buf::Data, s, &mut out).unwrap();
             assert_eq!((h.meta, h.sig, &out), (5, [1, 2, 3, 4], &data));
             let mut r = [0u8; 3];
-            assert_eq!(b[2].read(1, Buf::Result, s, &mut r).meta, 6);
+            assert_eq!(b[2].read(1, Buf::Result, s, &mut r).unwrap().meta, 6);
+            // A read of a call the buffer no longer holds says so.
+            assert_eq!(b[2].read(1, Buf::Result, s + 2, &mut r), None);
             assert_eq!(r, [9; 3]);
             assert_eq!(b[1].data_reuse(s + 2), Some((0, s)));
             assert_eq!(b[1].result_reuse(s + 2), Some(s));
