@@ -41,7 +41,6 @@
 //! for larger messages.
 
 use super::call::{Call, Parts};
-use super::executor::{Input, Output};
 use super::ops::{Element, Operator};
 use super::select::{Algorithm, CollOpts, Collective, Topology};
 use super::task::{verdict, Signature, SIG_BYTES};
@@ -288,14 +287,8 @@ impl Comm {
             let _ = self.next_tag(false);
         }
         let seq_tag = self.next_tag(false) & 0x7fff_ffff;
-        let input: &[T] = match &input {
-            Input::Borrowed(s) => s,
-            Input::Owned(v) => v,
-        };
-        let out: &mut [T] = match &mut output {
-            Output::Borrowed(s) => s,
-            Output::Owned(v) => v,
-        };
+        let input = input.as_slice();
+        let out = output.as_mut_slice();
         let (input, out): (&[T], &mut [T]) = if kind == Collective::Bcast {
             // The root's buffer is both what it gives and where the others
             // receive.
@@ -307,15 +300,6 @@ impl Comm {
         } else {
             (input, out)
         };
-        let code = Signature::of(kind, -1, &Default::default(), 0).op;
-        let root_ep = root.map(|r| r as u32);
-        let hook = crate::trace::recorder::hook;
-        use crate::trace::event::Event;
-        hook(Event::BlockBegin {
-            op: code,
-            root: root_ep,
-            seq: seq_tag,
-        });
         let part = Part {
             kind,
             what,
@@ -323,18 +307,14 @@ impl Comm {
             input,
             output: out,
         };
-        let r = self.board_call(b, part, op.as_ref(), sig.as_ref());
-        hook(Event::BlockEnd {
-            op: code,
-            root: root_ep,
-            seq: seq_tag,
-        });
-        r?;
+        // The world's nodes are endpoints 0, 1, …: the root is its own
+        // endpoint.
+        let root_ep = root.map(|r| r as u32);
+        crate::trace::recorder::in_block(kind.code(), root_ep, seq_tag, || {
+            self.board_call(b, part, op.as_ref(), sig.as_ref())
+        })?;
         if let Some(f) = finish {
-            match &mut output {
-                Output::Borrowed(s) => f.apply(s),
-                Output::Owned(v) => f.apply(v),
-            }
+            f.apply(output.as_mut_slice());
         }
         Ok(None)
     }

@@ -107,16 +107,29 @@ pub(crate) enum Output<'a, T> {
 }
 
 impl<T> Input<'_, T> {
+    /// Its elements, borrowed or owned.
+    pub(crate) fn as_slice(&self) -> &[T] {
+        match self {
+            Input::Borrowed(s) => s,
+            Input::Owned(v) => v,
+        }
+    }
+
     /// Its length in elements.
     pub(crate) fn len(&self) -> usize {
-        match self {
-            Input::Borrowed(s) => s.len(),
-            Input::Owned(v) => v.len(),
-        }
+        self.as_slice().len()
     }
 }
 
 impl<T> Output<'_, T> {
+    /// Its elements, borrowed or owned.
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
+        match self {
+            Output::Borrowed(s) => s,
+            Output::Owned(v) => v,
+        }
+    }
+
     /// Its length in elements.
     pub(crate) fn len(&self) -> usize {
         match self {

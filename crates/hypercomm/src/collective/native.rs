@@ -30,7 +30,6 @@
 //! failed peer (the library decides: Open MPI and MPICH abort the job).
 
 use super::call::{rank_list, Call};
-use super::executor::{Input, Output};
 use super::ops::{Element, Operator};
 use super::select::{Algorithm, CollOpts, Collective, Topology};
 use super::task::{compare, Signature, SIG_BYTES};
@@ -298,24 +297,9 @@ impl Comm {
                 return Err(Error::CollectiveMismatch(format!("{}: {msg}", kind.name())));
             }
         }
-        let input: &[T] = match &input {
-            Input::Borrowed(s) => s,
-            Input::Owned(v) => v,
-        };
-        let output: &mut [T] = match &mut output {
-            Output::Borrowed(s) => s,
-            Output::Owned(v) => v,
-        };
-        let send: &[u8] = bytemuck::cast_slice(input);
-        let recv: &mut [u8] = bytemuck::cast_slice_mut(output);
+        let send: &[u8] = bytemuck::cast_slice(input.as_slice());
+        let recv: &mut [u8] = bytemuck::cast_slice_mut(output.as_mut_slice());
         let root_ep = root.and_then(|r| parts.eps.get(r).copied());
-        let hook = crate::trace::recorder::hook;
-        use crate::trace::event::Event;
-        hook(Event::BlockBegin {
-            op: sig.op,
-            root: root_ep,
-            seq,
-        });
         let at_root = root == Some(parts.me);
         let nop = match kind {
             Collective::Barrier => NativeOp::Barrier,
@@ -340,13 +324,7 @@ impl Comm {
             Collective::Allgather => NativeOp::Allgather { send, recv, ty },
             _ => NativeOp::Alltoall { send, recv, ty },
         };
-        let r = n.run(key, members, nop);
-        hook(Event::BlockEnd {
-            op: sig.op,
-            root: root_ep,
-            seq,
-        });
-        r
+        crate::trace::recorder::in_block(sig.op, root_ep, seq, || n.run(key, members, nop))
     }
 }
 

@@ -583,6 +583,17 @@ pub(crate) fn active() -> bool {
     ACTIVE.load(Ordering::Relaxed) != 0
 }
 
+/// Run `f` as one collective block (PICL block_begin / block_end with
+/// operation code `op`, root endpoint `root` and sequence number `seq`),
+/// for calls whose inner messages are not traced (the transport library's
+/// own collectives, the shared-memory board).
+pub(crate) fn in_block<R>(op: u8, root: Option<u32>, seq: u32, f: impl FnOnce() -> R) -> R {
+    hook(Event::BlockBegin { op, root, seq });
+    let r = f();
+    hook(Event::BlockEnd { op, root, seq });
+    r
+}
+
 /// Report one event. One predictable branch when tracing is off.
 #[inline(always)]
 pub fn hook(event: Event) {
