@@ -18,7 +18,7 @@
 //!
 //! Not done yet: Bruck for variable counts; non-blocking all-to-allv.
 
-use super::call::{Call, Check};
+use super::call::{Call, Check, Plan};
 use super::executor::{Input, Output};
 use super::select::CollOpts;
 use super::task::pair_digest;
@@ -60,7 +60,7 @@ impl Comm {
         input: &'a [T],
         output: &'a mut [T],
         opts: &CollOpts,
-    ) -> Result<Call<'a, T, NoOp>> {
+    ) -> Result<Call<'a, T, NoOp, Plan>> {
         let parts = self.node_parts("alltoall")?;
         let p = parts.eps.len();
         let input_len = input.len();
@@ -72,18 +72,18 @@ impl Comm {
         }
         need_len("alltoall", "output", output.len(), input_len)?;
         let count = input_len / p;
-        let alg = self.choose_memo(
-            Collective::Alltoall,
-            p,
-            count * std::mem::size_of::<T>(),
-            opts,
-            true,
-        )?;
-        let params = Params {
-            count,
-            ..Params::new(parts.me, p)
+        let sched = Plan {
+            fixed: None,
+            opts: opts.clone(),
+            bytes: count * std::mem::size_of::<T>(),
+            commutative: true,
+            params: Params {
+                count,
+                ..Params::new(parts.me, p)
+            },
+            per_node: false,
+            scratch: 0,
         };
-        let sched = self.schedule(Collective::Alltoall, alg, &params)?;
         Ok(Call {
             kind: Collective::Alltoall,
             what: "alltoall",

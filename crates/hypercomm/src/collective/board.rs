@@ -248,13 +248,14 @@ impl Comm {
             .then_some(Algorithm::Board)
     }
 
-    /// Run `call` on the board if it serves it (`Ok(None)`), else hand
-    /// the call back.
-    pub(crate) fn try_board<'a, T: Element, O: Operator<T>>(
+    /// Run `call` on the board if it serves it (`Ok(true)`; the call's
+    /// `finish` is then taken and applied), else leave it be (`Ok(false)`).
+    /// The call is borrowed, not moved: it is a few hundred bytes.
+    pub(crate) fn try_board<T: Element, O: Operator<T>, S>(
         &self,
-        call: Call<'a, T, O>,
+        call: &mut Call<'_, T, O, S>,
         opts: &CollOpts,
-    ) -> Result<Option<Call<'a, T, O>>> {
+    ) -> Result<bool> {
         let bytes = std::mem::size_of::<T>()
             * if matches!(call.kind, Collective::Allgather | Collective::Alltoall) {
                 call.input.len()
@@ -268,27 +269,18 @@ impl Comm {
             std::mem::align_of::<T>()
         };
         let Some(b) = self.board_serves(call.kind, (bytes, align), &call.parts, opts)? else {
-            return Ok(Some(call));
+            return Ok(false);
         };
-        let sig = self.check_mode().then(|| super::call::signature(&call));
-        let Call {
-            kind,
-            what,
-            root,
-            input,
-            mut output,
-            op,
-            finish,
-            ..
-        } = call;
+        let sig = self.check_mode().then(|| super::call::signature(call));
+        let (kind, what, root) = (call.kind, call.what, call.root);
         // The tags a call on messages would draw (the check stage's, then
         // its own), so that traces number calls alike.
         if sig.is_some() {
             let _ = self.next_tag(false);
         }
         let seq_tag = self.next_tag(false) & 0x7fff_ffff;
-        let input = input.as_slice();
-        let out = output.as_mut_slice();
+        let input = call.input.as_slice();
+        let out = call.output.as_mut_slice();
         let (input, out): (&[T], &mut [T]) = if kind == Collective::Bcast {
             // The root's buffer is both what it gives and where the others
             // receive.
@@ -310,13 +302,14 @@ impl Comm {
         // The world's nodes are endpoints 0, 1, …: the root is its own
         // endpoint.
         let root_ep = root.map(|r| r as u32);
+        let op = call.op.as_ref();
         crate::trace::recorder::in_block(kind.code(), root_ep, seq_tag, || {
-            self.board_call(b, part, op.as_ref(), sig.as_ref())
+            self.board_call(b, part, op, sig.as_ref())
         })?;
-        if let Some(f) = finish {
-            f.apply(output.as_mut_slice());
+        if let Some(f) = call.finish.take() {
+            f.apply(call.output.as_mut_slice());
         }
-        Ok(None)
+        Ok(true)
     }
 
     /// The check-mode signature exchange of a call that runs on messages,

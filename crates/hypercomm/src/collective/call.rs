@@ -17,13 +17,13 @@
 
 use super::executor::{Exec, Input, Output, Route};
 use super::ops::{Element, Operator};
-use super::select::Collective;
+use super::select::{Algorithm, CollOpts, Collective};
 use super::task::{verdict, CheckSpec, CollTask, Finish, NoOp, Signature, SIG_BYTES};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::rank::Rank;
 use crate::trace::recorder;
-use hypercomm_algo::Schedule;
+use hypercomm_algo::{Params, Schedule};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -94,8 +94,10 @@ impl Check {
     }
 }
 
-/// One collective call, described as data.
-pub(crate) struct Call<'a, T: Element, O: Operator<T>> {
+/// One collective call, described as data. `S` is its schedule: made
+/// ([`Rc<Schedule>`]), or a [`Plan`] to make it by when the call runs on
+/// messages.
+pub(crate) struct Call<'a, T: Element, O: Operator<T>, S = Rc<Schedule>> {
     /// The operation (check signature and trace block).
     pub(crate) kind: Collective,
     /// Its name in messages.
@@ -111,12 +113,119 @@ pub(crate) struct Call<'a, T: Element, O: Operator<T>> {
     /// The reduction operator, if the schedule reduces.
     pub(crate) op: Option<O>,
     /// The schedule (shared with the communicator's memo, or made for
-    /// this call).
-    pub(crate) sched: Rc<Schedule>,
+    /// this call), or how to make it.
+    pub(crate) sched: S,
     /// The rest of the check signature.
     pub(crate) check: Check,
     /// What to do with the output once the schedule has run.
     pub(crate) finish: Option<Finish<'a, T>>,
+}
+
+/// How a blocking front end's call gets its schedule if it runs on
+/// messages: the algorithm is chosen and the schedule fetched only then,
+/// so that a call the shared-memory board or the library serves pays for
+/// neither (together a quarter of a one-node barrier's instructions).
+pub(crate) struct Plan {
+    /// The algorithm, when the front end fixed it (reproducible mode);
+    /// else chosen by `opts`.
+    pub(crate) fixed: Option<Algorithm>,
+    /// The call's options.
+    pub(crate) opts: CollOpts,
+    /// Bytes, as selection counts them for this collective.
+    pub(crate) bytes: usize,
+    /// Whether the operator commutes.
+    pub(crate) commutative: bool,
+    /// The schedule's parameters (participant and count of the call's
+    /// participants).
+    pub(crate) params: Params<'static>,
+    /// The counts are per node, every one `params.count` (a fixed-count
+    /// allgather made by the variable-count generator).
+    pub(crate) per_node: bool,
+    /// Elements of a scratch output the schedule writes where the call has
+    /// none of its own (a reduce's non-roots), 0 for none.
+    pub(crate) scratch: usize,
+}
+
+/// A call's schedule, made or to be made.
+pub(crate) trait Sched {
+    /// The schedule of `kind` (made now if need be), and the elements of
+    /// a scratch output it writes (0: the call's own output).
+    fn make(self, comm: &Comm, kind: Collective) -> Result<(Rc<Schedule>, usize)>;
+}
+
+impl Sched for Rc<Schedule> {
+    fn make(self, _: &Comm, _: Collective) -> Result<(Rc<Schedule>, usize)> {
+        Ok((self, 0))
+    }
+}
+
+impl Sched for Plan {
+    fn make(self, comm: &Comm, kind: Collective) -> Result<(Rc<Schedule>, usize)> {
+        let p = self.params.p;
+        let alg = match self.fixed {
+            Some(a) => a,
+            None => comm.choose_memo(kind, p, self.bytes, &self.opts, self.commutative)?,
+        };
+        // On the stack for up to 16 nodes: an allocation cost a small
+        // allgather more than its messages.
+        let (small, large);
+        let counts: &[usize] = if !self.per_node {
+            &[]
+        } else if p <= 16 {
+            small = [self.params.count; 16];
+            &small[..p]
+        } else {
+            large = vec![self.params.count; p];
+            &large
+        };
+        let params = if self.per_node {
+            Params {
+                counts,
+                count: 0,
+                ..self.params
+            }
+        } else {
+            self.params
+        };
+        Ok((comm.schedule(kind, alg, &params)?, self.scratch))
+    }
+}
+
+impl<'a, T: Element, O: Operator<T>, S: Sched> Call<'a, T, O, S> {
+    /// The call with its schedule made (and its scratch output, if it
+    /// needs one).
+    pub(crate) fn ready(self, comm: &Comm) -> Result<Call<'a, T, O>> {
+        let Call {
+            kind,
+            what,
+            parts,
+            root,
+            input,
+            output,
+            op,
+            sched,
+            check,
+            finish,
+        } = self;
+        let (sched, scratch) = sched.make(comm, kind)?;
+        let output = if scratch > 0 {
+            Output::Owned(vec![T::zeroed(); scratch])
+        } else {
+            output
+        };
+        Ok(Call {
+            kind,
+            what,
+            parts,
+            root,
+            input,
+            output,
+            op,
+            sched,
+            check,
+            finish,
+        })
+    }
 }
 
 /// The largest call (bytes of its input or output) that runs directly in
@@ -125,7 +234,7 @@ pub(crate) struct Call<'a, T: Element, O: Operator<T>> {
 pub(crate) const DIRECT_CHECKED: usize = crate::engine::EAGER_LIMIT;
 
 /// The check-mode signature of `call`.
-pub(crate) fn signature<T: Element, O: Operator<T>>(call: &Call<'_, T, O>) -> Signature {
+pub(crate) fn signature<T: Element, O: Operator<T>, S>(call: &Call<'_, T, O, S>) -> Signature {
     let root_code = match call.root {
         None => -1,
         // A host-rooted call's root is its last participant.

@@ -28,7 +28,7 @@
 //! Not done yet: non-blocking forms of the variable-count and host-rooted
 //! calls; the host as a member of an allgather.
 
-use super::call::{Call, Check};
+use super::call::{Call, Check, Plan};
 use super::executor::{Input, Output};
 use super::select::CollOpts;
 use super::{counts_from_u64, counts_to_u64, need_len, Element, NoOp};
@@ -353,20 +353,38 @@ impl Comm {
         input: &'a [T],
         output: &'a mut [T],
         opts: &CollOpts,
-    ) -> Result<Call<'a, T, NoOp>> {
+    ) -> Result<Call<'a, T, NoOp, Plan>> {
+        let what = "allgather";
+        let parts = self.node_parts(what)?;
+        let p = parts.eps.len();
         let count = input.len();
-        let p = self.size();
-        // On the stack for up to 16 nodes: an allocation cost a small
-        // allgather more than its messages.
-        let (small, large);
-        let counts: &[usize] = if p <= 16 {
-            small = [count; 16];
-            &small[..p]
-        } else {
-            large = vec![count; p];
-            &large
+        need_len(what, "output", output.len(), count.saturating_mul(p))?;
+        let sched = Plan {
+            fixed: None,
+            opts: opts.clone(),
+            bytes: std::mem::size_of_val(input),
+            commutative: true,
+            // Made by the variable-count generator, every count `count`.
+            params: Params {
+                count,
+                order: self.ring_order(),
+                ..Params::new(parts.me, p)
+            },
+            per_node: true,
+            scratch: 0,
         };
-        self.allgatherv_call(input, counts, output, Collective::Allgather, count, opts)
+        Ok(Call {
+            kind: Collective::Allgather,
+            what,
+            parts,
+            root: None,
+            input: Input::Borrowed(input),
+            output: Output::Borrowed(output),
+            op: None,
+            sched,
+            check: Check::of::<T>(count),
+            finish: None,
+        })
     }
 
     /// An allgatherv (`counts` known on every node).

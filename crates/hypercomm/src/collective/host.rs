@@ -183,17 +183,20 @@ impl Comm {
                 check,
             ));
         }
-        let built = self.bcast_call(buf, Rank::Node(0), opts).map(|mut c| {
-            if parts.me == 0 {
-                c.sched = inbound(&c.sched, h, count, false);
-            }
-            c.check = check;
-            c.kind = kind;
-            c.what = what;
-            c.root = Some(h);
-            c.parts = parts.clone();
-            c
-        });
+        let built = self
+            .bcast_call(buf, Rank::Node(0), opts)
+            .and_then(|c| c.ready(self))
+            .map(|mut c| {
+                if parts.me == 0 {
+                    c.sched = inbound(&c.sched, h, count, false);
+                }
+                c.check = check;
+                c.kind = kind;
+                c.what = what;
+                c.root = Some(h);
+                c.parts = parts.clone();
+                c
+            });
         self.run_host(parts, kind, what, built)
     }
 
@@ -234,6 +237,7 @@ impl Comm {
         let mut tmp = vec![T::zeroed(); if parts.me == 0 { count } else { 0 }];
         let built = self
             .reduce_call(input, &mut tmp, op, Rank::Node(0), opts)
+            .and_then(|c| c.ready(self))
             .map(|mut c| {
                 if parts.me == 0 {
                     c.sched = outbound(&c.sched, h, count);

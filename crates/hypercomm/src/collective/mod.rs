@@ -153,7 +153,7 @@ pub use select::{Algorithm, CollOpts, Collective, Topology};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::rank::Rank;
-use call::{Call, Check, Parts};
+use call::{Call, Check, Parts, Plan};
 use executor::{Input, Output};
 use hypercomm_algo::{Buf, Op, Params, Region, Schedule};
 use task::NoOp;
@@ -185,7 +185,10 @@ impl Comm {
     /// node and the host call it.
     pub fn barrier_with_host(&self) -> Result<()> {
         let parts = self.host_parts("barrier_with_host")?;
-        self.run(self.barrier_call(parts, &CollOpts::default())?)
+        self.run(
+            self.barrier_call(parts, &CollOpts::default())?
+                .ready(self)?,
+        )
     }
 
     /// A barrier over `parts`.
@@ -193,10 +196,17 @@ impl Comm {
         &self,
         parts: Parts,
         opts: &CollOpts,
-    ) -> Result<Call<'static, u8, NoOp>> {
+    ) -> Result<Call<'static, u8, NoOp, Plan>> {
         let p = parts.eps.len();
-        let alg = self.choose_memo(Collective::Barrier, p, 0, opts, true)?;
-        let sched = self.schedule(Collective::Barrier, alg, &Params::new(parts.me, p))?;
+        let sched = Plan {
+            fixed: None,
+            opts: opts.clone(),
+            bytes: 0,
+            commutative: true,
+            params: Params::new(parts.me, p),
+            per_node: false,
+            scratch: 0,
+        };
         Ok(Call {
             kind: Collective::Barrier,
             what: "barrier",
@@ -241,20 +251,26 @@ impl Comm {
         buf: &'a mut [T],
         root: Rank,
         opts: &CollOpts,
-    ) -> Result<Call<'a, T, NoOp>> {
+    ) -> Result<Call<'a, T, NoOp, Plan>> {
         let parts = self.node_parts("bcast")?;
         let p = parts.eps.len();
         let r = self.root_index(root, p, "bcast")?;
         let count = buf.len();
-        let alg = self.choose_memo(Collective::Bcast, p, std::mem::size_of_val(buf), opts, true)?;
-        let params = Params {
-            root: r,
-            count,
-            segment: select::segment_elems::<T>(opts, count, p),
-            order: self.ring_order(),
-            ..Params::new(parts.me, p)
+        let sched = Plan {
+            fixed: None,
+            opts: opts.clone(),
+            bytes: std::mem::size_of_val(buf),
+            commutative: true,
+            params: Params {
+                root: r,
+                count,
+                segment: select::segment_elems::<T>(opts, count, p),
+                order: self.ring_order(),
+                ..Params::new(parts.me, p)
+            },
+            per_node: false,
+            scratch: 0,
         };
-        let sched = self.schedule(Collective::Bcast, alg, &params)?;
         Ok(Call {
             kind: Collective::Bcast,
             what: "bcast",
@@ -310,7 +326,7 @@ impl Comm {
         op: O,
         root: Rank,
         opts: &CollOpts,
-    ) -> Result<Call<'a, T, O>> {
+    ) -> Result<Call<'a, T, O, Plan>> {
         let parts = self.node_parts("reduce")?;
         let p = parts.eps.len();
         let r = self.root_index(root, p, "reduce")?;
@@ -327,26 +343,23 @@ impl Comm {
             }
             Output::Borrowed(output)
         } else {
-            Output::Owned(vec![T::zeroed(); count])
+            // A scratch buffer, made only if the call runs on messages.
+            Output::Owned(Vec::new())
         };
-        let alg = if opts.reproducible {
-            Algorithm::Binomial
-        } else {
-            self.choose_memo(
-                Collective::Reduce,
-                p,
-                std::mem::size_of_val(input),
-                opts,
-                op.commutative(),
-            )?
+        let sched = Plan {
+            fixed: opts.reproducible.then_some(Algorithm::Binomial),
+            opts: opts.clone(),
+            bytes: std::mem::size_of_val(input),
+            commutative: op.commutative(),
+            params: Params {
+                root: r,
+                count,
+                segment: select::segment_elems::<T>(opts, count, p),
+                ..Params::new(parts.me, p)
+            },
+            per_node: false,
+            scratch: if parts.me == r { 0 } else { count },
         };
-        let params = Params {
-            root: r,
-            count,
-            segment: select::segment_elems::<T>(opts, count, p),
-            ..Params::new(parts.me, p)
-        };
-        let sched = self.schedule(Collective::Reduce, alg, &params)?;
         Ok(Call {
             kind: Collective::Reduce,
             what: "reduce",
@@ -421,7 +434,7 @@ impl Comm {
         output: &'a mut [T],
         op: O,
         opts: &CollOpts,
-    ) -> Result<Call<'a, T, O>> {
+    ) -> Result<Call<'a, T, O, Plan>> {
         let parts = self.node_parts("allreduce")?;
         let p = parts.eps.len();
         let count = input.len();
@@ -434,23 +447,19 @@ impl Comm {
                 ),
             });
         }
-        let alg = if opts.reproducible {
-            Algorithm::ReduceBcast
-        } else {
-            self.choose_memo(
-                Collective::Allreduce,
-                p,
-                std::mem::size_of_val(input),
-                opts,
-                op.commutative(),
-            )?
+        let sched = Plan {
+            fixed: opts.reproducible.then_some(Algorithm::ReduceBcast),
+            opts: opts.clone(),
+            bytes: std::mem::size_of_val(input),
+            commutative: op.commutative(),
+            params: Params {
+                count,
+                order: self.ring_order(),
+                ..Params::new(parts.me, p)
+            },
+            per_node: false,
+            scratch: 0,
         };
-        let params = Params {
-            count,
-            order: self.ring_order(),
-            ..Params::new(parts.me, p)
-        };
-        let sched = self.schedule(Collective::Allreduce, alg, &params)?;
         Ok(Call {
             kind: Collective::Allreduce,
             what: "allreduce",

@@ -29,7 +29,7 @@
 //! scans and reduce-scatter; a native call cannot be interrupted by a
 //! failed peer (the library decides: Open MPI and MPICH abort the job).
 
-use super::call::{rank_list, Call};
+use super::call::{rank_list, Call, Sched};
 use super::ops::{Element, Operator};
 use super::select::{Algorithm, CollOpts, Collective, Topology};
 use super::task::{compare, Signature, SIG_BYTES};
@@ -116,9 +116,9 @@ impl Comm {
 
     /// Whether a blocking call of `call` goes to the library: the reason it
     /// cannot when forced, `Ok(None)` when ours serves.
-    fn native_for<T: Element, O: Operator<T>>(
+    fn native_for<T: Element, O: Operator<T>, S>(
         &self,
-        call: &Call<'_, T, O>,
+        call: &Call<'_, T, O, S>,
         opts: &CollOpts,
     ) -> Result<Option<Served<'_>>> {
         let forced = opts.algorithm == Algorithm::Native;
@@ -236,27 +236,25 @@ impl Comm {
 
     /// Run a blocking collective: on the library when [`Comm::native_for`]
     /// says so, else on the shared-memory board where it serves
-    /// (`board.rs`), else our schedule.
-    pub(crate) fn run_blocking<T: Element, O: Operator<T>>(
+    /// (`board.rs`), else our schedule, made only then.
+    pub(crate) fn run_blocking<T: Element, O: Operator<T>, S: Sched>(
         &self,
-        call: Call<'_, T, O>,
+        mut call: Call<'_, T, O, S>,
         opts: &CollOpts,
     ) -> Result<()> {
         match self.native_for(&call, opts)? {
-            None => match self.try_board(call, opts)? {
-                Some(call) => self.run(call),
-                None => Ok(()),
-            },
+            None if self.try_board(&mut call, opts)? => Ok(()),
+            None => self.run(call.ready(self)?),
             Some((n, ty, red)) => self.run_native(n, call, ty, red),
         }
     }
 
     /// `call` on the library: the signature check, then the one call, as
     /// one trace block.
-    fn run_native<T: Element, O: Operator<T>>(
+    fn run_native<T: Element, O: Operator<T>, S>(
         &self,
         n: &dyn Native,
-        call: Call<'_, T, O>,
+        call: Call<'_, T, O, S>,
         ty: NativeType,
         red: Option<NativeReduce>,
     ) -> Result<()> {

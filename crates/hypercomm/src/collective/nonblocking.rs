@@ -115,7 +115,9 @@ impl Comm {
     /// Non-blocking barrier over the nodes.
     pub fn ibarrier<'scope>(&self, s: &'scope Scope<'scope, '_>) -> Result<CollRequest<'scope>> {
         let parts = self.node_parts("ibarrier")?;
-        let call = self.barrier_call(parts, &CollOpts::default())?;
+        let call = self
+            .barrier_call(parts, &CollOpts::default())?
+            .ready(self)?;
         self.start_in(s, call, "ibarrier")
     }
 
@@ -126,7 +128,9 @@ impl Comm {
         buf: &'env mut [T],
         root: usize,
     ) -> Result<CollRequest<'scope>> {
-        let call = self.bcast_call(buf, Rank::Node(root), &CollOpts::default())?;
+        let call = self
+            .bcast_call(buf, Rank::Node(root), &CollOpts::default())?
+            .ready(self)?;
         self.start_in(s, call, "ibcast")
     }
 
@@ -139,7 +143,9 @@ impl Comm {
         op: O,
         root: usize,
     ) -> Result<CollRequest<'scope>> {
-        let call = self.reduce_call(input, output, op, Rank::Node(root), &CollOpts::default())?;
+        let call = self
+            .reduce_call(input, output, op, Rank::Node(root), &CollOpts::default())?
+            .ready(self)?;
         self.start_in(s, call, "ireduce")
     }
 
@@ -151,7 +157,9 @@ impl Comm {
         output: &'env mut [T],
         op: O,
     ) -> Result<CollRequest<'scope>> {
-        let call = self.allreduce_call(input, output, op, &CollOpts::default())?;
+        let call = self
+            .allreduce_call(input, output, op, &CollOpts::default())?
+            .ready(self)?;
         self.start_in(s, call, "iallreduce")
     }
 
@@ -187,7 +195,9 @@ impl Comm {
         input: &'env [T],
         output: &'env mut [T],
     ) -> Result<CollRequest<'scope>> {
-        let call = self.allgather_call(input, output, &CollOpts::default())?;
+        let call = self
+            .allgather_call(input, output, &CollOpts::default())?
+            .ready(self)?;
         self.start_in(s, call, "iallgather")
     }
 
@@ -198,7 +208,9 @@ impl Comm {
         input: &'env [T],
         output: &'env mut [T],
     ) -> Result<CollRequest<'scope>> {
-        let call = self.alltoall_call(input, output, &CollOpts::default())?;
+        let call = self
+            .alltoall_call(input, output, &CollOpts::default())?
+            .ready(self)?;
         self.start_in(s, call, "ialltoall")
     }
 
