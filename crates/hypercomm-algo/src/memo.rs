@@ -14,12 +14,15 @@ use std::rc::Rc;
 /// How many choices and schedules a memo remembers.
 pub const MEMO_LEN: usize = 8;
 
-/// What an `Auto` choice depends on (the transport and the machine are
-/// fixed for a communicator).
+/// What a choice depends on (the transport and the machine are fixed for
+/// a communicator).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChoiceKey {
     /// The collective asked about.
     pub collective: Collective,
+    /// The algorithm asked for (`Auto`, or a forced one, whose choice is
+    /// a check that the collective has it).
+    pub algorithm: Algorithm,
     /// Participants.
     pub p: usize,
     /// Bytes, as [`Collective`] counts them.
@@ -135,6 +138,7 @@ mod tests {
     fn key(p: usize) -> ChoiceKey {
         ChoiceKey {
             collective: Collective::Bcast,
+            algorithm: Algorithm::Auto,
             p,
             bytes: 8,
             commutative: true,

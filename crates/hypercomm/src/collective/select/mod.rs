@@ -353,11 +353,16 @@ impl Comm {
         opts: &CollOpts,
         commutative: bool,
     ) -> Result<Algorithm> {
-        if ![Algorithm::Auto, Algorithm::Native, Algorithm::Board].contains(&opts.algorithm) {
-            return self.choose(c, p, bytes, opts, commutative);
-        }
+        // The library's collective and the board have `Auto`'s schedule
+        // behind them (`choose`).
+        let algorithm = if matches!(opts.algorithm, Algorithm::Native | Algorithm::Board) {
+            Algorithm::Auto
+        } else {
+            opts.algorithm
+        };
         let key = ChoiceKey {
             collective: c,
+            algorithm,
             p,
             bytes,
             commutative,
