@@ -16,7 +16,7 @@ pub const MEMO_LEN: usize = 8;
 
 /// What a choice depends on (the transport and the machine are fixed for
 /// a communicator).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct ChoiceKey {
     /// The collective asked about.
     pub collective: Collective,
@@ -34,6 +34,23 @@ pub struct ChoiceKey {
     /// The communicator's topology setting.
     pub topology: Topology,
 }
+
+impl PartialEq for ChoiceKey {
+    /// Field by field, the algorithm by the address of its name, as for
+    /// [`SchedKey`] (a name compared by its bytes cost a lookup more than
+    /// the rest of the key).
+    fn eq(&self, o: &Self) -> bool {
+        self.bytes == o.bytes
+            && self.p == o.p
+            && self.collective == o.collective
+            && std::ptr::eq(self.algorithm.name(), o.algorithm.name())
+            && self.commutative == o.commutative
+            && self.reproducible == o.reproducible
+            && self.topology == o.topology
+    }
+}
+
+impl Eq for ChoiceKey {}
 
 /// What a schedule depends on (fixed-count calls).
 #[derive(Debug, Clone, Copy)]
