@@ -81,6 +81,7 @@ impl Comm {
                 count,
                 ..Params::new(parts.me, p)
             },
+            segment_of: 0,
             per_node: false,
             scratch: 0,
         };

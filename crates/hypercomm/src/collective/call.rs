@@ -17,7 +17,7 @@
 
 use super::executor::{Exec, Input, Output, Route};
 use super::ops::{Element, Operator};
-use super::select::{Algorithm, CollOpts, Collective};
+use super::select::{segment_elems, Algorithm, CollOpts, Collective};
 use super::task::{verdict, CheckSpec, CollTask, Finish, NoOp, Signature, SIG_BYTES};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
@@ -138,6 +138,10 @@ pub(crate) struct Plan {
     /// The schedule's parameters (participant and count of the call's
     /// participants).
     pub(crate) params: Params<'static>,
+    /// Pipelined: the segment is chosen when the schedule is made, for
+    /// elements of this many bytes (at least 1; 0: `params.segment` as it
+    /// is).
+    pub(crate) segment_of: usize,
     /// The counts are per node, every one `params.count` (a fixed-count
     /// allgather made by the variable-count generator).
     pub(crate) per_node: bool,
@@ -178,7 +182,7 @@ impl Sched for Plan {
             large = vec![self.params.count; p];
             &large
         };
-        let params = if self.per_node {
+        let mut params = if self.per_node {
             Params {
                 counts,
                 count: 0,
@@ -187,6 +191,9 @@ impl Sched for Plan {
         } else {
             self.params
         };
+        if self.segment_of > 0 {
+            params.segment = segment_elems(&self.opts, params.count, p, self.segment_of);
+        }
         Ok((comm.schedule(kind, alg, &params)?, self.scratch))
     }
 }

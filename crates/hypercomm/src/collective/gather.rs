@@ -370,6 +370,7 @@ impl Comm {
                 order: self.ring_order(),
                 ..Params::new(parts.me, p)
             },
+            segment_of: 0,
             per_node: true,
             scratch: 0,
         };

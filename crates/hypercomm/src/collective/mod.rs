@@ -204,6 +204,7 @@ impl Comm {
             bytes: 0,
             commutative: true,
             params: Params::new(parts.me, p),
+            segment_of: 0,
             per_node: false,
             scratch: 0,
         };
@@ -264,10 +265,10 @@ impl Comm {
             params: Params {
                 root: r,
                 count,
-                segment: select::segment_elems::<T>(opts, count, p),
                 order: self.ring_order(),
                 ..Params::new(parts.me, p)
             },
+            segment_of: std::mem::size_of::<T>().max(1),
             per_node: false,
             scratch: 0,
         };
@@ -354,9 +355,9 @@ impl Comm {
             params: Params {
                 root: r,
                 count,
-                segment: select::segment_elems::<T>(opts, count, p),
                 ..Params::new(parts.me, p)
             },
+            segment_of: std::mem::size_of::<T>().max(1),
             per_node: false,
             scratch: if parts.me == r { 0 } else { count },
         };
@@ -457,6 +458,7 @@ impl Comm {
                 order: self.ring_order(),
                 ..Params::new(parts.me, p)
             },
+            segment_of: 0,
             per_node: false,
             scratch: 0,
         };

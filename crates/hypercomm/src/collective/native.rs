@@ -245,7 +245,7 @@ impl Comm {
         match self.native_for(&call, opts)? {
             None if self.try_board(&mut call, opts)? => Ok(()),
             None => self.run(call.ready(self)?),
-            Some((n, ty, red)) => self.run_native(n, call, ty, red),
+            Some((n, ty, red)) => self.run_native(n, &mut call, ty, red),
         }
     }
 
@@ -254,26 +254,27 @@ impl Comm {
     fn run_native<T: Element, O: Operator<T>, S>(
         &self,
         n: &dyn Native,
-        call: Call<'_, T, O, S>,
+        call: &mut Call<'_, T, O, S>,
         ty: NativeType,
         red: Option<NativeReduce>,
     ) -> Result<()> {
+        // Borrowed, not moved: the call is a few hundred bytes.
         let Call {
             kind,
-            parts,
+            ref parts,
             root,
-            input,
-            mut output,
-            op,
-            check,
+            ref input,
+            ref mut output,
+            ref op,
+            ref check,
             ..
-        } = call;
+        } = *call;
         let key = self.coll_ctx();
         let members = &parts.eps[..];
         let sig = Signature::of(
             kind,
             root.map_or(-1, |r| r as i64),
-            &check,
+            check,
             op.as_ref().map_or(0, |o| o.code()),
         );
         // The tag sequences stay in step with members that run ours.

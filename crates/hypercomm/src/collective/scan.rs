@@ -254,9 +254,9 @@ impl Comm {
             scan.inclusion
         };
         let seg_len = if segmented {
-            select::segment_elems::<SegElem<T>>(opts, count, p)
+            select::segment_elems(opts, count, p, std::mem::size_of::<SegElem<T>>())
         } else {
-            select::segment_elems::<T>(opts, count, p)
+            select::segment_elems(opts, count, p, std::mem::size_of::<T>())
         };
         let dir = scan.direction;
         let kind = match (segmented, scan.inclusion) {

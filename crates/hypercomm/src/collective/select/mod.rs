@@ -100,7 +100,6 @@ mod tuning;
 pub use options::{Algorithm, CollOpts, Collective, Topology};
 pub(crate) use tuning::Link;
 
-use super::ops::Element;
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use hypercomm_algo::memo::{ChoiceKey, SchedKey};
@@ -192,9 +191,9 @@ pub(crate) fn generate(c: Collective, a: Algorithm, params: &Params<'_>) -> Resu
         .ok_or_else(|| unsupported(c.name(), a))
 }
 
-/// Segment length in elements for pipelined algorithms.
-pub(crate) fn segment_elems<T: Element>(opts: &CollOpts, count: usize, p: usize) -> usize {
-    let sz = std::mem::size_of::<T>().max(1);
+/// Segment length in elements of `elem` bytes for pipelined algorithms.
+pub(crate) fn segment_elems(opts: &CollOpts, count: usize, p: usize, elem: usize) -> usize {
+    let sz = elem.max(1);
     let bytes = opts.segment_bytes.unwrap_or_else(|| {
         // About √(m·ts/((p-2)·tw)) bytes per segment minimises the chain's
         // cost; keep it between 8 KiB and 1 MiB.
