@@ -164,6 +164,34 @@ fn role_body(role: &str, comm: &Comm) -> Result<String, Error> {
             }
             Ok("ok".into())
         }
+        "windows_both_ways" => {
+            // Windows of mid-size sends both ways at once: the first of a
+            // window streams through the ring, the rest find it full and
+            // are read with a single copy (from 32 KiB) or queue.
+            let other = 1 - me;
+            let sizes = [20_000usize, 40_000, 70_000, 130_000];
+            for round in 0..5 {
+                let out: Vec<Vec<u8>> = (0..24)
+                    .map(|i| pattern(me * 1000 + round * 100 + i, sizes[i % 4]))
+                    .collect();
+                let mut back: Vec<Vec<u8>> = (0..24).map(|i| vec![0u8; sizes[i % 4]]).collect();
+                scope(|s| {
+                    let mut reqs = Vec::new();
+                    for b in back.iter_mut() {
+                        reqs.push(comm.irecv(s, b, other, 9)?);
+                    }
+                    for d in &out {
+                        reqs.push(comm.isend(s, d, other, 9)?);
+                    }
+                    wait_all(reqs).map(|_| ())
+                })?;
+                for (i, b) in back.iter().enumerate() {
+                    let want = pattern(other * 1000 + round * 100 + i, sizes[i % 4]);
+                    assert!(*b == want, "round {round}, message {i} differs");
+                }
+            }
+            Ok("ok".into())
+        }
         "ring" => {
             let laps: u64 = 300;
             let (right, left) = ((me + 1) % n, (me + n - 1) % n);
@@ -384,6 +412,18 @@ fn ten_thousand_outstanding_isends() {
     let r = run_ok(
         "ten_thousand_outstanding_isends",
         "isends_10000",
+        2,
+        false,
+        &[],
+    );
+    assert_eq!(r, ["ok", "ok"]);
+}
+
+#[test]
+fn windows_of_mid_size_sends_both_ways() {
+    let r = run_ok(
+        "windows_of_mid_size_sends_both_ways",
+        "windows_both_ways",
         2,
         false,
         &[],

@@ -25,7 +25,10 @@
 //! engine's [`crate::transport::Borrowed`] / [`crate::transport::Completion`]
 //! protocol, its state kept in a lend slot of the segment, see `lend.rs`) and
 //! the receiver copies straight from the sender's address space into the
-//! user's buffer with `process_vm_readv`. Whether that works is detected once
+//! user's buffer with `process_vm_readv` (from 128 KiB; from 32 KiB when the
+//! ring to the reader is full or frames already wait for it, as in a window
+//! of sends, where a copy through the ring costs the sender's core too and
+//! two cores copying both ways halved the rate). Whether that works is detected once
 //! per process at attach (a read of our own memory; also
 //! `PR_SET_PTRACER_ANY` so Yama allows our siblings) and published in the
 //! endpoint record; when it does not (or `HYPERCOMM_SHM_CMA=0`), large
@@ -113,8 +116,16 @@ const DOORBELL_MIN: usize = 4;
 const LIVENESS_EVERY: Duration = Duration::from_millis(50);
 /// Borrowed buffers at least this long are read with `process_vm_readv`;
 /// shorter ones are copied through the ring straight from the lent buffer
-/// (two pipelined copies beat the system call's fixed cost up to here).
+/// (two pipelined copies beat the system call's fixed cost up to here)
+/// unless the ring is busy (see [`CMA_BUSY_MIN`]).
 const CMA_MIN: usize = 128 * 1024;
+/// Borrowed buffers at least this long are read with `process_vm_readv`
+/// when the ring to their reader has no room for all of them or frames
+/// wait for it already (a window of sends): a copy through the ring then
+/// costs the sender's core as much as the reader's, and the pipeline
+/// stalls on the ring's space, while the reader's single copy leaves the
+/// sender free. A lone message (a ping-pong, a broadcast) still streams.
+const CMA_BUSY_MIN: usize = 32 * 1024;
 /// Longest spin while a reader copies one of our buffers.
 const COPY_SPIN: Duration = Duration::from_millis(2);
 /// Handed-off vectors at least this long are lent (single copy).
@@ -342,10 +353,12 @@ impl Transport for ShmEndpoint {
             return Ok(());
         }
         self.sent.set(self.sent.get() + 1);
-        let mut item = self.prepare(frame);
         let mut outs = self.out.borrow_mut();
         let o = &mut outs[dst];
         let was_empty = o.queue.is_empty();
+        let len = frame.payload.len();
+        let busy = len >= CMA_BUSY_MIN && (!was_empty || !self.has_room(dst, &mut o.ring, len));
+        let mut item = self.prepare(frame, busy);
         if was_empty {
             // Nothing queued before it: write straight into the ring (the
             // common case; no trip through the queue).

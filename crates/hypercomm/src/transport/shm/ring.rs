@@ -5,7 +5,7 @@
 
 use super::segment::{self, SLOTS, SLOT_DATA};
 use super::wake::wake_always;
-use super::{lend, ShmEndpoint, CMA_MIN, LEND_VEC_MIN};
+use super::{lend, ShmEndpoint, CMA_BUSY_MIN, CMA_MIN, LEND_VEC_MIN};
 use crate::transport::{Arrival, Borrowed, Frame, Lent, OwnedBytes, Payload, DONE, PENDING};
 use crate::wire::{Header, Kind};
 use std::collections::VecDeque;
@@ -93,14 +93,17 @@ impl ShmEndpoint {
     }
 
     /// Turn a frame into what goes into the ring: lend large buffers when
-    /// the reader can read them, copy everything else.
-    pub(super) fn prepare(&self, frame: Frame) -> Outgoing {
+    /// the reader can read them (from [`CMA_BUSY_MIN`] bytes when the ring
+    /// is `busy`, else from [`CMA_MIN`]), copy everything else.
+    pub(super) fn prepare(&self, frame: Frame, busy: bool) -> Outgoing {
         let header = frame.header;
         let dst = header.dst as usize;
         let can_lend = self.cma && self.map.cma(dst).load(Ordering::Relaxed) != 0;
         let payload = match frame.payload {
             Payload::Borrowed(b) => match &b.lent {
-                Lent::Local { ptr, len, done } if can_lend && *len >= CMA_MIN => {
+                Lent::Local { ptr, len, done }
+                    if can_lend && *len >= if busy { CMA_BUSY_MIN } else { CMA_MIN } =>
+                {
                     match self.alloc_lend() {
                         Some((slot, gen)) => {
                             done.hand_over(Box::new(lend::Lend {
@@ -153,6 +156,17 @@ impl ShmEndpoint {
             off: 0,
             started: false,
         }
+    }
+
+    /// Is there room in the ring to `dst` for a payload of `len` bytes
+    /// and its header?
+    pub(super) fn has_room(&self, dst: usize, r: &mut RingOut, len: usize) -> bool {
+        let need = (Header::SIZE + len).div_ceil(SLOT_DATA) as u64;
+        if r.tail - r.head_seen + need <= SLOTS as u64 {
+            return true;
+        }
+        r.head_seen = self.map.head(self.me, dst).load(Ordering::Acquire);
+        r.tail - r.head_seen + need <= SLOTS as u64
     }
 
     /// Is there a free slot in the ring to `dst`?
