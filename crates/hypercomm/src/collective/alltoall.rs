@@ -85,18 +85,15 @@ impl Comm {
             per_node: false,
             scratch: 0,
         };
-        Ok(Call {
-            kind: Collective::Alltoall,
-            what: "alltoall",
+        let check = Check::of::<T>(count);
+        Ok(Call::moving(
+            Collective::Alltoall,
+            "alltoall",
             parts,
-            root: None,
-            input: Input::Borrowed(input),
-            output: Output::Borrowed(output),
-            op: None,
+            (input, output),
             sched,
-            check: Check::of::<T>(count),
-            finish: None,
-        })
+            check,
+        ))
     }
 
     /// All-to-all with variable counts: block q of `input` has
@@ -162,29 +159,27 @@ impl Comm {
         };
         let sched = self.schedule(Collective::Alltoallv, alg, &params)?;
         let me = parts.me;
-        Ok(Call {
-            kind: Collective::Alltoallv,
-            what: "alltoallv",
+        // Counts differ per node: the signature carries digests of what
+        // this node sends and expects, whose sums over the nodes agree
+        // exactly when every pair agrees (task.rs).
+        let check = Check {
+            sends: (0..p)
+                .map(|q| pair_digest(me, q, send_counts[q]))
+                .fold(0, u64::wrapping_add),
+            expects: (0..p)
+                .map(|q| pair_digest(q, me, recv_counts[q]))
+                .fold(0, u64::wrapping_add),
+            ..Check::of::<T>(0)
+        };
+        let (kind, what) = (Collective::Alltoallv, "alltoallv");
+        Ok(Call::moving(
+            kind,
+            what,
             parts,
-            root: None,
-            input: Input::Borrowed(input),
-            output: Output::Borrowed(output),
-            op: None,
+            (input, output),
             sched,
-            // Counts differ per node: the signature carries digests of what
-            // this node sends and expects, whose sums over the nodes agree
-            // exactly when every pair agrees (task.rs).
-            check: Check {
-                sends: (0..p)
-                    .map(|q| pair_digest(me, q, send_counts[q]))
-                    .fold(0, u64::wrapping_add),
-                expects: (0..p)
-                    .map(|q| pair_digest(q, me, recv_counts[q]))
-                    .fold(0, u64::wrapping_add),
-                ..Check::of::<T>(0)
-            },
-            finish: None,
-        })
+            check,
+        ))
     }
 
     /// All-to-all with variable counts where each node knows only what it

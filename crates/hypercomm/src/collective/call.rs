@@ -5,7 +5,10 @@
 //! fills a [`Call`]: the operation, the participants, the root, the input,
 //! the output (the caller's, or a scratch buffer the task owns), the
 //! operator, the schedule, what the check signature says and what to do
-//! with the output at the end. [`Comm::start`] turns it into a
+//! with the output at the end. The blocking front ends of the collectives
+//! that the shared-memory board and the library's own collectives serve
+//! leave the choice and the schedule to a [`Plan`], made into a schedule
+//! ([`Call::ready`]) only if the call runs on messages. [`Comm::start`] turns it into a
 //! [`CollTask`]: it draws the call's tags, builds the executor, the
 //! check-mode stage and the trace block. The task borrows the call's
 //! buffers for `'a`, so the borrow checker keeps them alive and untouched
@@ -195,6 +198,32 @@ impl Sched for Plan {
             params.segment = segment_elems(&self.opts, params.count, p, self.segment_of);
         }
         Ok((comm.schedule(kind, alg, &params)?, self.scratch))
+    }
+}
+
+impl<'a, T: Element, S> Call<'a, T, NoOp, S> {
+    /// A call that only moves data: the caller's `input` and `output`, no
+    /// root, no operator, nothing to do at the end.
+    pub(crate) fn moving(
+        kind: Collective,
+        what: &'static str,
+        parts: Parts,
+        (input, output): (&'a [T], &'a mut [T]),
+        sched: S,
+        check: Check,
+    ) -> Self {
+        Call {
+            kind,
+            what,
+            parts,
+            root: None,
+            input: Input::Borrowed(input),
+            output: Output::Borrowed(output),
+            op: None,
+            sched,
+            check,
+            finish: None,
+        }
     }
 }
 

@@ -374,18 +374,15 @@ impl Comm {
             per_node: true,
             scratch: 0,
         };
-        Ok(Call {
-            kind: Collective::Allgather,
+        let check = Check::of::<T>(count);
+        Ok(Call::moving(
+            Collective::Allgather,
             what,
             parts,
-            root: None,
-            input: Input::Borrowed(input),
-            output: Output::Borrowed(output),
-            op: None,
+            (input, output),
             sched,
-            check: Check::of::<T>(count),
-            finish: None,
-        })
+            check,
+        ))
     }
 
     /// An allgatherv (`counts` known on every node).
@@ -394,15 +391,9 @@ impl Comm {
         input: &'a [T],
         counts: &[usize],
         output: &'a mut [T],
-        kind: Collective,
-        sig_count: usize,
         opts: &CollOpts,
     ) -> Result<Call<'a, T, NoOp>> {
-        let what = if kind == Collective::Allgather {
-            "allgather"
-        } else {
-            "allgatherv"
-        };
+        let (kind, what) = (Collective::Allgatherv, "allgatherv");
         let parts = self.node_parts(what)?;
         let p = parts.eps.len();
         need_len(what, "counts", counts.len(), p)?;
@@ -421,25 +412,15 @@ impl Comm {
             ..Params::new(parts.me, p)
         };
         let sched = self.schedule(kind, alg, &params)?;
-        Ok(Call {
+        let check = Check::of_counts::<T>(total, counts);
+        Ok(Call::moving(
             kind,
             what,
             parts,
-            root: None,
-            input: Input::Borrowed(input),
-            output: Output::Borrowed(output),
-            op: None,
+            (input, output),
             sched,
-            check: if matches!(
-                kind,
-                Collective::Gatherv | Collective::Allgatherv | Collective::Scatterv
-            ) {
-                Check::of_counts::<T>(sig_count, counts)
-            } else {
-                Check::of::<T>(sig_count)
-            },
-            finish: None,
-        })
+            check,
+        ))
     }
 
     /// Allgather of blocks of different lengths; `counts` (one per node)
@@ -465,11 +446,7 @@ impl Comm {
         if counts.len() == self.size() {
             need_len("allgatherv", "input", input.len(), counts[me])?;
         }
-        let total: usize = counts.iter().sum();
-        self.run_blocking(
-            self.allgatherv_call(input, counts, output, Collective::Allgatherv, total, opts)?,
-            opts,
-        )
+        self.run_blocking(self.allgatherv_call(input, counts, output, opts)?, opts)
     }
 
     /// Allgather of blocks of any lengths: the concatenation and every
