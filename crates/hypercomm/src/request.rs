@@ -31,9 +31,9 @@
 //! }).unwrap();
 //! ```
 
-use crate::comm::Comm;
+use crate::comm::{Comm, CommInner};
 use crate::engine::Task;
-use crate::engine::{Engine, Group, Layout, ReqId};
+use crate::engine::{Engine, Layout, ReqId};
 use crate::error::{Error, Result};
 use crate::rank::{Rank, Source, Status, Tag};
 use bytemuck::Pod;
@@ -41,7 +41,6 @@ use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
 use std::rc::{Rc, Weak};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// A collective kept by a scope: its engine, the task, its name.
@@ -127,8 +126,9 @@ impl<'env> Scope<'_, 'env> {
 /// poll it with [`Request::test`]; dropping it waits.
 #[must_use = "a request must be waited for"]
 pub struct Request<'scope> {
-    engine: Rc<Engine>,
-    group: Arc<Group>,
+    /// The communicator's shared part: its engine and group (one
+    /// reference count, not an atomic one: a request is made per message).
+    comm: Rc<CommInner>,
     id: ReqId,
     timeout: Option<Duration>,
     done: Option<Result<Status>>,
@@ -144,13 +144,11 @@ impl<'scope> Request<'scope> {
         id: Option<ReqId>,
         ready: Status,
     ) -> Request<'scope> {
-        let e = comm.inner.engine.clone();
         if let Some(id) = id {
-            s.started.borrow_mut().push((e.clone(), id));
+            s.started.borrow_mut().push((comm.inner.engine.clone(), id));
         }
         Request {
-            engine: e,
-            group: comm.group().clone(),
+            comm: comm.inner.clone(),
             id: id.unwrap_or(0),
             timeout: comm.timeout(),
             done: if id.is_none() { Some(Ok(ready)) } else { None },
@@ -171,9 +169,10 @@ impl<'scope> Request<'scope> {
         if let Some(d) = self.done.take() {
             return d;
         }
-        self.engine
+        self.comm
+            .engine
             .wait_req(self.id, self.timeout, "wait")
-            .map(|s| s.to_status(&self.group))
+            .map(|s| s.to_status(&self.comm.group))
     }
 
     /// Complete the request if it can be without blocking.
@@ -181,13 +180,14 @@ impl<'scope> Request<'scope> {
         if let Some(d) = &self.done {
             return Some(d.clone());
         }
-        let r = match self.engine.test(self.id) {
-            Some(r) => r.map(|s| s.to_status(&self.group)),
+        let c = &self.comm;
+        let r = match c.engine.test(self.id) {
+            Some(r) => r.map(|s| s.to_status(&c.group)),
             None => {
                 // Still pending. After an abort it never completes, so fail
                 // it (and withdraw it) rather than let a `test` loop spin.
-                let aborted = self.engine.check_abort(&self.group).err()?;
-                self.engine.withdraw(self.id);
+                let aborted = c.engine.check_abort(&c.group).err()?;
+                c.engine.withdraw(self.id);
                 Err(aborted)
             }
         };
@@ -262,12 +262,8 @@ pub fn wait_any(reqs: &mut Vec<Request<'_>>) -> Option<Result<(usize, Status)>> 
         return Some(req.finish().map(|s| (i, s)).map_err(|e| failed(i, e)));
     }
     let ids: Vec<ReqId> = reqs.iter().map(|r| r.id).collect();
-    let (engine, group, timeout) = (
-        reqs[0].engine.clone(),
-        reqs[0].group.clone(),
-        reqs[0].timeout,
-    );
-    let (i, r) = match engine.wait_any(&group, &ids, timeout) {
+    let (comm, timeout) = (reqs[0].comm.clone(), reqs[0].timeout);
+    let (i, r) = match comm.engine.wait_any(&comm.group, &ids, timeout) {
         Ok(x) => x,
         Err(e) => return Some(Err(e)),
     };
@@ -277,7 +273,7 @@ pub fn wait_any(reqs: &mut Vec<Request<'_>>) -> Option<Result<(usize, Status)>> 
         what: "request already waited for".into(),
     }));
     Some(
-        r.map(|s| (i, s.to_status(&req.group)))
+        r.map(|s| (i, s.to_status(&req.comm.group)))
             .map_err(|e| failed(i, e)),
     )
 }
