@@ -22,7 +22,6 @@ use hypercomm_algo::Topology;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// What a communicator keeps for its collectives: the topology setting
@@ -76,7 +75,7 @@ pub struct Comm {
 
 pub(crate) struct CommInner {
     pub(crate) engine: Rc<Engine>,
-    pub(crate) group: Arc<Group>,
+    pub(crate) group: Rc<Group>,
     /// User context (even); the collective context is `ctx | 1`.
     pub(crate) ctx: u64,
     pub(crate) me: Rank,
@@ -124,12 +123,12 @@ impl Comm {
         );
         let me = group.rank(me_ep);
         let timeout = engine.default_timeout;
-        Comm::from_parts(engine, Arc::new(group), 0, me, timeout)
+        Comm::from_parts(engine, Rc::new(group), 0, me, timeout)
     }
 
     fn from_parts(
         engine: Rc<Engine>,
-        group: Arc<Group>,
+        group: Rc<Group>,
         ctx: u64,
         me: Rank,
         timeout: Option<Duration>,
@@ -218,7 +217,7 @@ impl Comm {
         &self.inner.engine
     }
 
-    pub(crate) fn group(&self) -> &Arc<Group> {
+    pub(crate) fn group(&self) -> &Rc<Group> {
         &self.inner.group
     }
 
@@ -322,7 +321,7 @@ impl Comm {
         let n = e.t_endpoints();
         let group = Group::new(eps, host, n);
         let me = group.rank(e.me());
-        Comm::from_parts(e, Arc::new(group), ctx, me, self.timeout)
+        Comm::from_parts(e, Rc::new(group), ctx, me, self.timeout)
     }
 
     /// A copy of this communicator with a new context (MPI `Comm_dup`).

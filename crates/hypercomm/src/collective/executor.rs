@@ -271,7 +271,7 @@ pub(crate) struct Route {
     /// The call's tag.
     pub(crate) tag: u32,
     /// The communicator's group (failure detection, messages).
-    pub(crate) group: Arc<Group>,
+    pub(crate) group: Rc<Group>,
     /// The rank's engine (a dropped executor withdraws its requests there).
     pub(crate) engine: Rc<Engine>,
 }
@@ -724,7 +724,7 @@ impl<T: Element, O: Operator<T>> Task for Exec<'_, T, O> {
     fn take_result(&mut self) -> Option<Result<()>> {
         self.result.take().map(|r| r.map_err(|e| *e))
     }
-    fn group(&self) -> &Arc<Group> {
+    fn group(&self) -> &Rc<Group> {
         &self.route.group
     }
     fn describe(&self) -> String {

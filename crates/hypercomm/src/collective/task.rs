@@ -27,7 +27,6 @@ use crate::error::{Error, Result};
 use crate::rank::Rank;
 use hypercomm_algo::{Collective, Schedule};
 use std::rc::Rc;
-use std::sync::Arc;
 
 /// What every participant declares about a collective call (PICL check0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -473,7 +472,7 @@ impl<T: Element, O: Operator<T>> Task for CollTask<'_, T, O> {
         end_block(&mut self.block);
         self.result.take().map(|r| r.map_err(|e| *e))
     }
-    fn group(&self) -> &Arc<Group> {
+    fn group(&self) -> &Rc<Group> {
         self.main.group()
     }
     fn describe(&self) -> String {

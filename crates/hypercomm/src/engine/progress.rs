@@ -9,7 +9,6 @@ use crate::transport::{Arrival, Frame, Payload, Transport};
 use crate::wire::{Header, Kind};
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Something the engine advances while any wait of the rank spins: a
@@ -20,7 +19,7 @@ pub(crate) trait Task {
     /// The result once finished (taken once).
     fn take_result(&mut self) -> Option<Result<()>>;
     /// The group it runs on (for failure detection and messages).
-    fn group(&self) -> &Arc<Group>;
+    fn group(&self) -> &Rc<Group>;
     /// What it is, for timeout messages.
     fn describe(&self) -> String;
     /// Withdraw every outstanding request (after an error or timeout).
@@ -36,7 +35,7 @@ impl<X: Task + ?Sized> Task for Box<X> {
     fn take_result(&mut self) -> Option<Result<()>> {
         (**self).take_result()
     }
-    fn group(&self) -> &Arc<Group> {
+    fn group(&self) -> &Rc<Group> {
         (**self).group()
     }
     fn describe(&self) -> String {

@@ -9,6 +9,7 @@ use crate::rank::Rank;
 use crate::trace::recorder::{self, Event};
 use crate::transport::{Borrowed, Completion, Frame, Payload, Transport};
 use crate::wire::{Header, Kind};
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,7 +45,7 @@ pub(super) struct Req {
     pub(super) state: ReqState,
     /// The endpoint this request depends on (`None`: any member of the group).
     pub(super) peer: Option<u32>,
-    pub(super) group: Arc<Group>,
+    pub(super) group: Rc<Group>,
     pub(super) send: bool,
     pub(super) tag: u32,
     pub(super) len: usize,
@@ -178,7 +179,7 @@ impl Engine {
     /// until the request completes (`finish`/`wait_req` returned).
     pub(crate) unsafe fn start_send(
         &self,
-        g: &Arc<Group>,
+        g: &Rc<Group>,
         dst: u32,
         ctx: u64,
         tag: u32,
@@ -267,7 +268,7 @@ impl Engine {
     /// the job's default timeout).
     pub(crate) fn send_owned(
         &self,
-        g: &Arc<Group>,
+        g: &Rc<Group>,
         dst: u32,
         ctx: u64,
         tag: u32,
@@ -328,7 +329,7 @@ impl Engine {
     /// completes or is cancelled.
     pub(crate) unsafe fn post_recv(
         &self,
-        g: &Arc<Group>,
+        g: &Rc<Group>,
         m: Match,
         dst: &mut [u8],
         layout: Layout,
