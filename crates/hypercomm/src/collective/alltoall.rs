@@ -72,19 +72,11 @@ impl Comm {
         }
         need_len("alltoall", "output", output.len(), input_len)?;
         let count = input_len / p;
-        let sched = Plan {
-            fixed: None,
-            opts: opts.clone(),
-            bytes: count * std::mem::size_of::<T>(),
-            commutative: true,
-            params: Params {
-                count,
-                ..Params::new(parts.me, p)
-            },
-            segment_of: 0,
-            per_node: false,
-            scratch: 0,
+        let params = Params {
+            count,
+            ..Params::new(parts.me, p)
         };
+        let sched = Plan::new(opts, count * std::mem::size_of::<T>(), params);
         let check = Check::of::<T>(count);
         Ok(Call::moving(
             Collective::Alltoall,

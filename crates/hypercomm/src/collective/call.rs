@@ -153,6 +153,24 @@ pub(crate) struct Plan {
     pub(crate) scratch: usize,
 }
 
+impl Plan {
+    /// The common plan, which front ends adjust with struct update: the
+    /// algorithm chosen by `opts` for `bytes`, a commutative operator,
+    /// nothing pipelined, fixed counts, no scratch output.
+    pub(crate) fn new(opts: &CollOpts, bytes: usize, params: Params<'static>) -> Plan {
+        Plan {
+            fixed: None,
+            opts: opts.clone(),
+            bytes,
+            commutative: true,
+            params,
+            segment_of: 0,
+            per_node: false,
+            scratch: 0,
+        }
+    }
+}
+
 /// A call's schedule, made or to be made.
 pub(crate) trait Sched {
     /// The schedule of `kind` (made now if need be), and the elements of

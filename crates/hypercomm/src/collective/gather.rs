@@ -359,20 +359,15 @@ impl Comm {
         let p = parts.eps.len();
         let count = input.len();
         need_len(what, "output", output.len(), count.saturating_mul(p))?;
+        let params = Params {
+            count,
+            order: self.ring_order(),
+            ..Params::new(parts.me, p)
+        };
+        // Made by the variable-count generator, every count `count`.
         let sched = Plan {
-            fixed: None,
-            opts: opts.clone(),
-            bytes: std::mem::size_of_val(input),
-            commutative: true,
-            // Made by the variable-count generator, every count `count`.
-            params: Params {
-                count,
-                order: self.ring_order(),
-                ..Params::new(parts.me, p)
-            },
-            segment_of: 0,
             per_node: true,
-            scratch: 0,
+            ..Plan::new(opts, std::mem::size_of_val(input), params)
         };
         let check = Check::of::<T>(count);
         Ok(Call::moving(

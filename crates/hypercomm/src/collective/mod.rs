@@ -198,16 +198,7 @@ impl Comm {
         opts: &CollOpts,
     ) -> Result<Call<'static, u8, NoOp, Plan>> {
         let p = parts.eps.len();
-        let sched = Plan {
-            fixed: None,
-            opts: opts.clone(),
-            bytes: 0,
-            commutative: true,
-            params: Params::new(parts.me, p),
-            segment_of: 0,
-            per_node: false,
-            scratch: 0,
-        };
+        let sched = Plan::new(opts, 0, Params::new(parts.me, p));
         Ok(Call {
             kind: Collective::Barrier,
             what: "barrier",
@@ -257,20 +248,15 @@ impl Comm {
         let p = parts.eps.len();
         let r = self.root_index(root, p, "bcast")?;
         let count = buf.len();
+        let params = Params {
+            root: r,
+            count,
+            order: self.ring_order(),
+            ..Params::new(parts.me, p)
+        };
         let sched = Plan {
-            fixed: None,
-            opts: opts.clone(),
-            bytes: std::mem::size_of_val(buf),
-            commutative: true,
-            params: Params {
-                root: r,
-                count,
-                order: self.ring_order(),
-                ..Params::new(parts.me, p)
-            },
             segment_of: std::mem::size_of::<T>().max(1),
-            per_node: false,
-            scratch: 0,
+            ..Plan::new(opts, std::mem::size_of_val(buf), params)
         };
         Ok(Call {
             kind: Collective::Bcast,
@@ -347,19 +333,17 @@ impl Comm {
             // A scratch buffer, made only if the call runs on messages.
             Output::Owned(Vec::new())
         };
+        let params = Params {
+            root: r,
+            count,
+            ..Params::new(parts.me, p)
+        };
         let sched = Plan {
             fixed: opts.reproducible.then_some(Algorithm::Binomial),
-            opts: opts.clone(),
-            bytes: std::mem::size_of_val(input),
             commutative: op.commutative(),
-            params: Params {
-                root: r,
-                count,
-                ..Params::new(parts.me, p)
-            },
             segment_of: std::mem::size_of::<T>().max(1),
-            per_node: false,
             scratch: if parts.me == r { 0 } else { count },
+            ..Plan::new(opts, std::mem::size_of_val(input), params)
         };
         Ok(Call {
             kind: Collective::Reduce,
@@ -448,19 +432,15 @@ impl Comm {
                 ),
             });
         }
+        let params = Params {
+            count,
+            order: self.ring_order(),
+            ..Params::new(parts.me, p)
+        };
         let sched = Plan {
             fixed: opts.reproducible.then_some(Algorithm::ReduceBcast),
-            opts: opts.clone(),
-            bytes: std::mem::size_of_val(input),
             commutative: op.commutative(),
-            params: Params {
-                count,
-                order: self.ring_order(),
-                ..Params::new(parts.me, p)
-            },
-            segment_of: 0,
-            per_node: false,
-            scratch: 0,
+            ..Plan::new(opts, std::mem::size_of_val(input), params)
         };
         Ok(Call {
             kind: Collective::Allreduce,

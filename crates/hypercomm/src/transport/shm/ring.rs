@@ -162,6 +162,13 @@ impl ShmEndpoint {
     /// and its header?
     pub(super) fn has_room(&self, dst: usize, r: &mut RingOut, len: usize) -> bool {
         let need = (Header::SIZE + len).div_ceil(SLOT_DATA) as u64;
+        self.free_slots(dst, r, need)
+    }
+
+    /// Are `need` slots free in the ring to `dst`? (The reader's head is
+    /// looked at again only when the last one seen says no.)
+    #[inline]
+    fn free_slots(&self, dst: usize, r: &mut RingOut, need: u64) -> bool {
         if r.tail - r.head_seen + need <= SLOTS as u64 {
             return true;
         }
@@ -172,11 +179,7 @@ impl ShmEndpoint {
     /// Is there a free slot in the ring to `dst`?
     #[inline]
     pub(super) fn has_space(&self, dst: usize, r: &mut RingOut) -> bool {
-        if r.tail - r.head_seen < SLOTS as u64 {
-            return true;
-        }
-        r.head_seen = self.map.head(self.me, dst).load(Ordering::Acquire);
-        r.tail - r.head_seen < SLOTS as u64
+        self.free_slots(dst, r, 1)
     }
 
     /// Write one slot of `kind` holding the concatenation of `parts`.
