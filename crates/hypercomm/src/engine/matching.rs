@@ -2,11 +2,11 @@
 //! receiver's buffer, blocking receives and probes.
 
 use super::requests::{Posted, RawBuf, ReqState};
-use super::{map_err, Engine, Group, BLOCKING};
+use super::{map_err, Engine, Group, State, BLOCKING};
 use crate::error::{Error, Result};
 use crate::rank::{Rank, Status};
 use crate::trace::recorder::{self, Event};
-use crate::transport::{Frame, Payload};
+use crate::transport::{Claim, Frame, Payload, Taker, Transport};
 use crate::wire::{Header, Kind};
 use std::time::Duration;
 
@@ -32,6 +32,31 @@ impl Match {
         m.ctx == self.ctx
             && self.src.is_none_or(|s| s == m.src)
             && self.tag.is_none_or(|t| t == m.tag)
+    }
+}
+
+/// A posted receive whose message streams into its buffer
+/// ([`Engine::claim`]).
+pub(super) struct Claimed {
+    /// The sender.
+    src: u32,
+    /// Where the receive was in the posted list.
+    at: usize,
+    p: Posted,
+}
+
+/// The engine as what the transport offers messages to
+/// ([`Transport::try_recv_offer`](crate::transport::Transport::try_recv_offer)).
+pub(super) struct Offers<'e>(pub(super) &'e Engine);
+
+impl Taker for Offers<'_> {
+    #[inline]
+    fn take(&mut self, header: &Header, bytes: &[u8]) -> bool {
+        self.0.offer(header, bytes)
+    }
+
+    fn claim(&mut self, header: &Header) -> Option<Claim> {
+        self.0.claim(header)
     }
 }
 
@@ -167,26 +192,10 @@ impl Engine {
     /// the first posted receive it matches, if it fits there (true); else
     /// left to the transport to hand over as a frame (false).
     pub(super) fn offer(&self, h: &Header, b: &[u8]) -> bool {
-        if h.flags != 0 {
-            return false; // synchronous: acknowledged on the frame path
-        }
         let mut st = self.st.borrow_mut();
-        let st = &mut *st;
-        if st.posted.is_empty() {
-            return false;
-        }
-        let Some(i) = st.posted.iter().position(|p| p.m.hits_header(h)) else {
+        let Some(i) = Self::fitting(&st, h, b.len(), true) else {
             return false;
         };
-        let p = &st.posted[i];
-        let fits = match p.layout {
-            Layout::Contiguous => b.len() <= p.buf.len,
-            Layout::Partial => true,
-            Layout::Strided { .. } => false,
-        };
-        if !fits {
-            return false;
-        }
         // A window of receives matches from the front, a blocking receive
         // (posted last) from the back: both without shifting the rest.
         let Some(p) = st.posted.remove(i) else {
@@ -197,24 +206,105 @@ impl Engine {
         // completes or is withdrawn (as in `arrive`), and has room for `n`
         // bytes; `b` is the transport's, a separate allocation.
         unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), p.buf.ptr, n) };
+        self.received(&mut st, p.req, h);
+        true
+    }
+
+    /// The posted receive a data message with header `h` and `len` bytes
+    /// goes straight into, if the first one it matches can take it whole
+    /// (`partial`: a CMMD receive that keeps a prefix can).
+    #[inline]
+    fn fitting(st: &State, h: &Header, len: usize, partial: bool) -> Option<usize> {
+        if h.flags != 0 || st.posted.is_empty() {
+            return None; // synchronous: acknowledged on the frame path
+        }
+        let i = st.posted.iter().position(|p| p.m.hits_header(h))?;
+        let p = &st.posted[i];
+        match p.layout {
+            Layout::Contiguous => len <= p.buf.len,
+            Layout::Partial => partial || len <= p.buf.len,
+            Layout::Strided { .. } => false,
+        }
+        .then_some(i)
+    }
+
+    /// A message with header `h` is in the buffer of posted receive `req`:
+    /// complete it, give its sender credit back, record it.
+    fn received(&self, st: &mut State, req: u64, h: &Header) {
+        let len = h.len as usize;
         let status = RawStatus {
             src: h.src,
             tag: h.tag,
-            len: b.len(),
+            len,
         };
-        if p.req == BLOCKING {
+        if req == BLOCKING {
             st.blocking = Some(Ok(status));
-        } else if let Some(r) = st.reqs.get_mut(p.req) {
+        } else if let Some(r) = st.reqs.get_mut(req) {
             r.state = ReqState::Done(Ok(status));
         }
-        self.taken(h.src, b.len());
+        self.taken(h.src, len);
         recorder::hook(Event::Recv {
             src: h.src,
             tag: h.tag,
-            len: b.len(),
+            len,
             coll: h.context & 1 == 1,
         });
-        true
+    }
+
+    /// A data message that streams in (longer than the transport has at
+    /// hand at once): the buffer of the first posted receive it matches,
+    /// if that can take it whole, for the transport to write every part
+    /// into (one copy less than reassembling it). The receive leaves the
+    /// posted list; the message is matched now, as if all of it had come.
+    pub(super) fn claim(&self, h: &Header) -> Option<Claim> {
+        let mut st = self.st.borrow_mut();
+        let st = &mut *st;
+        let i = Self::fitting(st, h, usize::try_from(h.len).ok()?, false)?;
+        let p = st.posted.remove(i)?;
+        if let Some(r) = st.reqs.get_mut(p.req).filter(|_| p.req != BLOCKING) {
+            // Matched: it now waits for this sender only.
+            r.peer = Some(h.src);
+        }
+        // SAFETY: the posted buffer is live and unaliased until its receive
+        // completes or is withdrawn; a withdrawal takes the claim back
+        // (`Engine::unclaim`) before it returns.
+        let claim = unsafe { Claim::new(p.buf.ptr, p.buf.len) };
+        st.claims.push(Claimed { src: h.src, at: i, p });
+        Some(claim)
+    }
+
+    /// The claimed message with header `h` is all in its receive's buffer.
+    pub(super) fn filled(&self, h: &Header) {
+        let mut st = self.st.borrow_mut();
+        if let Some(k) = st.claims.iter().position(|c| c.src == h.src) {
+            let c = st.claims.swap_remove(k);
+            self.received(&mut st, c.p.req, h);
+        }
+    }
+
+    /// The message streaming in from `src` was withdrawn by its sender:
+    /// its receive goes back where it was in the posted list.
+    pub(super) fn withdrawn(&self, src: usize) {
+        let mut st = self.st.borrow_mut();
+        if let Some(k) = st.claims.iter().position(|c| c.src as usize == src) {
+            let c = st.claims.swap_remove(k);
+            if let Some(r) = st.reqs.get_mut(c.p.req).filter(|_| c.p.req != BLOCKING) {
+                r.peer = c.p.m.src;
+            }
+            let at = c.at.min(st.posted.len());
+            st.posted.insert(at, c.p);
+        }
+    }
+
+    /// Take back the buffer of receive `req` from the transport, if a
+    /// message streams into it (the receive is being withdrawn).
+    pub(super) fn unclaim(&self, req: u64) {
+        let mut st = self.st.borrow_mut();
+        if let Some(k) = st.claims.iter().position(|c| c.p.req == req) {
+            let c = st.claims.swap_remove(k);
+            drop(st);
+            self.t.unclaim(c.src as usize);
+        }
     }
 
     pub(super) fn arrive(&self, msg: Msg) {
@@ -474,6 +564,7 @@ impl Engine {
     /// Withdraw the posted blocking receive (nothing is delivered into its
     /// buffer afterwards).
     pub(crate) fn unpost_blocking(&self) {
+        self.unclaim(BLOCKING);
         let mut st = self.st.borrow_mut();
         st.blocking_posted = false;
         st.posted.retain(|p| p.req != BLOCKING);

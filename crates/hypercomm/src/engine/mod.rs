@@ -107,6 +107,9 @@ pub(super) struct State {
     blocking_posted: bool,
     /// Its outcome, once a message was delivered into it.
     blocking: Option<Result<matching::RawStatus>>,
+    /// Posted receives (blocking or not) whose messages stream into their
+    /// buffers: out of `posted`, not yet complete.
+    claims: Vec<matching::Claimed>,
     reqs: Slab,
     next_sync: u64,
     acks: Vec<(u64, usize)>,

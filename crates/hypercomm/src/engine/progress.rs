@@ -2,6 +2,7 @@
 //! frames (acknowledgements, the global OR flag, abort), and the [`Task`]s
 //! that every wait advances (non-blocking collectives).
 
+use super::matching::Offers;
 use super::{Engine, Group};
 use crate::error::Result;
 use crate::trace::recorder::{self, Event};
@@ -127,10 +128,12 @@ impl Engine {
     /// Drain every arrived frame into the matching structures.
     pub(crate) fn progress(&self) {
         loop {
-            match self.t.try_recv_offer(&mut |h, b| self.offer(h, b)) {
+            match self.t.try_recv_offer(&mut Offers(self)) {
                 Arrival::Nothing => break,
                 Arrival::Taken => {}
                 Arrival::Frame(f) => self.handle(f),
+                Arrival::Filled(h) => self.filled(&h),
+                Arrival::Withdrawn(src) => self.withdrawn(src),
             }
         }
         // Credit came back for frames that wait for it.

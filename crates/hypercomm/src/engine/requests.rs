@@ -602,6 +602,7 @@ impl Engine {
     /// Withdraw an unfinished request: remove a posted receive, revoke a lent
     /// buffer. Afterwards no one touches the request's buffer.
     pub(crate) fn withdraw(&self, id: ReqId) {
+        self.unclaim(id);
         let mut st = self.st.borrow_mut();
         let Some(r) = st.reqs.remove(id) else {
             return;

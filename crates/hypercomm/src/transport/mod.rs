@@ -193,18 +193,28 @@ pub trait Transport {
         })
         .map(|()| true)
     }
-    /// Take the next arrived frame, offering it first to `take` when it is
-    /// a data frame whose bytes are at hand (in a ring slot, inline): if
-    /// `take(header, bytes)` returns true it has consumed the message and no
-    /// frame is built ([`Arrival::Taken`]). The eager fast path of a posted
+    /// Take the next arrived frame, offering it first to `taker` when it
+    /// is a data frame whose bytes are at hand (in a ring slot, inline): if
+    /// [`Taker::take`] returns true it has consumed the message and no
+    /// frame is built ([`Arrival::Taken`]). A transport that streams a long
+    /// message in parts may instead ask [`Taker::claim`] for a buffer when
+    /// the first part arrives, write every part there, and report the whole
+    /// message with [`Arrival::Filled`]. The eager fast path of a posted
     /// receive. Never blocks. Default: [`Transport::try_recv`], offering
     /// nothing.
-    fn try_recv_offer(&self, take: &mut dyn FnMut(&Header, &[u8]) -> bool) -> Arrival {
-        let _ = take;
+    fn try_recv_offer(&self, taker: &mut dyn Taker) -> Arrival {
+        let _ = taker;
         match self.try_recv() {
             Some(f) => Arrival::Frame(f),
             None => Arrival::Nothing,
         }
+    }
+    /// Give back the buffer claimed for the message streaming in from
+    /// `src` ([`Taker::claim`]): the transport stops writing into it before
+    /// this returns and keeps what it wrote and what is still to come as a
+    /// frame of its own. Default: nothing (a transport that never claims).
+    fn unclaim(&self, src: usize) {
+        let _ = src;
     }
     /// Block until a frame may have arrived, a peer's state changed, or the
     /// deadline passed. May return early (spuriously).
@@ -271,8 +281,80 @@ pub enum Arrival {
     Nothing,
     /// A message arrived and the offer took it.
     Taken,
+    /// The message with this header, whose buffer was claimed when it began
+    /// ([`Taker::claim`]), is now all in that buffer.
+    Filled(Header),
+    /// The sender withdrew the message streaming in from this endpoint
+    /// into a claimed buffer: the rest will not come, and the buffer is
+    /// free again (its contents are unspecified).
+    Withdrawn(usize),
     /// A frame arrived that the offer did not take.
     Frame(Frame),
+}
+
+/// What a posted receive is offered by [`Transport::try_recv_offer`]
+/// before a frame is built.
+pub trait Taker {
+    /// A whole data message whose bytes are at hand: true when the taker
+    /// copied it out (it is then consumed).
+    fn take(&mut self, header: &Header, bytes: &[u8]) -> bool;
+    /// A data message of `header.len` bytes begins to stream in: a buffer
+    /// of at least that many bytes to write it into as it comes, or `None`
+    /// to have it as a frame. Default: `None`.
+    fn claim(&mut self, header: &Header) -> Option<Claim> {
+        let _ = header;
+        None
+    }
+}
+
+/// A buffer lent to a transport for one message that streams in
+/// ([`Taker::claim`]).
+pub struct Claim {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl Claim {
+    /// Lend `len` bytes at `ptr`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be valid for writes of `len` bytes, and nothing else may
+    /// access them, until the transport reports the message
+    /// ([`Arrival::Filled`]) or its withdrawal ([`Arrival::Withdrawn`]), or
+    /// [`Transport::unclaim`] returns.
+    pub unsafe fn new(ptr: *mut u8, len: usize) -> Claim {
+        Claim { ptr, len }
+    }
+
+    /// Copy `bytes` into the buffer at offset `at`; false (nothing copied)
+    /// when they would not fit.
+    pub fn write(&mut self, at: usize, bytes: &[u8]) -> bool {
+        if at.checked_add(bytes.len()).is_none_or(|end| end > self.len) {
+            return false;
+        }
+        // SAFETY: in bounds (checked above) of a buffer this claim may
+        // write (`Claim::new`'s contract); `bytes` is the caller's, not
+        // part of it (the buffer is accessed by nothing else).
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr.add(at), bytes.len());
+        }
+        true
+    }
+
+    /// The first `n` bytes written so far, copied out.
+    pub fn copy_prefix(&self, n: usize) -> Vec<u8> {
+        let n = n.min(self.len);
+        // SAFETY: in bounds, and the buffer is this claim's alone
+        // (`Claim::new`'s contract).
+        unsafe { std::slice::from_raw_parts(self.ptr, n) }.to_vec()
+    }
+}
+
+impl std::fmt::Debug for Claim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Claim").field("len", &self.len).finish()
+    }
 }
 
 /// A job's own clock: nanoseconds since the job began.
@@ -506,8 +588,12 @@ impl Transport for AnyTransport {
         dispatch!(self, t => t.send_copied(header, data))
     }
     #[inline]
-    fn try_recv_offer(&self, take: &mut dyn FnMut(&Header, &[u8]) -> bool) -> Arrival {
-        dispatch!(self, t => t.try_recv_offer(take))
+    fn try_recv_offer(&self, taker: &mut dyn Taker) -> Arrival {
+        dispatch!(self, t => t.try_recv_offer(taker))
+    }
+    #[inline]
+    fn unclaim(&self, src: usize) {
+        dispatch!(self, t => t.unclaim(src))
     }
     #[inline]
     fn wait(&self, deadline: Option<Instant>) {
@@ -571,8 +657,11 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
     fn send_copied(&self, header: Header, data: &[u8]) -> Result<bool> {
         (**self).send_copied(header, data)
     }
-    fn try_recv_offer(&self, take: &mut dyn FnMut(&Header, &[u8]) -> bool) -> Arrival {
-        (**self).try_recv_offer(take)
+    fn try_recv_offer(&self, taker: &mut dyn Taker) -> Arrival {
+        (**self).try_recv_offer(taker)
+    }
+    fn unclaim(&self, src: usize) {
+        (**self).unclaim(src)
     }
     fn wait(&self, deadline: Option<Instant>) {
         (**self).wait(deadline)

@@ -90,7 +90,7 @@ pub use setup::{create_segment, fd_from_env, share_with_children, ShmBuilder, SH
 
 use super::board::{Board, BoardLocal};
 use super::{
-    Arrival, Borrowed, Fault, Frame, Link, PeerState, Supervisor, Transport, TransportKind,
+    Arrival, Borrowed, Fault, Frame, Link, PeerState, Supervisor, Taker, Transport, TransportKind,
 };
 use crate::error::io_err;
 use crate::error::{Error, Result};
@@ -391,8 +391,12 @@ impl Transport for ShmEndpoint {
     }
 
     #[inline]
-    fn try_recv_offer(&self, take: &mut dyn FnMut(&Header, &[u8]) -> bool) -> Arrival {
-        self.next_arrival(Some(take)).unwrap_or(Arrival::Nothing)
+    fn try_recv_offer(&self, taker: &mut dyn Taker) -> Arrival {
+        self.next_arrival(Some(taker)).unwrap_or(Arrival::Nothing)
+    }
+
+    fn unclaim(&self, src: usize) {
+        self.unclaim_from(src);
     }
 
     fn send_copied(&self, header: Header, data: &[u8]) -> Result<bool> {

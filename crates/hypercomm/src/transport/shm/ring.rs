@@ -6,14 +6,16 @@
 use super::segment::{self, SLOTS, SLOT_DATA};
 use super::wake::wake_always;
 use super::{lend, ShmEndpoint, CMA_BUSY_MIN, CMA_MIN, LEND_VEC_MIN};
-use crate::transport::{Arrival, Borrowed, Frame, Lent, OwnedBytes, Payload, DONE, PENDING};
+use crate::transport::{
+    Arrival, Borrowed, Claim, Frame, Lent, OwnedBytes, Payload, Taker, DONE, PENDING,
+};
 use crate::wire::{Header, Kind};
 use std::collections::VecDeque;
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 /// What a reader offers a message to before building its frame.
-pub(super) type Offer<'a, 'b> = Option<&'a mut (dyn FnMut(&Header, &[u8]) -> bool + 'b)>;
+pub(super) type Offer<'a, 'b> = Option<&'a mut (dyn Taker + 'b)>;
 
 /// Slot kinds (in the control word).
 pub(super) const K_FIRST: u64 = 1;
@@ -73,7 +75,36 @@ pub(super) struct In {
     pub(super) head: u64,
     /// Offset of the ring's slot 0 in the segment (set at attach).
     pub(super) slots: usize,
-    pub(super) partial: Option<(Header, Vec<u8>)>,
+    /// The message whose slots are coming in, if one is begun.
+    pub(super) partial: Option<Partial>,
+}
+
+/// A message begun in one slot and continued in the next ones.
+pub(super) enum Partial {
+    /// Reassembled here, to be handed over as a frame.
+    Own(Header, Vec<u8>),
+    /// Written straight into a posted receive's buffer ([`Taker::claim`]),
+    /// `got` bytes so far.
+    Claimed {
+        header: Header,
+        claim: Claim,
+        got: usize,
+    },
+}
+
+impl Partial {
+    /// A claimed message goes on as one of our own: what was written into
+    /// the claimed buffer is copied back out of it.
+    pub(super) fn unclaim(self) -> Partial {
+        match self {
+            Partial::Claimed { header, claim, got } => {
+                let mut v = claim.copy_prefix(got);
+                v.reserve(header.len as usize - got);
+                Partial::Own(header, v)
+            }
+            own => own,
+        }
+    }
 }
 
 /// A handed-off vector lent to a reader.
@@ -481,8 +512,8 @@ impl ShmEndpoint {
                     }));
                 }
                 if body.len() >= len {
-                    if let Some(take) = offer {
-                        if h.kind == Kind::Data && take(&h, &body[..len]) {
+                    if let Some(taker) = offer {
+                        if h.kind == Kind::Data && taker.take(&h, &body[..len]) {
                             return Some(Arrival::Taken);
                         }
                     }
@@ -491,29 +522,63 @@ impl ShmEndpoint {
                         payload: Payload::copy_of(&body[..len]),
                     }));
                 }
+                // A posted receive that can hold it gets every slot
+                // straight from the ring (no reassembly, one copy less).
+                if let Some(taker) = offer.filter(|_| h.kind == Kind::Data) {
+                    if let Some(mut claim) = taker.claim(&h) {
+                        if claim.write(0, body) {
+                            inc.partial = Some(Partial::Claimed {
+                                header: h,
+                                claim,
+                                got: body.len(),
+                            });
+                            return None;
+                        }
+                        // Too small after all: given back at once.
+                        let mut v = Vec::with_capacity(len.min(64 << 20));
+                        v.extend_from_slice(body);
+                        inc.partial = Some(Partial::Own(h, v));
+                        return Some(Arrival::Withdrawn(src));
+                    }
+                }
                 let mut v = Vec::with_capacity(len.min(64 << 20));
                 v.extend_from_slice(body);
-                inc.partial = Some((h, v));
+                inc.partial = Some(Partial::Own(h, v));
                 None
             }
-            K_CANCEL => {
-                inc.partial = None;
-                None
-            }
-            K_CONT => {
-                let (h, v) = inc.partial.as_mut()?;
-                let total = h.stream_payload_len();
-                let need = (total as usize).saturating_sub(v.len());
-                v.extend_from_slice(&data[..need.min(data.len())]);
-                if v.len() as u64 >= total {
-                    let (header, v) = inc.partial.take().expect("present");
-                    return Some(Arrival::Frame(Frame {
+            K_CANCEL => match inc.partial.take() {
+                Some(Partial::Claimed { .. }) => Some(Arrival::Withdrawn(src)),
+                _ => None,
+            },
+            K_CONT => match inc.partial.as_mut()? {
+                Partial::Own(h, v) => {
+                    let total = h.stream_payload_len();
+                    let need = (total as usize).saturating_sub(v.len());
+                    v.extend_from_slice(&data[..need.min(data.len())]);
+                    if (v.len() as u64) < total {
+                        return None;
+                    }
+                    let Some(Partial::Own(header, v)) = inc.partial.take() else {
+                        unreachable!("matched just above")
+                    };
+                    Some(Arrival::Frame(Frame {
                         header,
                         payload: Payload::Bytes(v),
-                    }));
+                    }))
                 }
-                None
-            }
+                Partial::Claimed { header, claim, got } => {
+                    let total = header.len as usize;
+                    let n = total.saturating_sub(*got).min(data.len());
+                    claim.write(*got, &data[..n]);
+                    *got += n;
+                    if *got < total {
+                        return None;
+                    }
+                    let header = *header;
+                    inc.partial = None;
+                    Some(Arrival::Filled(header))
+                }
+            },
             _ => {
                 self.protocol(&format!("unknown slot kind {kind}"));
                 None
@@ -536,6 +601,11 @@ impl ShmEndpoint {
     pub(super) fn poll_ring(&self, src: usize, mut offer: Offer<'_, '_>) -> Option<Arrival> {
         let mut incs = self.inc.borrow_mut();
         let inc = &mut incs[src];
+        if offer.is_none() && matches!(inc.partial, Some(Partial::Claimed { .. })) {
+            // Whoever claimed the buffer is not asking: it could not be
+            // told when the message is in.
+            inc.partial = inc.partial.take().map(Partial::unclaim);
+        }
         let mut consumed = false;
         let out = loop {
             let off = self.map.slot(src, self.me, inc.head as usize);
@@ -589,9 +659,20 @@ impl ShmEndpoint {
         self.map.at::<AtomicU64>(off).load(Ordering::Acquire) as u32 == (head + 1) as u32
     }
 
+    /// A claimed buffer is given back: what streams in from `src` goes on
+    /// into a vector of our own.
+    pub(super) fn unclaim_from(&self, src: usize) {
+        let mut incs = self.inc.borrow_mut();
+        if let Some(inc) = incs.get_mut(src) {
+            inc.partial = inc.partial.take().map(Partial::unclaim);
+        }
+    }
+
     /// Drop every frame that arrived (lent buffers are reported dropped).
     pub(super) fn drain_incoming(&self) {
         for src in 0..self.n {
+            // Nothing is written into a claimed buffer any more.
+            self.unclaim_from(src);
             while let Some(f) = self.poll_ring(src, None) {
                 self.drained.set(self.drained.get() + 1);
                 drop(f);

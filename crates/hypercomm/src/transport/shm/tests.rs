@@ -174,3 +174,99 @@ fn borrow_through_the_ring_withdrawn_midway() {
     assert_eq!(done.finished(), Some(Ok(data.len())));
     assert_eq!(payload_vec(got.payload), data);
 }
+
+/// A taker that claims every streamed message its buffer can hold.
+struct Claimer {
+    buf: Vec<u8>,
+    claims: usize,
+}
+
+impl Taker for Claimer {
+    fn take(&mut self, _: &Header, _: &[u8]) -> bool {
+        false
+    }
+
+    fn claim(&mut self, h: &Header) -> Option<crate::transport::Claim> {
+        if h.len as usize > self.buf.len() {
+            return None;
+        }
+        self.claims += 1;
+        // SAFETY: the buffer is not resized and is only read after the
+        // transport reported the message or gave the claim back.
+        Some(unsafe { crate::transport::Claim::new(self.buf.as_mut_ptr(), self.buf.len()) })
+    }
+}
+
+/// Send `data` from `a` to `b` as a lent buffer with `tag`.
+fn send_lent(a: &ShmEndpoint, data: &[u8], tag: u32) -> Arc<Completion> {
+    let done = Completion::new();
+    // SAFETY: every caller keeps `data` until the completion ends or
+    // revokes the borrow.
+    let borrowed = unsafe { Borrowed::new(data, done.clone()) };
+    let mut f = frame(0, 1, tag, &[]);
+    f.header.len = data.len() as u64;
+    f.payload = Payload::Borrowed(borrowed);
+    a.send(f).unwrap();
+    done
+}
+
+#[test]
+fn streamed_messages_into_claimed_buffers() {
+    let fd = create_segment(2).unwrap();
+    let mut a = ShmEndpoint::attach(fd.try_clone().unwrap(), 2, 0).unwrap();
+    let b = ShmEndpoint::attach(fd, 2, 1).unwrap();
+    a.cma = false;
+    let data: Vec<u8> = (0..300_000).map(|i| (i % 249) as u8).collect();
+    let mut c = Claimer {
+        buf: vec![0u8; data.len()],
+        claims: 0,
+    };
+    let t0 = Instant::now();
+    // Filled: every slot went into the claimed buffer, no frame was built.
+    let done = send_lent(&a, &data, 1);
+    let h = loop {
+        a.flush();
+        match b.try_recv_offer(&mut c) {
+            Arrival::Filled(h) => break h,
+            Arrival::Frame(f) => panic!("a frame with tag {}", f.header.tag),
+            _ => assert!(t0.elapsed() < Duration::from_secs(10)),
+        }
+    };
+    assert_eq!((h.tag, h.len, c.claims), (1, data.len() as u64, 1));
+    assert!(c.buf == data);
+    assert!(a.try_recv().is_none());
+    assert_eq!(done.finished(), Some(Ok(data.len())));
+    // Withdrawn by its sender midway: the claim is void, and what follows
+    // comes as usual.
+    c.buf.fill(0);
+    let done = send_lent(&a, &data, 2);
+    assert!(matches!(b.try_recv_offer(&mut c), Arrival::Nothing));
+    assert_eq!(c.claims, 2);
+    assert!(!done.revoke());
+    a.send(frame(0, 1, 3, b"after")).unwrap();
+    a.flush();
+    assert!(matches!(b.try_recv_offer(&mut c), Arrival::Withdrawn(0)));
+    match b.try_recv_offer(&mut c) {
+        Arrival::Frame(f) => assert_eq!(payload_vec(f.payload), b"after"),
+        _ => panic!("the message after the withdrawn one"),
+    }
+    // Given back midway: the rest comes as a frame of the transport's
+    // own, whole, and the claimed buffer is not written any more.
+    let done = send_lent(&a, &data, 4);
+    assert!(matches!(b.try_recv_offer(&mut c), Arrival::Nothing));
+    assert_eq!(c.claims, 3);
+    b.unclaim(0);
+    c.buf.fill(0);
+    let f = loop {
+        a.flush();
+        if let Some(f) = b.try_recv() {
+            break f;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10));
+    };
+    assert_eq!(f.header.tag, 4);
+    assert!(payload_vec(f.payload) == data);
+    assert!(c.buf.iter().all(|&x| x == 0));
+    assert!(a.try_recv().is_none());
+    assert_eq!(done.finished(), Some(Ok(data.len())));
+}

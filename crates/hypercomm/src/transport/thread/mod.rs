@@ -38,7 +38,7 @@ mod spsc;
 pub use setup::ThreadBuilder;
 
 use super::board::{Board, BoardLocal};
-use super::{Arrival, Fault, Frame, Link, Payload, PeerState, Transport};
+use super::{Arrival, Fault, Frame, Link, Payload, PeerState, Taker, Transport};
 use crate::error::Result;
 use crate::wire::{Header, Kind};
 use spsc::Spsc;
@@ -278,12 +278,14 @@ impl Transport for ThreadEndpoint {
     }
 
     #[inline]
-    fn try_recv_offer(&self, take: &mut dyn FnMut(&Header, &[u8]) -> bool) -> Arrival {
+    fn try_recv_offer(&self, taker: &mut dyn Taker) -> Arrival {
         match self.try_recv() {
             None => Arrival::Nothing,
             Some(f) => match &f.payload {
                 // A short message is offered straight from the frame.
-                Payload::Inline(i) if f.header.kind == Kind::Data && take(&f.header, i.bytes()) => {
+                Payload::Inline(i)
+                    if f.header.kind == Kind::Data && taker.take(&f.header, i.bytes()) =>
+                {
                     Arrival::Taken
                 }
                 _ => Arrival::Frame(f),
