@@ -39,7 +39,10 @@ fn role_body(role: &str, comm: &Comm) -> Result<String, Error> {
                 8,
                 100,
                 4040,
+                4041,
                 5000,
+                8128,
+                8129,
                 16_384,
                 20_000,
                 300_000,
@@ -219,7 +222,11 @@ fn role_body(role: &str, comm: &Comm) -> Result<String, Error> {
                     next[src] += 1;
                     let want = pattern(src * 1000 + st.tag as usize, sizes[st.tag as usize % 3]);
                     assert_eq!(st.len, want.len());
-                    assert!(b[..st.len] == want[..], "message {} from {src} differs", st.tag);
+                    assert!(
+                        b[..st.len] == want[..],
+                        "message {} from {src} differs",
+                        st.tag
+                    );
                 }
                 assert_eq!(next, [0, per as u32, per as u32]);
             } else {

@@ -269,7 +269,11 @@ impl Engine {
         // completes or is withdrawn; a withdrawal takes the claim back
         // (`Engine::unclaim`) before it returns.
         let claim = unsafe { Claim::new(p.buf.ptr, p.buf.len) };
-        st.claims.push(Claimed { src: h.src, at: i, p });
+        st.claims.push(Claimed {
+            src: h.src,
+            at: i,
+            p,
+        });
         Some(claim)
     }
 

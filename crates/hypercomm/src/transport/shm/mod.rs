@@ -401,7 +401,7 @@ impl Transport for ShmEndpoint {
 
     fn send_copied(&self, header: Header, data: &[u8]) -> Result<bool> {
         let dst = header.dst as usize;
-        if dst >= self.n || Header::SIZE + data.len() > SLOT_DATA {
+        if dst >= self.n {
             return self.send_copied_slow(header, data);
         }
         if !self.receiver_open(dst) {
@@ -412,14 +412,24 @@ impl Transport for ShmEndpoint {
         }
         let mut outs = self.out.borrow_mut();
         let o = &mut outs[dst];
-        if !o.queue.is_empty() || !self.has_space(dst, &mut o.ring) {
+        if !o.queue.is_empty() || !self.has_room(dst, &mut o.ring, data.len()) {
             drop(outs);
             return self.send_copied_slow(header, data);
         }
-        // Nothing queued and a slot free: header and payload go into it in
-        // one go, no frame built.
+        // Nothing queued and room for all of it: header and payload go
+        // into their slots in one go, no frame built (and, for a message
+        // longer than a slot, no copy of it made first).
         self.sent.set(self.sent.get() + 1);
-        self.put_slot(dst, &mut o.ring, ring::K_FIRST, &[&header.encode(), data]);
+        let first = data.len().min(SLOT_DATA - Header::SIZE);
+        self.put_slot(
+            dst,
+            &mut o.ring,
+            ring::K_FIRST,
+            &[&header.encode(), &data[..first]],
+        );
+        for rest in data[first..].chunks(SLOT_DATA) {
+            self.put_slot(dst, &mut o.ring, ring::K_CONT, &[rest]);
+        }
         self.wake_receiver(dst);
         Ok(true)
     }
