@@ -213,7 +213,7 @@ impl Engine {
     /// The posted receive a data message with header `h` and `len` bytes
     /// goes straight into, if the first one it matches can take it whole
     /// (`partial`: a CMMD receive that keeps a prefix can).
-    #[inline]
+    #[inline(always)]
     fn fitting(st: &State, h: &Header, len: usize, partial: bool) -> Option<usize> {
         if h.flags != 0 || st.posted.is_empty() {
             return None; // synchronous: acknowledged on the frame path
@@ -230,6 +230,7 @@ impl Engine {
 
     /// A message with header `h` is in the buffer of posted receive `req`:
     /// complete it, give its sender credit back, record it.
+    #[inline(always)]
     fn received(&self, st: &mut State, req: u64, h: &Header) {
         let len = h.len as usize;
         let status = RawStatus {
