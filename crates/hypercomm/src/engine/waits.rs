@@ -71,7 +71,18 @@ impl Engine {
 
     /// Fail if the job was aborted. Also used by the non-blocking calls
     /// (`iprobe`, `Request::test`) so that a polling loop ends after an abort.
+    #[inline(always)]
     pub(crate) fn check_abort(&self, g: &Group) -> Result<()> {
+        if !self.t.faulted() && self.st.borrow().abort.is_none() {
+            return Ok(());
+        }
+        self.check_abort_slow(g)
+    }
+
+    /// [`Engine::check_abort`] once something may be wrong.
+    #[cold]
+    #[inline(never)]
+    fn check_abort_slow(&self, g: &Group) -> Result<()> {
         match self.t.fault() {
             Some(Fault::Protocol(msg)) => return Err(Error::Protocol(msg)),
             Some(Fault::Aborted { endpoint, message }) => {

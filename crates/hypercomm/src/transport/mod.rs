@@ -223,6 +223,13 @@ pub trait Transport {
     fn peer_state(&self, endpoint: usize) -> PeerState;
     /// A job-wide fault (an abort, a protocol violation), if any.
     fn fault(&self) -> Option<Fault>;
+    /// Whether [`Transport::fault`] may have one: the cheap look every
+    /// operation takes before it starts (one load of a flag where the
+    /// transport keeps one). Default: asks [`Transport::fault`].
+    #[inline]
+    fn faulted(&self) -> bool {
+        self.fault().is_some()
+    }
     /// Abort the whole job: every endpoint's next operation fails with
     /// `Aborted` naming this endpoint and `message`.
     fn abort(&self, message: &str);
@@ -607,6 +614,10 @@ impl Transport for AnyTransport {
     fn fault(&self) -> Option<Fault> {
         dispatch!(self, t => t.fault())
     }
+    #[inline]
+    fn faulted(&self) -> bool {
+        dispatch!(self, t => t.faulted())
+    }
     fn abort(&self, message: &str) {
         dispatch!(self, t => t.abort(message))
     }
@@ -671,6 +682,9 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
     }
     fn fault(&self) -> Option<Fault> {
         (**self).fault()
+    }
+    fn faulted(&self) -> bool {
+        (**self).faulted()
     }
     fn abort(&self, message: &str) {
         (**self).abort(message)

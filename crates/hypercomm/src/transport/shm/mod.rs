@@ -505,6 +505,11 @@ impl Transport for ShmEndpoint {
             .map(|(endpoint, message)| Fault::Aborted { endpoint, message })
     }
 
+    #[inline]
+    fn faulted(&self) -> bool {
+        self.map.abort().load(Ordering::Acquire) >= 2
+    }
+
     fn link(&self) -> Link {
         Link {
             kind: Some(TransportKind::Shm),

@@ -350,6 +350,11 @@ impl Transport for ThreadEndpoint {
             .map(|(endpoint, message)| Fault::Aborted { endpoint, message })
     }
 
+    #[inline]
+    fn faulted(&self) -> bool {
+        self.job.abort_flag.load(Ordering::Acquire)
+    }
+
     fn abort(&self, message: &str) {
         self.job.abort(self.me, message);
     }
