@@ -337,7 +337,7 @@ impl Engine {
         if p.req == BLOCKING {
             st.blocking = Some(result);
         } else if let Some(r) = st.reqs.get_mut(p.req) {
-            r.state = ReqState::Done(result);
+            r.state = ReqState::done(result);
         }
     }
 

@@ -37,8 +37,16 @@ pub(super) enum ReqState {
         id: u64,
         lent: Option<Arc<Completion>>,
     },
-    /// Finished with this result.
-    Done(Result<RawStatus>),
+    /// Finished with this result (the error boxed: every request is moved
+    /// into and out of the slab, and an unboxed error made it 136 bytes).
+    Done(std::result::Result<RawStatus, Box<Error>>),
+}
+
+impl ReqState {
+    /// Finished with `r`.
+    pub(super) fn done(r: Result<RawStatus>) -> ReqState {
+        ReqState::Done(r.map_err(Box::new))
+    }
 }
 
 pub(super) struct Req {
@@ -313,7 +321,7 @@ impl Engine {
         if let Some(r) = st.reqs.get_mut(id) {
             r.queued = false;
             if let Err(e) = sent {
-                r.state = ReqState::Done(Err(e));
+                r.state = ReqState::done(Err(e));
             }
         }
     }
@@ -352,7 +360,7 @@ impl Engine {
         if let Some(i) = self.find(&m) {
             let r = self.take_unexpected(i, dst, layout);
             if let Some(q) = self.st.borrow_mut().reqs.get_mut(req) {
-                q.state = ReqState::Done(r);
+                q.state = ReqState::done(r);
             }
         } else {
             self.st.borrow_mut().posted.push_back(Posted {
@@ -449,7 +457,7 @@ impl Engine {
                 Some(Err(())) => {
                     // Endpoint numbering; `map_err` turns it into a rank.
                     let rank = Rank::Node(r.peer.unwrap_or(self.me) as usize);
-                    r.state = ReqState::Done(Err(Error::PeerFailed { rank }));
+                    r.state = ReqState::done(Err(Error::PeerFailed { rank }));
                     true
                 }
             },
@@ -471,7 +479,7 @@ impl Engine {
         }
         let r = st.reqs.remove(id).expect("present");
         match r.state {
-            ReqState::Done(res) => Some(res.map_err(|e| map_err(e, &r.group))),
+            ReqState::Done(res) => Some(res.map_err(|e| map_err(*e, &r.group))),
             _ => unreachable!("finished requests are Done"),
         }
     }
