@@ -16,7 +16,13 @@
 //!   a match is copied straight into the receiver's buffer. A small send
 //!   goes through [`Transport::send_copied`](crate::transport::Transport::send_copied),
 //!   which writes header and payload into the channel in one go. Neither
-//!   takes a request, an allocation or a lock.
+//!   takes a request, an allocation or a lock. A message that streams in
+//!   (in ring slots, one after another) is matched at its first part: the
+//!   first posted receive it matches lends the transport its buffer
+//!   ([`Transport::try_recv_offer`](crate::transport::Transport::try_recv_offer)'s
+//!   claim) and leaves the posted list; the transport reports the message
+//!   when all of it is there, and a withdrawn receive takes its buffer back
+//!   first (`Engine::unclaim`).
 //! * Sends up to [`EAGER_LIMIT`] bytes are copied into the frame and complete
 //!   at once. Larger sends lend the sender's buffer (single copy, the receiver
 //!   copies from it); the sender waits for the copy. Synchronous sends wait

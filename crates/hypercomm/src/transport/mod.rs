@@ -10,9 +10,10 @@
 //! [`Transport`]: identity ([`Transport::endpoint`],
 //! [`Transport::endpoints`]), moving frames ([`Transport::send`],
 //! [`Transport::try_recv`], [`Transport::wait`]; the eager fast path's
-//! [`Transport::send_copied`] and [`Transport::try_recv_offer`], which
-//! have defaults), what is known of the peers
-//! and of the job ([`Transport::peer_state`], [`Transport::fault`]), ending
+//! [`Transport::send_copied`] and [`Transport::try_recv_offer`] with its
+//! [`Transport::unclaim`], which have defaults), what is known of the peers
+//! and of the job ([`Transport::peer_state`], [`Transport::fault`] and its
+//! quick look [`Transport::faulted`]), ending
 //! ([`Transport::abort`], [`Transport::close`]), what selection needs
 //! ([`Transport::link`]: start-up and per-byte cost, shared memory, ranks
 //! and cores per node), the shared memory of small collectives where ranks

@@ -70,8 +70,18 @@
 //! before building any frame ([`Transport::try_recv_offer`]): a receive
 //! already waiting gets one copy, from the ring into its buffer.
 //!
-//! Not done yet: longer eager messages are still reassembled into a
-//! vector before the copy into the receiver's buffer; chunked single-copy
+//! **Streams into posted receives.** A message longer than a slot (an
+//! eager one is written into its slots straight from the sender's buffer
+//! when the ring has room for all of it) is offered at its first slot to
+//! the posted receives ([`Taker::claim`](super::Taker::claim)); one that
+//! matches and can hold it gets every slot copied straight into its
+//! buffer. A receive withdrawn midway takes its buffer back
+//! ([`Transport::unclaim`]): what was written is copied out and the
+//! message finishes in a vector, as one that found no receive does.
+//!
+//! Not done yet: a message that arrives before its receive is posted is
+//! still reassembled into a vector before the copy into the receiver's
+//! buffer; a reduction does not combine slots as they arrive; chunked single-copy
 //! reads that overlap with the receiver's own work; huge pages; collectives
 //! through the segment itself (flags and data slots per rank) instead of
 //! messages.

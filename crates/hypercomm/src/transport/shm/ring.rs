@@ -548,7 +548,13 @@ impl ShmEndpoint {
             }
             K_CANCEL => match inc.partial.take() {
                 Some(Partial::Claimed { .. }) => Some(Arrival::Withdrawn(src)),
-                _ => None,
+                Some(Partial::Own(..)) => {
+                    // Its sender counted it sent: it is out of flight now
+                    // (the deadlock detector compares the two counts).
+                    self.drained.set(self.drained.get() + 1);
+                    None
+                }
+                None => None,
             },
             K_CONT => match inc.partial.as_mut()? {
                 Partial::Own(h, v) => {

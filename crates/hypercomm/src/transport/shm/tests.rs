@@ -154,6 +154,8 @@ fn borrow_through_the_ring_withdrawn_midway() {
     };
     assert_eq!(got.header.tag, 2, "the withdrawn message never arrives");
     assert_eq!(payload_vec(got.payload), b"after");
+    // Both are out of flight for the deadlock detector's count.
+    assert_eq!((a.sent.get(), b.drained.get()), (2, 2));
     // The same through the ring, not withdrawn: completes once the
     // reader has taken it out of the ring (seen by the sender's next call).
     let done = Completion::new();
