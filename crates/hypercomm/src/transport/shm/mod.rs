@@ -73,7 +73,7 @@
 //! **Streams into posted receives.** A message longer than a slot (an
 //! eager one is written into its slots straight from the sender's buffer
 //! when the ring has room for all of it) is offered at its first slot to
-//! the posted receives ([`Taker::claim`](super::Taker::claim)); one that
+//! the posted receives ([`Taker::claim`]); one that
 //! matches and can hold it gets every slot copied straight into its
 //! buffer. A receive withdrawn midway takes its buffer back
 //! ([`Transport::unclaim`]): what was written is copied out and the
