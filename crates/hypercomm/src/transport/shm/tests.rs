@@ -93,13 +93,8 @@ fn lend_protocol_within_one_process() {
         return;
     }
     let data: Vec<u8> = (0..CMA_MIN * 2).map(|i| (i % 251) as u8).collect();
-    let done = Completion::new();
-    // SAFETY: `data` outlives the borrow: we wait for completion below.
-    let borrowed = unsafe { Borrowed::new(&data, done.clone()) };
-    let mut f = frame(0, 1, 9, &[]);
-    f.header.len = data.len() as u64;
-    f.payload = Payload::Borrowed(borrowed);
-    a.send(f).unwrap();
+    // SAFETY: `data` outlives the borrow: it is read, or revoked, below.
+    let done = unsafe { send_lent(&a, &data, 9) };
     assert!(done.finished().is_none());
     let got = b.try_recv().expect("rendezvous frame");
     let Payload::Borrowed(bw) = got.payload else {
@@ -111,13 +106,8 @@ fn lend_protocol_within_one_process() {
     assert_eq!(done.finished(), Some(Ok(data.len())));
     assert_eq!(a.map.lends_out.load(Ordering::Relaxed), 0);
     // Revoked before it was read: the reader gets nothing.
-    let done = Completion::new();
-    // SAFETY: as above; revoke ends the borrow before `data` is dropped.
-    let borrowed = unsafe { Borrowed::new(&data, done.clone()) };
-    let mut f = frame(0, 1, 10, &[]);
-    f.header.len = data.len() as u64;
-    f.payload = Payload::Borrowed(borrowed);
-    a.send(f).unwrap();
+    // SAFETY: `data` outlives the borrow: it is read, or revoked, below.
+    let done = unsafe { send_lent(&a, &data, 10) };
     assert!(!done.revoke());
     let got = b.try_recv().expect("rendezvous frame");
     let Payload::Borrowed(bw) = got.payload else {
@@ -134,13 +124,8 @@ fn borrow_through_the_ring_withdrawn_midway() {
     a.cma = false;
     // Larger than a ring: the rest waits in the sender's queue.
     let data: Vec<u8> = (0..300_000).map(|i| (i % 253) as u8).collect();
-    let done = Completion::new();
-    // SAFETY: `data` outlives the borrow: it is revoked below.
-    let borrowed = unsafe { Borrowed::new(&data, done.clone()) };
-    let mut f = frame(0, 1, 1, &[]);
-    f.header.len = data.len() as u64;
-    f.payload = Payload::Borrowed(borrowed);
-    a.send(f).unwrap();
+    // SAFETY: `data` outlives the borrow: it is read, or revoked, below.
+    let done = unsafe { send_lent(&a, &data, 1) };
     assert!(done.finished().is_none());
     assert!(!done.revoke());
     a.send(frame(0, 1, 2, b"after")).unwrap();
@@ -158,13 +143,8 @@ fn borrow_through_the_ring_withdrawn_midway() {
     assert_eq!((a.sent.get(), b.drained.get()), (2, 2));
     // The same through the ring, not withdrawn: completes once the
     // reader has taken it out of the ring (seen by the sender's next call).
-    let done = Completion::new();
-    // SAFETY: `data` outlives the borrow: we wait for completion.
-    let borrowed = unsafe { Borrowed::new(&data, done.clone()) };
-    let mut f = frame(0, 1, 3, &[]);
-    f.header.len = data.len() as u64;
-    f.payload = Payload::Borrowed(borrowed);
-    a.send(f).unwrap();
+    // SAFETY: `data` outlives the borrow: it is read, or revoked, below.
+    let done = unsafe { send_lent(&a, &data, 3) };
     let got = loop {
         a.flush();
         if let Some(f) = b.try_recv() {
@@ -199,11 +179,15 @@ impl Taker for Claimer {
     }
 }
 
-/// Send `data` from `a` to `b` as a lent buffer with `tag`.
-fn send_lent(a: &ShmEndpoint, data: &[u8], tag: u32) -> Arc<Completion> {
+/// Send `data` from `a` to endpoint 1 as a lent buffer with `tag`.
+///
+/// # Safety
+///
+/// `data` must stay alive and unmodified until the returned completion
+/// ends or the borrow is revoked.
+unsafe fn send_lent(a: &ShmEndpoint, data: &[u8], tag: u32) -> Arc<Completion> {
     let done = Completion::new();
-    // SAFETY: every caller keeps `data` until the completion ends or
-    // revokes the borrow.
+    // SAFETY: the caller's contract.
     let borrowed = unsafe { Borrowed::new(data, done.clone()) };
     let mut f = frame(0, 1, tag, &[]);
     f.header.len = data.len() as u64;
@@ -225,7 +209,8 @@ fn streamed_messages_into_claimed_buffers() {
     };
     let t0 = Instant::now();
     // Filled: every slot went into the claimed buffer, no frame was built.
-    let done = send_lent(&a, &data, 1);
+    // SAFETY: `data` outlives the borrow: it is read, or revoked, below.
+    let done = unsafe { send_lent(&a, &data, 1) };
     let h = loop {
         a.flush();
         match b.try_recv_offer(&mut c) {
@@ -241,7 +226,8 @@ fn streamed_messages_into_claimed_buffers() {
     // Withdrawn by its sender midway: the claim is void, and what follows
     // comes as usual.
     c.buf.fill(0);
-    let done = send_lent(&a, &data, 2);
+    // SAFETY: `data` outlives the borrow: it is read, or revoked, below.
+    let done = unsafe { send_lent(&a, &data, 2) };
     assert!(matches!(b.try_recv_offer(&mut c), Arrival::Nothing));
     assert_eq!(c.claims, 2);
     assert!(!done.revoke());
@@ -254,7 +240,8 @@ fn streamed_messages_into_claimed_buffers() {
     }
     // Given back midway: the rest comes as a frame of the transport's
     // own, whole, and the claimed buffer is not written any more.
-    let done = send_lent(&a, &data, 4);
+    // SAFETY: `data` outlives the borrow: it is read, or revoked, below.
+    let done = unsafe { send_lent(&a, &data, 4) };
     assert!(matches!(b.try_recv_offer(&mut c), Arrival::Nothing));
     assert_eq!(c.claims, 3);
     b.unclaim(0);
