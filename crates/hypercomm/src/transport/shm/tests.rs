@@ -118,10 +118,7 @@ fn lend_protocol_within_one_process() {
 
 #[test]
 fn borrow_through_the_ring_withdrawn_midway() {
-    let fd = create_segment(2).unwrap();
-    let mut a = ShmEndpoint::attach(fd.try_clone().unwrap(), 2, 0).unwrap();
-    let b = ShmEndpoint::attach(fd, 2, 1).unwrap();
-    a.cma = false;
+    let (a, b) = streaming_pair();
     // Larger than a ring: the rest waits in the sender's queue.
     let data: Vec<u8> = (0..300_000).map(|i| (i % 253) as u8).collect();
     // SAFETY: `data` outlives the borrow: it is read, or revoked, below.
@@ -155,6 +152,16 @@ fn borrow_through_the_ring_withdrawn_midway() {
     assert!(a.try_recv().is_none());
     assert_eq!(done.finished(), Some(Ok(data.len())));
     assert_eq!(payload_vec(got.payload), data);
+}
+
+/// Endpoints 0 and 1 of one segment, 0 sending everything through the
+/// ring (no single-copy reads).
+fn streaming_pair() -> (ShmEndpoint, ShmEndpoint) {
+    let fd = create_segment(2).unwrap();
+    let mut a = ShmEndpoint::attach(fd.try_clone().unwrap(), 2, 0).unwrap();
+    let b = ShmEndpoint::attach(fd, 2, 1).unwrap();
+    a.cma = false;
+    (a, b)
 }
 
 /// A taker that claims every streamed message its buffer can hold.
@@ -198,10 +205,7 @@ unsafe fn send_lent(a: &ShmEndpoint, data: &[u8], tag: u32) -> Arc<Completion> {
 
 #[test]
 fn streamed_messages_into_claimed_buffers() {
-    let fd = create_segment(2).unwrap();
-    let mut a = ShmEndpoint::attach(fd.try_clone().unwrap(), 2, 0).unwrap();
-    let b = ShmEndpoint::attach(fd, 2, 1).unwrap();
-    a.cma = false;
+    let (a, b) = streaming_pair();
     let data: Vec<u8> = (0..300_000).map(|i| (i % 249) as u8).collect();
     let mut c = Claimer {
         buf: vec![0u8; data.len()],
