@@ -116,6 +116,43 @@ pub struct Round {
     pub ops: Vec<Op>,
 }
 
+impl Round {
+    /// The reduce of this round that a receive into `r` can do while the
+    /// message arrives, part by part: the one `Reduce` from exactly `r`,
+    /// into a region of the same length outside the input and `r` that no
+    /// other op of the round touches (a send of it would read it while it
+    /// changes, another reduce would change its order). Its destination
+    /// and `src_first`.
+    pub fn reduce_of_received(&self, r: Region) -> Option<(Region, bool)> {
+        let mut found = None;
+        for op in &self.ops {
+            if let Op::Reduce {
+                src,
+                dst,
+                src_first,
+            } = *op
+            {
+                if src == r {
+                    if found.is_some() {
+                        return None;
+                    }
+                    found = Some((dst, src_first));
+                }
+            }
+        }
+        let (d, first) = found?;
+        if d.buf == Buf::Input || d.len != r.len || r.overlaps(&d) {
+            return None;
+        }
+        let touched = self.ops.iter().any(|op| match *op {
+            Op::Send { region, .. } | Op::Recv { region, .. } => region.overlaps(&d),
+            Op::Reduce { src, dst, .. } => src != r && (src.overlaps(&d) || dst.overlaps(&d)),
+            Op::Copy { src, dst } => src.overlaps(&d) || dst.overlaps(&d),
+        });
+        (!touched).then_some((d, first))
+    }
+}
+
 /// What one participant does in one collective call.
 ///
 /// Messages between one ordered pair of participants are matched FIFO and
@@ -308,4 +345,86 @@ pub fn ceil_log2(p: usize) -> u32 {
 pub fn floor_pow2(p: usize) -> usize {
     assert!(p >= 1);
     1 << (usize::BITS - 1 - p.leading_zeros())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recv_and_reduce(extra: Vec<Op>) -> Round {
+        let t = Region::new(Buf::Temp(0), 0, 8);
+        let mut ops = vec![
+            Op::Recv { from: 1, region: t },
+            Op::Reduce {
+                src: t,
+                dst: Region::new(Buf::Output, 8, 8),
+                src_first: true,
+            },
+        ];
+        ops.extend(extra);
+        Round { ops }
+    }
+
+    #[test]
+    fn a_reduce_is_done_as_its_message_arrives_only_where_nothing_else_touches_it() {
+        let t = Region::new(Buf::Temp(0), 0, 8);
+        let out = |o, l| Region::new(Buf::Output, o, l);
+        assert_eq!(
+            recv_and_reduce(vec![]).reduce_of_received(t),
+            Some((out(8, 8), true))
+        );
+        // A send of another part of the output does not touch it.
+        let r = recv_and_reduce(vec![Op::Send {
+            to: 1,
+            region: out(0, 8),
+        }]);
+        assert_eq!(r.reduce_of_received(t), Some((out(8, 8), true)));
+        // A send of (part of) the destination does.
+        let r = recv_and_reduce(vec![Op::Send {
+            to: 1,
+            region: out(12, 8),
+        }]);
+        assert_eq!(r.reduce_of_received(t), None);
+        // So does another reduce into it, or a copy out of it.
+        let r = recv_and_reduce(vec![Op::Reduce {
+            src: Region::new(Buf::Temp(1), 0, 8),
+            dst: out(8, 8),
+            src_first: false,
+        }]);
+        assert_eq!(r.reduce_of_received(t), None);
+        let r = recv_and_reduce(vec![Op::Copy {
+            src: out(15, 1),
+            dst: Region::new(Buf::Temp(2), 0, 1),
+        }]);
+        assert_eq!(r.reduce_of_received(t), None);
+        // Two reduces from the received region: neither.
+        let r = recv_and_reduce(vec![Op::Reduce {
+            src: t,
+            dst: out(0, 8),
+            src_first: true,
+        }]);
+        assert_eq!(r.reduce_of_received(t), None);
+        // A region the round does not reduce from, or a destination of
+        // another length or in the input.
+        assert_eq!(
+            recv_and_reduce(vec![]).reduce_of_received(Region::new(Buf::Temp(0), 0, 4)),
+            None
+        );
+        let r = Round {
+            ops: vec![Op::Reduce {
+                src: t,
+                dst: Region::new(Buf::Input, 0, 8),
+                src_first: true,
+            }],
+        };
+        assert_eq!(r.reduce_of_received(t), None);
+        let r = Round {
+            ops: vec![Op::Reduce {
+                src: t,
+                dst: out(0, 7),
+                src_first: true,
+            }],
+        };
+        assert_eq!(r.reduce_of_received(t), None);
+    }
 }
