@@ -30,8 +30,13 @@
 //! compiler cannot check here, each with its argument. A dropped executor
 //! withdraws what it still has posted, so no request outlives the borrow.
 //!
+//! A direct run's first receive of a round also does the round's reduce
+//! of it as a streamed message arrives ([`Round::reduce_of_received`],
+//! [`Fold`]); the local operations then do only the rest.
+//!
 //! Not done yet: no "receive from any source" op (the multicast does its
-//! own receives).
+//! own receives); no combine while a message arrives in tasks or in check
+//! mode's first round (posted as requests).
 
 use super::ops::{combine_slices, Element, Operator};
 use crate::engine::{map_err, Engine, Fold, Group, Layout, Match, RawStatus, ReqId, Task};
