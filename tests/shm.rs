@@ -6,12 +6,8 @@
 //! role the test names and returns its result as text. The job has a time
 //! limit, so a hang fails the test.
 
-use hypercomm::collective::{Loc, Sum, UserOp};
 use hypercomm::launch::{Processes, RankEnd};
-use hypercomm::{
-    scope, wait_all, Algorithm, CollOpts, Collective, Comm, Error, Rank, TransportKind, ANY_SOURCE,
-    ANY_TAG,
-};
+use hypercomm::{scope, wait_all, Comm, Error, Rank, TransportKind, ANY_SOURCE, ANY_TAG};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Where the rank that kills itself writes the time (ms) it did.
@@ -291,87 +287,6 @@ fn role_body(role: &str, comm: &Comm) -> Result<String, Error> {
             }
             Ok("ok".into())
         }
-        "folded_reductions" => {
-            // Reductions whose received parts are combined as they stream
-            // in, against serial folds: sums of f64, and an ordered
-            // (non-commutative) operator on 16-byte elements, whose
-            // elements straddle the ring's slots. Check mode off (the
-            // direct path) and on; every algorithm of reduce and allreduce
-            // that keeps order.
-            let affine = |p: Loc<u64, u64>, q: Loc<u64, u64>| Loc {
-                value: p.value.wrapping_mul(q.value),
-                index: q.value.wrapping_mul(p.index).wrapping_add(q.index),
-            };
-            let elem = |r: usize, i: usize| Loc {
-                value: (r * 7 + i % 13 + 2) as u64,
-                index: (r * 3 + i % 11 + 1) as u64,
-            };
-            let algs = [
-                (Collective::Reduce, Algorithm::Auto),
-                (Collective::Reduce, Algorithm::Binomial),
-                (Collective::Reduce, Algorithm::Chain),
-                (Collective::Reduce, Algorithm::Rabenseifner),
-                (Collective::Allreduce, Algorithm::Auto),
-                (Collective::Allreduce, Algorithm::RecursiveDoubling),
-                (Collective::Allreduce, Algorithm::ReduceBcast),
-            ];
-            for check in [false, true] {
-                comm.set_check(check);
-                for count in [300usize, 5_000, 12_000, 70_000] {
-                    for &(c, a) in &algs {
-                        let opts = CollOpts {
-                            algorithm: a,
-                            ..Default::default()
-                        };
-                        let x: Vec<f64> =
-                            (0..count).map(|i| (me * 1000 + i % 977) as f64).collect();
-                        let mut got = vec![0.0f64; count];
-                        let locs: Vec<Loc<u64, u64>> =
-                            (0..count / 2).map(|i| elem(me, i)).collect();
-                        let mut got_l = vec![Loc::default(); count / 2];
-                        let at_root = c == Collective::Allreduce || me == 0;
-                        if c == Collective::Reduce {
-                            let out: &mut [f64] = if me == 0 { &mut got } else { &mut [] };
-                            comm.reduce_into_with(&x, out, Sum, 0usize, &opts)?;
-                            let out: &mut [Loc<u64, u64>] =
-                                if me == 0 { &mut got_l } else { &mut [] };
-                            comm.reduce_into_with(
-                                &locs,
-                                out,
-                                UserOp::ordered(affine),
-                                0usize,
-                                &opts,
-                            )?;
-                        } else {
-                            comm.allreduce_into_with(&x, &mut got, Sum, &opts)?;
-                            comm.allreduce_into_with(
-                                &locs,
-                                &mut got_l,
-                                UserOp::ordered(affine),
-                                &opts,
-                            )?;
-                        }
-                        if !at_root {
-                            continue;
-                        }
-                        for (i, g) in got.iter().enumerate() {
-                            let want: f64 = (0..n).map(|r| (r * 1000 + i % 977) as f64).sum();
-                            assert_eq!(*g, want, "{c:?} {a:?} of {count} f64, element {i}");
-                        }
-                        for (i, g) in got_l.iter().enumerate() {
-                            let want = (1..n).fold(elem(0, i), |acc, r| affine(acc, elem(r, i)));
-                            assert_eq!(
-                                (g.value, g.index),
-                                (want.value, want.index),
-                                "{c:?} {a:?} of {} pairs, element {i}",
-                                count / 2
-                            );
-                        }
-                    }
-                }
-            }
-            Ok("ok".into())
-        }
         "ring" => {
             let laps: u64 = 300;
             let (right, left) = ((me + 1) % n, (me + n - 1) % n);
@@ -634,23 +549,6 @@ fn a_stream_outlives_the_receive_that_timed_out() {
         &[("HYPERCOMM_SHM_CMA", "0")],
     );
     assert_eq!(r, ["ok", "ok"]);
-}
-
-/// Reductions that combine parts as they stream in, on 2 and 3
-/// processes, single-copy reads on (short messages stream) and off (all
-/// of them do).
-#[test]
-fn reductions_combine_parts_as_they_stream_in() {
-    for (n, cma) in [(2, "1"), (3, "0")] {
-        let r = run_ok(
-            "reductions_combine_parts_as_they_stream_in",
-            "folded_reductions",
-            n,
-            false,
-            &[("HYPERCOMM_SHM_CMA", cma)],
-        );
-        assert_eq!(r, vec!["ok"; n]);
-    }
 }
 
 #[test]

@@ -30,18 +30,13 @@
 //! compiler cannot check here, each with its argument. A dropped executor
 //! withdraws what it still has posted, so no request outlives the borrow.
 //!
-//! A direct run's first receive of a round also does the round's reduce
-//! of it as a streamed message arrives ([`Round::reduce_of_received`],
-//! [`Fold`]); the local operations then do only the rest.
-//!
 //! Not done yet: no "receive from any source" op (the multicast does its
-//! own receives); no combine while a message arrives in tasks or in check
-//! mode's first round (posted as requests).
+//! own receives).
 
 use super::ops::{combine_slices, Element, Operator};
-use crate::engine::{map_err, Engine, Fold, Group, Layout, Match, RawStatus, ReqId, Task};
+use crate::engine::{map_err, Engine, Group, Layout, Match, RawStatus, ReqId, Task};
 use crate::error::{Error, Result};
-use hypercomm_algo::{Buf, Op, Region, Round, Schedule};
+use hypercomm_algo::{Buf, Op, Region, Schedule};
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::rc::Rc;
@@ -195,7 +190,11 @@ struct Bufs<'a, T> {
 
 /// Whether two regions share an element.
 fn overlap(a: Region, b: Region) -> bool {
-    a.overlaps(&b)
+    a.buf == b.buf
+        && a.len > 0
+        && b.len > 0
+        && a.offset < b.offset + b.len
+        && b.offset < a.offset + a.len
 }
 
 impl<T: Element> Bufs<'_, T> {
@@ -292,9 +291,6 @@ pub(crate) struct Exec<'a, T: Element, O: Operator<T>> {
     /// task is moved a few times on its way to the wait loop).
     result: Option<std::result::Result<(), Box<Error>>>,
     what: &'static str,
-    /// A reduce of this round that its receive combined in part as the
-    /// message arrived: its source, destination and the elements done.
-    folded: Option<(Region, Region, usize)>,
 }
 
 impl<'a, T: Element, O: Operator<T>> Exec<'a, T, O> {
@@ -336,7 +332,6 @@ impl<'a, T: Element, O: Operator<T>> Exec<'a, T, O> {
             pending: Vec::new(),
             result: None,
             what,
-            folded: None,
         };
         // A remembered schedule that comes back with buffers of the same
         // lengths (the common case: a loop of one call) was checked then.
@@ -540,17 +535,6 @@ impl<'a, T: Element, O: Operator<T>> Exec<'a, T, O> {
         Ok(())
     }
 
-    /// The reduce of `round` that a receive into `r` can combine as the
-    /// message streams in ([`Round::reduce_of_received`]), for messages
-    /// longer than one ring slot.
-    fn fusable(&self, round: &Round, r: Region) -> Option<(Region, bool)> {
-        let size = std::mem::size_of::<T>();
-        if self.op.is_none() || size == 0 || r.len * size < 4096 {
-            return None;
-        }
-        round.reduce_of_received(r)
-    }
-
     /// Run the schedule on this thread without the task machinery (a
     /// blocking call without a trace). Per round: the first receive is
     /// posted as the engine's blocking receive before the round's sends
@@ -576,42 +560,16 @@ impl<'a, T: Element, O: Operator<T>> Exec<'a, T, O> {
             });
             let first = recvs.next();
             let mut early = None;
-            // A reduce of what the first receive gets, combined as the
-            // message streams in (its destination is touched by nothing
-            // else in the round: `fusable`).
-            let fuse = first.and_then(|(_, r)| {
-                let (d, src_first) = self.fusable(round, r)?;
-                Some((r, d, src_first, self.bufs.at(d)?, self.op.clone()?))
-            });
-            let combine = fuse.as_ref().map(|(_, _, src_first, _, op)| {
-                move |s: &[u8], d: &mut [u8]| {
-                    combine_slices(
-                        op,
-                        bytemuck::cast_slice::<u8, T>(s),
-                        bytemuck::cast_slice_mut::<u8, T>(d),
-                        *src_first,
-                    )
-                }
-            });
-            let fold = fuse
-                .as_ref()
-                .zip(combine.as_ref())
-                .map(|((_, _, _, at, _), f)| {
-                    Fold::new(at.cast::<u8>(), std::mem::size_of::<T>(), f)
-                });
             if let Some((from, region)) = first {
                 let m = self.matcher(from);
                 let dst = self.recv_region(region)?;
                 let bytes = dst.len();
                 // SAFETY: the region is live (a buffer borrowed for 'a or
                 // owned by the executor) and no op of this round touches it
-                // (schedule rule); so is the fold's destination, which no
-                // other op of the round touches either (`fusable`); the
-                // receive is waited for or withdrawn below, before the
-                // executor makes a slice of either again and before `fold`
-                // goes.
+                // (schedule rule); the receive is waited for or withdrawn
+                // below before the executor makes a slice of it again.
                 early = Some((
-                    unsafe { e.post_blocking(m, dst, Layout::Contiguous, fold.as_ref()) },
+                    unsafe { e.post_blocking(m, dst, Layout::Contiguous) },
                     bytes,
                 ));
             }
@@ -643,9 +601,6 @@ impl<'a, T: Element, O: Operator<T>> Exec<'a, T, O> {
                 };
                 self.check_len(st.map_err(|err| map_err(err, &g))?, bytes)?;
             }
-            if let (Some((r, d, ..)), Some(f)) = (&fuse, &fold) {
-                self.folded = Some((*r, *d, f.done() / std::mem::size_of::<T>()));
-            }
             for (from, region) in recvs {
                 let m = self.matcher(from);
                 let dst = self.recv_region(region)?;
@@ -654,9 +609,7 @@ impl<'a, T: Element, O: Operator<T>> Exec<'a, T, O> {
                 self.check_len(st, bytes)?;
             }
             self.wait_pending(e, timeout)?;
-            let done = self.local_ops();
-            self.folded = None;
-            done?;
+            self.local_ops()?;
         }
         self.round = sched.rounds.len();
         Ok(())
@@ -671,14 +624,6 @@ impl<'a, T: Element, O: Operator<T>> Exec<'a, T, O> {
                     dst,
                     src_first,
                 } => {
-                    // What the receive combined as it came is done.
-                    let (src, dst) = match self.folded {
-                        Some((s, d, k)) if (s, d) == (src, dst) => (
-                            Region::new(s.buf, s.offset + k, s.len - k),
-                            Region::new(d.buf, d.offset + k, d.len - k),
-                        ),
-                        _ => (src, dst),
-                    };
                     if src.len == 0 {
                         continue;
                     }

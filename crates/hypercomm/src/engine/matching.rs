@@ -6,9 +6,8 @@ use super::{map_err, Engine, Group, State, BLOCKING};
 use crate::error::{Error, Result};
 use crate::rank::{Rank, Status};
 use crate::trace::recorder::{self, Event};
-use crate::transport::{Claim, Frame, Payload, Taker, Transport, Watch};
+use crate::transport::{Claim, Frame, Payload, Taker, Transport};
 use crate::wire::{Header, Kind};
-use std::cell::Cell;
 use std::time::Duration;
 
 /// Match criteria of a receive.
@@ -44,73 +43,6 @@ pub(super) struct Claimed {
     /// Where the receive was in the posted list.
     at: usize,
     p: Posted,
-}
-
-/// A combine of what a blocking receive gets into another buffer, done as
-/// the parts of a streamed message arrive ([`Engine::post_blocking`]): a
-/// reduction's round overlaps its combine with the transfer.
-pub(crate) struct Fold<'f> {
-    /// Where the parts are combined into: as many bytes as the receive's
-    /// buffer, aligned as it is.
-    into: *mut u8,
-    /// Bytes per element: parts are combined in whole elements.
-    elem: usize,
-    /// Combines received bytes (whole elements, aligned) into the same
-    /// range of `into`.
-    f: &'f dyn Fn(&[u8], &mut [u8]),
-    /// Bytes of the receive's buffer combined so far, from its start.
-    done: Cell<usize>,
-    /// The receive's buffer (set when it is posted).
-    from: Cell<*const u8>,
-}
-
-impl<'f> Fold<'f> {
-    /// Combine into `into` (raw: the caller goes on using its other
-    /// buffers meanwhile; [`Engine::post_blocking`] says for how long it
-    /// must stay valid) with `f`, in elements of `elem` bytes.
-    pub(crate) fn new(into: *mut u8, elem: usize, f: &'f dyn Fn(&[u8], &mut [u8])) -> Fold<'f> {
-        Fold {
-            into,
-            elem: elem.max(1),
-            f,
-            done: Cell::new(0),
-            from: Cell::new(std::ptr::null()),
-        }
-    }
-
-    /// Bytes already combined (from the start of the receive's buffer):
-    /// the caller combines the rest.
-    pub(crate) fn done(&self) -> usize {
-        self.done.get()
-    }
-}
-
-/// Combine what arrived up to byte `at + n` of a watched receive
-/// ([`Fold`]), in whole elements.
-///
-/// # Safety
-///
-/// `ctx` is a live [`Fold`] whose receive is posted: its buffer (`from`)
-/// holds the message's bytes up to `at + n`, and `from` and `into` are
-/// valid, for the receive's length, and used by nothing else meanwhile.
-unsafe fn fold_part(ctx: *mut (), at: usize, n: usize) {
-    // SAFETY: the contract above.
-    let fold = unsafe { &*(ctx as *const Fold<'_>) };
-    let upto = (at + n) / fold.elem * fold.elem;
-    let done = fold.done.get();
-    if upto <= done {
-        return;
-    }
-    // SAFETY: in bounds of both buffers (`upto` ≤ the bytes written), the
-    // bytes before `upto` are received, and nothing else touches either.
-    let (src, dst) = unsafe {
-        (
-            std::slice::from_raw_parts(fold.from.get().add(done), upto - done),
-            std::slice::from_raw_parts_mut(fold.into.add(done), upto - done),
-        )
-    };
-    (fold.f)(src, dst);
-    fold.done.set(upto);
 }
 
 /// The engine as what the transport offers messages to
@@ -337,12 +269,7 @@ impl Engine {
         // SAFETY: the posted buffer is live and unaliased until its receive
         // completes or is withdrawn; a withdrawal takes the claim back
         // (`Engine::unclaim`) before it returns.
-        let mut claim = unsafe { Claim::new(p.buf.ptr, p.buf.len) };
-        if let Some(w) = p.watch {
-            // SAFETY: whoever posted the receive vouched for the watch for
-            // as long as the buffer (`Engine::post_blocking`).
-            claim = unsafe { claim.watched(w) };
-        }
+        let claim = unsafe { Claim::new(p.buf.ptr, p.buf.len) };
         st.claims.push(Claimed {
             src: h.src,
             at: i,
@@ -366,19 +293,6 @@ impl Engine {
         let mut st = self.st.borrow_mut();
         if let Some(k) = st.claims.iter().position(|c| c.src as usize == src) {
             let c = st.claims.swap_remove(k);
-            if c.p.watch.is_some() {
-                // Its parts were combined already: it cannot wait for
-                // another message. The sender withdrew because it failed.
-                let err = Err(Error::PeerFailed {
-                    rank: Rank::Node(src),
-                });
-                if c.p.req == BLOCKING {
-                    st.blocking = Some(err);
-                } else if let Some(r) = st.reqs.get_mut(c.p.req) {
-                    r.state = ReqState::done(err);
-                }
-                return;
-            }
             if let Some(r) = st.reqs.get_mut(c.p.req).filter(|_| c.p.req != BLOCKING) {
                 r.peer = c.p.m.src;
             }
@@ -580,7 +494,7 @@ impl Engine {
         op: &str,
         what: &dyn Fn() -> String,
     ) -> Result<RawStatus> {
-        self.push_blocking(m, dst, layout, None);
+        self.push_blocking(m, dst, layout);
         self.wait_blocking(g, m.src, timeout, op, what)
     }
 
@@ -598,38 +512,25 @@ impl Engine {
     /// something to do between posting and waiting (a collective's round
     /// posts its receive, then sends).
     ///
-    /// With a `fold`, the parts of a message that streams into `dst` are
-    /// combined into the fold's buffer as they are written
-    /// ([`Claim::watched`]); what came otherwise (at once, or after the
-    /// receive was taken back) is left to the caller ([`Fold::done`] says
-    /// how much was combined).
-    ///
     /// # Safety
     ///
     /// Unless this returns `Some`, `dst` must stay live, and nothing else
     /// may access it, until that wait or withdrawal returns; no blocking
-    /// receive may be posted already ([`Engine::blocking_free`]). The
-    /// same holds for `fold` and its buffer (`dst.len()` bytes).
+    /// receive may be posted already ([`Engine::blocking_free`]).
     pub(crate) unsafe fn post_blocking(
         &self,
         m: Match,
         dst: &mut [u8],
         layout: Layout,
-        fold: Option<&Fold<'_>>,
     ) -> Option<Result<RawStatus>> {
         if let Some(i) = self.find(&m) {
             return Some(self.take_unexpected(i, dst, layout));
         }
-        let watch = fold.map(|f| {
-            f.from.set(dst.as_ptr());
-            let w: Watch = (f as *const Fold<'_> as *mut (), fold_part);
-            w
-        });
-        self.push_blocking(m, dst, layout, watch);
+        self.push_blocking(m, dst, layout);
         None
     }
 
-    fn push_blocking(&self, m: Match, dst: &mut [u8], layout: Layout, watch: Option<Watch>) {
+    fn push_blocking(&self, m: Match, dst: &mut [u8], layout: Layout) {
         let mut st = self.st.borrow_mut();
         st.blocking_posted = true;
         st.posted.push_back(Posted {
@@ -640,7 +541,6 @@ impl Engine {
                 len: dst.len(),
             },
             layout,
-            watch,
         });
     }
 

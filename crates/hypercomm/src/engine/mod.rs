@@ -84,7 +84,7 @@ mod waits;
 
 pub use flow::{MESSAGE_COST, SENDER_CREDIT};
 pub(crate) use group::{map_err, Group};
-pub(crate) use matching::{Fold, Layout, Match, RawStatus};
+pub(crate) use matching::{Layout, Match, RawStatus};
 pub(crate) use progress::Task;
 pub(crate) use requests::ReqId;
 

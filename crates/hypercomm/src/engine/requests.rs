@@ -7,7 +7,7 @@ use super::{map_err, Engine, Group, EAGER_LIMIT};
 use crate::error::{Error, Result};
 use crate::rank::Rank;
 use crate::trace::recorder::{self, Event};
-use crate::transport::{Borrowed, Completion, Frame, Payload, Transport, Watch};
+use crate::transport::{Borrowed, Completion, Frame, Payload, Transport};
 use crate::wire::{Header, Kind};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -24,8 +24,6 @@ pub(super) struct Posted {
     pub(super) m: Match,
     pub(super) buf: RawBuf,
     pub(super) layout: Layout,
-    /// Told of each part written into `buf` when the message streams in.
-    pub(super) watch: Option<Watch>,
 }
 
 pub(super) enum ReqState {
@@ -373,7 +371,6 @@ impl Engine {
                     len: dst.len(),
                 },
                 layout,
-                watch: None,
             });
         }
         Ok(req)

@@ -315,16 +315,11 @@ pub trait Taker {
     }
 }
 
-/// Who is told of each write into a claimed buffer ([`Claim::watched`]):
-/// `f(ctx, at, n)` after bytes `at..at + n` were written.
-pub type Watch = (*mut (), unsafe fn(*mut (), usize, usize));
-
 /// A buffer lent to a transport for one message that streams in
 /// ([`Taker::claim`]).
 pub struct Claim {
     ptr: *mut u8,
     len: usize,
-    watch: Option<Watch>,
 }
 
 impl Claim {
@@ -337,25 +332,7 @@ impl Claim {
     /// ([`Arrival::Filled`]) or its withdrawal ([`Arrival::Withdrawn`]), or
     /// [`Transport::unclaim`] returns.
     pub unsafe fn new(ptr: *mut u8, len: usize) -> Claim {
-        Claim {
-            ptr,
-            len,
-            watch: None,
-        }
-    }
-
-    /// The same claim, telling `watch` of each write as it is done (a
-    /// reduction combines each part as it arrives).
-    ///
-    /// # Safety
-    ///
-    /// Calling `watch.1(watch.0, at, n)` from the transport's thread must be
-    /// sound for as long as the claim lives (the same span as the buffer).
-    pub unsafe fn watched(self, watch: Watch) -> Claim {
-        Claim {
-            watch: Some(watch),
-            ..self
-        }
+        Claim { ptr, len }
     }
 
     /// Copy `bytes` into the buffer at offset `at`; false (nothing copied)
@@ -369,10 +346,6 @@ impl Claim {
         // part of it (the buffer is accessed by nothing else).
         unsafe {
             std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr.add(at), bytes.len());
-        }
-        if let Some((ctx, f)) = self.watch {
-            // SAFETY: `Claim::watched`'s contract.
-            unsafe { f(ctx, at, bytes.len()) };
         }
         true
     }

@@ -81,8 +81,7 @@
 //!
 //! Not done yet: a message that arrives before its receive is posted is
 //! still reassembled into a vector before the copy into the receiver's
-//! buffer; only a blocking reduction's direct run combines slots as they
-//! arrive (a watched claim, [`Claim::watched`](super::Claim::watched)); chunked single-copy
+//! buffer; a reduction does not combine slots as they arrive; chunked single-copy
 //! reads that overlap with the receiver's own work; huge pages; collectives
 //! through the segment itself (flags and data slots per rank) instead of
 //! messages.
