@@ -190,11 +190,7 @@ struct Bufs<'a, T> {
 
 /// Whether two regions share an element.
 fn overlap(a: Region, b: Region) -> bool {
-    a.buf == b.buf
-        && a.len > 0
-        && b.len > 0
-        && a.offset < b.offset + b.len
-        && b.offset < a.offset + a.len
+    a.overlaps(&b)
 }
 
 impl<T: Element> Bufs<'_, T> {
