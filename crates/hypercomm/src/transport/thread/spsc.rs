@@ -163,7 +163,8 @@ impl Spsc {
             return None;
         }
         // SAFETY: the flag says the producer finished writing this slot, and
-        // it will never write it again; we take the frame exactly once.
+        // it will not write it again before the segment comes back to it as
+        // the spare; we take the frame exactly once.
         let f = unsafe { (*slot.frame.get()).assume_init_read() };
         // Not ready for when the segment comes back as the spare (the
         // producer does not write it before then).
