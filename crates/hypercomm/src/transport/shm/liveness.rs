@@ -113,22 +113,44 @@ impl ShmEndpoint {
     }
 
     /// If the job is deadlocked (`transport/deadlock.rs`), declare it and
-    /// wake everyone: true when declared.
+    /// wake everyone: true when declared (by this endpoint or another).
+    ///
+    /// Several endpoints may find the same deadlock at once. One at a time
+    /// declares (the segment's `declaring` lock), and only while every
+    /// blocked endpoint is still in the wait it was found in: an endpoint
+    /// that another declaration already woke has moved its epoch on (it
+    /// does so before it clears what it waits for), and its "waiting for"
+    /// text must not be read as "running" into the message the others
+    /// report.
     pub(super) fn declare_deadlock(&self) -> bool {
         let Some(epochs) = deadlock::detect(self) else {
             return false;
         };
+        let m = &self.map;
+        if m.declaring()
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            // Another endpoint is declaring right now: look again soon.
+            return true;
+        }
+        let blocked = || epochs.iter().enumerate().filter(|(_, &ep)| ep != 0);
+        let declared = blocked().any(|(e, &ep)| m.deadlocked(e).load(Ordering::SeqCst) == ep);
         let mut what = self.waits_of_others();
-        let mine = self.map.waiting(self.me);
+        let mine = m.waiting(self.me);
         if !mine.is_empty() {
             what = format!("; endpoint {}: {mine}{what}", self.me);
         }
-        self.map.set_deadlock_text(&what);
-        for (e, epoch) in epochs.into_iter().enumerate() {
-            self.map.deadlocked(e).store(epoch, Ordering::SeqCst);
+        let still = blocked().all(|(e, &ep)| m.epoch(e).load(Ordering::SeqCst) == ep);
+        if still && !declared {
+            m.set_deadlock_text(&what);
+            for (e, epoch) in epochs.into_iter().enumerate() {
+                m.deadlocked(e).store(epoch, Ordering::SeqCst);
+            }
+            wake_all(m);
         }
-        wake_all(&self.map);
-        true
+        m.declaring().store(0, Ordering::Release);
+        still || declared
     }
 
     /// A declared deadlock this endpoint's last blocked wait was part of

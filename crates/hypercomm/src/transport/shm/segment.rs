@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! 0        header: magic, version, endpoints, geometry; abort word + text;
-//!          count of ended endpoints, deadlock text
+//!          count of ended endpoints, deadlock text and the lock of its
+//!          declaration
 //! 4096     endpoint records, EP_REC bytes each: state, pid, cma flag,
 //!          futex word + sleeping flag, "waiting for" text, doorbell
 //!          (slots written to this endpoint, in jobs of more than
@@ -65,6 +66,7 @@ pub(super) const H_ABORT_LEN: usize = 68;
 pub(super) const H_ABORT_TEXT: usize = 128;
 const H_ENDS: usize = 32;
 const H_DEADLOCK_LEN: usize = 40;
+const H_DECLARING: usize = 48;
 const H_DEADLOCK_TEXT: usize = H_ABORT_TEXT + ABORT_TEXT;
 
 // Endpoint record fields (relative).
@@ -263,6 +265,11 @@ impl Mapping {
     /// Endpoints of the job that have ended (deadlock detection).
     pub(super) fn ends(&self) -> &AtomicU64 {
         self.at(H_ENDS)
+    }
+    /// Held (1) by the endpoint declaring a deadlock, so that one
+    /// declaration writes the deadlock text at a time.
+    pub(super) fn declaring(&self) -> &AtomicU32 {
+        self.at(H_DECLARING)
     }
     /// Deadlock detection words of endpoint `e`: epoch (odd while blocked
     /// with no deadline), frames sent, frames drained, ends seen, and the
