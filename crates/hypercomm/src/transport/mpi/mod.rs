@@ -27,6 +27,9 @@
 //!   order MPI matched them), decodes it, fetches a bulk payload that
 //!   follows, and posts the buffer again. Sends in flight are tested on
 //!   every pass (`MPI_Test`), which is also what drives MPI's own progress.
+//!   An eager frame is tested once right after `MPI_Isend`: MPI libraries
+//!   copy short messages out at once, and then its buffer serves the next
+//!   frame, with nothing allocated or tracked.
 //! * **Waiting.** MPI has no blocking wait that can also time out, so
 //!   `wait` polls (yielding the processor between polls, as Open MPI's own
 //!   progress loop does) for up to a millisecond and returns.
@@ -222,6 +225,10 @@ pub struct MpiEndpoint {
     posted: RefCell<VecDeque<Posted>>,
     in_flight: RefCell<Vec<Arc<InFlight>>>,
     queue: RefCell<VecDeque<Frame>>,
+    /// The buffer of the next eager frame: reused while MPI completes each
+    /// one at once (it copies short messages out before `MPI_Isend`
+    /// returns), handed to the send in flight when it does not.
+    scratch: RefCell<Vec<u8>>,
     /// Peers whose goodbye has come.
     finished: RefCell<Vec<bool>>,
     shared: Arc<Shared>,
@@ -251,6 +258,7 @@ impl MpiEndpoint {
             posted: RefCell::new(VecDeque::with_capacity(POSTED)),
             in_flight: RefCell::new(Vec::new()),
             queue: RefCell::new(VecDeque::new()),
+            scratch: RefCell::new(Vec::new()),
             finished: RefCell::new(vec![false; w.size]),
             shared: Arc::new(Shared::default()),
             supervisor: RefCell::new(None),
@@ -395,7 +403,9 @@ impl MpiEndpoint {
         let hdr = header.encode();
         let len = payload.len();
         if len <= EAGER {
-            let mut buf = Vec::with_capacity(Header::SIZE + len);
+            let mut buf = std::mem::take(&mut *self.scratch.borrow_mut());
+            buf.clear();
+            buf.reserve(Header::SIZE + len);
             buf.extend_from_slice(&hdr);
             match payload {
                 Payload::Inline(i) => buf.extend_from_slice(i.bytes()),
@@ -409,11 +419,12 @@ impl MpiEndpoint {
                     .is_none()
                     {
                         // Revoked before we started: send nothing.
+                        *self.scratch.borrow_mut() = buf;
                         return Ok(());
                     }
                 }
             }
-            return self.start(dst, TAG_FRAME, Keep::Bytes(buf), None);
+            return self.send_eager(dst, buf);
         }
         // The header alone, then the payload from where it lies.
         self.start(dst, TAG_FRAME, Keep::Bytes(hdr.to_vec()), None)?;
@@ -454,6 +465,29 @@ impl MpiEndpoint {
                 }
             },
         }
+    }
+
+    /// `MPI_Isend` one eager frame message; when MPI completes it at once
+    /// (it usually does: a short message is copied out before the call
+    /// returns), keep `buf` for the next one instead of tracking a send.
+    fn send_eager(&self, dst: usize, buf: Vec<u8>) -> Result<()> {
+        let mut req = Handle::zeroed();
+        // SAFETY: `buf` stays alive and unmodified until the request is
+        // tested complete below, or moves (its heap memory unmoved) into
+        // the send in flight.
+        unsafe { sys::isend(&self.comm, &buf, dst, TAG_FRAME, &mut req) }?;
+        // SAFETY: the request just started.
+        if unsafe { sys::test(&mut req) }?.is_some() {
+            *self.scratch.borrow_mut() = buf;
+            return Ok(());
+        }
+        self.in_flight.borrow_mut().push(Arc::new(InFlight {
+            reqs: UnsafeCell::new(vec![req]),
+            done: AtomicBool::new(false),
+            len: buf.len(),
+            _keep: Keep::Bytes(buf),
+        }));
+        Ok(())
     }
 
     /// `MPI_Isend` the kept bytes (or the lent ones) to `dst` in pieces,
