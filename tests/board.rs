@@ -1,6 +1,8 @@
 //! Small collectives through the shared-memory board (barrier, bcast,
-//! reduce, allreduce, allgather, all-to-all of at most 1 KiB on the world
-//! communicator, threads and shm): results against serial folds, with check mode on and off,
+//! reduce, allreduce, allgather, all-to-all on the world communicator,
+//! threads and shm; one exchange of up to 4 KiB a node with check mode off
+//! and at most 8 nodes, else a fan-in and fan-out of up to 1 KiB): results
+//! against serial folds, with check mode on and off,
 //! with more ranks than cores; check-mode mismatches between a call on the
 //! board and one on messages; what selection says; deadlocks, departed
 //! peers and timeouts in a board wait. Shared memory runs both as threads
@@ -44,23 +46,35 @@ fn compose(p: Affine, q: Affine) -> Affine {
     }
 }
 
+/// Whether calls of `comm` run as one exchange on the board (check mode
+/// off, at most 8 nodes): then each node's part may be 4 KiB; else what
+/// node 0 hands out may be 1 KiB.
+fn exchange(comm: &Comm) -> bool {
+    !comm.check_mode() && comm.size() <= 8
+}
+
 /// `iters` rounds of every board collective with rotating roots and
-/// counts up to the board's 1 KiB, each checked against a serial fold;
+/// counts up to what the board takes, each checked against a serial fold;
 /// returns how many results were checked.
 fn rounds(comm: &Comm, iters: usize, opts: &CollOpts) -> Result<usize, Error> {
     let (me, n) = (comm.rank(), comm.size());
+    // Bytes of the board's buffer the exchanges may fill (bcast and reduce
+    // always fan out, up to 1 KiB).
+    let most = if exchange(comm) { 4096 } else { 1024 };
     let mut checked = 0;
     for it in 0..iters {
         let count = [0usize, 1, 3, 17, 128][it % 5];
         let root = (it * 7) % n;
-        // Allreduce, sum.
-        let input: Vec<i64> = (0..count).map(|i| val(me, i, it)).collect();
-        let mut out = vec![0i64; count];
+        // Allreduce, sum (up to all the board takes).
+        let wide = (count * most / 1024).min(most / 8);
+        let input: Vec<i64> = (0..wide).map(|i| val(me, i, it)).collect();
+        let mut out = vec![0i64; wide];
         comm.allreduce_into_with(&input, &mut out, Sum, opts)?;
-        let want: Vec<i64> = (0..count)
+        let want: Vec<i64> = (0..wide)
             .map(|i| (0..n).map(|r| val(r, i, it)).sum())
             .collect();
         assert_eq!(out, want, "allreduce sum, iteration {it}, rank {me}");
+        let input: Vec<i64> = (0..count).map(|i| val(me, i, it)).collect();
         // Reduce, max, to a rotating root.
         let mut out = vec![0i64; if me == root { count } else { 0 }];
         comm.reduce_into_with(&input, &mut out, Max, root, opts)?;
@@ -71,7 +85,7 @@ fn rounds(comm: &Comm, iters: usize, opts: &CollOpts) -> Result<usize, Error> {
             assert_eq!(out, want, "reduce max, iteration {it}, root {root}");
         }
         // Allreduce and reduce with an operator that does not commute
-        // (64 affine maps are the board's 1 KiB).
+        // (64 affine maps are 1 KiB).
         let k = count.min(64);
         let maps: Vec<Affine> = (0..k).map(|i| affine(me, i, it)).collect();
         let serial: Vec<Affine> = (0..k)
@@ -98,9 +112,15 @@ fn rounds(comm: &Comm, iters: usize, opts: &CollOpts) -> Result<usize, Error> {
         let want: Vec<i64> = (0..count).map(|i| val(root, i, it) * 3).collect();
         assert_eq!(buf, want, "bcast, iteration {it}, root {root}, rank {me}");
         comm.barrier_with(opts)?;
-        // Allgather and all-to-all: node 0 hands out every block, so the
-        // board takes n blocks (allgather) or n rows of n blocks.
-        let blk = (1024 / 8 / n).min(count);
+        // Allgather and all-to-all: in an exchange each node gives a block
+        // (allgather) or a row of n blocks; else node 0 hands out every
+        // block, n of them (allgather) or n rows of n.
+        let (gather_most, a2a_most) = if exchange(comm) {
+            (most, most / n)
+        } else {
+            (most / n, most / (n * n))
+        };
+        let blk = (gather_most / 8).min(count * most / 1024);
         let mine: Vec<i64> = (0..blk).map(|i| val(me, i, it)).collect();
         let mut all = vec![0i64; blk * n];
         comm.allgather_into_with(&mine, &mut all, opts)?;
@@ -108,7 +128,7 @@ fn rounds(comm: &Comm, iters: usize, opts: &CollOpts) -> Result<usize, Error> {
             .flat_map(|r| (0..blk).map(move |i| val(r, i, it)))
             .collect();
         assert_eq!(all, want, "allgather, iteration {it}, rank {me}");
-        let blk = (1024 / 8 / (n * n)).min(count);
+        let blk = (a2a_most / 8).min(count * most / 1024);
         // Block q of node r's row is for node q.
         let cell = |r: usize, q: usize, i: usize| val(r * 31 + q, i, it);
         let row: Vec<i64> = (0..n)
@@ -120,6 +140,18 @@ fn rounds(comm: &Comm, iters: usize, opts: &CollOpts) -> Result<usize, Error> {
             .flat_map(|r| (0..blk).map(move |i| cell(r, me, i)))
             .collect();
         assert_eq!(col, want, "alltoall, iteration {it}, rank {me}");
+        // Blocks of a few bytes: a node's block starts inside a word.
+        let b = 1 + count % 3;
+        let row: Vec<u8> = (0..n * b).map(|i| (me * 37 + i * 11 + it) as u8).collect();
+        let mut col = vec![0u8; n * b];
+        comm.alltoall_into_with(&row, &mut col, opts)?;
+        let want: Vec<u8> = (0..n)
+            .flat_map(|r| (me * b..(me + 1) * b).map(move |i| (r * 37 + i * 11 + it) as u8))
+            .collect();
+        assert_eq!(
+            col, want,
+            "alltoall of {b}-byte blocks, iteration {it}, rank {me}"
+        );
         checked += 7;
     }
     Ok(checked)
@@ -139,18 +171,31 @@ fn all_rounds(kind: TransportKind, n: usize, iters: usize, check: bool) {
             let a = comm.chosen_algorithm(c, 1024, &CollOpts::default(), true)?;
             assert_eq!(a, Algorithm::Board, "{c:?} on {n} ranks");
         }
-        // An allgather's block and an all-to-all's block, n and n² times.
+        // An allgather's block and an all-to-all's block: in an exchange
+        // each node's part (a block, a row of n) fills at most 4 KiB; else
+        // what node 0 hands out (n blocks, n rows) at most 1 KiB.
         let auto = CollOpts::default();
-        let a = comm.chosen_algorithm(Collective::Allgather, 1024 / n, &auto, true)?;
+        let (gather_most, a2a_most, most) = if exchange(comm) {
+            (4096, 4096 / n, 4096)
+        } else {
+            (1024 / n, 1024 / (n * n), 1024)
+        };
+        let a = comm.chosen_algorithm(Collective::Allgather, gather_most, &auto, true)?;
         assert_eq!(a, Algorithm::Board, "allgather on {n} ranks");
-        let a = comm.chosen_algorithm(Collective::Alltoall, 1024 / (n * n), &auto, true)?;
+        let a = comm.chosen_algorithm(Collective::Alltoall, a2a_most, &auto, true)?;
         assert_eq!(a, Algorithm::Board, "alltoall on {n} ranks");
         if n > 1 {
-            let a = comm.chosen_algorithm(Collective::Allgather, 1024 / n + 1, &auto, true)?;
+            let a = comm.chosen_algorithm(Collective::Allgather, gather_most + 1, &auto, true)?;
             assert_ne!(a, Algorithm::Board, "allgather on {n} ranks, one byte more");
         }
-        let a = comm.chosen_algorithm(Collective::Allreduce, 1032, &CollOpts::default(), true)?;
-        assert_ne!(a, Algorithm::Board, "1032 bytes do not fit");
+        for (c, m) in [
+            (Collective::Allreduce, most),
+            (Collective::Bcast, 1024),
+            (Collective::Reduce, 1024),
+        ] {
+            let a = comm.chosen_algorithm(c, m + 8, &auto, true)?;
+            assert_ne!(a, Algorithm::Board, "{c:?}: {} bytes do not fit", m + 8);
+        }
         let forced = rounds(comm, iters, &board())?;
         let auto = rounds(comm, iters / 4 + 1, &CollOpts::default())?;
         Ok::<_, Error>(forced + auto)

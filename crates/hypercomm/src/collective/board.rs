@@ -1,20 +1,31 @@
 //! Small blocking collectives through the shared-memory board
 //! (`transport/board.rs`) instead of messages: barrier, bcast, reduce,
-//! allreduce, allgather and all-to-all of at most [`BOARD_BYTES`] bytes
-//! (all the blocks of an allgather, the whole matrix of an all-to-all)
-//! among the nodes of the world communicator, on the transports whose
-//! ranks share memory (threads, shm).
+//! allreduce, allgather and all-to-all among the nodes of the world
+//! communicator, on the transports whose ranks share memory (threads,
+//! shm).
 //!
-//! One call is a fan-in and/or a fan-out of board buffers:
+//! A call runs in one of two flows:
+//!
+//! * **One exchange** (check mode off; barrier, allreduce, allgather and
+//!   all-to-all among at most [`EXCHANGE_NODES`] nodes; what each node
+//!   gives at most [`BOARD_BYTES`]): every node publishes its part in its
+//!   data buffer and reads what it needs from every other node's. A
+//!   barrier reads nothing but the arrivals; an allgather copies each
+//!   block straight into place; an all-to-all takes block `me` of each
+//!   row; an allreduce reads every input and folds them in rank order on
+//!   every node.
+//! * **A fan-in and/or a fan-out** of board buffers (everything else; at
+//!   most [`FAN_BYTES`] through one buffer, counting all of an
+//!   allgather's blocks and the whole matrix of an all-to-all):
 //!
 //! | call | check mode off | check mode on |
 //! |---|---|---|
-//! | barrier | fan-in to node 0, fan-out | same, with signatures |
-//! | allreduce | fan-in of the inputs to node 0, which folds them in rank order; fan-out of the result | same, with signatures |
+//! | barrier | one exchange; above 8 nodes, fan-in to node 0, fan-out | same, with signatures |
+//! | allreduce | one exchange; above 8 nodes, fan-in of the inputs to node 0, which folds them in rank order; fan-out of the result | same, with signatures |
 //! | reduce | fan-in of the inputs to the root, which folds them | as allreduce; the root keeps the result |
 //! | bcast | fan-out from the root | fan-in to node 0 (the root's data with its signature), fan-out |
-//! | allgather | fan-in of the blocks to node 0, fan-out of them all | same, with signatures |
-//! | all-to-all | fan-in of the rows to node 0, fan-out of the whole matrix (each takes its column) | same, with signatures |
+//! | allgather | one exchange; above 8 nodes, fan-in of the blocks to node 0, fan-out of them all | same, with signatures |
+//! | all-to-all | one exchange; above 8 nodes, fan-in of the rows to node 0, fan-out of the whole matrix (each takes its column) | same, with signatures |
 //!
 //! In check mode every call on the board starts with a fan-in of the
 //! signatures to node 0, which compares them as the message exchange
@@ -24,8 +35,8 @@
 //! first ([`Comm::board_check`]), so that two nodes that disagree about
 //! a call — one on the board, one on messages — both get the mismatch.
 //!
-//! The reduction folds in rank order (`((x0 ⊕ x1) ⊕ x2) …`), so it is
-//! right for operators that do not commute, and matches a serial fold.
+//! Reductions fold in rank order (`((x0 ⊕ x1) ⊕ x2) …`), so they are
+//! right for operators that do not commute, and match a serial fold.
 //!
 //! Selection takes the board for these calls (with the options' algorithm
 //! `Auto`, or [`Algorithm::Board`] to force it) where it can serve: the
@@ -46,7 +57,7 @@ use super::select::{Algorithm, CollOpts, Collective, Topology};
 use super::task::{verdict, Signature, SIG_BYTES};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
-use crate::transport::board::{Board, Buf, BOARD_BYTES, BOARD_RANKS, SIG_WORDS};
+use crate::transport::board::{Board, Buf, BOARD_BYTES, BOARD_RANKS, EVERYONE, SIG_WORDS};
 use crate::transport::Transport;
 use crate::wire::Kind;
 
@@ -60,15 +71,43 @@ const SERVED: [Collective; 6] = [
     Collective::Alltoall,
 ];
 
+/// Most nodes of a call run as one exchange: every node reads every other
+/// node's buffer, so the reads grow as the square of the nodes.
+const EXCHANGE_NODES: usize = 8;
+
+/// Most bytes a call of a fan-in and fan-out moves through one buffer
+/// (what node 0 hands out).
+const FAN_BYTES: usize = 1024;
+
+/// Whether a `kind` among `p` nodes runs as one exchange: every node
+/// publishes its part and reads every other node's (check mode off).
+fn exchanges(kind: Collective, p: usize, checked: bool) -> bool {
+    !checked
+        && p <= EXCHANGE_NODES
+        && matches!(
+            kind,
+            Collective::Barrier
+                | Collective::Allreduce
+                | Collective::Allgather
+                | Collective::Alltoall
+        )
+}
+
 /// The board bytes a call of `kind` among `p` nodes needs, each node
 /// giving `bytes` (a broadcast's or reduction's vector, an allgather's
-/// block, an all-to-all's row of `p` blocks): node 0 hands out all of an
-/// allgather's blocks, or the whole matrix of an all-to-all.
-fn board_need(kind: Collective, p: usize, bytes: usize) -> usize {
-    match kind {
+/// block, an all-to-all's row of `p` blocks), and the most it may have:
+/// in an exchange each node's own part; in a fan-out, all of an
+/// allgather's blocks or the whole matrix of an all-to-all, which node 0
+/// hands out.
+fn board_need(kind: Collective, p: usize, bytes: usize, checked: bool) -> (usize, usize) {
+    if exchanges(kind, p, checked) {
+        return (bytes, BOARD_BYTES);
+    }
+    let need = match kind {
         Collective::Allgather | Collective::Alltoall => bytes.saturating_mul(p),
         _ => bytes,
-    }
+    };
+    (need, FAN_BYTES)
 }
 
 /// A verdict word: 0, or 1 + the length of the mismatch text that
@@ -197,15 +236,13 @@ impl Comm {
         if !forced && opts.algorithm != Algorithm::Auto {
             return Ok(None);
         }
+        let (need, most) = board_need(kind, self.size(), bytes, self.check_mode());
         let why = if !SERVED.contains(&kind) {
             format!("{} has no board form", kind.name())
         } else if align > 8 {
             format!("elements aligned to {align} bytes do not fit the board's words")
-        } else if board_need(kind, self.size(), bytes) > BOARD_BYTES {
-            format!(
-                "{} bytes do not fit the board's {BOARD_BYTES}",
-                board_need(kind, self.size(), bytes)
-            )
+        } else if need > most {
+            format!("{need} bytes do not fit the board's {most}")
         } else if opts.reproducible {
             "reproducible mode runs the fixed schedule".into()
         } else if self.topology() != Topology::Auto {
@@ -343,6 +380,9 @@ impl Comm {
         let me = b.me();
         let n = self.size();
         let kind = part.kind;
+        if exchanges(kind, n, sig.is_some()) {
+            return self.board_exchange(b, seq, part, op);
+        }
         let name = part.what;
         let reduces = matches!(kind, Collective::Reduce | Collective::Allreduce);
         let gathers = matches!(kind, Collective::Allgather | Collective::Alltoall);
@@ -377,9 +417,7 @@ impl Comm {
             move || format!("rank {j} on the shared-memory board ({name}, board call {seq})")
         };
         if fan_in && me != collector {
-            if let Some((c, s)) = b.data_reuse(seq) {
-                self.board_wait(b, name, c, &what(c), || b.consumed(c) >= s)?;
-            }
+            self.board_data_reuse(b, name, seq)?;
             let give = if gives(me) { bytes } else { &[] };
             b.publish(Buf::Data, seq, 0, &words, give, collector);
             self.board_wake(b);
@@ -394,8 +432,8 @@ impl Comm {
             if result_bytes.max(call_bytes) <= 8 * SMALL_WORDS {
                 (&mut small, &mut small_scratch)
             } else {
-                large = [0u64; BOARD_BYTES / 8];
-                large_scratch = [0u64; BOARD_BYTES / 8];
+                large = [0u64; FAN_BYTES / 8];
+                large_scratch = [0u64; FAN_BYTES / 8];
                 (&mut large, &mut large_scratch)
             };
         let mut mismatch: Option<String> = None;
@@ -545,6 +583,115 @@ impl Comm {
                 take_result(kind, (me, n), result, part.output);
             }
         }
+        Ok(())
+    }
+
+    /// Before this node writes its data buffer for call `seq`: wait until
+    /// what read it last (the collector of a call two before, or every
+    /// other node after an exchange) is done with it.
+    fn board_data_reuse(&self, b: Board<'_>, name: &str, seq: u64) -> Result<()> {
+        let Some((c, s)) = b.data_reuse(seq) else {
+            return Ok(());
+        };
+        let all = c == EVERYONE;
+        for j in (0..b.endpoints()).filter(|&j| j != b.me() && (all || j == c)) {
+            let what = || format!("rank {j} on the shared-memory board ({name}, board call {s})");
+            self.board_wait(b, name, j, &what, || b.consumed(j) >= s)?;
+        }
+        Ok(())
+    }
+
+    /// A call run as one exchange (check mode off, at most
+    /// [`EXCHANGE_NODES`] nodes): every node publishes what it gives in
+    /// its data buffer and reads what it needs from every other node's —
+    /// one hop, where a fan-in and a fan-out take two. A barrier reads
+    /// nothing; an allgather reads each block straight into its place; an
+    /// all-to-all reads block `me` of each row; an allreduce reads every
+    /// input and folds them in rank order, so that every node computes
+    /// the same result as a serial fold.
+    fn board_exchange<T: Element, O: Operator<T>>(
+        &self,
+        b: Board<'_>,
+        seq: u64,
+        part: Part<'_, T>,
+        op: Option<&O>,
+    ) -> Result<()> {
+        let (me, n, kind, name) = (b.me(), self.size(), part.kind, part.what);
+        let what = |j: usize| {
+            move || format!("rank {j} on the shared-memory board ({name}, board call {seq})")
+        };
+        self.board_data_reuse(b, name, seq)?;
+        let bytes: &[u8] = bytemuck::cast_slice(part.input);
+        let give = if kind == Collective::Barrier {
+            &[]
+        } else {
+            bytes
+        };
+        b.publish(Buf::Data, seq, 0, &[0; SIG_WORDS], give, EVERYONE);
+        self.board_wake(b);
+        let arrived =
+            |j: usize| self.board_wait(b, name, j, &what(j), || b.posted(j, Buf::Data, seq));
+        match kind {
+            Collective::Allgather | Collective::Alltoall => {
+                let out: &mut [u8] = bytemuck::cast_slice_mut(part.output);
+                let blk = out.len() / n.max(1);
+                // An allgather's block is all a node gives; an all-to-all's,
+                // the block of its row that is for this node.
+                let from = if kind == Collective::Allgather {
+                    0
+                } else {
+                    me * blk
+                };
+                for j in 0..n {
+                    let at = j * blk..(j + 1) * blk;
+                    if j == me {
+                        out[at].copy_from_slice(&bytes[from..from + blk]);
+                    } else {
+                        arrived(j)?;
+                        b.read_at(j, Buf::Data, seq, from, &mut out[at])
+                            .ok_or_else(|| torn(j, seq))?;
+                    }
+                }
+            }
+            Collective::Allreduce => {
+                let k = part.input.len();
+                // Where another node's input is read: on the stack, only as
+                // large as the call needs.
+                let (mut small, mut large);
+                let scratch: &mut [u64] = if bytes.len() <= 8 * SMALL_WORDS {
+                    small = [0u64; SMALL_WORDS];
+                    &mut small
+                } else {
+                    large = [0u64; BOARD_BYTES / 8];
+                    &mut large
+                };
+                for j in 0..n {
+                    let theirs: &[T] = if j == me {
+                        part.input
+                    } else {
+                        arrived(j)?;
+                        b.read(j, Buf::Data, seq, &mut bytes_of(scratch)[..bytes.len()])
+                            .ok_or_else(|| torn(j, seq))?;
+                        elems(scratch, k)
+                    };
+                    if j == 0 {
+                        part.output.copy_from_slice(theirs);
+                    } else if let Some(op) = op {
+                        fold(part.output, theirs, op);
+                    }
+                }
+            }
+            _ => {
+                for j in (0..n).filter(|&j| j != me) {
+                    arrived(j)?;
+                }
+            }
+        }
+        b.set_consumed(seq);
+        // Every node published this call, so each is done with the one
+        // before: whatever read this node's buffers then has finished.
+        b.settled(seq - 1);
+        self.board_wake(b);
         Ok(())
     }
 

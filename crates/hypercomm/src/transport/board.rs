@@ -41,7 +41,10 @@ use std::cell::Cell;
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
 /// Payload bytes of one board buffer.
-pub const BOARD_BYTES: usize = 1024;
+pub const BOARD_BYTES: usize = 4096;
+/// The collector of a data buffer that every other endpoint reads (a call
+/// run as one exchange, `collective/board.rs`).
+pub const EVERYONE: usize = u32::MAX as usize;
 /// Most nodes of a job that has a board.
 pub const BOARD_RANKS: usize = 64;
 /// Words of a buffer's signature area.
@@ -179,7 +182,8 @@ impl<'a> Board<'a> {
     }
 
     /// Before this endpoint writes its data buffer for call `seq`: the
-    /// collector that must have consumed which call (`None`: free).
+    /// collector that must have consumed which call (`None`: free;
+    /// [`EVERYONE`]: every other endpoint must have).
     pub fn data_reuse(&self, seq: u64) -> Option<(usize, u64)> {
         let (s, c) = self.local.data_last[(seq & 1) as usize].get();
         (s > 0).then_some((c as usize, s))
@@ -208,7 +212,8 @@ impl<'a> Board<'a> {
 
     /// Publish this endpoint's `which` buffer for call `seq`: `meta`, the
     /// signature and `payload` (at most [`BOARD_BYTES`]); a data buffer
-    /// names its `collector`. The caller has waited for the buffer's reuse.
+    /// names its `collector` (or [`EVERYONE`]). The caller has waited for
+    /// the buffer's reuse.
     pub fn publish(
         &self,
         which: Buf,
@@ -243,12 +248,26 @@ impl<'a> Board<'a> {
     /// read is torn: the protocol was broken, and the caller says so
     /// rather than hand on wrong data).
     pub fn read(&self, e: usize, which: Buf, seq: u64, out: &mut [u8]) -> Option<Head> {
+        self.read_at(e, which, seq, 0, out)
+    }
+
+    /// [`Board::read`] of the payload bytes from byte `at` on (an
+    /// all-to-all's block of a row).
+    pub fn read_at(
+        &self,
+        e: usize,
+        which: Buf,
+        seq: u64,
+        at: usize,
+        out: &mut [u8],
+    ) -> Option<Head> {
+        assert!(at + out.len() <= BOARD_BYTES, "board read past the payload");
         let b = self.buf(e, which, seq);
         let mut sig = [0u64; SIG_WORDS];
         for (v, w) in sig.iter_mut().zip(&b[B_SIG..B_SIG + SIG_WORDS]) {
             *v = w.load(Ordering::Relaxed);
         }
-        load_bytes(&b[B_PAYLOAD..], out);
+        load_bytes_at(&b[B_PAYLOAD..], at, out);
         let meta = b[B_META].load(Ordering::Relaxed);
         // The loads above come before the second look at `seq` (a
         // seqlock's reader).
@@ -327,6 +346,23 @@ fn load_bytes(src: &[AtomicU64], out: &mut [u8]) {
     }
 }
 
+/// Load `out.len()` bytes from byte `at` of `src` on.
+fn load_bytes_at(src: &[AtomicU64], at: usize, out: &mut [u8]) {
+    let skip = at % 8;
+    let mut word = at / 8;
+    let mut done = 0;
+    if skip != 0 && !out.is_empty() {
+        let Some(w) = src.get(word) else {
+            return;
+        };
+        let k = (8 - skip).min(out.len());
+        out[..k].copy_from_slice(&w.load(Ordering::Relaxed).to_le_bytes()[skip..skip + k]);
+        done = k;
+        word += 1;
+    }
+    load_bytes(src.get(word..).unwrap_or(&[]), &mut out[done..]);
+}
+
 /// Board memory for the threads of one process.
 pub fn board_memory(endpoints: usize) -> Box<[AtomicU64]> {
     (0..board_words(endpoints))
@@ -370,6 +406,30 @@ mod tests {
                 (b[1].data_reuse(s + 2), b[1].result_reuse(s + 2)),
                 (None, None)
             );
+        }
+    }
+
+    /// A read from any byte of the payload on gives the bytes published
+    /// there.
+    #[test]
+    fn reads_from_any_offset() {
+        let mem = board_memory(2);
+        let l = [BoardLocal::default(), BoardLocal::default()];
+        let (a, b) = (
+            Board::new(&mem, &l[0], 0, 2).unwrap(),
+            Board::new(&mem, &l[1], 1, 2).unwrap(),
+        );
+        let data: Vec<u8> = (0..100).map(|i| (i * 13 + 5) as u8).collect();
+        let s = a.begin();
+        a.publish(Buf::Data, s, 0, &[0; SIG_WORDS], &data, EVERYONE);
+        assert_eq!(a.data_reuse(s + 2), Some((EVERYONE, s)));
+        for at in [0, 1, 7, 8, 9, 15, 33, 99, 100] {
+            for len in [0, 1, 3, 8, 9, 20] {
+                let len = len.min(100 - at);
+                let mut out = vec![0u8; len];
+                b.read_at(0, Buf::Data, s, at, &mut out).unwrap();
+                assert_eq!(out, &data[at..at + len], "at {at}, {len} bytes");
+            }
         }
     }
 

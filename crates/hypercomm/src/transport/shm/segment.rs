@@ -31,7 +31,7 @@ use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 pub(super) const MAGIC: u64 = 0x0031_4d48_5343_4d48; // "HMCSHM1\0"
-pub(super) const VERSION: u32 = 3;
+pub(super) const VERSION: u32 = 4;
 
 /// Bytes per ring slot (control word + data).
 pub(super) const SLOT: usize = 4096;
