@@ -1,7 +1,7 @@
 //! Small collectives through the shared-memory board (barrier, bcast,
 //! reduce, allreduce, allgather, all-to-all on the world communicator,
-//! threads and shm; one exchange of up to 4 KiB a node with check mode off
-//! and at most 8 nodes, else a fan-in and fan-out of up to 1 KiB): results
+//! threads and shm; one exchange of up to 4 KiB a node among at most 8
+//! nodes, else a fan-in and fan-out of up to 1 KiB): results
 //! against serial folds, with check mode on and off,
 //! with more ranks than cores; check-mode mismatches between a call on the
 //! board and one on messages; what selection says; deadlocks, departed
@@ -46,11 +46,11 @@ fn compose(p: Affine, q: Affine) -> Affine {
     }
 }
 
-/// Whether calls of `comm` run as one exchange on the board (check mode
-/// off, at most 8 nodes): then each node's part may be 4 KiB; else what
-/// node 0 hands out may be 1 KiB.
+/// Whether a barrier, allreduce, allgather and all-to-all of `comm` run
+/// as one exchange on the board (at most 8 nodes): then each node's part
+/// may be 4 KiB; else what node 0 hands out may be 1 KiB.
 fn exchange(comm: &Comm) -> bool {
-    !comm.check_mode() && comm.size() <= 8
+    comm.size() <= 8
 }
 
 /// `iters` rounds of every board collective with rotating roots and
@@ -306,6 +306,69 @@ fn check_mode_finds_a_mismatch_between_board_and_messages() {
     });
 }
 
+/// In check mode, a call run as one exchange (barrier, allreduce,
+/// allgather, all-to-all) against one run as a fan-in (bcast, reduce):
+/// every rank gets the same mismatch, whether node 0 exchanges or fans in,
+/// and calls that agree work afterwards.
+#[test]
+fn check_mode_finds_a_mismatch_between_an_exchange_and_a_fan_in() {
+    watchdog("board_mismatch_flows", || {
+        for n in [2, 3, 5] {
+            let out = hypercomm::run(n, |comm| {
+                comm.set_check(true);
+                let me = comm.rank();
+                let mut texts = Vec::new();
+                for fans in [0, 1] {
+                    // Rank `fans` broadcasts; the others are in a barrier.
+                    let e = if me == fans {
+                        comm.bcast(&mut [7u8; 3], 0).unwrap_err()
+                    } else {
+                        comm.barrier().unwrap_err()
+                    };
+                    texts.push(e.to_string());
+                    // The others reduce; rank `fans` allreduces.
+                    let mut o = [0u32; 2];
+                    let e = if me == fans {
+                        comm.allreduce_into(&[1u32, 2], &mut o, Sum).unwrap_err()
+                    } else {
+                        let out: &mut [u32] = if me == 0 { &mut o } else { &mut [] };
+                        comm.reduce_into(&[1u32, 2], out, Sum, 0).unwrap_err()
+                    };
+                    texts.push(e.to_string());
+                }
+                let mut s = [0u64; 1];
+                comm.allreduce_into(&[me as u64 + 1], &mut s, Sum)?;
+                assert_eq!(s[0], (n * (n + 1) / 2) as u64);
+                let mut b = [me as u16; 5];
+                comm.bcast(&mut b, n - 1)?;
+                assert_eq!(b, [(n - 1) as u16; 5]);
+                comm.barrier()?;
+                Ok::<_, Error>(texts)
+            })
+            .unwrap();
+            for (r, texts) in out.iter().enumerate() {
+                for (k, t) in texts.iter().enumerate() {
+                    assert!(
+                        t.contains("mismatch") || t.contains("differ"),
+                        "{n} ranks, rank {r}, call {k}: {t}"
+                    );
+                }
+                assert!(
+                    texts[0].contains("bcast") && texts[0].contains("barrier"),
+                    "{}",
+                    texts[0]
+                );
+                assert!(
+                    texts[1].contains("reduce") && texts[1].contains("allreduce"),
+                    "{}",
+                    texts[1]
+                );
+                assert_eq!(texts, &out[0], "{n} ranks: every rank says the same");
+            }
+        }
+    });
+}
+
 /// The board serves the world communicator only: forcing it elsewhere,
 /// or for a call it cannot take, is an error naming why; `Auto` there
 /// runs on messages.
@@ -329,11 +392,18 @@ fn forcing_the_board_where_it_cannot_serve_is_an_error() {
             let mut big = vec![0u8; 2000];
             let e = comm.bcast_with(&mut big, 0, &board()).unwrap_err();
             assert!(e.to_string().contains("2000 bytes"), "{e}");
-            let mut all = vec![0u8; 4 * 300];
+            // An allgather's block beyond a buffer (4 nodes: one exchange).
+            let mut all = vec![0u8; 4 * 4100];
             let e = comm
-                .allgather_into_with(&[1u8; 300], &mut all, &board())
+                .allgather_into_with(&[1u8; 4100], &mut all, &board())
                 .unwrap_err();
-            assert!(e.to_string().contains("1200 bytes"), "{e}");
+            assert!(e.to_string().contains("4100 bytes"), "{e}");
+            // An all-to-all's row of 4 blocks beyond a buffer.
+            let mut col = vec![0u8; 4 * 1025];
+            let e = comm
+                .alltoall_into_with(&[1u8; 4 * 1025], &mut col, &board())
+                .unwrap_err();
+            assert!(e.to_string().contains("4100 bytes"), "{e}");
             let mut g = vec![0u8; if comm.rank() == 0 { 4 } else { 0 }];
             let e = comm
                 .gather_into_with(&[1u8], &mut g, 0, &board())

@@ -6,10 +6,11 @@
 //!
 //! A call runs in one of two flows:
 //!
-//! * **One exchange** (check mode off; barrier, allreduce, allgather and
-//!   all-to-all among at most [`EXCHANGE_NODES`] nodes; what each node
-//!   gives at most [`BOARD_BYTES`]): every node publishes its part in its
-//!   data buffer and reads what it needs from every other node's. A
+//! * **One exchange** (barrier, allreduce, allgather and all-to-all among
+//!   at most [`EXCHANGE_NODES`] nodes; what each node gives at most
+//!   [`BOARD_BYTES`]): every node publishes its part (and in check mode
+//!   its signature) in its data buffer and reads what it needs from every
+//!   other node's. A
 //!   barrier reads nothing but the arrivals; an allgather copies each
 //!   block straight into place; an all-to-all takes block `me` of each
 //!   row; an allreduce reads every input and folds them in rank order on
@@ -20,17 +21,21 @@
 //!
 //! | call | check mode off | check mode on |
 //! |---|---|---|
-//! | barrier | one exchange; above 8 nodes, fan-in to node 0, fan-out | same, with signatures |
-//! | allreduce | one exchange; above 8 nodes, fan-in of the inputs to node 0, which folds them in rank order; fan-out of the result | same, with signatures |
+//! | barrier | one exchange; above 8 nodes, fan-in to node 0, fan-out | same, with signatures (every node of an exchange compares them all) |
+//! | allreduce | one exchange; above 8 nodes, fan-in of the inputs to node 0, which folds them in rank order; fan-out of the result | same, with signatures (every node of an exchange compares them all) |
 //! | reduce | fan-in of the inputs to the root, which folds them | as allreduce; the root keeps the result |
 //! | bcast | fan-out from the root | fan-in to node 0 (the root's data with its signature), fan-out |
-//! | allgather | one exchange; above 8 nodes, fan-in of the blocks to node 0, fan-out of them all | same, with signatures |
-//! | all-to-all | one exchange; above 8 nodes, fan-in of the rows to node 0, fan-out of the whole matrix (each takes its column) | same, with signatures |
+//! | allgather | one exchange; above 8 nodes, fan-in of the blocks to node 0, fan-out of them all | same, with signatures (every node of an exchange compares them all) |
+//! | all-to-all | one exchange; above 8 nodes, fan-in of the rows to node 0, fan-out of the whole matrix (each takes its column) | same, with signatures (every node of an exchange compares them all) |
 //!
-//! In check mode every call on the board starts with a fan-in of the
-//! signatures to node 0, which compares them as the message exchange
-//! does (`task::verdict`) and fans out the verdict with the result: the
-//! check costs no extra round. A call that runs on messages (too large,
+//! In check mode the signatures travel in the call's own buffers: in an
+//! exchange every node compares them all (`task::verdict`, the same
+//! verdict everywhere) before it reads any data; a fan-flow call starts
+//! with a fan-in of the signatures to node 0, which compares them and
+//! fans out the verdict with the result. The check costs no extra round.
+//! Where nodes disagree on the flow (one called a barrier, another a
+//! broadcast), node 0 publishes its signature in a fan flow and its
+//! verdict in an exchange, so every node meets the mismatch. A call that runs on messages (too large,
 //! another collective) still has its signatures checked on the board
 //! first ([`Comm::board_check`]), so that two nodes that disagree about
 //! a call — one on the board, one on messages — both get the mismatch.
@@ -80,10 +85,9 @@ const EXCHANGE_NODES: usize = 8;
 const FAN_BYTES: usize = 1024;
 
 /// Whether a `kind` among `p` nodes runs as one exchange: every node
-/// publishes its part and reads every other node's (check mode off).
-fn exchanges(kind: Collective, p: usize, checked: bool) -> bool {
-    !checked
-        && p <= EXCHANGE_NODES
+/// publishes its part (and signature) and reads every other node's.
+fn exchanges(kind: Collective, p: usize) -> bool {
+    p <= EXCHANGE_NODES
         && matches!(
             kind,
             Collective::Barrier
@@ -99,8 +103,8 @@ fn exchanges(kind: Collective, p: usize, checked: bool) -> bool {
 /// in an exchange each node's own part; in a fan-out, all of an
 /// allgather's blocks or the whole matrix of an all-to-all, which node 0
 /// hands out.
-fn board_need(kind: Collective, p: usize, bytes: usize, checked: bool) -> (usize, usize) {
-    if exchanges(kind, p, checked) {
+fn board_need(kind: Collective, p: usize, bytes: usize) -> (usize, usize) {
+    if exchanges(kind, p) {
         return (bytes, BOARD_BYTES);
     }
     let need = match kind {
@@ -127,6 +131,16 @@ fn sig_words(sig: &Signature) -> [u64; SIG_WORDS] {
         w[i] = u64::from_le_bytes(x);
     }
     w
+}
+
+/// Put node `j`'s signature, as its buffer's words hold it, in its place
+/// in `sigs`.
+fn sig_into(sigs: &mut [u8], j: usize, words: [u64; SIG_WORDS]) {
+    let mut s = [0u8; 8 * SIG_WORDS];
+    for (c, w) in s.chunks_mut(8).zip(words) {
+        c.copy_from_slice(&w.to_le_bytes());
+    }
+    sigs[j * SIG_BYTES..(j + 1) * SIG_BYTES].copy_from_slice(&s[..SIG_BYTES]);
 }
 
 /// `acc[i] = acc[i] ⊕ x[i]`.
@@ -236,7 +250,7 @@ impl Comm {
         if !forced && opts.algorithm != Algorithm::Auto {
             return Ok(None);
         }
-        let (need, most) = board_need(kind, self.size(), bytes, self.check_mode());
+        let (need, most) = board_need(kind, self.size(), bytes);
         let why = if !SERVED.contains(&kind) {
             format!("{} has no board form", kind.name())
         } else if align > 8 {
@@ -380,8 +394,8 @@ impl Comm {
         let me = b.me();
         let n = self.size();
         let kind = part.kind;
-        if exchanges(kind, n, sig.is_some()) {
-            return self.board_exchange(b, seq, part, op);
+        if exchanges(kind, n) {
+            return self.board_exchange(b, seq, part, op, sig);
         }
         let name = part.what;
         let reduces = matches!(kind, Collective::Reduce | Collective::Allreduce);
@@ -454,6 +468,15 @@ impl Comm {
             };
             if let Some(s) = sig {
                 sigs[me * SIG_BYTES..(me + 1) * SIG_BYTES].copy_from_slice(&s.encode());
+                // Node 0's signature too, for a node that runs this call as
+                // an exchange (it called another collective: it reads the
+                // signatures, and fails). Nothing else reads this buffer,
+                // so node 0 waits for nobody before writing it again (a
+                // reader that late would find it torn and say so).
+                if n <= EXCHANGE_NODES {
+                    b.publish(Buf::Data, seq, 0, &words, &[], me);
+                    self.board_wake(b);
+                }
             }
             // Folded into the result when it goes out, else (a reduce
             // without check mode) into the root's output.
@@ -466,11 +489,7 @@ impl Comm {
                         .read(j, Buf::Data, seq, &mut bytes_of(scratch)[..k])
                         .ok_or_else(|| torn(j, seq))?;
                     if sig.is_some() {
-                        let mut s = [0u8; 8 * SIG_WORDS];
-                        for (c, w) in s.chunks_mut(8).zip(h.sig) {
-                            c.copy_from_slice(&w.to_le_bytes());
-                        }
-                        sigs[j * SIG_BYTES..(j + 1) * SIG_BYTES].copy_from_slice(&s[..SIG_BYTES]);
+                        sig_into(sigs, j, h.sig);
                     }
                 }
                 if reduces {
@@ -615,6 +634,7 @@ impl Comm {
         seq: u64,
         part: Part<'_, T>,
         op: Option<&O>,
+        sig: Option<&Signature>,
     ) -> Result<()> {
         let (me, n, kind, name) = (b.me(), self.size(), part.kind, part.what);
         let what = |j: usize| {
@@ -627,10 +647,44 @@ impl Comm {
         } else {
             bytes
         };
-        b.publish(Buf::Data, seq, 0, &[0; SIG_WORDS], give, EVERYONE);
+        let words = sig.map(sig_words).unwrap_or_default();
+        b.publish(Buf::Data, seq, 0, &words, give, EVERYONE);
         self.board_wake(b);
         let arrived =
             |j: usize| self.board_wait(b, name, j, &what(j), || b.posted(j, Buf::Data, seq));
+        if let Some(s) = sig {
+            // Every node compares every signature (the same verdict
+            // everywhere) before it touches anyone's data.
+            let mut all = [0u8; SIG_BYTES * EXCHANGE_NODES];
+            let sigs = &mut all[..n * SIG_BYTES];
+            sigs[me * SIG_BYTES..(me + 1) * SIG_BYTES].copy_from_slice(&s.encode());
+            for j in (0..n).filter(|&j| j != me) {
+                arrived(j)?;
+                let h = b
+                    .read(j, Buf::Data, seq, &mut [])
+                    .ok_or_else(|| torn(j, seq))?;
+                sig_into(sigs, j, h.sig);
+            }
+            if let Err(Error::CollectiveMismatch(t)) = verdict(sigs, false) {
+                if me == 0 {
+                    // A node that called a broadcast or a reduce (a fan-in
+                    // to node 0) waits for node 0's verdict.
+                    let text = &t.as_bytes()[..t.len().min(BOARD_BYTES)];
+                    b.publish(
+                        Buf::Result,
+                        seq,
+                        1 + text.len() as u64,
+                        &[0; SIG_WORDS],
+                        text,
+                        me,
+                    );
+                }
+                b.set_consumed(seq);
+                b.settled(seq - 1);
+                self.board_wake(b);
+                return Err(Error::CollectiveMismatch(t));
+            }
+        }
         match kind {
             Collective::Allgather | Collective::Alltoall => {
                 let out: &mut [u8] = bytemuck::cast_slice_mut(part.output);

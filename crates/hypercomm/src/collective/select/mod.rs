@@ -535,9 +535,6 @@ mod tests {
     fn chosen_algorithm_keeps_the_rules() {
         use Algorithm as A;
         let r = crate::run(2, |comm| {
-            // In check mode every board call is a fan-in and fan-out, of at
-            // most 1 KiB through node 0.
-            comm.set_check(true);
             let auto = CollOpts::default();
             let forced = |a| CollOpts {
                 algorithm: a,
@@ -556,14 +553,16 @@ mod tests {
                     Collective::Alltoall,
                 ] {
                     // Small barrier, bcast, reduce and allreduce of the
-                    // world's nodes go through the board on threads.
-                    // (An allgather hands out 2 blocks, an all-to-all 4.)
-                    let need = match c {
-                        Collective::Allgather => 2 * m,
-                        Collective::Alltoall => 4 * m,
-                        _ => m,
+                    // world's nodes go through the board on threads: a
+                    // broadcast of up to 1 KiB from its root; the others,
+                    // among 2 nodes, as one exchange of up to 4 KiB from
+                    // each (an all-to-all's row is 2 blocks).
+                    let (need, most) = match c {
+                        Collective::Bcast => (m, 1024),
+                        Collective::Alltoall => (2 * m, 4096),
+                        _ => (m, 4096),
                     };
-                    let board = need <= 1024;
+                    let board = need <= most;
                     assert_eq!(
                         comm.chosen_algorithm(c, m, &auto, true)?,
                         if board {
