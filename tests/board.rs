@@ -188,10 +188,13 @@ fn all_rounds(kind: TransportKind, n: usize, iters: usize, check: bool) {
             let a = comm.chosen_algorithm(Collective::Allgather, gather_most + 1, &auto, true)?;
             assert_ne!(a, Algorithm::Board, "allgather on {n} ranks, one byte more");
         }
+        // A broadcast and a reduce are exchanges in check mode (at most 8
+        // nodes), else a fan-out from the root or a fan-in to it.
+        let rooted = if check && n <= 8 { 4096 } else { 1024 };
         for (c, m) in [
             (Collective::Allreduce, most),
-            (Collective::Bcast, 1024),
-            (Collective::Reduce, 1024),
+            (Collective::Bcast, rooted),
+            (Collective::Reduce, rooted),
         ] {
             let a = comm.chosen_algorithm(c, m + 8, &auto, true)?;
             assert_ne!(a, Algorithm::Board, "{c:?}: {} bytes do not fit", m + 8);
@@ -306,14 +309,14 @@ fn check_mode_finds_a_mismatch_between_board_and_messages() {
     });
 }
 
-/// In check mode, a call run as one exchange (barrier, allreduce,
-/// allgather, all-to-all) against one run as a fan-in (bcast, reduce):
-/// every rank gets the same mismatch, whether node 0 exchanges or fans in,
-/// and calls that agree work afterwards.
+/// In check mode, a bcast or reduce against a barrier or allreduce, with
+/// node 0 on either side: every rank gets the same mismatch, and calls
+/// that agree work afterwards. Up to 8 nodes every call is one exchange;
+/// with 9, each is a fan-in to node 0 and a fan-out.
 #[test]
-fn check_mode_finds_a_mismatch_between_an_exchange_and_a_fan_in() {
+fn check_mode_finds_a_mismatch_between_rooted_and_symmetric_calls() {
     watchdog("board_mismatch_flows", || {
-        for n in [2, 3, 5] {
+        for n in [2, 3, 5, 9] {
             let out = hypercomm::run(n, |comm| {
                 comm.set_check(true);
                 let me = comm.rank();
@@ -389,9 +392,9 @@ fn forcing_the_board_where_it_cannot_serve_is_an_error() {
             let mut s = [0u32];
             half.allreduce_into(&[1u32], &mut s, Sum)?;
             assert_eq!(s[0], 2);
-            let mut big = vec![0u8; 2000];
+            let mut big = vec![0u8; 5000];
             let e = comm.bcast_with(&mut big, 0, &board()).unwrap_err();
-            assert!(e.to_string().contains("2000 bytes"), "{e}");
+            assert!(e.to_string().contains("5000 bytes"), "{e}");
             // An allgather's block beyond a buffer (4 nodes: one exchange).
             let mut all = vec![0u8; 4 * 4100];
             let e = comm

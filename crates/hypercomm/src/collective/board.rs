@@ -6,39 +6,40 @@
 //!
 //! A call runs in one of two flows:
 //!
-//! * **One exchange** (barrier, allreduce, allgather and all-to-all among
-//!   at most [`EXCHANGE_NODES`] nodes; what each node gives at most
-//!   [`BOARD_BYTES`]): every node publishes its part (and in check mode
-//!   its signature) in its data buffer and reads what it needs from every
-//!   other node's. A
-//!   barrier reads nothing but the arrivals; an allgather copies each
-//!   block straight into place; an all-to-all takes block `me` of each
-//!   row; an allreduce reads every input and folds them in rank order on
-//!   every node.
+//! * **One exchange** (barrier, allreduce, allgather and all-to-all, and
+//!   in check mode bcast and reduce too, among at most [`EXCHANGE_NODES`]
+//!   nodes; what each node gives at most [`BOARD_BYTES`]): every node
+//!   publishes its part (and in check mode its signature) in its data
+//!   buffer and reads what it needs from every other node's. A barrier
+//!   reads nothing but the arrivals; an allgather copies each block
+//!   straight into place; an all-to-all takes block `me` of each row; an
+//!   allreduce reads every input and folds them in rank order on every
+//!   node, a reduce on its root; a broadcast's other nodes read the
+//!   root's buffer.
 //! * **A fan-in and/or a fan-out** of board buffers (everything else; at
 //!   most [`FAN_BYTES`] through one buffer, counting all of an
 //!   allgather's blocks and the whole matrix of an all-to-all):
 //!
 //! | call | check mode off | check mode on |
 //! |---|---|---|
-//! | barrier | one exchange; above 8 nodes, fan-in to node 0, fan-out | same, with signatures (every node of an exchange compares them all) |
-//! | allreduce | one exchange; above 8 nodes, fan-in of the inputs to node 0, which folds them in rank order; fan-out of the result | same, with signatures (every node of an exchange compares them all) |
-//! | reduce | fan-in of the inputs to the root, which folds them | as allreduce; the root keeps the result |
-//! | bcast | fan-out from the root | fan-in to node 0 (the root's data with its signature), fan-out |
-//! | allgather | one exchange; above 8 nodes, fan-in of the blocks to node 0, fan-out of them all | same, with signatures (every node of an exchange compares them all) |
-//! | all-to-all | one exchange; above 8 nodes, fan-in of the rows to node 0, fan-out of the whole matrix (each takes its column) | same, with signatures (every node of an exchange compares them all) |
+//! | barrier | one exchange; above 8 nodes, fan-in to node 0, fan-out | same, with signatures |
+//! | allreduce | one exchange; above 8 nodes, fan-in of the inputs to node 0, which folds them in rank order; fan-out of the result | same, with signatures |
+//! | reduce | fan-in of the inputs to the root, which folds them | one exchange, the root folding; above 8 nodes, as allreduce, the root keeping the result |
+//! | bcast | fan-out from the root | one exchange, the others reading the root's buffer; above 8 nodes, fan-in to node 0 (the root's data with its signature), fan-out |
+//! | allgather | one exchange; above 8 nodes, fan-in of the blocks to node 0, fan-out of them all | same, with signatures |
+//! | all-to-all | one exchange; above 8 nodes, fan-in of the rows to node 0, fan-out of the whole matrix (each takes its column) | same, with signatures |
 //!
 //! In check mode the signatures travel in the call's own buffers: in an
 //! exchange every node compares them all (`task::verdict`, the same
-//! verdict everywhere) before it reads any data; a fan-flow call starts
-//! with a fan-in of the signatures to node 0, which compares them and
-//! fans out the verdict with the result. The check costs no extra round.
-//! Where nodes disagree on the flow (one called a barrier, another a
-//! broadcast), node 0 publishes its signature in a fan flow and its
-//! verdict in an exchange, so every node meets the mismatch. A call that runs on messages (too large,
-//! another collective) still has its signatures checked on the board
-//! first ([`Comm::board_check`]), so that two nodes that disagree about
-//! a call — one on the board, one on messages — both get the mismatch.
+//! verdict everywhere) before it reads any data; a call of a fan-in
+//! starts with the signatures to node 0, which compares them and fans
+//! out the verdict with the result. The check costs no extra round. In
+//! check mode every call of a job of at most 8 nodes is an exchange, so
+//! nodes that called different collectives still meet in one. A call
+//! that runs on messages (too large, another collective) still has its
+//! signatures checked on the board first ([`Comm::board_check`]), so that
+//! two nodes that disagree about a call — one on the board, one on
+//! messages — both get the mismatch.
 //!
 //! Reductions fold in rank order (`((x0 ⊕ x1) ⊕ x2) …`), so they are
 //! right for operators that do not commute, and match a serial fold.
@@ -85,16 +86,20 @@ const EXCHANGE_NODES: usize = 8;
 const FAN_BYTES: usize = 1024;
 
 /// Whether a `kind` among `p` nodes runs as one exchange: every node
-/// publishes its part (and signature) and reads every other node's.
-fn exchanges(kind: Collective, p: usize) -> bool {
+/// publishes its part (and signature) and reads every other node's. A
+/// broadcast and a reduce without check mode take one hop as they are (a
+/// fan-out from the root, a fan-in to it), and nodes that need nothing
+/// from the others do not wait for them.
+fn exchanges(kind: Collective, p: usize, checked: bool) -> bool {
     p <= EXCHANGE_NODES
-        && matches!(
-            kind,
+        && match kind {
             Collective::Barrier
-                | Collective::Allreduce
-                | Collective::Allgather
-                | Collective::Alltoall
-        )
+            | Collective::Allreduce
+            | Collective::Allgather
+            | Collective::Alltoall => true,
+            Collective::Bcast | Collective::Reduce => checked,
+            _ => false,
+        }
 }
 
 /// The board bytes a call of `kind` among `p` nodes needs, each node
@@ -103,8 +108,8 @@ fn exchanges(kind: Collective, p: usize) -> bool {
 /// in an exchange each node's own part; in a fan-out, all of an
 /// allgather's blocks or the whole matrix of an all-to-all, which node 0
 /// hands out.
-fn board_need(kind: Collective, p: usize, bytes: usize) -> (usize, usize) {
-    if exchanges(kind, p) {
+fn board_need(kind: Collective, p: usize, bytes: usize, checked: bool) -> (usize, usize) {
+    if exchanges(kind, p, checked) {
         return (bytes, BOARD_BYTES);
     }
     let need = match kind {
@@ -250,7 +255,7 @@ impl Comm {
         if !forced && opts.algorithm != Algorithm::Auto {
             return Ok(None);
         }
-        let (need, most) = board_need(kind, self.size(), bytes);
+        let (need, most) = board_need(kind, self.size(), bytes, self.check_mode());
         let why = if !SERVED.contains(&kind) {
             format!("{} has no board form", kind.name())
         } else if align > 8 {
@@ -394,7 +399,7 @@ impl Comm {
         let me = b.me();
         let n = self.size();
         let kind = part.kind;
-        if exchanges(kind, n) {
+        if exchanges(kind, n, sig.is_some()) {
             return self.board_exchange(b, seq, part, op, sig);
         }
         let name = part.what;
@@ -468,15 +473,6 @@ impl Comm {
             };
             if let Some(s) = sig {
                 sigs[me * SIG_BYTES..(me + 1) * SIG_BYTES].copy_from_slice(&s.encode());
-                // Node 0's signature too, for a node that runs this call as
-                // an exchange (it called another collective: it reads the
-                // signatures, and fails). Nothing else reads this buffer,
-                // so node 0 waits for nobody before writing it again (a
-                // reader that late would find it torn and say so).
-                if n <= EXCHANGE_NODES {
-                    b.publish(Buf::Data, seq, 0, &words, &[], me);
-                    self.board_wake(b);
-                }
             }
             // Folded into the result when it goes out, else (a reduce
             // without check mode) into the root's output.
@@ -642,11 +638,14 @@ impl Comm {
         };
         self.board_data_reuse(b, name, seq)?;
         let bytes: &[u8] = bytemuck::cast_slice(part.input);
+        // What a node gives: its input (a broadcast's root: its buffer;
+        // the others, nothing).
         let give = if kind == Collective::Barrier {
             &[]
         } else {
             bytes
         };
+        let root = part.root;
         let words = sig.map(sig_words).unwrap_or_default();
         b.publish(Buf::Data, seq, 0, &words, give, EVERYONE);
         self.board_wake(b);
@@ -654,35 +653,33 @@ impl Comm {
             |j: usize| self.board_wait(b, name, j, &what(j), || b.posted(j, Buf::Data, seq));
         if let Some(s) = sig {
             // Every node compares every signature (the same verdict
-            // everywhere) before it touches anyone's data.
-            let mut all = [0u8; SIG_BYTES * EXCHANGE_NODES];
-            let sigs = &mut all[..n * SIG_BYTES];
-            sigs[me * SIG_BYTES..(me + 1) * SIG_BYTES].copy_from_slice(&s.encode());
+            // everywhere) before it touches anyone's data: the words first,
+            // and only when they differ the fields (a host's count, say,
+            // may differ and agree).
+            let mut same = true;
             for j in (0..n).filter(|&j| j != me) {
                 arrived(j)?;
                 let h = b
                     .read(j, Buf::Data, seq, &mut [])
                     .ok_or_else(|| torn(j, seq))?;
-                sig_into(sigs, j, h.sig);
+                same &= h.sig == words;
             }
-            if let Err(Error::CollectiveMismatch(t)) = verdict(sigs, false) {
-                if me == 0 {
-                    // A node that called a broadcast or a reduce (a fan-in
-                    // to node 0) waits for node 0's verdict.
-                    let text = &t.as_bytes()[..t.len().min(BOARD_BYTES)];
-                    b.publish(
-                        Buf::Result,
-                        seq,
-                        1 + text.len() as u64,
-                        &[0; SIG_WORDS],
-                        text,
-                        me,
-                    );
+            if !same {
+                let mut all = [0u8; SIG_BYTES * EXCHANGE_NODES];
+                let sigs = &mut all[..n * SIG_BYTES];
+                sigs[me * SIG_BYTES..(me + 1) * SIG_BYTES].copy_from_slice(&s.encode());
+                for j in (0..n).filter(|&j| j != me) {
+                    let h = b
+                        .read(j, Buf::Data, seq, &mut [])
+                        .ok_or_else(|| torn(j, seq))?;
+                    sig_into(sigs, j, h.sig);
                 }
-                b.set_consumed(seq);
-                b.settled(seq - 1);
-                self.board_wake(b);
-                return Err(Error::CollectiveMismatch(t));
+                if let Err(Error::CollectiveMismatch(t)) = verdict(sigs, false) {
+                    b.set_consumed(seq);
+                    b.settled(seq - 1);
+                    self.board_wake(b);
+                    return Err(Error::CollectiveMismatch(t));
+                }
             }
         }
         match kind {
@@ -707,7 +704,16 @@ impl Comm {
                     }
                 }
             }
-            Collective::Allreduce => {
+            Collective::Bcast => {
+                if let Some(r) = root.filter(|&r| r != me) {
+                    arrived(r)?;
+                    let out: &mut [u8] = bytemuck::cast_slice_mut(part.output);
+                    b.read(r, Buf::Data, seq, out).ok_or_else(|| torn(r, seq))?;
+                }
+            }
+            Collective::Allreduce | Collective::Reduce
+                if kind == Collective::Allreduce || root == Some(me) =>
+            {
                 let k = part.input.len();
                 // Where another node's input is read: on the stack, only as
                 // large as the call needs.
