@@ -258,6 +258,139 @@ fn shm_processes_board_collectives_match_serial_folds() {
     assert_eq!(out, vec![2 * 7 * 180; 4]);
 }
 
+/// `iters` rounds of the lending calls (allgather, all-to-all, bcast,
+/// reduce with an operator that does not commute) with pieces of 32 KiB
+/// and more, each checked against a serial fold; returns how many results
+/// were checked.
+fn lend_rounds(comm: &Comm, iters: usize, opts: &CollOpts) -> Result<usize, Error> {
+    let (me, n) = (comm.rank(), comm.size());
+    let mut checked = 0;
+    for it in 0..iters {
+        // 32 KiB, a little more, and 256 KiB of i64; an odd block of bytes.
+        let count = [4096usize, 4099, 32768][it % 3];
+        let root = (it * 5 + 1) % n;
+        let mine: Vec<i64> = (0..count).map(|i| val(me, i, it)).collect();
+        let mut all = vec![0i64; count * n];
+        comm.allgather_into_with(&mine, &mut all, opts)?;
+        let want: Vec<i64> = (0..n)
+            .flat_map(|r| (0..count).map(move |i| val(r, i, it)))
+            .collect();
+        assert!(all == want, "lent allgather, iteration {it}, rank {me}");
+        // All-to-all of odd-sized byte blocks: each starts inside a word.
+        let blk = (32 << 10) + 3 + it % 5;
+        let cell = |r: usize, q: usize, i: usize| (r * 131 + q * 17 + i * 7 + it) as u8;
+        let row: Vec<u8> = (0..n)
+            .flat_map(|q| (0..blk).map(move |i| cell(me, q, i)))
+            .collect();
+        let mut col = vec![0u8; blk * n];
+        comm.alltoall_into_with(&row, &mut col, opts)?;
+        let want: Vec<u8> = (0..n)
+            .flat_map(|r| (0..blk).map(move |i| cell(r, me, i)))
+            .collect();
+        assert!(col == want, "lent alltoall, iteration {it}, rank {me}");
+        let mut buf: Vec<i64> = if me == root {
+            (0..count).map(|i| val(root, i, it) * 5).collect()
+        } else {
+            vec![3; count]
+        };
+        comm.bcast_with(&mut buf, root, opts)?;
+        assert!(
+            buf.iter()
+                .enumerate()
+                .all(|(i, &v)| v == val(root, i, it) * 5),
+            "lent bcast, iteration {it}, root {root}, rank {me}"
+        );
+        let k = count / 2;
+        let maps: Vec<Affine> = (0..k).map(|i| affine(me, i, it)).collect();
+        let mut got = vec![Loc { value: 0, index: 0 }; if me == root { k } else { 0 }];
+        comm.reduce_into_with(&maps, &mut got, UserOp::ordered(compose), root, opts)?;
+        if me == root {
+            let serial: Vec<Affine> = (0..k)
+                .map(|i| (1..n).fold(affine(0, i, it), |acc, r| compose(acc, affine(r, i, it))))
+                .collect();
+            assert!(
+                got == serial,
+                "lent ordered reduce, iteration {it}, root {root}"
+            );
+        }
+        checked += 4;
+    }
+    Ok(checked)
+}
+
+/// Pieces of 32 KiB and more are lent on shared memory (read with
+/// `process_vm_readv`), here in a segment shared by threads, check mode on
+/// and off; selection names the board for them there and not on threads,
+/// and forcing it on threads says why.
+#[test]
+fn shm_lends_large_pieces() {
+    watchdog("board_lends", || {
+        for n in [2, 3] {
+            let out = hypercomm::run_on(TransportKind::Shm, n, |comm| {
+                let mut total = 0;
+                for check in [true, false] {
+                    comm.set_check(check);
+                    let auto = CollOpts::default();
+                    for c in [Collective::Allgather, Collective::Bcast, Collective::Reduce] {
+                        let a = comm.chosen_algorithm(c, 32 << 10, &auto, true)?;
+                        assert_eq!(a, Algorithm::Board, "{c:?} of 32 KiB on shm");
+                    }
+                    total += lend_rounds(comm, 9, &board())?;
+                    total += lend_rounds(comm, 3, &auto)?;
+                }
+                Ok::<_, Error>(total)
+            })
+            .unwrap();
+            assert_eq!(out, vec![2 * 4 * 12; n]);
+        }
+        hypercomm::run_on(TransportKind::Thread, 2, |comm| {
+            let a =
+                comm.chosen_algorithm(Collective::Allgather, 32 << 10, &CollOpts::default(), true)?;
+            assert_ne!(a, Algorithm::Board, "threads have no lends");
+            let e = comm
+                .bcast_with(&mut vec![0u8; 32 << 10], 0, &board())
+                .unwrap_err();
+            assert!(e.to_string().contains("32768 bytes"), "{e}");
+            Ok::<_, Error>(())
+        })
+        .unwrap();
+    });
+}
+
+/// Lends among real processes (3 of them), check mode on and off, and a
+/// lent call against a call on the board's buffers in check mode.
+#[test]
+fn shm_processes_lend_large_pieces() {
+    let test = "shm_processes_lend_large_pieces";
+    let out = Processes::new(3)
+        .transport(TransportKind::Shm)
+        .key(test)
+        .args([test, "--exact", "--nocapture", "--test-threads=1", "-q"])
+        .timeout(Duration::from_secs(120))
+        .run(|comm| {
+            let comm = comm.with_timeout(Some(Duration::from_secs(30)));
+            let mut total = 0;
+            for check in [true, false] {
+                comm.set_check(check);
+                total += lend_rounds(&comm, 12, &board())?;
+            }
+            // A lent call against a call on the board's buffers, in check
+            // mode: both meet the mismatch.
+            comm.set_check(true);
+            let me = comm.rank();
+            let count = if me == 1 { 8 } else { 8192 };
+            let mut all = vec![0i64; count * 3];
+            let e = comm
+                .allgather_into(&vec![1i64; count], &mut all)
+                .unwrap_err();
+            assert!(e.to_string().contains("count"), "{e}");
+            comm.barrier()?;
+            Ok::<_, Error>(total)
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out, vec![2 * 4 * 12; 3]);
+}
+
 /// In check mode, a call on the board and one on messages (too large for
 /// the board, or another collective) meet: every rank gets the mismatch,
 /// naming what differs, and the job goes on with calls that agree.

@@ -22,11 +22,12 @@
 //!   non-blocking state machine, over buffers borrowed for the call.
 //! * `task.rs`: check mode (a signature exchange beside the schedule), the
 //!   finishing step, and the task that blocking and non-blocking calls share.
-//! * `board.rs`: small blocking barrier, bcast, reduce, allreduce,
-//!   allgather and all-to-all of the world's nodes through the transport's
-//!   shared-memory board (threads, shm) instead of messages, their check-mode signatures in the same
-//!   buffers; `native.rs`: calls handed to the transport library's own
-//!   collectives (MPI).
+//! * `board/`: blocking barrier, bcast, reduce, allreduce, allgather and
+//!   all-to-all of the world's nodes through the transport's shared-memory
+//!   board (threads, shm) instead of messages, small ones in its buffers,
+//!   large pieces lent and copied once (shm), their check-mode signatures
+//!   in the same buffers; `native.rs`: calls handed to the transport
+//!   library's own collectives (MPI).
 //! * [`ops`]: element types and operators.
 //! * [`select`] (a folder): PICL `setarc0` topology setting, per-call
 //!   algorithm choice over the registry with the transport's costs, and the
@@ -54,7 +55,7 @@
 //! beside the call's first round; traced, it runs the task to completion on
 //! its own stack. Both send the same messages, so ranks may differ. Before
 //! any of that, a blocking call that the shared-memory board serves runs
-//! there instead (`board.rs`: every node takes the same path, as the
+//! there instead (`board/`: every node takes the same path, as the
 //! choice depends only on the call); on a communicator with a board, the
 //! check-mode exchange of a call on messages runs on the board too.
 //!

@@ -98,6 +98,15 @@ pub enum Buf {
     Result,
 }
 
+/// Copies out of another endpoint's memory, which a lend on the board
+/// needs (shared memory: `process_vm_readv`). The kernel makes the copy,
+/// so an address the other endpoint no longer maps is an error, never
+/// undefined behaviour.
+pub trait PeerRead {
+    /// Copy `out.len()` bytes at `addr` of endpoint `e` into `out`.
+    fn read_peer(&self, e: usize, addr: usize, out: &mut [u8]) -> std::io::Result<()>;
+}
+
 /// One endpoint's view of the board.
 #[derive(Clone, Copy)]
 pub struct Board<'a> {
@@ -105,6 +114,8 @@ pub struct Board<'a> {
     local: &'a BoardLocal,
     me: usize,
     endpoints: usize,
+    /// How to copy what other endpoints lend (none: no lends).
+    reader: Option<&'a dyn PeerRead>,
 }
 
 /// What was read from a buffer besides its payload.
@@ -131,7 +142,79 @@ impl<'a> Board<'a> {
             local,
             me,
             endpoints,
+            reader: None,
         })
+    }
+
+    /// This board with lends, copied by `reader` (every endpoint of the job
+    /// must have one, or none: the calls' flows depend on it).
+    pub fn with_reader(self, reader: &'a dyn PeerRead) -> Board<'a> {
+        Board {
+            reader: Some(reader),
+            ..self
+        }
+    }
+
+    /// Whether endpoints may lend buffers to each other on this board.
+    pub fn can_lend(&self) -> bool {
+        self.reader.is_some()
+    }
+
+    /// Publish this endpoint's data buffer for call `seq` as a lend of
+    /// `bytes` (their address and length) with signature `sig`; others copy
+    /// from it with [`Board::read_lent`]. The caller keeps `bytes` alive and
+    /// unchanged until every reader has consumed call `seq`, or withdraws
+    /// the lend first ([`Board::withdraw`]).
+    pub fn lend(&self, seq: u64, sig: &[u64; SIG_WORDS], bytes: &[u8]) {
+        let mut rec = [0u8; 16];
+        rec[..8].copy_from_slice(&(bytes.as_ptr() as u64).to_le_bytes());
+        rec[8..].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
+        self.publish(Buf::Data, seq, 0, sig, &rec, EVERYONE);
+    }
+
+    /// Copy `out.len()` bytes from byte `at` on of what endpoint `e` lent
+    /// for call `seq` (published). The error says what went wrong: no
+    /// lends here, a lend too short, a failed copy, or a lend withdrawn
+    /// while it was read (what was copied may be torn: not to be used).
+    pub fn read_lent(&self, e: usize, seq: u64, at: usize, out: &mut [u8]) -> Result<(), String> {
+        let Some(reader) = self.reader else {
+            return Err("this board has no lends".into());
+        };
+        let mut rec = [0u8; 16];
+        let gone = || format!("rank {e} withdrew its lend of board call {seq}");
+        self.read(e, Buf::Data, seq, &mut rec).ok_or_else(gone)?;
+        let word = |k: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&rec[8 * k..8 * k + 8]);
+            u64::from_le_bytes(w) as usize
+        };
+        let (addr, len) = (word(0), word(1));
+        if at.checked_add(out.len()).is_none_or(|end| end > len) {
+            return Err(format!(
+                "rank {e} lent {len} bytes for board call {seq}; {} were wanted from byte {at}",
+                out.len()
+            ));
+        }
+        reader
+            .read_peer(e, addr + at, out)
+            .map_err(|err| format!("copying what rank {e} lent for board call {seq}: {err}"))?;
+        // The lend still stands: a lender that gives up withdraws it before
+        // its buffer can change (`withdraw`).
+        fence(Ordering::SeqCst);
+        if self.buf(e, Buf::Data, seq)[B_SEQ].load(Ordering::Relaxed) != seq {
+            return Err(gone());
+        }
+        Ok(())
+    }
+
+    /// Withdraw this endpoint's data buffer of call `seq` (a lend given up
+    /// before its readers were done): a reader that copies from it after
+    /// this finds it gone, and one that copied before has what it lent.
+    pub fn withdraw(&self, seq: u64) {
+        let b = self.buf(self.me, Buf::Data, seq);
+        b[B_SEQ].store(0, Ordering::Relaxed);
+        // Before anything the caller does to the lent buffer next.
+        fence(Ordering::SeqCst);
     }
 
     /// This endpoint.
@@ -431,6 +514,42 @@ mod tests {
                 assert_eq!(out, &data[at..at + len], "at {at}, {len} bytes");
             }
         }
+    }
+
+    /// Memory of "another endpoint": a slice whose address stands for it.
+    struct Slice(Vec<u8>);
+    impl PeerRead for Slice {
+        fn read_peer(&self, _e: usize, addr: usize, out: &mut [u8]) -> std::io::Result<()> {
+            let at = addr - self.0.as_ptr() as usize;
+            out.copy_from_slice(&self.0[at..at + out.len()]);
+            Ok(())
+        }
+    }
+
+    /// A lend is read from any offset within it; a read past its end, or
+    /// of a lend withdrawn, is an error that says so; a board without a
+    /// reader has no lends.
+    #[test]
+    fn lends_are_read_within_bounds_until_withdrawn() {
+        let mem = board_memory(2);
+        let l = [BoardLocal::default(), BoardLocal::default()];
+        let lent = Slice((0..200u32).map(|i| (i * 3) as u8).collect());
+        let (a, b) = (
+            Board::new(&mem, &l[0], 0, 2).unwrap().with_reader(&lent),
+            Board::new(&mem, &l[1], 1, 2).unwrap().with_reader(&lent),
+        );
+        assert!(!Board::new(&mem, &l[1], 1, 2).unwrap().can_lend());
+        let s = a.begin();
+        a.lend(s, &[7, 0, 0, 0], &lent.0);
+        assert_eq!(b.read(0, Buf::Data, s, &mut []).unwrap().sig, [7, 0, 0, 0]);
+        let mut out = [0u8; 17];
+        b.read_lent(0, s, 183, &mut out).unwrap();
+        assert_eq!(&out[..], &lent.0[183..200]);
+        let e = b.read_lent(0, s, 184, &mut out).unwrap_err();
+        assert!(e.contains("lent 200 bytes"), "{e}");
+        a.withdraw(s);
+        let e = b.read_lent(0, s, 0, &mut out).unwrap_err();
+        assert!(e.contains("withdrew"), "{e}");
     }
 
     /// A sleeper is found by a publisher and no longer once it woke.

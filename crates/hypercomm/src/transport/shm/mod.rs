@@ -185,6 +185,13 @@ pub struct ShmEndpoint {
     board: BoardLocal,
 }
 
+impl super::board::PeerRead for ShmEndpoint {
+    fn read_peer(&self, e: usize, addr: usize, out: &mut [u8]) -> std::io::Result<()> {
+        let pid = self.map.pid(e).load(Ordering::Relaxed) as i32;
+        sys::read_remote(pid, addr, out)
+    }
+}
+
 impl ShmEndpoint {
     /// Map the segment `fd` (made by [`create_segment`] for `endpoints`
     /// endpoints) and join as endpoint `me`.
@@ -533,7 +540,14 @@ impl Transport for ShmEndpoint {
 
     #[inline]
     fn board(&self) -> Option<Board<'_>> {
-        Board::new(self.map.board(), &self.board, self.me, self.n)
+        let b = Board::new(self.map.board(), &self.board, self.me, self.n)?;
+        // Lends where the segment's creator allowed them (the same answer
+        // on every endpoint, whenever it asks).
+        Some(if self.map.board_lends() {
+            b.with_reader(self)
+        } else {
+            b
+        })
     }
 
     fn set_waiting(&self, what: Option<&str>) {

@@ -4,7 +4,7 @@
 //! ```text
 //! 0        header: magic, version, endpoints, geometry; abort word + text;
 //!          count of ended endpoints, deadlock text and the lock of its
-//!          declaration
+//!          declaration; whether board calls may lend buffers
 //! 4096     endpoint records, EP_REC bytes each: state, pid, cma flag,
 //!          futex word + sleeping flag, "waiting for" text, doorbell
 //!          (slots written to this endpoint, in jobs of more than
@@ -67,6 +67,7 @@ pub(super) const H_ABORT_TEXT: usize = 128;
 const H_ENDS: usize = 32;
 const H_DEADLOCK_LEN: usize = 40;
 const H_DECLARING: usize = 48;
+const H_BOARD_LENDS: usize = 52;
 const H_DEADLOCK_TEXT: usize = H_ABORT_TEXT + ABORT_TEXT;
 
 // Endpoint record fields (relative).
@@ -266,6 +267,12 @@ impl Mapping {
     pub(super) fn ends(&self) -> &AtomicU64 {
         self.at(H_ENDS)
     }
+    /// Whether the board's calls may lend buffers, read with
+    /// `process_vm_readv` (decided once, by the segment's creator, so that
+    /// every endpoint runs the same flows).
+    pub(super) fn board_lends(&self) -> bool {
+        self.at::<AtomicU32>(H_BOARD_LENDS).load(Ordering::Relaxed) != 0
+    }
     /// Held (1) by the endpoint declaring a deadlock, so that one
     /// declaration writes the deadlock text at a time.
     pub(super) fn declaring(&self) -> &AtomicU32 {
@@ -448,6 +455,12 @@ pub(super) fn create(endpoints: usize) -> io::Result<OwnedFd> {
         .store(SLOTS as u32, Ordering::Relaxed);
     map.at::<AtomicU32>(H_LENDS)
         .store(LENDS as u32, Ordering::Relaxed);
+    // Lends on the board where this process can read memory with
+    // process_vm_readv (its environment's HYPERCOMM_SHM_CMA=0 says no).
+    let lends = std::env::var("HYPERCOMM_SHM_CMA").map_or(true, |v| v.trim() != "0")
+        && super::sys::enable_cma();
+    map.at::<AtomicU32>(H_BOARD_LENDS)
+        .store(lends as u32, Ordering::Relaxed);
     map.at::<AtomicU64>(H_MAGIC).store(MAGIC, Ordering::Release);
     Ok(fd)
 }

@@ -4,8 +4,16 @@
 //! communicator, on the transports whose ranks share memory (threads,
 //! shm).
 //!
-//! A call runs in one of two flows:
+//! A call runs in one of three flows:
 //!
+//! * **Lends** (allgather, all-to-all, bcast and reduce among at most
+//!   [`EXCHANGE_NODES`] nodes whose pieces — a block, a broadcast's
+//!   buffer, a reduce's input — are at least [`lend::LEND_MIN`] bytes, on
+//!   shared memory where the segment allows `process_vm_readv`): every
+//!   node publishes where its buffer is (and its signature); the nodes
+//!   that need a piece copy it straight from the lender's memory, one
+//!   copy; a lender returns once its readers have consumed the call
+//!   (`lend.rs`).
 //! * **One exchange** (barrier, allreduce, allgather and all-to-all, and
 //!   in check mode bcast and reduce too, among at most [`EXCHANGE_NODES`]
 //!   nodes; what each node gives at most [`BOARD_BYTES`]): every node
@@ -52,10 +60,14 @@
 //! detection as for messages): a node about to block raises its flag on
 //! the board, and whoever publishes wakes it with a frame.
 //!
-//! Not done yet: sub-communicators (each would need its own board, agreed
-//! among its members) and non-blocking calls run on messages; a tree of
-//! collectors for jobs of many nodes; pipelined copies through the board
-//! for larger messages.
+//! Files: `mod.rs` (selection, the fan-in and fan-out, waits),
+//! `exchange.rs` (the exchange and the signature check of every node),
+//! `lend.rs` (lends).
+//!
+//! Not done yet: lends on threads; sub-communicators (each would need
+//! its own board, agreed among its members) and non-blocking calls run on
+//! messages; a tree of collectors for jobs of many nodes; allreduce by
+//! lends.
 
 use super::call::{Call, Parts};
 use super::ops::{Element, Operator};
@@ -63,9 +75,14 @@ use super::select::{Algorithm, CollOpts, Collective, Topology};
 use super::task::{verdict, Signature, SIG_BYTES};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
-use crate::transport::board::{Board, Buf, BOARD_BYTES, BOARD_RANKS, EVERYONE, SIG_WORDS};
+use crate::transport::board::{Board, Buf, BOARD_BYTES, BOARD_RANKS, SIG_WORDS};
 use crate::transport::Transport;
 use crate::wire::Kind;
+
+mod exchange;
+mod lend;
+
+use lend::lends;
 
 /// The collectives the board serves.
 const SERVED: [Collective; 6] = [
@@ -256,11 +273,13 @@ impl Comm {
             return Ok(None);
         }
         let (need, most) = board_need(kind, self.size(), bytes, self.check_mode());
+        let board = self.board_for_parts(parts);
+        let lent = board.is_some_and(|b| b.can_lend()) && lends(kind, self.size(), bytes);
         let why = if !SERVED.contains(&kind) {
             format!("{} has no board form", kind.name())
         } else if align > 8 {
             format!("elements aligned to {align} bytes do not fit the board's words")
-        } else if need > most {
+        } else if need > most && !lent {
             format!("{need} bytes do not fit the board's {most}")
         } else if opts.reproducible {
             "reproducible mode runs the fixed schedule".into()
@@ -270,7 +289,7 @@ impl Comm {
                 self.topology()
             )
         } else {
-            match self.board_for_parts(parts) {
+            match board {
                 Some(b) => return Ok(Some(b)),
                 None => "only the world communicator's node calls on threads and shm (of at most 64 nodes) have a board".into(),
             }
@@ -399,6 +418,14 @@ impl Comm {
         let me = b.me();
         let n = self.size();
         let kind = part.kind;
+        let given = if matches!(kind, Collective::Allgather | Collective::Alltoall) {
+            std::mem::size_of_val(part.input)
+        } else {
+            std::mem::size_of_val(part.input).max(std::mem::size_of_val(part.output))
+        };
+        if b.can_lend() && lends(kind, n, given) {
+            return self.board_lend(b, seq, part, op, sig);
+        }
         if exchanges(kind, n, sig.is_some()) {
             return self.board_exchange(b, seq, part, op, sig);
         }
@@ -598,160 +625,6 @@ impl Comm {
                 take_result(kind, (me, n), result, part.output);
             }
         }
-        Ok(())
-    }
-
-    /// Before this node writes its data buffer for call `seq`: wait until
-    /// what read it last (the collector of a call two before, or every
-    /// other node after an exchange) is done with it.
-    fn board_data_reuse(&self, b: Board<'_>, name: &str, seq: u64) -> Result<()> {
-        let Some((c, s)) = b.data_reuse(seq) else {
-            return Ok(());
-        };
-        let all = c == EVERYONE;
-        for j in (0..b.endpoints()).filter(|&j| j != b.me() && (all || j == c)) {
-            let what = || format!("rank {j} on the shared-memory board ({name}, board call {s})");
-            self.board_wait(b, name, j, &what, || b.consumed(j) >= s)?;
-        }
-        Ok(())
-    }
-
-    /// A call run as one exchange (check mode off, at most
-    /// [`EXCHANGE_NODES`] nodes): every node publishes what it gives in
-    /// its data buffer and reads what it needs from every other node's —
-    /// one hop, where a fan-in and a fan-out take two. A barrier reads
-    /// nothing; an allgather reads each block straight into its place; an
-    /// all-to-all reads block `me` of each row; an allreduce reads every
-    /// input and folds them in rank order, so that every node computes
-    /// the same result as a serial fold.
-    fn board_exchange<T: Element, O: Operator<T>>(
-        &self,
-        b: Board<'_>,
-        seq: u64,
-        part: Part<'_, T>,
-        op: Option<&O>,
-        sig: Option<&Signature>,
-    ) -> Result<()> {
-        let (me, n, kind, name) = (b.me(), self.size(), part.kind, part.what);
-        let what = |j: usize| {
-            move || format!("rank {j} on the shared-memory board ({name}, board call {seq})")
-        };
-        self.board_data_reuse(b, name, seq)?;
-        let bytes: &[u8] = bytemuck::cast_slice(part.input);
-        // What a node gives: its input (a broadcast's root: its buffer;
-        // the others, nothing).
-        let give = if kind == Collective::Barrier {
-            &[]
-        } else {
-            bytes
-        };
-        let root = part.root;
-        let words = sig.map(sig_words).unwrap_or_default();
-        b.publish(Buf::Data, seq, 0, &words, give, EVERYONE);
-        self.board_wake(b);
-        let arrived =
-            |j: usize| self.board_wait(b, name, j, &what(j), || b.posted(j, Buf::Data, seq));
-        if let Some(s) = sig {
-            // Every node compares every signature (the same verdict
-            // everywhere) before it touches anyone's data: the words first,
-            // and only when they differ the fields (a host's count, say,
-            // may differ and agree).
-            let mut same = true;
-            for j in (0..n).filter(|&j| j != me) {
-                arrived(j)?;
-                let h = b
-                    .read(j, Buf::Data, seq, &mut [])
-                    .ok_or_else(|| torn(j, seq))?;
-                same &= h.sig == words;
-            }
-            if !same {
-                let mut all = [0u8; SIG_BYTES * EXCHANGE_NODES];
-                let sigs = &mut all[..n * SIG_BYTES];
-                sigs[me * SIG_BYTES..(me + 1) * SIG_BYTES].copy_from_slice(&s.encode());
-                for j in (0..n).filter(|&j| j != me) {
-                    let h = b
-                        .read(j, Buf::Data, seq, &mut [])
-                        .ok_or_else(|| torn(j, seq))?;
-                    sig_into(sigs, j, h.sig);
-                }
-                if let Err(Error::CollectiveMismatch(t)) = verdict(sigs, false) {
-                    b.set_consumed(seq);
-                    b.settled(seq - 1);
-                    self.board_wake(b);
-                    return Err(Error::CollectiveMismatch(t));
-                }
-            }
-        }
-        match kind {
-            Collective::Allgather | Collective::Alltoall => {
-                let out: &mut [u8] = bytemuck::cast_slice_mut(part.output);
-                let blk = out.len() / n.max(1);
-                // An allgather's block is all a node gives; an all-to-all's,
-                // the block of its row that is for this node.
-                let from = if kind == Collective::Allgather {
-                    0
-                } else {
-                    me * blk
-                };
-                for j in 0..n {
-                    let at = j * blk..(j + 1) * blk;
-                    if j == me {
-                        out[at].copy_from_slice(&bytes[from..from + blk]);
-                    } else {
-                        arrived(j)?;
-                        b.read_at(j, Buf::Data, seq, from, &mut out[at])
-                            .ok_or_else(|| torn(j, seq))?;
-                    }
-                }
-            }
-            Collective::Bcast => {
-                if let Some(r) = root.filter(|&r| r != me) {
-                    arrived(r)?;
-                    let out: &mut [u8] = bytemuck::cast_slice_mut(part.output);
-                    b.read(r, Buf::Data, seq, out).ok_or_else(|| torn(r, seq))?;
-                }
-            }
-            Collective::Allreduce | Collective::Reduce
-                if kind == Collective::Allreduce || root == Some(me) =>
-            {
-                let k = part.input.len();
-                // Where another node's input is read: on the stack, only as
-                // large as the call needs.
-                let (mut small, mut large);
-                let scratch: &mut [u64] = if bytes.len() <= 8 * SMALL_WORDS {
-                    small = [0u64; SMALL_WORDS];
-                    &mut small
-                } else {
-                    large = [0u64; BOARD_BYTES / 8];
-                    &mut large
-                };
-                for j in 0..n {
-                    let theirs: &[T] = if j == me {
-                        part.input
-                    } else {
-                        arrived(j)?;
-                        b.read(j, Buf::Data, seq, &mut bytes_of(scratch)[..bytes.len()])
-                            .ok_or_else(|| torn(j, seq))?;
-                        elems(scratch, k)
-                    };
-                    if j == 0 {
-                        part.output.copy_from_slice(theirs);
-                    } else if let Some(op) = op {
-                        fold(part.output, theirs, op);
-                    }
-                }
-            }
-            _ => {
-                for j in (0..n).filter(|&j| j != me) {
-                    arrived(j)?;
-                }
-            }
-        }
-        b.set_consumed(seq);
-        // Every node published this call, so each is done with the one
-        // before: whatever read this node's buffers then has finished.
-        b.settled(seq - 1);
-        self.board_wake(b);
         Ok(())
     }
 

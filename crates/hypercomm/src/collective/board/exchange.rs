@@ -1,0 +1,186 @@
+//! The board's exchange: every node publishes its part (and signature)
+//! and reads what it needs from every other node's (see the parent
+//! module's docs), and the check of every node's signature that starts
+//! an exchange or a lend in check mode.
+
+use super::{bytes_of, elems, fold, sig_into, sig_words, torn, Part, EXCHANGE_NODES, SMALL_WORDS};
+use crate::collective::ops::{Element, Operator};
+use crate::collective::select::Collective;
+use crate::collective::task::{verdict, Signature, SIG_BYTES};
+use crate::comm::Comm;
+use crate::error::{Error, Result};
+use crate::transport::board::{Board, Buf, BOARD_BYTES, EVERYONE, SIG_WORDS};
+
+impl Comm {
+    /// Before this node writes its data buffer for call `seq`: wait until
+    /// what read it last (the collector of a call two before, or every
+    /// other node after an exchange) is done with it.
+    pub(super) fn board_data_reuse(&self, b: Board<'_>, name: &str, seq: u64) -> Result<()> {
+        let Some((c, s)) = b.data_reuse(seq) else {
+            return Ok(());
+        };
+        let all = c == EVERYONE;
+        for j in (0..b.endpoints()).filter(|&j| j != b.me() && (all || j == c)) {
+            let what = || format!("rank {j} on the shared-memory board ({name}, board call {s})");
+            self.board_wait(b, name, j, &what, || b.consumed(j) >= s)?;
+        }
+        Ok(())
+    }
+
+    /// In check mode, once this node published call `seq` with signature
+    /// `sig` (`words` on the board): compare every node's (the same
+    /// verdict everywhere) before anyone's data is touched; the words
+    /// first, and only when they differ the fields (a host's count, say,
+    /// may differ and agree). A mismatch ends this node's part of the call.
+    pub(super) fn board_agree(
+        &self,
+        b: Board<'_>,
+        name: &str,
+        seq: u64,
+        sig: &Signature,
+        words: &[u64; SIG_WORDS],
+    ) -> Result<()> {
+        let (me, n) = (b.me(), self.size());
+        let mut same = true;
+        for j in (0..n).filter(|&j| j != me) {
+            let what = || format!("rank {j} on the shared-memory board ({name}, board call {seq})");
+            self.board_wait(b, name, j, &what, || b.posted(j, Buf::Data, seq))?;
+            let h = b
+                .read(j, Buf::Data, seq, &mut [])
+                .ok_or_else(|| torn(j, seq))?;
+            same &= h.sig == *words;
+        }
+        if same {
+            return Ok(());
+        }
+        let mut all = [0u8; SIG_BYTES * EXCHANGE_NODES];
+        let sigs = &mut all[..n * SIG_BYTES];
+        sigs[me * SIG_BYTES..(me + 1) * SIG_BYTES].copy_from_slice(&sig.encode());
+        for j in (0..n).filter(|&j| j != me) {
+            let h = b
+                .read(j, Buf::Data, seq, &mut [])
+                .ok_or_else(|| torn(j, seq))?;
+            sig_into(sigs, j, h.sig);
+        }
+        match verdict(sigs, false) {
+            Err(Error::CollectiveMismatch(t)) => {
+                b.set_consumed(seq);
+                b.settled(seq - 1);
+                self.board_wake(b);
+                Err(Error::CollectiveMismatch(t))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// A call run as one exchange (check mode off, at most
+    /// [`EXCHANGE_NODES`] nodes): every node publishes what it gives in
+    /// its data buffer and reads what it needs from every other node's —
+    /// one hop, where a fan-in and a fan-out take two. A barrier reads
+    /// nothing; an allgather reads each block straight into its place; an
+    /// all-to-all reads block `me` of each row; an allreduce reads every
+    /// input and folds them in rank order, so that every node computes
+    /// the same result as a serial fold.
+    pub(super) fn board_exchange<T: Element, O: Operator<T>>(
+        &self,
+        b: Board<'_>,
+        seq: u64,
+        part: Part<'_, T>,
+        op: Option<&O>,
+        sig: Option<&Signature>,
+    ) -> Result<()> {
+        let (me, n, kind, name) = (b.me(), self.size(), part.kind, part.what);
+        let what = |j: usize| {
+            move || format!("rank {j} on the shared-memory board ({name}, board call {seq})")
+        };
+        self.board_data_reuse(b, name, seq)?;
+        let bytes: &[u8] = bytemuck::cast_slice(part.input);
+        // What a node gives: its input (a broadcast's root: its buffer;
+        // the others, nothing).
+        let give = if kind == Collective::Barrier {
+            &[]
+        } else {
+            bytes
+        };
+        let root = part.root;
+        let words = sig.map(sig_words).unwrap_or_default();
+        b.publish(Buf::Data, seq, 0, &words, give, EVERYONE);
+        self.board_wake(b);
+        let arrived =
+            |j: usize| self.board_wait(b, name, j, &what(j), || b.posted(j, Buf::Data, seq));
+        if let Some(s) = sig {
+            self.board_agree(b, name, seq, s, &words)?;
+        }
+        match kind {
+            Collective::Allgather | Collective::Alltoall => {
+                let out: &mut [u8] = bytemuck::cast_slice_mut(part.output);
+                let blk = out.len() / n.max(1);
+                // An allgather's block is all a node gives; an all-to-all's,
+                // the block of its row that is for this node.
+                let from = if kind == Collective::Allgather {
+                    0
+                } else {
+                    me * blk
+                };
+                for j in 0..n {
+                    let at = j * blk..(j + 1) * blk;
+                    if j == me {
+                        out[at].copy_from_slice(&bytes[from..from + blk]);
+                    } else {
+                        arrived(j)?;
+                        b.read_at(j, Buf::Data, seq, from, &mut out[at])
+                            .ok_or_else(|| torn(j, seq))?;
+                    }
+                }
+            }
+            Collective::Bcast => {
+                if let Some(r) = root.filter(|&r| r != me) {
+                    arrived(r)?;
+                    let out: &mut [u8] = bytemuck::cast_slice_mut(part.output);
+                    b.read(r, Buf::Data, seq, out).ok_or_else(|| torn(r, seq))?;
+                }
+            }
+            Collective::Allreduce | Collective::Reduce
+                if kind == Collective::Allreduce || root == Some(me) =>
+            {
+                let k = part.input.len();
+                // Where another node's input is read: on the stack, only as
+                // large as the call needs.
+                let (mut small, mut large);
+                let scratch: &mut [u64] = if bytes.len() <= 8 * SMALL_WORDS {
+                    small = [0u64; SMALL_WORDS];
+                    &mut small
+                } else {
+                    large = [0u64; BOARD_BYTES / 8];
+                    &mut large
+                };
+                for j in 0..n {
+                    let theirs: &[T] = if j == me {
+                        part.input
+                    } else {
+                        arrived(j)?;
+                        b.read(j, Buf::Data, seq, &mut bytes_of(scratch)[..bytes.len()])
+                            .ok_or_else(|| torn(j, seq))?;
+                        elems(scratch, k)
+                    };
+                    if j == 0 {
+                        part.output.copy_from_slice(theirs);
+                    } else if let Some(op) = op {
+                        fold(part.output, theirs, op);
+                    }
+                }
+            }
+            _ => {
+                for j in (0..n).filter(|&j| j != me) {
+                    arrived(j)?;
+                }
+            }
+        }
+        b.set_consumed(seq);
+        // Every node published this call, so each is done with the one
+        // before: whatever read this node's buffers then has finished.
+        b.settled(seq - 1);
+        self.board_wake(b);
+        Ok(())
+    }
+}
