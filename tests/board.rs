@@ -266,8 +266,9 @@ fn lend_rounds(comm: &Comm, iters: usize, opts: &CollOpts) -> Result<usize, Erro
     let (me, n) = (comm.rank(), comm.size());
     let mut checked = 0;
     for it in 0..iters {
-        // 32 KiB, a little more, and 256 KiB of i64; an odd block of bytes.
-        let count = [4096usize, 4099, 32768][it % 3];
+        // 32 KiB, a little more, and 512 KiB of i64 (the reduce's maps
+        // then fill 512 KiB: split among the nodes).
+        let count = [4096usize, 4099, 65536][it % 3];
         let root = (it * 5 + 1) % n;
         let mine: Vec<i64> = (0..count).map(|i| val(me, i, it)).collect();
         let mut all = vec![0i64; count * n];

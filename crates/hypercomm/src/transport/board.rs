@@ -160,29 +160,35 @@ impl<'a> Board<'a> {
         self.reader.is_some()
     }
 
-    /// Publish this endpoint's data buffer for call `seq` as a lend of
+    /// Publish this endpoint's `which` buffer for call `seq` as a lend of
     /// `bytes` (their address and length) with signature `sig`; others copy
     /// from it with [`Board::read_lent`]. The caller keeps `bytes` alive and
-    /// unchanged until every reader has consumed call `seq`, or withdraws
+    /// unchanged until every reader is done with call `seq`, or withdraws
     /// the lend first ([`Board::withdraw`]).
-    pub fn lend(&self, seq: u64, sig: &[u64; SIG_WORDS], bytes: &[u8]) {
+    pub fn lend(&self, which: Buf, seq: u64, sig: &[u64; SIG_WORDS], bytes: &[u8]) {
         let mut rec = [0u8; 16];
         rec[..8].copy_from_slice(&(bytes.as_ptr() as u64).to_le_bytes());
         rec[8..].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
-        self.publish(Buf::Data, seq, 0, sig, &rec, EVERYONE);
+        self.publish(which, seq, 0, sig, &rec, EVERYONE);
     }
 
     /// Copy `out.len()` bytes from byte `at` on of what endpoint `e` lent
     /// for call `seq` (published). The error says what went wrong: no
     /// lends here, a lend too short, a failed copy, or a lend withdrawn
     /// while it was read (what was copied may be torn: not to be used).
-    pub fn read_lent(&self, e: usize, seq: u64, at: usize, out: &mut [u8]) -> Result<(), String> {
+    pub fn read_lent(
+        &self,
+        (e, which): (usize, Buf),
+        seq: u64,
+        at: usize,
+        out: &mut [u8],
+    ) -> Result<(), String> {
         let Some(reader) = self.reader else {
             return Err("this board has no lends".into());
         };
         let mut rec = [0u8; 16];
         let gone = || format!("rank {e} withdrew its lend of board call {seq}");
-        self.read(e, Buf::Data, seq, &mut rec).ok_or_else(gone)?;
+        self.read(e, which, seq, &mut rec).ok_or_else(gone)?;
         let word = |k: usize| {
             let mut w = [0u8; 8];
             w.copy_from_slice(&rec[8 * k..8 * k + 8]);
@@ -201,17 +207,17 @@ impl<'a> Board<'a> {
         // The lend still stands: a lender that gives up withdraws it before
         // its buffer can change (`withdraw`).
         fence(Ordering::SeqCst);
-        if self.buf(e, Buf::Data, seq)[B_SEQ].load(Ordering::Relaxed) != seq {
+        if self.buf(e, which, seq)[B_SEQ].load(Ordering::Relaxed) != seq {
             return Err(gone());
         }
         Ok(())
     }
 
-    /// Withdraw this endpoint's data buffer of call `seq` (a lend given up
-    /// before its readers were done): a reader that copies from it after
+    /// Withdraw this endpoint's `which` buffer of call `seq` (a lend given
+    /// up before its readers were done): a reader that copies from it after
     /// this finds it gone, and one that copied before has what it lent.
-    pub fn withdraw(&self, seq: u64) {
-        let b = self.buf(self.me, Buf::Data, seq);
+    pub fn withdraw(&self, which: Buf, seq: u64) {
+        let b = self.buf(self.me, which, seq);
         b[B_SEQ].store(0, Ordering::Relaxed);
         // Before anything the caller does to the lent buffer next.
         fence(Ordering::SeqCst);
@@ -540,15 +546,15 @@ mod tests {
         );
         assert!(!Board::new(&mem, &l[1], 1, 2).unwrap().can_lend());
         let s = a.begin();
-        a.lend(s, &[7, 0, 0, 0], &lent.0);
+        a.lend(Buf::Data, s, &[7, 0, 0, 0], &lent.0);
         assert_eq!(b.read(0, Buf::Data, s, &mut []).unwrap().sig, [7, 0, 0, 0]);
         let mut out = [0u8; 17];
-        b.read_lent(0, s, 183, &mut out).unwrap();
+        b.read_lent((0, Buf::Data), s, 183, &mut out).unwrap();
         assert_eq!(&out[..], &lent.0[183..200]);
-        let e = b.read_lent(0, s, 184, &mut out).unwrap_err();
+        let e = b.read_lent((0, Buf::Data), s, 184, &mut out).unwrap_err();
         assert!(e.contains("lent 200 bytes"), "{e}");
-        a.withdraw(s);
-        let e = b.read_lent(0, s, 0, &mut out).unwrap_err();
+        a.withdraw(Buf::Data, s);
+        let e = b.read_lent((0, Buf::Data), s, 0, &mut out).unwrap_err();
         assert!(e.contains("withdrew"), "{e}");
     }
 
