@@ -188,13 +188,13 @@ fn all_rounds(kind: TransportKind, n: usize, iters: usize, check: bool) {
             let a = comm.chosen_algorithm(Collective::Allgather, gather_most + 1, &auto, true)?;
             assert_ne!(a, Algorithm::Board, "allgather on {n} ranks, one byte more");
         }
-        // A broadcast and a reduce are exchanges in check mode (at most 8
-        // nodes), else a fan-out from the root or a fan-in to it.
-        let rooted = if check && n <= 8 { 4096 } else { 1024 };
+        // A reduce is an exchange in check mode (at most 8 nodes), else a
+        // fan-in to its root; a broadcast, above 8 nodes, a fan-out.
+        let reduce_most = if check && n <= 8 { 4096 } else { 1024 };
         for (c, m) in [
             (Collective::Allreduce, most),
-            (Collective::Bcast, rooted),
-            (Collective::Reduce, rooted),
+            (Collective::Bcast, most),
+            (Collective::Reduce, reduce_most),
         ] {
             let a = comm.chosen_algorithm(c, m + 8, &auto, true)?;
             assert_ne!(a, Algorithm::Board, "{c:?}: {} bytes do not fit", m + 8);
@@ -665,6 +665,18 @@ fn a_root_that_runs_ahead_waits_for_slow_readers() {
                     comm.bcast(&mut buf, 0)?;
                     assert!(buf == want, "iteration {it}, bcast {k}, rank {me}");
                 }
+            }
+            // Without check mode, broadcasts back to back: nothing but the
+            // readers' progress holds the root back.
+            comm.set_check(false);
+            for it in 0..3000usize {
+                if it % (n + 1) == me {
+                    std::thread::yield_now();
+                }
+                let want: Vec<u64> = (0..128).map(|i| it as u64 * 7 + i).collect();
+                let mut buf = if me == 0 { want.clone() } else { vec![0; 128] };
+                comm.bcast(&mut buf, 0)?;
+                assert!(buf == want, "unchecked bcast {it}, rank {me}");
             }
             Ok::<_, Error>(())
         })

@@ -178,8 +178,12 @@ impl Comm {
         }
         b.set_consumed(seq);
         // Every node published this call, so each is done with the one
-        // before: whatever read this node's buffers then has finished.
-        b.settled(seq - 1);
+        // before: whatever read this node's buffers then has finished. (A
+        // broadcast without check mode waits for nobody but its root: its
+        // buffers are free again once their readers consumed the call.)
+        if sig.is_some() || kind != Collective::Bcast {
+            b.settled(seq - 1);
+        }
         self.board_wake(b);
         Ok(())
     }

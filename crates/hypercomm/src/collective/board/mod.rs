@@ -14,8 +14,8 @@
 //!   that need a piece copy it straight from the lender's memory, one
 //!   copy; a lender returns once its readers have consumed the call
 //!   (`lend.rs`).
-//! * **One exchange** (barrier, allreduce, allgather and all-to-all, and
-//!   in check mode bcast and reduce too, among at most [`EXCHANGE_NODES`]
+//! * **One exchange** (barrier, allreduce, allgather, all-to-all and
+//!   bcast, and in check mode reduce too, among at most [`EXCHANGE_NODES`]
 //!   nodes; what each node gives at most [`BOARD_BYTES`]): every node
 //!   publishes its part (and in check mode its signature) in its data
 //!   buffer and reads what it needs from every other node's. A barrier
@@ -33,7 +33,7 @@
 //! | barrier | one exchange; above 8 nodes, fan-in to node 0, fan-out | same, with signatures |
 //! | allreduce | one exchange; above 8 nodes, fan-in of the inputs to node 0, which folds them in rank order; fan-out of the result | same, with signatures |
 //! | reduce | fan-in of the inputs to the root, which folds them | one exchange, the root folding; above 8 nodes, as allreduce, the root keeping the result |
-//! | bcast | fan-out from the root | one exchange, the others reading the root's buffer; above 8 nodes, fan-in to node 0 (the root's data with its signature), fan-out |
+//! | bcast | one exchange, the others reading the root's buffer; above 8 nodes, fan-out from the root | same, with signatures; above 8 nodes, fan-in to node 0 (the root's data with its signature), fan-out |
 //! | allgather | one exchange; above 8 nodes, fan-in of the blocks to node 0, fan-out of them all | same, with signatures |
 //! | all-to-all | one exchange; above 8 nodes, fan-in of the rows to node 0, fan-out of the whole matrix (each takes its column) | same, with signatures |
 //!
@@ -103,10 +103,9 @@ const EXCHANGE_NODES: usize = 8;
 const FAN_BYTES: usize = 1024;
 
 /// Whether a `kind` among `p` nodes runs as one exchange: every node
-/// publishes its part (and signature) and reads every other node's. A
-/// broadcast and a reduce without check mode take one hop as they are (a
-/// fan-out from the root, a fan-in to it), and nodes that need nothing
-/// from the others do not wait for them.
+/// publishes its part (and signature) and reads what it needs of every
+/// other node's. A reduce without check mode takes one hop as it is (a
+/// fan-in to the root, whose other nodes wait for nobody).
 fn exchanges(kind: Collective, p: usize, checked: bool) -> bool {
     p <= EXCHANGE_NODES
         && match kind {
@@ -114,7 +113,8 @@ fn exchanges(kind: Collective, p: usize, checked: bool) -> bool {
             | Collective::Allreduce
             | Collective::Allgather
             | Collective::Alltoall => true,
-            Collective::Bcast | Collective::Reduce => checked,
+            Collective::Bcast => true,
+            Collective::Reduce => checked,
             _ => false,
         }
 }

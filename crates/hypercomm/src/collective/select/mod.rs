@@ -535,7 +535,7 @@ mod tests {
     fn chosen_algorithm_keeps_the_rules() {
         use Algorithm as A;
         let r = crate::run(2, |comm| {
-            // With check mode off a broadcast fans out from its root.
+            // With check mode off a reduce fans in to its root.
             comm.set_check(false);
             let auto = CollOpts::default();
             let forced = |a| CollOpts {
@@ -555,12 +555,10 @@ mod tests {
                     Collective::Alltoall,
                 ] {
                     // Small barrier, bcast, reduce and allreduce of the
-                    // world's nodes go through the board on threads: a
-                    // broadcast of up to 1 KiB from its root; the others,
-                    // among 2 nodes, as one exchange of up to 4 KiB from
-                    // each (an all-to-all's row is 2 blocks).
+                    // world's nodes go through the board on threads: among
+                    // 2 nodes as one exchange of up to 4 KiB from each (an
+                    // all-to-all's row is 2 blocks).
                     let (need, most) = match c {
-                        Collective::Bcast => (m, 1024),
                         Collective::Alltoall => (2 * m, 4096),
                         _ => (m, 4096),
                     };
