@@ -3,7 +3,10 @@
 //! module's docs), and the check of every node's signature that starts
 //! an exchange or a lend in check mode.
 
-use super::{bytes_of, elems, fold, sig_into, sig_words, torn, Part, EXCHANGE_NODES, SMALL_WORDS};
+use super::{
+    bytes_of, elems, fold, gather_blocks, sig_into, sig_words, torn, Part, EXCHANGE_NODES,
+    SMALL_WORDS,
+};
 use crate::collective::ops::{Element, Operator};
 use crate::collective::select::Collective;
 use crate::collective::task::{verdict, Signature, SIG_BYTES};
@@ -114,24 +117,12 @@ impl Comm {
         match kind {
             Collective::Allgather | Collective::Alltoall => {
                 let out: &mut [u8] = bytemuck::cast_slice_mut(part.output);
-                let blk = out.len() / n.max(1);
-                // An allgather's block is all a node gives; an all-to-all's,
-                // the block of its row that is for this node.
-                let from = if kind == Collective::Allgather {
-                    0
-                } else {
-                    me * blk
-                };
-                for j in 0..n {
-                    let at = j * blk..(j + 1) * blk;
-                    if j == me {
-                        out[at].copy_from_slice(&bytes[from..from + blk]);
-                    } else {
-                        arrived(j)?;
-                        b.read_at(j, Buf::Data, seq, from, &mut out[at])
-                            .ok_or_else(|| torn(j, seq))?;
-                    }
-                }
+                gather_blocks(kind, (me, n), bytes, out, |j, from, block| {
+                    arrived(j)?;
+                    b.read_at(j, Buf::Data, seq, from, block)
+                        .map(|_| ())
+                        .ok_or_else(|| torn(j, seq))
+                })?;
             }
             Collective::Bcast => {
                 if let Some(r) = root.filter(|&r| r != me) {

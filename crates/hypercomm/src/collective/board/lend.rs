@@ -5,7 +5,7 @@
 //! address space, but a lender that gives up could free what a reader
 //! still copies; shared memory's kernel copy makes that an error instead).
 
-use super::{bytes_of, elems, elems_mut, fold, sig_words, Part, EXCHANGE_NODES};
+use super::{bytes_of, elems, elems_mut, fold, gather_blocks, sig_words, Part, EXCHANGE_NODES};
 use crate::collective::ops::{Element, Operator};
 use crate::collective::select::Collective;
 use crate::collective::task::Signature;
@@ -109,20 +109,9 @@ impl Comm {
             match kind {
                 Collective::Allgather | Collective::Alltoall => {
                     let out: &mut [u8] = bytemuck::cast_slice_mut(part.output);
-                    let blk = out.len() / n.max(1);
-                    let from = if kind == Collective::Allgather {
-                        0
-                    } else {
-                        me * blk
-                    };
-                    for j in 0..n {
-                        let at = j * blk..(j + 1) * blk;
-                        if j == me {
-                            out[at].copy_from_slice(&bytes[from..from + blk]);
-                        } else {
-                            lent((j, Buf::Data), from, &mut out[at])?;
-                        }
-                    }
+                    gather_blocks(kind, (me, n), bytes, out, |j, from, block| {
+                        lent((j, Buf::Data), from, block)
+                    })?;
                 }
                 Collective::Bcast => {
                     if let Some(r) = root.filter(|&r| r != me) {

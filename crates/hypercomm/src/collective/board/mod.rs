@@ -208,6 +208,35 @@ fn take_result<T: Element>(
     }
 }
 
+/// An allgather's or an all-to-all's output (`n` blocks) from every
+/// node's part: this node's block from its own `bytes`, every other's by
+/// `read(j, from, block)`, where `from` is the byte of node `j`'s part at
+/// which this node's block starts (an allgather's part is one block; an
+/// all-to-all's row has this node's block at `me`).
+fn gather_blocks(
+    kind: Collective,
+    (me, n): (usize, usize),
+    bytes: &[u8],
+    out: &mut [u8],
+    mut read: impl FnMut(usize, usize, &mut [u8]) -> Result<()>,
+) -> Result<()> {
+    let blk = out.len() / n.max(1);
+    let from = if kind == Collective::Allgather {
+        0
+    } else {
+        me * blk
+    };
+    for j in 0..n {
+        let at = j * blk..(j + 1) * blk;
+        if j == me {
+            out[at].copy_from_slice(&bytes[from..from + blk]);
+        } else {
+            read(j, from, &mut out[at])?;
+        }
+    }
+    Ok(())
+}
+
 /// The bytes of a buffer of words.
 fn bytes_of(w: &mut [u64]) -> &mut [u8] {
     bytemuck::cast_slice_mut(w)
