@@ -76,14 +76,15 @@ impl Comm {
         }
     }
 
-    /// A call run as one exchange (check mode off, at most
-    /// [`EXCHANGE_NODES`] nodes): every node publishes what it gives in
-    /// its data buffer and reads what it needs from every other node's —
-    /// one hop, where a fan-in and a fan-out take two. A barrier reads
-    /// nothing; an allgather reads each block straight into its place; an
-    /// all-to-all reads block `me` of each row; an allreduce reads every
-    /// input and folds them in rank order, so that every node computes
-    /// the same result as a serial fold.
+    /// A call run as one exchange (at most [`EXCHANGE_NODES`] nodes; a
+    /// reduce only in check mode): every node publishes what it gives in
+    /// its data buffer (and its signature) and reads what it needs from
+    /// every other node's — one hop, where a fan-in and a fan-out take
+    /// two. A barrier reads nothing; an allgather reads each block
+    /// straight into its place; an all-to-all reads block `me` of each
+    /// row; a broadcast's others read the root's buffer; an allreduce
+    /// reads every input and folds them in rank order, so that every node
+    /// computes the same result as a serial fold (a reduce: its root).
     pub(super) fn board_exchange<T: Element, O: Operator<T>>(
         &self,
         b: Board<'_>,

@@ -455,10 +455,11 @@ pub(super) fn create(endpoints: usize) -> io::Result<OwnedFd> {
         .store(SLOTS as u32, Ordering::Relaxed);
     map.at::<AtomicU32>(H_LENDS)
         .store(LENDS as u32, Ordering::Relaxed);
-    // Lends on the board where this process can read memory with
-    // process_vm_readv (its environment's HYPERCOMM_SHM_CMA=0 says no).
+    // Lends on the board where process_vm_readv works (its environment's
+    // HYPERCOMM_SHM_CMA=0 says no). Tried on this process only: the
+    // creator (a launcher, say) need not open itself to others.
     let lends = std::env::var("HYPERCOMM_SHM_CMA").map_or(true, |v| v.trim() != "0")
-        && super::sys::enable_cma();
+        && super::sys::cma_works();
     map.at::<AtomicU32>(H_BOARD_LENDS)
         .store(lends as u32, Ordering::Relaxed);
     map.at::<AtomicU64>(H_MAGIC).store(MAGIC, Ordering::Release);

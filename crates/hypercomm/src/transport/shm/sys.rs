@@ -77,6 +77,12 @@ pub(super) fn read_remote(pid: i32, addr: usize, dst: &mut [u8]) -> io::Result<(
 pub(super) fn enable_cma() -> bool {
     // Harmless where Yama is absent (EINVAL).
     let _ = rustix::process::set_ptracer(rustix::process::PTracer::Any);
+    cma_works()
+}
+
+/// Whether `process_vm_readv` works here, tried on this process (which
+/// needs no permission), without opening this process to others.
+pub(super) fn cma_works() -> bool {
     let src = [0x5au8; 64];
     let mut dst = [0u8; 64];
     let ok = read_remote(
