@@ -625,6 +625,63 @@ fn tcp_across_distinct_addresses() {
     }
 }
 
+/// A hostfile's slot counts (Open MPI's `slots=N` and MPICH's `host:N`,
+/// also on `--hosts`) place that many consecutive ranks on a host; ranks beyond the slots
+/// start again from the first host. A bad count is named with its file and
+/// line, and nothing starts.
+#[test]
+fn hostfile_slots_place_consecutive_ranks() {
+    let faults = example_bin("faults");
+    let dir = std::env::temp_dir().join(format!("hc-hostfile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("hosts");
+    std::fs::write(&file, "# two hosts\n127.0.0.2 slots=3\n127.0.0.3:1 # one\n").unwrap();
+    let mut c = launcher();
+    c.args(["-n", "5", "--timeout", "50", "--hostfile"])
+        .arg(&file)
+        .arg(&faults)
+        .arg("where");
+    let out = run(c);
+    assert!(out.status.success(), "{}", out.both());
+    for (rank, ip) in [(0, 2), (1, 2), (2, 2), (3, 3), (4, 2)] {
+        let want = format!("[{rank}] bind 127.0.0.{ip} rendezvous");
+        assert!(out.stdout.contains(&want), "{want}:\n{}", out.both());
+    }
+    assert!(out.stdout.contains("[0] token 5"), "{}", out.both());
+
+    // The same counts on the command line (`mpirun --host`'s form).
+    let mut c = launcher();
+    c.args([
+        "-n",
+        "3",
+        "--hosts",
+        "127.0.0.3:2,127.0.0.2",
+        "--timeout",
+        "50",
+    ])
+    .arg(&faults)
+    .arg("where");
+    let out = run(c);
+    assert!(out.status.success(), "{}", out.both());
+    for (rank, ip) in [(0, 3), (1, 3), (2, 2)] {
+        let want = format!("[{rank}] bind 127.0.0.{ip} rendezvous");
+        assert!(out.stdout.contains(&want), "{want}:\n{}", out.both());
+    }
+
+    std::fs::write(&file, "127.0.0.2 slots=3\n127.0.0.3 slots=none\n").unwrap();
+    let mut c = launcher();
+    c.args(["-n", "2", "--hostfile"])
+        .arg(&file)
+        .arg(&faults)
+        .arg("where");
+    let out = run(c);
+    assert!(!out.status.success(), "{}", out.both());
+    let want = format!("{}: line 2: slots=none", file.display());
+    assert!(out.stderr.contains(&want), "{want}:\n{}", out.both());
+    assert!(!out.stdout.contains("bind"), "{}", out.both());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 // ----------------------------------------------------------- Slurm, spawn
 
 /// A faked Slurm step of 3 tasks on loopback runs `hello` (no host: every

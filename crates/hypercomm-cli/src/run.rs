@@ -1,6 +1,7 @@
 //! `hypercomm run`: the launcher (like `mpirun`).
 
 use clap::Args;
+use hypercomm::launch::hosts::{expand_hosts, parse_hostfile};
 use hypercomm::launch::job::{run_job, JobSpec};
 use hypercomm::TransportKind;
 use std::ffi::OsString;
@@ -44,7 +45,9 @@ pub(crate) struct RunArgs {
     transport: Option<TransportKind>,
 
     /// Comma-separated hosts (names or addresses) the ranks run on,
-    /// round-robin. This machine's (a loopback address, `localhost`, its
+    /// round-robin; `HOST:N` gives a host N slots (N consecutive ranks, as
+    /// `mpirun --host`), and the list starts again when the ranks outnumber
+    /// the slots. This machine's (a loopback address, `localhost`, its
     /// own name) start here and listen on that address; any other host is
     /// reached over ssh (see --ssh), with the program at the same path and
     /// the same working directory when it exists there. Default: every
@@ -57,8 +60,9 @@ pub(crate) struct RunArgs {
     )]
     hosts: Vec<String>,
 
-    /// A file of host addresses, one per line (`#` starts a comment);
-    /// same meaning as --hosts.
+    /// A file of hosts, one per line (`#` starts a comment), each with an
+    /// optional slot count in Open MPI's form (`node1 slots=4`) or MPICH's
+    /// (`node1:4`); same meaning as --hosts.
     #[arg(long, value_name = "FILE")]
     hostfile: Option<PathBuf>,
 
@@ -97,20 +101,10 @@ pub(crate) struct RunArgs {
 }
 
 pub(crate) fn main(a: RunArgs) -> Result<i32, String> {
-    let mut names: Vec<String> = a
-        .hosts
-        .iter()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect();
+    let mut names = expand_hosts(&a.hosts)?;
     if let Some(f) = &a.hostfile {
         let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
-        for line in text.lines() {
-            let line = line.split('#').next().unwrap_or("").trim();
-            if !line.is_empty() {
-                names.push(line.split_whitespace().next().unwrap_or(line).to_string());
-            }
-        }
+        names.extend(parse_hostfile(&text).map_err(|e| format!("{}: {e}", f.display()))?);
     }
     let timeout = match a.timeout {
         Some(t) if t > 0.0 && t.is_finite() => Some(Duration::from_secs_f64(t)),

@@ -123,6 +123,8 @@ pub mod env;
 #[cfg(processes)]
 pub(crate) mod exits;
 #[cfg(processes)]
+pub mod hosts;
+#[cfg(processes)]
 // The launcher's engine, for the `hypercomm` command: not part of the API.
 #[doc(hidden)]
 pub mod job;

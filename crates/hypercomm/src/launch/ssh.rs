@@ -29,8 +29,7 @@
 //! host, after ssh's message.
 //!
 //! Not done yet: stdin forwarding (a remote rank's stdin is the watch
-//! channel), per-host slot counts in the hostfile (ranks are dealt out
-//! round-robin), a login shell that is not POSIX-like (the command is
+//! channel), a login shell that is not POSIX-like (the command is
 //! quoted for `sh`).
 
 use std::ffi::{OsStr, OsString};
