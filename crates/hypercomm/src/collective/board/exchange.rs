@@ -4,8 +4,8 @@
 //! an exchange or a lend in check mode.
 
 use super::{
-    bytes_of, elems, fold, gather_blocks, sig_into, sig_words, torn, Part, EXCHANGE_NODES,
-    SMALL_WORDS,
+    elems_mut, fold_inputs, gather_blocks, operator, sig_into, sig_words, torn, Part,
+    EXCHANGE_NODES, SMALL_WORDS,
 };
 use crate::collective::ops::{Element, Operator};
 use crate::collective::select::Collective;
@@ -146,21 +146,14 @@ impl Comm {
                     large = [0u64; BOARD_BYTES / 8];
                     &mut large
                 };
-                for j in 0..n {
-                    let theirs: &[T] = if j == me {
-                        part.input
-                    } else {
-                        arrived(j)?;
-                        b.read(j, Buf::Data, seq, &mut bytes_of(scratch)[..bytes.len()])
-                            .ok_or_else(|| torn(j, seq))?;
-                        elems(scratch, k)
-                    };
-                    if j == 0 {
-                        part.output.copy_from_slice(theirs);
-                    } else if let Some(op) = op {
-                        fold(part.output, theirs, op);
-                    }
-                }
+                let scratch = elems_mut(scratch, k);
+                let op = operator(op, name)?;
+                fold_inputs((me, n), part.output, part.input, scratch, op, |j, into| {
+                    arrived(j)?;
+                    b.read(j, Buf::Data, seq, bytemuck::cast_slice_mut(into))
+                        .map(|_| ())
+                        .ok_or_else(|| torn(j, seq))
+                })?;
             }
             _ => {
                 for j in (0..n).filter(|&j| j != me) {

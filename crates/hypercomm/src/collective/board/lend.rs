@@ -5,7 +5,7 @@
 //! address space, but a lender that gives up could free what a reader
 //! still copies; shared memory's kernel copy makes that an error instead).
 
-use super::{elems_mut, fold, gather_blocks, sig_words, Part, EXCHANGE_NODES};
+use super::{elems_mut, fold_inputs, gather_blocks, operator, sig_words, Part, EXCHANGE_NODES};
 use crate::collective::ops::{Element, Operator};
 use crate::collective::select::Collective;
 use crate::collective::task::Signature;
@@ -49,13 +49,6 @@ const SPLIT_MIN: usize = 512 << 10;
 /// Bytes of a reduce's vector copied and folded at a time (well inside a
 /// core's cache).
 const FOLD_CHUNK: usize = 128 << 10;
-
-/// `acc[i] = a[i] ⊕ acc[i]`: the accumulator holds the right operand.
-fn fold_right<T: Element, O: Operator<T>>(a: &[T], acc: &mut [T], op: &O) {
-    for (x, y) in acc.iter_mut().zip(a) {
-        *x = op.combine(*y, *x);
-    }
-}
 
 /// Node `j`'s segment of `k` elements split among `n` nodes.
 fn segment(j: usize, n: usize, k: usize) -> std::ops::Range<usize> {
@@ -134,9 +127,7 @@ impl Comm {
                     // of it, unless split), folded in rank order: into the
                     // root's output, or into the first half of the scratch
                     // (the second takes each input's part).
-                    let op = op.ok_or_else(|| {
-                        Error::Protocol(format!("a lent {name} without an operator"))
-                    })?;
+                    let op = operator(op, name)?;
                     let k = part.input.len();
                     let seg = if split { segment(me, n, k) } else { 0..k };
                     let size = std::mem::size_of::<T>();
@@ -162,27 +153,16 @@ impl Comm {
                     // while it is still in cache.
                     for c in (0..seg.len()).step_by(chunk) {
                         let c = c..(c + chunk).min(seg.len());
-                        let acc = &mut acc[c.clone()];
                         let at = (seg.start + c.start) * size;
-                        for j in 0..n {
-                            if j == me {
-                                if j > 0 {
-                                    fold(acc, &mine[c.clone()], op);
-                                }
-                            } else if j == 0 || (j == 1 && me == 0) {
-                                lent((j, Buf::Data), at, bytemuck::cast_slice_mut(acc))?;
-                                if j == 1 {
-                                    fold_right(&mine[c.clone()], acc, op);
-                                }
-                            } else {
-                                let theirs = elems_mut::<T>(theirs_words, c.len());
-                                lent((j, Buf::Data), at, bytemuck::cast_slice_mut(theirs))?;
-                                fold(acc, theirs, op);
-                            }
-                        }
-                        if n == 1 {
-                            acc.copy_from_slice(&mine[c]);
-                        }
+                        let theirs = elems_mut::<T>(theirs_words, if n > 2 { c.len() } else { 0 });
+                        fold_inputs(
+                            (me, n),
+                            &mut acc[c.clone()],
+                            &mine[c],
+                            theirs,
+                            op,
+                            |j, into| lent((j, Buf::Data), at, bytemuck::cast_slice_mut(into)),
+                        )?;
                     }
                     if root != Some(me) {
                         // The root copies this folded segment (split).

@@ -172,6 +172,58 @@ fn fold<T: Element, O: Operator<T>>(acc: &mut [T], x: &[T], op: &O) {
     }
 }
 
+/// `acc[i] = x[i] ⊕ acc[i]`: the accumulator holds the right operand.
+fn fold_right<T: Element, O: Operator<T>>(x: &[T], acc: &mut [T], op: &O) {
+    for (a, b) in acc.iter_mut().zip(x) {
+        *a = op.combine(*b, *a);
+    }
+}
+
+/// Every node's input folded in rank order into `acc` (`x0 ⊕ x1 ⊕ …`, a
+/// serial fold's result): this node's is `mine`, another node `j`'s is
+/// fetched by `get(j, into)`. The first other input is fetched straight
+/// into `acc` (and, when this node is 0, folded from the right), so that
+/// no input is copied only to be folded; later ones go through `scratch`
+/// (as long as `acc`; unused with two nodes).
+fn fold_inputs<T: Element, O: Operator<T>>(
+    (me, n): (usize, usize),
+    acc: &mut [T],
+    mine: &[T],
+    scratch: &mut [T],
+    op: &O,
+    mut get: impl FnMut(usize, &mut [T]) -> Result<()>,
+) -> Result<()> {
+    for j in 0..n {
+        if j == me {
+            if j > 0 {
+                fold(acc, mine, op);
+            }
+        } else if j == 0 || (j == 1 && me == 0) {
+            get(j, acc)?;
+            if j == 1 {
+                fold_right(mine, acc, op);
+            }
+        } else {
+            get(j, scratch)?;
+            fold(acc, scratch, op);
+        }
+    }
+    if n == 1 {
+        acc.copy_from_slice(mine);
+    }
+    Ok(())
+}
+
+/// The operator of a call that folds (the error names the call when there
+/// is none: never expected).
+fn operator<'o, O>(op: Option<&'o O>, name: &str) -> Result<&'o O> {
+    op.ok_or_else(|| {
+        Error::Protocol(format!(
+            "{name} on the shared-memory board without an operator"
+        ))
+    })
+}
+
 /// Whether node `me` takes the result of a `kind` rooted at `root` off
 /// the board.
 fn wants_result(kind: Collective, root: Option<usize>, me: usize) -> bool {
@@ -244,12 +296,6 @@ fn bytes_of(w: &mut [u64]) -> &mut [u8] {
 
 /// The first `k` elements of type `T` in a buffer of words (`T` is
 /// aligned to at most 8 and `k` of them fit: `board_serves` said so).
-fn elems<T: Element>(w: &[u64], k: usize) -> &[T] {
-    let b: &[u8] = bytemuck::cast_slice(w);
-    bytemuck::cast_slice(&b[..k * std::mem::size_of::<T>()])
-}
-
-/// [`elems`], writable.
 fn elems_mut<T: Element>(w: &mut [u64], k: usize) -> &mut [T] {
     let b: &mut [u8] = bytemuck::cast_slice_mut(w);
     bytemuck::cast_slice_mut(&mut b[..k * std::mem::size_of::<T>()])
@@ -533,34 +579,38 @@ impl Comm {
             // Folded into the result when it goes out, else (a reduce
             // without check mode) into the root's output.
             let into_result = fan_out;
-            for j in 0..n {
-                if j != me {
-                    self.board_wait(b, name, j, &what(j), || b.posted(j, Buf::Data, seq))?;
-                    let k = if gives(j) { call_bytes } else { 0 };
-                    let h = b
-                        .read(j, Buf::Data, seq, &mut bytes_of(scratch)[..k])
-                        .ok_or_else(|| torn(j, seq))?;
-                    if sig.is_some() {
-                        sig_into(sigs, j, h.sig);
-                    }
+            let mut arrived = |j: usize, into: &mut [u8]| -> Result<()> {
+                self.board_wait(b, name, j, &what(j), || b.posted(j, Buf::Data, seq))?;
+                let h = b
+                    .read(j, Buf::Data, seq, into)
+                    .ok_or_else(|| torn(j, seq))?;
+                if sig.is_some() {
+                    sig_into(sigs, j, h.sig);
                 }
-                if reduces {
-                    let theirs: &[T] = if j == me {
-                        part.input
-                    } else {
-                        elems(scratch, part.input.len())
-                    };
-                    let acc: &mut [T] = if into_result {
-                        elems_mut(result, part.input.len())
-                    } else {
-                        &mut *part.output
-                    };
-                    if j == 0 {
-                        acc.copy_from_slice(theirs);
-                    } else if let Some(op) = op {
-                        fold(acc, theirs, op);
-                    }
-                } else if gathers {
+                Ok(())
+            };
+            if reduces {
+                let k = part.input.len();
+                let (acc, scratch): (&mut [T], _) = if into_result {
+                    (elems_mut(result, k), elems_mut(scratch, k))
+                } else {
+                    (&mut *part.output, elems_mut(scratch, k))
+                };
+                fold_inputs(
+                    (me, n),
+                    acc,
+                    part.input,
+                    scratch,
+                    operator(op, name)?,
+                    |j, into| arrived(j, bytemuck::cast_slice_mut(into)),
+                )?;
+            }
+            for j in 0..n {
+                if j != me && !reduces {
+                    let k = if gives(j) { call_bytes } else { 0 };
+                    arrived(j, &mut bytes_of(scratch)[..k])?;
+                }
+                if gathers {
                     // Node 0 lays the rows out one after the other.
                     let at = j * call_bytes..(j + 1) * call_bytes;
                     if j == me {
