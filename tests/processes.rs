@@ -602,18 +602,7 @@ fn tcp_across_distinct_addresses() {
         eprintln!("ran across network namespaces {} and {}", ns.a, ns.b);
     } else {
         eprintln!("ip netns unavailable (not root?): using 127.0.0.2 and 127.0.0.3");
-        let mut c = launcher();
-        c.args([
-            "-n",
-            "4",
-            "--hosts",
-            "127.0.0.2,127.0.0.3",
-            "--timeout",
-            "50",
-        ])
-        .arg(&faults)
-        .arg("where");
-        let out = run(c);
+        let out = where_job(&["-n", "4", "--hosts", "127.0.0.2,127.0.0.3"]);
         assert!(out.status.success(), "{}", out.both());
         assert!(
             out.stdout
@@ -625,58 +614,49 @@ fn tcp_across_distinct_addresses() {
     }
 }
 
+/// `faults where` (each rank prints where it listens, then passes a token
+/// around) launched with `args`.
+fn where_job(args: &[&str]) -> Output {
+    let mut c = launcher();
+    c.args(args)
+        .args(["--timeout", "50"])
+        .arg(example_bin("faults"))
+        .arg("where");
+    run(c)
+}
+
 /// A hostfile's slot counts (Open MPI's `slots=N` and MPICH's `host:N`,
-/// also on `--hosts`) place that many consecutive ranks on a host; ranks beyond the slots
-/// start again from the first host. A bad count is named with its file and
-/// line, and nothing starts.
+/// also on `--hosts`) place that many consecutive ranks on a host; ranks
+/// beyond the slots start again from the first host. A bad count is named
+/// with its file and line, and nothing starts.
 #[test]
 fn hostfile_slots_place_consecutive_ranks() {
-    let faults = example_bin("faults");
     let dir = std::env::temp_dir().join(format!("hc-hostfile-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("hosts");
+    let path = file.to_str().unwrap();
+    let placed = |out: &Output, ips: &[u8]| {
+        assert!(out.status.success(), "{}", out.both());
+        for (rank, ip) in ips.iter().enumerate() {
+            let want = format!("[{rank}] bind 127.0.0.{ip} rendezvous");
+            assert!(out.stdout.contains(&want), "{want}:\n{}", out.both());
+        }
+        let token = format!("[0] token {}", ips.len());
+        assert!(out.stdout.contains(&token), "{}", out.both());
+    };
     std::fs::write(&file, "# two hosts\n127.0.0.2 slots=3\n127.0.0.3:1 # one\n").unwrap();
-    let mut c = launcher();
-    c.args(["-n", "5", "--timeout", "50", "--hostfile"])
-        .arg(&file)
-        .arg(&faults)
-        .arg("where");
-    let out = run(c);
-    assert!(out.status.success(), "{}", out.both());
-    for (rank, ip) in [(0, 2), (1, 2), (2, 2), (3, 3), (4, 2)] {
-        let want = format!("[{rank}] bind 127.0.0.{ip} rendezvous");
-        assert!(out.stdout.contains(&want), "{want}:\n{}", out.both());
-    }
-    assert!(out.stdout.contains("[0] token 5"), "{}", out.both());
-
+    placed(
+        &where_job(&["-n", "5", "--hostfile", path]),
+        &[2, 2, 2, 3, 2],
+    );
     // The same counts on the command line (`mpirun --host`'s form).
-    let mut c = launcher();
-    c.args([
-        "-n",
-        "3",
-        "--hosts",
-        "127.0.0.3:2,127.0.0.2",
-        "--timeout",
-        "50",
-    ])
-    .arg(&faults)
-    .arg("where");
-    let out = run(c);
-    assert!(out.status.success(), "{}", out.both());
-    for (rank, ip) in [(0, 3), (1, 3), (2, 2)] {
-        let want = format!("[{rank}] bind 127.0.0.{ip} rendezvous");
-        assert!(out.stdout.contains(&want), "{want}:\n{}", out.both());
-    }
+    let out = where_job(&["-n", "3", "--hosts", "127.0.0.3:2,127.0.0.2"]);
+    placed(&out, &[3, 3, 2]);
 
     std::fs::write(&file, "127.0.0.2 slots=3\n127.0.0.3 slots=none\n").unwrap();
-    let mut c = launcher();
-    c.args(["-n", "2", "--hostfile"])
-        .arg(&file)
-        .arg(&faults)
-        .arg("where");
-    let out = run(c);
+    let out = where_job(&["-n", "2", "--hostfile", path]);
     assert!(!out.status.success(), "{}", out.both());
-    let want = format!("{}: line 2: slots=none", file.display());
+    let want = format!("{path}: line 2: slots=none");
     assert!(out.stderr.contains(&want), "{want}:\n{}", out.both());
     assert!(!out.stdout.contains("bind"), "{}", out.both());
     let _ = std::fs::remove_dir_all(&dir);
