@@ -145,6 +145,24 @@ fn hello_runs_as_processes_over_tcp() {
     }
 }
 
+/// `-np N`, as `mpirun` users type it, is the node count; the same word
+/// after the program is the program's own.
+#[test]
+fn mpirun_np_spelling_starts_that_many_ranks() {
+    let mut c = launcher();
+    c.args(["-np", "3", "--transport", "shm"])
+        .arg(example_bin("hello"))
+        .arg("-np");
+    let out = run(c);
+    assert!(out.status.success(), "{}", out.both());
+    assert_eq!(
+        sorted_lines(&out.stdout),
+        hello_lines(3, true),
+        "{}",
+        out.both()
+    );
+}
+
 #[test]
 fn hello_with_a_host_process_prints_in_rank_order() {
     let hello = example_bin("hello");

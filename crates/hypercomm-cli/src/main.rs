@@ -15,7 +15,8 @@ mod run;
 mod sim;
 mod trace;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
+use std::ffi::OsString;
 use std::process::ExitCode;
 
 /// hypercomm: portable, instrumented message passing.
@@ -39,8 +40,59 @@ enum Command {
     Sim(sim::SimArgs),
 }
 
+/// `hypercomm run -np 4 prog`, as `mpirun` users type it: `-np` among the
+/// launcher's own options (before the program) means `--np`, which clap
+/// cannot spell as a short option of two letters. The program's own
+/// arguments are never touched.
+fn mpirun_spelling(mut args: Vec<OsString>) -> Vec<OsString> {
+    if args.get(1).is_none_or(|a| a != "run") {
+        return args;
+    }
+    let mut cli = Cli::command();
+    cli.build();
+    let Some(run) = cli.find_subcommand("run") else {
+        return args;
+    };
+    let mut i = 2;
+    while i < args.len() {
+        let t = args[i].to_string_lossy().into_owned();
+        if t == "-np" {
+            args[i] = "--np".into();
+            i += 2;
+            continue;
+        }
+        if t == "--" || !t.starts_with('-') {
+            break; // the program (or the end of the options)
+        }
+        if t.starts_with("--") && t.contains('=') {
+            i += 1; // its value attached
+            continue;
+        }
+        // Another of the launcher's options: step over its values.
+        let opt = run.get_arguments().find(|a| {
+            a.get_long()
+                .is_some_and(|l| t.strip_prefix("--") == Some(l))
+                || a.get_short().is_some_and(|c| t == format!("-{c}"))
+        });
+        let values = opt.and_then(|a| a.get_num_args());
+        i += 1;
+        match values {
+            Some(r) if r.max_values() == 1 && r.min_values() == 1 => i += 1,
+            Some(r) if r.max_values() > 1 => {
+                // Values up to the option's terminator (`--host P A B --`).
+                while i < args.len() && args[i] != "--" {
+                    i += 1;
+                }
+                i += 1;
+            }
+            _ => {}
+        }
+    }
+    args
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(mpirun_spelling(std::env::args_os().collect()));
     match cli.command {
         Command::Run(a) => match run::main(a) {
             Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
@@ -70,5 +122,44 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mpirun_spelling;
+    use std::ffi::OsString;
+
+    fn spell(line: &str) -> String {
+        let args: Vec<OsString> = line.split(' ').map(OsString::from).collect();
+        let out: Vec<String> = mpirun_spelling(args)
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect();
+        out.join(" ")
+    }
+
+    #[test]
+    fn np_before_the_program_is_the_node_count() {
+        for (line, want) in [
+            ("hc run -np 4 ./p", "hc run --np 4 ./p"),
+            (
+                "hc run --no-prefix -np 4 ./p -np 2",
+                "hc run --no-prefix --np 4 ./p -np 2",
+            ),
+            (
+                "hc run --hosts a,b --transport=tcp -np 2 ./p",
+                "hc run --hosts a,b --transport=tcp --np 2 ./p",
+            ),
+            (
+                "hc run --host ./h -np x -- -np 3 ./p",
+                "hc run --host ./h -np x -- --np 3 ./p",
+            ),
+            ("hc run -n 2 ./p -np 3", "hc run -n 2 ./p -np 3"),
+            ("hc run --timeout 5 ./p -np", "hc run --timeout 5 ./p -np"),
+            ("hc bench -np 2", "hc bench -np 2"),
+        ] {
+            assert_eq!(spell(line), want, "{line}");
+        }
     }
 }

@@ -29,7 +29,8 @@ Every process finds its rank with hypercomm::init(). Output lines are prefixed w
     after_help = "Examples:\n  hypercomm run -n 4 target/release/examples/hello\n  hypercomm run -n 8 --host ./host_prog --transport tcp ./node_prog input.dat\n  hypercomm run -n 2 --hosts 127.0.0.2,127.0.0.3 ./prog\n  hypercomm run -n 8 --hosts node1,node2 --ssh \"ssh -p 2222\" $PWD/prog"
 )]
 pub(crate) struct RunArgs {
-    /// Number of node processes (ranks 0..N).
+    /// Number of node processes (ranks 0..N); `-np N`, as for mpirun,
+    /// works too.
     #[arg(short = 'n', long = "np", value_name = "N")]
     nodes: usize,
 
