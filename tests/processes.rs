@@ -163,6 +163,38 @@ fn mpirun_np_spelling_starts_that_many_ranks() {
     );
 }
 
+/// `-x NAME=VALUE` and `-x NAME` (this shell's value) reach every rank; an
+/// unset `-x NAME` is an error that names it, before anything starts.
+#[test]
+fn exported_variables_reach_every_rank() {
+    let script = format!(
+        "echo x=$HC_X y=$HC_Y; exec {}",
+        example_bin("hello").display()
+    );
+    let mut c = launcher();
+    c.args([
+        "-n", "2", "-x", "HC_X=a=b", "-x", "HC_Y", "sh", "-c", &script,
+    ])
+    .env("HC_Y", "two words");
+    let out = run(c);
+    assert!(out.status.success(), "{}", out.both());
+    for r in 0..2 {
+        let want = format!("[{r}] x=a=b y=two words");
+        assert!(out.stdout.contains(&want), "{want}:\n{}", out.both());
+    }
+    let mut c = launcher();
+    c.args(["-n", "2", "-x", "HC_SURELY_UNSET_HERE", "sh", "-c", &script])
+        .env_remove("HC_SURELY_UNSET_HERE");
+    let out = run(c);
+    assert!(!out.status.success(), "{}", out.both());
+    assert!(
+        out.stderr.contains("-x HC_SURELY_UNSET_HERE: not set here"),
+        "{}",
+        out.both()
+    );
+    assert!(!out.stdout.contains("x="), "{}", out.both());
+}
+
 #[test]
 fn hello_with_a_host_process_prints_in_rank_order() {
     let hello = example_bin("hello");
@@ -767,6 +799,7 @@ fn run_help_documents_every_option() {
         "--interface",
         "--timeout",
         "--no-prefix",
+        "-x <NAME[=VALUE]>",
         "PROG",
     ] {
         assert!(

@@ -98,12 +98,18 @@ impl Sshd {
 
     /// `hypercomm run -n N --hosts 127.0.0.1,OTHER --ssh CMD PROG ARGS`.
     fn run(&self, n: usize, ssh: &str, prog: &Path, args: &[&str]) -> Command {
+        self.run_with(n, ssh, &[], prog, args)
+    }
+
+    /// [`Sshd::run`] with more of the launcher's options.
+    fn run_with(&self, n: usize, ssh: &str, opts: &[&str], prog: &Path, args: &[&str]) -> Command {
         let mut c = Command::new(hypercomm_bin());
         c.env("HYPERCOMM_TIMEOUT", "30")
             .env_remove("HYPERCOMM_RANK")
             .args(["run", "-n", &n.to_string(), "--hosts"])
             .arg(format!("127.0.0.1,{}", other_address()))
             .args(["--ssh", ssh])
+            .args(opts)
             .arg(prog)
             .args(args);
         c
@@ -256,6 +262,39 @@ fn the_rendezvous_listens_on_the_interface_that_reaches_the_remote_host() {
     );
     assert!(
         r1[0].starts_with(&format!("bind  rendezvous {host}:")),
+        "{}",
+        out.both()
+    );
+}
+
+/// `-x NAME=VALUE` and `-x NAME` give remote ranks variables that do not
+/// travel otherwise (only `HYPERCOMM_*` does), and the local rank too.
+#[test]
+fn exported_variables_reach_remote_ranks() {
+    let Some((_g, s)) = sshd() else { return };
+    let script = format!(
+        "echo x=$HC_X y=$HC_Y z=$HC_Z; exec {}",
+        example_bin("hello").display()
+    );
+    let mut c = s.run_with(
+        2,
+        &s.ssh(),
+        &["-x", "HC_X=one two", "-x", "HC_Y"],
+        Path::new("sh"),
+        &["-c", &script],
+    );
+    c.env("HC_Y", "it's").env("HC_Z", "local only");
+    let out = run_limited(c, LIMIT);
+    assert!(out.status.success(), "{}", out.both());
+    assert_eq!(
+        lines_of(&out.stdout, 0)[0],
+        "x=one two y=it's z=local only",
+        "{}",
+        out.both()
+    );
+    assert_eq!(
+        lines_of(&out.stdout, 1)[0],
+        "x=one two y=it's z=",
         "{}",
         out.both()
     );

@@ -87,6 +87,13 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "S")]
     timeout: Option<f64>,
 
+    /// Give every rank the environment variable NAME: `-x NAME=VALUE`, or
+    /// `-x NAME` for this shell's value (as mpirun's -x); repeatable. Ranks
+    /// on this machine inherit the launcher's environment anyway; to ranks
+    /// started over ssh only HYPERCOMM_* variables and these travel.
+    #[arg(short = 'x', value_name = "NAME[=VALUE]")]
+    export: Vec<String>,
+
     /// Do not prefix output lines with the rank.
     #[arg(long)]
     no_prefix: bool,
@@ -129,6 +136,35 @@ pub(crate) fn main(a: RunArgs) -> Result<i32, String> {
     spec.listen = a.interface;
     spec.timeout = timeout;
     spec.prefix = !a.no_prefix;
+    spec.env = exports(&a.export)?;
     let out = run_job(&spec).map_err(|e| e.to_string())?;
     Ok(out.code)
+}
+
+/// The variables of `-x NAME=VALUE` and `-x NAME` (this environment's
+/// value; an error when it has none).
+fn exports(given: &[String]) -> Result<Vec<(OsString, OsString)>, String> {
+    given
+        .iter()
+        .map(|x| {
+            let (name, value) = match x.split_once('=') {
+                Some((n, v)) => (n, Some(OsString::from(v))),
+                None => (x.as_str(), None),
+            };
+            let bad = name.is_empty()
+                || name.starts_with(|c: char| c.is_ascii_digit())
+                || !name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric());
+            if bad {
+                return Err(format!(
+                    "-x {x}: `{name}` is not a variable name (letters, digits and _, not starting with a digit)"
+                ));
+            }
+            let value = match value {
+                Some(v) => v,
+                None => std::env::var_os(name)
+                    .ok_or_else(|| format!("-x {name}: not set here (give -x {name}=VALUE)"))?,
+            };
+            Ok((OsString::from(name), value))
+        })
+        .collect()
 }

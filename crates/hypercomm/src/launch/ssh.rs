@@ -16,8 +16,10 @@
 //! in the launcher's working directory when it exists there (as `mpirun`
 //! does), otherwise in the remote home. Variables of the environment
 //! contract are passed on `env`'s command line, together with the
-//! launcher's own `HYPERCOMM_*` variables (tracing, timeouts) and
-//! `RUST_BACKTRACE`; nothing else of the launcher's environment travels.
+//! launcher's own `HYPERCOMM_*` variables (tracing, timeouts),
+//! `RUST_BACKTRACE` and the job's own variables (`hypercomm run -x`,
+//! [`super::job::JobSpec`]'s `env`); nothing else of the launcher's
+//! environment travels.
 //!
 //! ssh's standard input stays open for the life of the job, and a remote
 //! rank (told so by [`WATCH_STDIN`]) watches it: when it ends — the
