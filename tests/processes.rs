@@ -676,7 +676,7 @@ fn where_job(args: &[&str]) -> Output {
 }
 
 /// A hostfile's slot counts (Open MPI's `slots=N` and MPICH's `host:N`,
-/// also on `--hosts`) place that many consecutive ranks on a host; ranks
+/// also on `--hosts`; the options under mpirun's names too) place that many consecutive ranks on a host; ranks
 /// beyond the slots start again from the first host. A bad count is named
 /// with its file and line, and nothing starts.
 #[test]
@@ -700,11 +700,11 @@ fn hostfile_slots_place_consecutive_ranks() {
         &[2, 2, 2, 3, 2],
     );
     // The same counts on the command line (`mpirun --host`'s form).
-    let out = where_job(&["-n", "3", "--hosts", "127.0.0.3:2,127.0.0.2"]);
+    let out = where_job(&["-n", "3", "-H", "127.0.0.3:2,127.0.0.2"]);
     placed(&out, &[3, 3, 2]);
 
     std::fs::write(&file, "127.0.0.2 slots=3\n127.0.0.3 slots=none\n").unwrap();
-    let out = where_job(&["-n", "2", "--hostfile", path]);
+    let out = where_job(&["-n", "2", "--machinefile", path]);
     assert!(!out.status.success(), "{}", out.both());
     let want = format!("{path}: line 2: slots=none");
     assert!(out.stderr.contains(&want), "{want}:\n{}", out.both());

@@ -156,6 +156,10 @@ mod tests {
                 "hc run --host ./h -np x -- --np 3 ./p",
             ),
             ("hc run -n 2 ./p -np 3", "hc run -n 2 ./p -np 3"),
+            (
+                "hc run -H a,b -f hf -np 2 ./p",
+                "hc run -H a,b -f hf --np 2 ./p",
+            ),
             ("hc run --timeout 5 ./p -np", "hc run --timeout 5 ./p -np"),
             ("hc bench -np 2", "hc bench -np 2"),
         ] {

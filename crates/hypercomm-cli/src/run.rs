@@ -54,6 +54,7 @@ pub(crate) struct RunArgs {
     /// the same working directory when it exists there. Default: every
     /// rank here, on loopback.
     #[arg(
+        short = 'H',
         long,
         value_name = "A,B,...",
         value_delimiter = ',',
@@ -63,8 +64,9 @@ pub(crate) struct RunArgs {
 
     /// A file of hosts, one per line (`#` starts a comment), each with an
     /// optional slot count in Open MPI's form (`node1 slots=4`) or MPICH's
-    /// (`node1:4`); same meaning as --hosts.
-    #[arg(long, value_name = "FILE")]
+    /// (`node1:4`); same meaning as --hosts. `-f` and `--machinefile` are
+    /// MPICH's names for it.
+    #[arg(short = 'f', long, visible_alias = "machinefile", value_name = "FILE")]
     hostfile: Option<PathBuf>,
 
     /// The address the launcher's rendezvous (and this machine's ranks in
