@@ -57,7 +57,8 @@ pub fn expand_hosts(entries: &[String]) -> Result<Vec<String>, String> {
 }
 
 /// The hosts of a hostfile's text, each repeated by its slot count. The
-/// error names the line (from 1) and what was wrong with it.
+/// error names the line (from 1) and what was wrong with it; a file that
+/// names no host is an error too.
 pub fn parse_hostfile(text: &str) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -85,6 +86,9 @@ pub fn parse_hostfile(text: &str) -> Result<Vec<String>, String> {
             }
         }
         repeat(&mut out, host, n.unwrap_or(1));
+    }
+    if out.is_empty() {
+        return Err("names no host (one per line, `#` starts a comment)".into());
     }
     Ok(out)
 }
@@ -118,6 +122,7 @@ mod tests {
                 "line 1: `slots=3`: a's slots are given twice",
             ),
             (":3\n", "line 1: `:3` names no host"),
+            ("# only a comment\n\n", "names no host"),
         ] {
             let e = parse_hostfile(text).unwrap_err();
             assert!(e.starts_with(want), "{text:?}: {e}");
