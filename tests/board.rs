@@ -266,9 +266,10 @@ fn lend_rounds(comm: &Comm, iters: usize, opts: &CollOpts) -> Result<usize, Erro
     let (me, n) = (comm.rank(), comm.size());
     let mut checked = 0;
     for it in 0..iters {
-        // 32 KiB, a little more, and 512 KiB of i64 (the reduce's maps
-        // then fill 512 KiB: split among the nodes).
-        let count = [4096usize, 4099, 65536][it % 3];
+        // 32 KiB, a little more, 512 KiB and 2 MiB of i64 (the reduce's
+        // maps then fill 512 KiB or 2 MiB: split among the nodes, the
+        // larger in more than one piece per node).
+        let count = [4096usize, 4099, 65536, 262150][it % 4];
         let root = (it * 5 + 1) % n;
         let mine: Vec<i64> = (0..count).map(|i| val(me, i, it)).collect();
         let mut all = vec![0i64; count * n];
@@ -336,8 +337,8 @@ fn shm_lends_large_pieces() {
                         let a = comm.chosen_algorithm(c, 32 << 10, &auto, true)?;
                         assert_eq!(a, Algorithm::Board, "{c:?} of 32 KiB on shm");
                     }
-                    total += lend_rounds(comm, 9, &board())?;
-                    total += lend_rounds(comm, 3, &auto)?;
+                    total += lend_rounds(comm, 8, &board())?;
+                    total += lend_rounds(comm, 4, &auto)?;
                 }
                 Ok::<_, Error>(total)
             })
