@@ -127,18 +127,18 @@ impl Comm {
                 _ if split || root == Some(me) => {
                     // This node's segment of every input (the root's: all
                     // of it, unless split), folded in rank order: into the
-                    // root's output, or into the first half of the scratch
-                    // (the second takes each input's part).
+                    // root's output, or (a split's other nodes) into the
+                    // first part of the scratch, which they then lend.
                     let op = operator(op, name)?;
                     let k = part.input.len();
                     let seg = if split { segment(me, n, k) } else { 0..k };
                     let size = std::mem::size_of::<T>();
                     let chunk = (FOLD_CHUNK / size).max(1);
                     let w = (seg.len() * size).div_ceil(8);
-                    // Own input first in rank order: the next input is
-                    // copied into the accumulator and folded from the
-                    // right; a third or later remote input goes through
-                    // the second half of the scratch.
+                    // The first other input is copied straight into the
+                    // accumulator (`fold_inputs`); with more than two
+                    // nodes the later ones go, a piece at a time, through
+                    // the second part of the scratch.
                     let third = if n > 2 { chunk.min(seg.len()) } else { 0 };
                     let t = (third * size).div_ceil(8);
                     if scratch.len() < w + t {
