@@ -195,6 +195,24 @@ fn exported_variables_reach_every_rank() {
     assert!(!out.stdout.contains("x="), "{}", out.both());
 }
 
+/// Open MPI's `--host a,b` names machines; ours starts a host program, and
+/// when that program does not exist the error says which option was meant.
+#[test]
+fn an_mpirun_style_host_list_is_pointed_to_hosts() {
+    let mut c = launcher();
+    c.args(["--host", "node1,node2", "-n", "2"])
+        .arg(example_bin("hello"));
+    let out = run(c);
+    assert!(!out.status.success(), "{}", out.both());
+    assert!(
+        out.stderr
+            .contains("--host node1,node2: no such program. --host starts a host program"),
+        "{}",
+        out.both()
+    );
+    assert!(out.stderr.contains("are --hosts (or -H"), "{}", out.both());
+}
+
 #[test]
 fn hello_with_a_host_process_prints_in_rank_order() {
     let hello = example_bin("hello");

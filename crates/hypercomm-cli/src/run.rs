@@ -131,6 +131,14 @@ pub(crate) fn main(a: RunArgs) -> Result<i32, String> {
         TransportKind::Tcp
     });
     let mut spec = JobSpec::new(a.nodes, a.program);
+    if let Some(h) = a.host.as_ref().and_then(|v| v.first()) {
+        if !program_exists(h) {
+            return Err(format!(
+                "--host {}: no such program. --host starts a host program (PICL's host process); the machines the ranks run on are --hosts (or -H, as mpirun's --host)",
+                h.to_string_lossy()
+            ));
+        }
+    }
     spec.host_program = a.host;
     spec.transport = transport;
     spec.hosts = names;
@@ -169,4 +177,15 @@ fn exports(given: &[String]) -> Result<Vec<(OsString, OsString)>, String> {
             Ok((OsString::from(name), value))
         })
         .collect()
+}
+
+/// Whether `prog` names a program that can be started: a path that exists,
+/// or a bare name found on `PATH`.
+fn program_exists(prog: &std::ffi::OsStr) -> bool {
+    let p = std::path::Path::new(prog);
+    if p.components().count() > 1 || p.is_absolute() {
+        return p.exists();
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(p).is_file()))
 }
