@@ -343,9 +343,15 @@ fn placement(spec: &JobSpec, endpoints: usize) -> Result<(Vec<Place>, IpAddr)> {
             )));
         }
     }
+    // A host given slots comes once per slot: it is looked up once.
+    let mut known: std::collections::HashMap<&str, Place> = Default::default();
     let mut per_host = Vec::with_capacity(spec.hosts.len());
     for h in &spec.hosts {
-        per_host.push(if ssh::is_here(h) {
+        if let Some(p) = known.get(h.as_str()) {
+            per_host.push(p.clone());
+            continue;
+        }
+        let place = if ssh::is_here(h) {
             let bind = if remote.is_some() {
                 listen
             } else {
@@ -357,7 +363,9 @@ fn placement(spec: &JobSpec, endpoints: usize) -> Result<(Vec<Place>, IpAddr)> {
                 host: h.clone(),
                 addr: ssh::resolve(h).ok(),
             }
-        });
+        };
+        known.insert(h, place.clone());
+        per_host.push(place);
     }
     let places = (0..endpoints)
         .map(|ep| {
