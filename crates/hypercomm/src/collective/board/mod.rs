@@ -591,11 +591,12 @@ impl Comm {
             };
             if reduces {
                 let k = part.input.len();
-                let (acc, scratch): (&mut [T], _) = if into_result {
-                    (elems_mut(result, k), elems_mut(scratch, k))
+                let acc: &mut [T] = if into_result {
+                    elems_mut(result, k)
                 } else {
-                    (&mut *part.output, elems_mut(scratch, k))
+                    &mut *part.output
                 };
+                let scratch = elems_mut(scratch, k);
                 fold_inputs(
                     (me, n),
                     acc,
