@@ -28,7 +28,7 @@
 //! Not done yet: non-blocking forms of the variable-count and host-rooted
 //! calls; the host as a member of an allgather.
 
-use super::call::{Call, Check, Plan};
+use super::call::{Call, Check, Parts, Plan};
 use super::executor::{Input, Output};
 use super::select::CollOpts;
 use super::{counts_from_u64, counts_to_u64, need_len, Element, NoOp};
@@ -139,13 +139,30 @@ impl Comm {
         if parts.me == r {
             need_len(what, "the root's output", output.len(), total)?;
         }
-        let alg = self.choose_memo(
-            Collective::Gather,
-            p,
-            total / p * std::mem::size_of::<T>(),
-            opts,
-            true,
-        )?;
+        let family = (kind, what, Collective::Gather);
+        self.rooted_call(family, parts, r, counts, (input, output), sig_count, opts)
+    }
+
+    /// The call of a node-rooted gather(v) or scatter(v) whose arguments
+    /// are checked: `family` is the call's kind, name and the collective
+    /// whose algorithms it chooses from; node `r` is the root and
+    /// `counts` every node's block.
+    #[allow(clippy::too_many_arguments)]
+    fn rooted_call<'a, T: Element>(
+        &self,
+        (kind, what, family): (Collective, &'static str, Collective),
+        parts: Parts,
+        r: usize,
+        counts: &[usize],
+        (input, output): (&'a [T], &'a mut [T]),
+        sig_count: usize,
+        opts: &CollOpts,
+    ) -> Result<Call<'a, T, NoOp>> {
+        let p = parts.eps.len();
+        let total: usize = counts.iter().sum();
+        let bytes = total / p * std::mem::size_of::<T>();
+        let alg = self.choose_memo(family, p, bytes, opts, true)?;
+        // Scatters have no ring schedule; the order serves gathers.
         let params = Params {
             root: r,
             counts,
@@ -153,6 +170,11 @@ impl Comm {
             ..Params::new(parts.me, p)
         };
         let sched = self.schedule(kind, alg, &params)?;
+        let check = if matches!(kind, Collective::Gatherv | Collective::Scatterv) {
+            Check::of_counts::<T>(sig_count, counts)
+        } else {
+            Check::of::<T>(sig_count)
+        };
         Ok(Call {
             kind,
             what,
@@ -162,14 +184,7 @@ impl Comm {
             output: Output::Borrowed(output),
             op: None,
             sched,
-            check: if matches!(
-                kind,
-                Collective::Gatherv | Collective::Allgatherv | Collective::Scatterv
-            ) {
-                Check::of_counts::<T>(sig_count, counts)
-            } else {
-                Check::of::<T>(sig_count)
-            },
+            check,
             finish: None,
         })
     }
@@ -549,38 +564,8 @@ impl Comm {
             need_len(what, "the root's input", input.len(), total)?;
         }
         need_len(what, "output", output.len(), counts[parts.me])?;
-        let alg = self.choose_memo(
-            Collective::Scatter,
-            p,
-            total / p * std::mem::size_of::<T>(),
-            opts,
-            true,
-        )?;
-        let params = Params {
-            root: r,
-            counts,
-            ..Params::new(parts.me, p)
-        };
-        let sched = self.schedule(kind, alg, &params)?;
-        Ok(Call {
-            kind,
-            what,
-            parts,
-            root: Some(r),
-            input: Input::Borrowed(input),
-            output: Output::Borrowed(output),
-            op: None,
-            sched,
-            check: if matches!(
-                kind,
-                Collective::Gatherv | Collective::Allgatherv | Collective::Scatterv
-            ) {
-                Check::of_counts::<T>(sig_count, counts)
-            } else {
-                Check::of::<T>(sig_count)
-            },
-            finish: None,
-        })
+        let family = (kind, what, Collective::Scatter);
+        self.rooted_call(family, parts, r, counts, (input, output), sig_count, opts)
     }
 
     /// Scatter blocks of different lengths from `root` (a node or the
