@@ -524,8 +524,8 @@ impl Engine {
         op: &str,
     ) -> Result<RawStatus> {
         // Already complete (a window's receive that an earlier wait's drain
-        // filled, a send the transport took at once): no pass of the wait
-        // loop, whose drain of the transport costs more than the request.
+        // filled, a queued send that a drain handed on): no pass of the
+        // wait loop, whose drain of the transport costs more than looking.
         if let Some(r) = self.poll_req(id) {
             recorder::hook(Event::Wait);
             recorder::hook(Event::Done);
