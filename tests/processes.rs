@@ -694,8 +694,9 @@ fn where_job(args: &[&str]) -> Output {
 }
 
 /// A hostfile's slot counts (Open MPI's `slots=N` and MPICH's `host:N`,
-/// also on `--hosts`; the options under mpirun's names too) place that many consecutive ranks on a host; ranks
-/// beyond the slots start again from the first host. A bad count is named
+/// also on `--hosts`; the options under mpirun's names too) place that
+/// many consecutive ranks on a host; ranks beyond the slots start again
+/// from the first host. A bad count is named
 /// with its file and line, and nothing starts.
 #[test]
 fn hostfile_slots_place_consecutive_ranks() {

@@ -140,26 +140,26 @@ impl Comm {
             need_len(what, "the root's output", output.len(), total)?;
         }
         let family = (kind, what, Collective::Gather);
-        self.rooted_call(family, parts, r, counts, (input, output), sig_count, opts)
+        let blocks = (counts, total);
+        self.rooted_call(family, parts, r, blocks, (input, output), sig_count, opts)
     }
 
     /// The call of a node-rooted gather(v) or scatter(v) whose arguments
     /// are checked: `family` is the call's kind, name and the collective
-    /// whose algorithms it chooses from; node `r` is the root and
-    /// `counts` every node's block.
+    /// whose algorithms it chooses from; node `r` is the root, `counts`
+    /// every node's block and `total` their sum.
     #[allow(clippy::too_many_arguments)]
     fn rooted_call<'a, T: Element>(
         &self,
         (kind, what, family): (Collective, &'static str, Collective),
         parts: Parts,
         r: usize,
-        counts: &[usize],
+        (counts, total): (&[usize], usize),
         (input, output): (&'a [T], &'a mut [T]),
         sig_count: usize,
         opts: &CollOpts,
     ) -> Result<Call<'a, T, NoOp>> {
         let p = parts.eps.len();
-        let total: usize = counts.iter().sum();
         let bytes = total / p * std::mem::size_of::<T>();
         let alg = self.choose_memo(family, p, bytes, opts, true)?;
         // Scatters have no ring schedule; the order serves gathers.
@@ -565,7 +565,8 @@ impl Comm {
         }
         need_len(what, "output", output.len(), counts[parts.me])?;
         let family = (kind, what, Collective::Scatter);
-        self.rooted_call(family, parts, r, counts, (input, output), sig_count, opts)
+        let blocks = (counts, total);
+        self.rooted_call(family, parts, r, blocks, (input, output), sig_count, opts)
     }
 
     /// Scatter blocks of different lengths from `root` (a node or the

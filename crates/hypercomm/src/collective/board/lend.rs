@@ -47,9 +47,9 @@ thread_local! {
 const SPLIT_MIN: usize = 512 << 10;
 
 /// Bytes of a reduce's vector copied and folded at a time (inside a core's
-/// 1 MiB cache). Smaller pieces cost more copies than they save: at 2 MiB
-/// on 2 processes, 32 KiB pieces took 287-332 µs, 128 KiB 237-278, 512 KiB
-/// 201-250, one piece 209-242.
+/// 1 MiB cache). Smaller pieces cost more copies than they save
+/// (BENCHMARKS.md, "Reduce: the first input straight into the
+/// accumulator", has the sizes tried).
 const FOLD_CHUNK: usize = 512 << 10;
 
 /// Node `j`'s segment of `k` elements split among `n` nodes.
