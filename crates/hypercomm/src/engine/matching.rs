@@ -170,7 +170,15 @@ impl Engine {
                 }
             }
             Kind::Goodbye => {}
-            Kind::Credit => self.credit_back(h.src, h.id),
+            Kind::Credit => {
+                // What waited for this credit goes now, not when the drain
+                // ends: a peer that streams large messages keeps the drain
+                // going (each one copied gives it credit for the next), and
+                // our own sends would wait for its whole window (`bibw` of
+                // 1 MiB ran one direction at a time).
+                self.credit_back(h.src, h.id);
+                self.send_waiting();
+            }
             // Answered by the transports that use them.
             Kind::WaitQuery | Kind::WaitReply => {}
             // Its arrival woke the wait that looks at the board.
