@@ -25,10 +25,11 @@
 //! engine's [`crate::transport::Borrowed`] / [`crate::transport::Completion`]
 //! protocol, its state kept in a lend slot of the segment, see `lend.rs`) and
 //! the receiver copies straight from the sender's address space into the
-//! user's buffer with `process_vm_readv` (from 128 KiB; from 32 KiB when the
-//! ring to the reader is full or frames already wait for it, as in a window
-//! of sends, where a copy through the ring costs the sender's core too and
-//! two cores copying both ways halved the rate). Whether that works is detected once
+//! user's buffer with `process_vm_readv` (from 128 KiB; from 32 KiB in a
+//! window of sends — the ring to the reader is full, holds slots it has not
+//! taken, or frames wait for it, or a buffer of ours is still being read —
+//! where a copy through the ring costs the sender's core too and two cores
+//! copying both ways halved the rate). Whether that works is detected once
 //! per process at attach (a read of our own memory; also
 //! `PR_SET_PTRACER_ANY` so Yama allows our siblings) and published in the
 //! endpoint record; when it does not (or `HYPERCOMM_SHM_CMA=0`), large
@@ -130,8 +131,11 @@ const LIVENESS_EVERY: Duration = Duration::from_millis(50);
 /// unless the ring is busy (see [`CMA_BUSY_MIN`]).
 const CMA_MIN: usize = 128 * 1024;
 /// Borrowed buffers at least this long are read with `process_vm_readv`
-/// when the ring to their reader has no room for all of them or frames
-/// wait for it already (a window of sends): a copy through the ring then
+/// in a window of sends: when the ring to their reader has no room for all
+/// of them, holds slots it has not taken yet, or frames wait for it, or
+/// when a buffer this process lent is still being read (a message that
+/// found the ring empty between two of a window's sends streamed, and in
+/// `bibw` of 64 KiB some hundreds of them did). A copy through the ring then
 /// costs the sender's core as much as the reader's, and the pipeline
 /// stalls on the ring's space, while the reader's single copy leaves the
 /// sender free. A lone message (a ping-pong, a broadcast) still streams.
@@ -374,7 +378,11 @@ impl Transport for ShmEndpoint {
         let o = &mut outs[dst];
         let was_empty = o.queue.is_empty();
         let len = frame.payload.len();
-        let busy = len >= CMA_BUSY_MIN && (!was_empty || !self.has_room(dst, &mut o.ring, len));
+        let busy = len >= CMA_BUSY_MIN
+            && (!was_empty
+                || self.map.lends_out.load(Ordering::Relaxed) > 0
+                || !self.ring_empty(dst, &mut o.ring)
+                || !self.has_room(dst, &mut o.ring, len));
         let mut item = self.prepare(frame, busy);
         if was_empty {
             // Nothing queued before it: write straight into the ring (the

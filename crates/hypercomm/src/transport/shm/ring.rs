@@ -207,6 +207,15 @@ impl ShmEndpoint {
         r.tail - r.head_seen + need <= SLOTS as u64
     }
 
+    /// Has the reader taken every slot written into the ring to `dst`?
+    pub(super) fn ring_empty(&self, dst: usize, r: &mut RingOut) -> bool {
+        if r.tail == r.head_seen {
+            return true;
+        }
+        r.head_seen = self.map.head(self.me, dst).load(Ordering::Acquire);
+        r.tail == r.head_seen
+    }
+
     /// Is there a free slot in the ring to `dst`?
     #[inline]
     pub(super) fn has_space(&self, dst: usize, r: &mut RingOut) -> bool {
