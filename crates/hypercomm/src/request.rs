@@ -182,7 +182,7 @@ impl<'scope> Request<'scope> {
     /// Complete the request if it can be without blocking.
     pub fn test(&mut self) -> Option<Result<Status>> {
         if let Some(d) = &self.done {
-            return Some(d.clone().map_err(|e| *e));
+            return Some(d.as_ref().copied().map_err(|e| Error::clone(e)));
         }
         let c = &self.comm;
         let r = match c.engine.test(self.id) {
@@ -379,9 +379,9 @@ impl Comm {
 mod tests {
     /// A request is moved into the caller's vector and out again in
     /// `wait_all`, once or twice per message: small enough to move
-    /// without a call to `memcpy` (the compiler calls it from 128 bytes
-    /// on; with a whole `Error` inside, a request had 144, and a window
-    /// of 8-byte sends ran about a tenth slower; BENCHMARKS.md).
+    /// without a call to `memcpy` (with a whole `Error` inside, a request
+    /// had 144 bytes, the compiler moved it with a call, and a window of
+    /// 8-byte sends ran about a tenth slower; BENCHMARKS.md).
     #[test]
     fn a_request_moves_without_a_call() {
         let size = std::mem::size_of::<super::Request<'static>>();

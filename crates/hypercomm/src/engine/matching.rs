@@ -680,14 +680,17 @@ pub(super) fn describe_match(g: &Group, m: &Match) -> String {
     format!("a message from {src} with {tag} (context {:#x})", m.ctx)
 }
 
-/// Take posted receive `i` out of the list: the first one (a window's
-/// receives match in order) without the shift bookkeeping that
-/// `VecDeque::remove` does even when nothing moves (a `memcpy` call and
-/// some thirty instructions a message).
+/// Take posted receive `i` out of the list: the first (a window's
+/// receives match in order) or the last (a blocking receive is posted
+/// last) without the shift bookkeeping that `VecDeque::remove` does even
+/// when nothing moves (a `memcpy` call and some thirty instructions a
+/// message).
 #[inline(always)]
 fn take_posted<P>(posted: &mut VecDeque<P>, i: usize) -> Option<P> {
     if i == 0 {
         posted.pop_front()
+    } else if i + 1 == posted.len() {
+        posted.pop_back()
     } else {
         posted.remove(i)
     }

@@ -208,12 +208,9 @@ impl ShmEndpoint {
     }
 
     /// Has the reader taken every slot written into the ring to `dst`?
+    #[inline]
     pub(super) fn ring_empty(&self, dst: usize, r: &mut RingOut) -> bool {
-        if r.tail == r.head_seen {
-            return true;
-        }
-        r.head_seen = self.map.head(self.me, dst).load(Ordering::Acquire);
-        r.tail == r.head_seen
+        self.free_slots(dst, r, SLOTS as u64)
     }
 
     /// Is there a free slot in the ring to `dst`?
