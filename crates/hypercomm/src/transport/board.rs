@@ -29,15 +29,19 @@
 //! publishes then looks at the count and tells the sleepers with a frame
 //! (so that deadlock detection, which counts frames, stays right).
 //!
-//! Every word is an atomic (payload bytes too, eight to a word, moved
-//! with relaxed loads and stores between the release and the acquire), so
-//! the board needs no `unsafe` beyond handing out the words.
+//! Every control word is an atomic. Payload bytes are copied in and out
+//! with `memcpy` between the release and the acquire: the protocol never
+//! lets a buffer be written while it is read, and a reader checks the
+//! `seq` word again after its copy, so a writer that broke the protocol
+//! yields a read that is discarded, not wrong data handed on. Those two
+//! copies are the board's only `unsafe` besides handing out the words.
 //!
 //! Not done yet: the board serves jobs of at most [`BOARD_RANKS`] nodes
 //! (the collector reads every node's buffer in turn; a tree of collectors
 //! would serve more); payloads above [`BOARD_BYTES`] go by messages.
 
 use std::cell::Cell;
+use std::ptr;
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
 /// Payload bytes of one board buffer.
@@ -405,51 +409,56 @@ impl<'a> Board<'a> {
     }
 }
 
-/// Store `src` into `dst`, eight bytes to a word (little-endian, the last
-/// word padded with zeros).
+/// Store `src` into the first bytes of `dst`'s words.
+///
+/// A plain copy, not word by word with atomic stores: the protocol keeps
+/// every reader out of a buffer while it is written (a buffer is written
+/// only after its last reader said it was done, [`Board::data_reuse`]),
+/// and the `seq` word's release store publishes the bytes. A kilobyte
+/// took about five instructions a word as relaxed stores (they cannot be
+/// vectorised); `memcpy` takes a few dozen for all of it.
 fn store_bytes(dst: &[AtomicU64], src: &[u8]) {
-    // Whole words as arrays zipped with the words: one loop counter, no
-    // bounds check per word (a kilobyte took seven instructions a word
-    // with indices, five with two iterators of their own lengths).
-    let (whole, rest) = src.as_chunks::<8>();
-    for (d, c) in dst.iter().zip(whole) {
-        d.store(u64::from_le_bytes(*c), Ordering::Relaxed);
+    assert!(src.len() <= dst.len() * 8, "board store past the buffer");
+    if let (Ok(w), Some(d)) = (<[u8; 8]>::try_from(src), dst.first()) {
+        // One word (a scalar's reduction): a store, not a call to `memcpy`.
+        // Native byte order, so that the bytes lie where a copy puts them.
+        d.store(u64::from_ne_bytes(w), Ordering::Relaxed);
+        return;
     }
-    if let (false, Some(d)) = (rest.is_empty(), dst.get(whole.len())) {
-        let mut w = [0u8; 8];
-        w[..rest.len()].copy_from_slice(rest);
-        d.store(u64::from_le_bytes(w), Ordering::Relaxed);
-    }
+    // SAFETY: `dst` spans at least `src.len()` bytes (asserted), its words
+    // are `UnsafeCell`s, so writing through a pointer derived from the
+    // shared slice is allowed, and the two cannot overlap (`src` is not
+    // board memory). No reader reads these bytes while they are written,
+    // as said above.
+    unsafe { ptr::copy_nonoverlapping(src.as_ptr(), dst.as_ptr() as *mut u8, src.len()) }
 }
 
-/// Load `out.len()` bytes from `src` (as [`store_bytes`] stored them).
-fn load_bytes(src: &[AtomicU64], out: &mut [u8]) {
-    let (whole, rest) = out.as_chunks_mut::<8>();
-    let n = whole.len();
-    for (c, w) in whole.iter_mut().zip(src) {
-        *c = w.load(Ordering::Relaxed).to_le_bytes();
-    }
-    if let (false, Some(w)) = (rest.is_empty(), src.get(n)) {
-        let k = rest.len();
-        rest.copy_from_slice(&w.load(Ordering::Relaxed).to_le_bytes()[..k]);
-    }
-}
-
-/// Load `out.len()` bytes from byte `at` of `src` on.
+/// Load `out.len()` bytes from byte `at` of `src` on (as [`store_bytes`]
+/// stored them).
+///
+/// A plain copy, as for the store. A writer that broke the protocol could
+/// change the bytes while they are copied, as a seqlock's reader allows
+/// for: the caller looks at the buffer's `seq` word again after the copy
+/// and discards what it read if the word changed ([`Board::read_at`]).
 fn load_bytes_at(src: &[AtomicU64], at: usize, out: &mut [u8]) {
-    let skip = at % 8;
-    let mut word = at / 8;
-    let mut done = 0;
-    if skip != 0 && !out.is_empty() {
-        let Some(w) = src.get(word) else {
-            return;
-        };
-        let k = (8 - skip).min(out.len());
-        out[..k].copy_from_slice(&w.load(Ordering::Relaxed).to_le_bytes()[skip..skip + k]);
-        done = k;
-        word += 1;
+    assert!(
+        at + out.len() <= src.len() * 8,
+        "board load past the buffer"
+    );
+    if let (0, Ok(o), Some(w)) = (at % 8, <&mut [u8; 8]>::try_from(&mut *out), src.get(at / 8)) {
+        // One word: a load, as the store above.
+        *o = w.load(Ordering::Relaxed).to_ne_bytes();
+        return;
     }
-    load_bytes(src.get(word..).unwrap_or(&[]), &mut out[done..]);
+    // SAFETY: the `out.len()` bytes from `at` lie within `src` (asserted)
+    // and `out` is not board memory. Reading the atomics' bytes through
+    // the slice's pointer is reading an `UnsafeCell`'s contents; a write
+    // that raced with it would be the protocol's breach that the caller
+    // detects, and the bytes are plain `u8`s, valid whatever they hold.
+    unsafe {
+        let from = (src.as_ptr() as *const u8).add(at);
+        ptr::copy_nonoverlapping(from, out.as_mut_ptr(), out.len())
+    }
 }
 
 /// Board memory for the threads of one process.
