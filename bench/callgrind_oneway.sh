@@ -13,7 +13,9 @@ out=bench/results/callgrind
 rm -rf "$out"; mkdir -p "$out"
 command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 1; }
 cargo build --release -q -p hypercomm-cli
-hc="$PWD/${CARGO_TARGET_DIR:-target}/release/hypercomm"
+target_dir="${CARGO_TARGET_DIR:-target}"
+case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
+hc="$target_dir/release/hypercomm"
 mpicc -O2 -o "$out/osu" bench/osu.c
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 vg=(valgrind --tool=callgrind)
