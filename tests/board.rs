@@ -58,8 +58,8 @@ fn exchange(comm: &Comm) -> bool {
 /// returns how many results were checked.
 fn rounds(comm: &Comm, iters: usize, opts: &CollOpts) -> Result<usize, Error> {
     let (me, n) = (comm.rank(), comm.size());
-    // Bytes of the board's buffer the exchanges may fill (bcast and reduce
-    // always fan out, up to 1 KiB).
+    // Bytes of the board's buffer an exchange, or a reduce's fan-in, may
+    // fill.
     let most = if exchange(comm) { 4096 } else { 1024 };
     let mut checked = 0;
     for it in 0..iters {
@@ -74,12 +74,12 @@ fn rounds(comm: &Comm, iters: usize, opts: &CollOpts) -> Result<usize, Error> {
             .map(|i| (0..n).map(|r| val(r, i, it)).sum())
             .collect();
         assert_eq!(out, want, "allreduce sum, iteration {it}, rank {me}");
-        let input: Vec<i64> = (0..count).map(|i| val(me, i, it)).collect();
-        // Reduce, max, to a rotating root.
-        let mut out = vec![0i64; if me == root { count } else { 0 }];
+        // Reduce, max, to a rotating root (up to all the board takes).
+        let input: Vec<i64> = (0..wide).map(|i| val(me, i, it)).collect();
+        let mut out = vec![0i64; if me == root { wide } else { 0 }];
         comm.reduce_into_with(&input, &mut out, Max, root, opts)?;
         if me == root {
-            let want: Vec<i64> = (0..count)
+            let want: Vec<i64> = (0..wide)
                 .map(|i| (0..n).map(|r| val(r, i, it)).max().unwrap())
                 .collect();
             assert_eq!(out, want, "reduce max, iteration {it}, root {root}");
@@ -189,8 +189,10 @@ fn all_rounds(kind: TransportKind, n: usize, iters: usize, check: bool) {
             assert_ne!(a, Algorithm::Board, "allgather on {n} ranks, one byte more");
         }
         // A reduce is an exchange in check mode (at most 8 nodes), else a
-        // fan-in to its root; a broadcast, above 8 nodes, a fan-out.
-        let reduce_most = if check && n <= 8 { 4096 } else { 1024 };
+        // fan-in to its root, whose inputs may be as large as an
+        // exchange's parts up to 8 nodes; a broadcast, above 8 nodes, a
+        // fan-out.
+        let reduce_most = if n <= 8 { 4096 } else { 1024 };
         for (c, m) in [
             (Collective::Allreduce, most),
             (Collective::Bcast, most),

@@ -4,7 +4,7 @@
 //! an exchange or a lend in check mode.
 
 use super::{
-    elems_mut, fold_inputs, gather_blocks, operator, sig_into, sig_words, torn, Part,
+    elems_mut, fold_inputs, gather_blocks, operator, scratch_len, sig_into, sig_words, torn, Part,
     EXCHANGE_NODES, SMALL_WORDS,
 };
 use crate::collective::ops::{Element, Operator};
@@ -139,14 +139,16 @@ impl Comm {
                 // Where another node's input is read: on the stack, only as
                 // large as the call needs.
                 let (mut small, mut large);
-                let scratch: &mut [u64] = if bytes.len() <= 8 * SMALL_WORDS {
+                let scratch: &mut [u64] = if scratch_len(n, k) == 0 {
+                    &mut []
+                } else if bytes.len() <= 8 * SMALL_WORDS {
                     small = [0u64; SMALL_WORDS];
                     &mut small
                 } else {
                     large = [0u64; BOARD_BYTES / 8];
                     &mut large
                 };
-                let scratch = elems_mut(scratch, k);
+                let scratch = elems_mut(scratch, scratch_len(n, k));
                 let op = operator(op, name)?;
                 fold_inputs((me, n), part.output, part.input, scratch, op, |j, into| {
                     arrived(j)?;

@@ -26,7 +26,9 @@
 //!   root's buffer.
 //! * **A fan-in and/or a fan-out** of board buffers (everything else; at
 //!   most [`FAN_BYTES`] through one buffer, counting all of an
-//!   allgather's blocks and the whole matrix of an all-to-all):
+//!   allgather's blocks and the whole matrix of an all-to-all; a reduce
+//!   among at most [`EXCHANGE_NODES`] nodes, whose fan-in hands nothing
+//!   out, up to [`BOARD_BYTES`] a node):
 //!
 //! | call | check mode off | check mode on |
 //! |---|---|---|
@@ -129,6 +131,12 @@ fn board_need(kind: Collective, p: usize, bytes: usize, checked: bool) -> (usize
     if exchanges(kind, p, checked) {
         return (bytes, BOARD_BYTES);
     }
+    if kind == Collective::Reduce && p <= EXCHANGE_NODES {
+        // A reduce's fan-in hands nothing out: each input lies in its own
+        // node's buffer, which holds as much as an exchange's part (the
+        // root reads at most seven of them in turn).
+        return (bytes, BOARD_BYTES);
+    }
     let need = match kind {
         Collective::Allgather | Collective::Alltoall => bytes.saturating_mul(p),
         _ => bytes,
@@ -212,6 +220,17 @@ fn fold_inputs<T: Element, O: Operator<T>>(
         acc.copy_from_slice(mine);
     }
     Ok(())
+}
+
+/// Elements of the scratch [`fold_inputs`] needs for `k`-element inputs
+/// of `n` nodes: none with two (the other input goes straight into the
+/// accumulator), so that no buffer is zeroed only to go unused.
+fn scratch_len(n: usize, k: usize) -> usize {
+    if n > 2 {
+        k
+    } else {
+        0
+    }
 }
 
 /// The operator of a call that folds (the error names the call when there
@@ -549,13 +568,22 @@ impl Comm {
         // a fifth of its instructions).
         let (mut small, mut small_scratch) = ([0u64; SMALL_WORDS], [0u64; SMALL_WORDS]);
         let (mut large, mut large_scratch);
+        let mut whole;
         let (result, scratch): (&mut [u64], &mut [u64]) =
             if result_bytes.max(call_bytes) <= 8 * SMALL_WORDS {
                 (&mut small, &mut small_scratch)
-            } else {
+            } else if result_bytes.max(call_bytes) <= FAN_BYTES {
                 large = [0u64; FAN_BYTES / 8];
                 large_scratch = [0u64; FAN_BYTES / 8];
                 (&mut large, &mut large_scratch)
+            } else if scratch_len(n, 1) > 0 {
+                // Only a reduce's fan-in is larger (`board_need`): its root
+                // folds into its own output, so no result is handed out,
+                // and reads a third node's input on into the scratch.
+                whole = [0u64; BOARD_BYTES / 8];
+                (&mut [], &mut whole)
+            } else {
+                (&mut [], &mut [])
             };
         let mut mismatch: Option<String> = None;
         if fan_in && me == collector {
@@ -596,7 +624,7 @@ impl Comm {
                 } else {
                     &mut *part.output
                 };
-                let scratch = elems_mut(scratch, k);
+                let scratch = elems_mut(scratch, scratch_len(n, k));
                 fold_inputs(
                     (me, n),
                     acc,
