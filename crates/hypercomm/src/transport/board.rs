@@ -34,7 +34,8 @@
 //! lets a buffer be written while it is read, and a reader checks the
 //! `seq` word again after its copy, so a writer that broke the protocol
 //! yields a read that is discarded, not wrong data handed on. Those two
-//! copies are the board's only `unsafe` besides handing out the words.
+//! copies are this module's only `unsafe` (whoever owns the memory hands
+//! out the words).
 //!
 //! Not done yet: the board serves jobs of at most [`BOARD_RANKS`] nodes
 //! (the collector reads every node's buffer in turn; a tree of collectors
