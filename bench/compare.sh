@@ -76,13 +76,24 @@ halos=(
   "3 128 1 4"
 )
 if [ "$no_halo" = 1 ]; then halos=(); fi
+# One Open MPI measurement into raw.tsv: `openmpi WHAT MPIRUN-ARGS...`. A
+# run that fails or hangs (Open MPI's oversubscribed spinning can starve
+# itself under `chrt -f`) is named and left out, not waited on forever.
+openmpi() {
+  local what=$1; shift
+  if timeout 120 "${mpi[@]}" "$@" > "$out/osu.tmp"; then
+    sed 's/^/openmpi\t/' "$out/osu.tmp" >> "$out/raw.tsv"
+  else
+    echo "Open MPI $what failed or took over 120 s (exit $?); left out of this run" >&2
+  fi
+}
 : > "$out/raw.tsv"
 for run in 1 2 3; do
   for j in "${jobs[@]}"; do
     set -- $j
     op=$1 n=$2 sizes=$3
     echo "run $run: $op n=$n" >&2
-    "${mpi[@]}" -n "$n" "$out/osu" "$op" "$sizes" "$iters" | sed 's/^/openmpi\t/' >> "$out/raw.tsv"
+    openmpi "$op on $n processes" -n "$n" "$out/osu" "$op" "$sizes" "$iters"
     if "$hc" bench "$op" -n "$n" --transport "$transport" --sizes "$sizes" --iters "$iters" \
          --repeat 3 --no-check --format tsv > "$out/hc.tmp" 2> "$out/hc.err"; then
       sed 's/^/hypercomm\t/' "$out/hc.tmp" >> "$out/raw.tsv"
@@ -102,7 +113,7 @@ for run in 1 2 3; do
     set -- $h
     label="halo${1}d-w${3}-f${4}"
     echo "run $run: $label side $2" >&2
-    "${mpi[@]}" -n 4 "$out/halo" "$label" "$2" "$iters" | sed 's/^/openmpi\t/' >> "$out/raw.tsv"
+    openmpi "$label" -n 4 "$out/halo" "$label" "$2" "$iters"
     for t in "$transport" thread; do
       lib=hypercomm
       [ "$t" = thread ] && [ "$transport" != thread ] && lib=hypercomm-thread
