@@ -26,6 +26,16 @@ static void iters_for(long size, long base, long *iters, long *warm) {
     *warm = it / 10 < 5 ? 5 : it / 10;
 }
 
+/* `bytes` bytes (at least one) filled with `v`, as `hypercomm bench` fills
+ * what it sends and as OSU fills its buffers: memory from calloc that is
+ * never written maps the kernel's one zero page, so a send or a reduction
+ * that reads it reads a single cached page, not `bytes` of memory. */
+static void *filled(long bytes, int v) {
+    void *p = malloc(bytes ? bytes : 1);
+    memset(p, v, bytes ? bytes : 1);
+    return p;
+}
+
 static double latency(long size, long iters, long warm, int me) {
     char *buf = calloc(size ? size : 1, 1);
     double t0 = 0;
@@ -45,7 +55,7 @@ static double latency(long size, long iters, long warm, int me) {
 }
 
 static double bandwidth(long size, long iters, long warm, int me, int bidir) {
-    char *sbuf = calloc(size ? size : 1, 1);
+    char *sbuf = filled(size, 7);
     char *rbuf = calloc((size ? size : 1) * WINDOW, 1);
     MPI_Request req[2 * WINDOW];
     char ack = 0;
@@ -72,8 +82,9 @@ static double bandwidth(long size, long iters, long warm, int me, int bidir) {
 static double collective(const char *op, long size, long iters, long warm, int me, int n) {
     long elems = size / 8 > 0 ? size / 8 : (size ? 1 : 0);
     double *in = calloc(elems ? elems : 1, sizeof(double));
+    for (long i = 0; i < elems; i++) in[i] = 1.0;
     double *out = calloc(elems ? elems : 1, sizeof(double));
-    char *bin = calloc(size ? size * n : 1, 1);
+    char *bin = filled(size * n, 1);
     char *bout = calloc(size ? size * n : 1, 1);
     for (long i = 0; i < iters + warm; i++) {
         if (i == warm) MPI_Barrier(MPI_COMM_WORLD);
