@@ -1,7 +1,8 @@
 //! Small collectives through the shared-memory board (barrier, bcast,
 //! reduce, allreduce, allgather, all-to-all on the world communicator,
 //! threads and shm; one exchange of up to 4 KiB a node among at most 8
-//! nodes, else a fan-in and fan-out of up to 1 KiB): results
+//! nodes, a reduce's fan-in of as much without check mode, else a fan-in
+//! and fan-out of up to 1 KiB): results
 //! against serial folds, with check mode on and off,
 //! with more ranks than cores; check-mode mismatches between a call on the
 //! board and one on messages; what selection says; deadlocks, departed
