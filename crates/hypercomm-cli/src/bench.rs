@@ -208,10 +208,7 @@ fn collective(
     let mut gathered = vec![0u8; size * n];
     let blocks_in = vec![2u8; size * n];
     let mut blocks_out = vec![0u8; size * n];
-    // Filled, so that the root's is written memory, not the zero page
-    // that a fresh allocation maps until it is written (the others' is
-    // overwritten by every call).
-    let mut bcast_buf = vec![1u8; size];
+    let mut bcast_buf = vec![1u8; size]; // the root's: written memory, not the zero page
     let mut one = |comm: &Comm| -> Result<(), Error> {
         match op {
             Op::Allreduce => comm.allreduce_into_with(&input, &mut output, Sum, opts),
