@@ -222,9 +222,8 @@ fn fold_inputs<T: Element, O: Operator<T>>(
     Ok(())
 }
 
-/// Elements of the scratch [`fold_inputs`] needs for `k`-element inputs
-/// of `n` nodes: none with two (the other input goes straight into the
-/// accumulator), so that no buffer is zeroed only to go unused.
+/// The scratch [`fold_inputs`] needs for inputs of `k` (elements or bytes)
+/// of `n` nodes: none with two (the other input goes into the accumulator).
 fn scratch_len(n: usize, k: usize) -> usize {
     if n > 2 {
         k
@@ -562,29 +561,38 @@ impl Comm {
             b.publish(Buf::Data, seq, 0, &words, give, collector);
             self.board_wake(b);
         }
-        // The result the collector hands out (a fold, the root's data), and
-        // where it reads one node's part: stack buffers as large as the call
-        // needs (zeroing the board's whole kilobyte twice cost a small call
-        // a fifth of its instructions).
-        let (mut small, mut small_scratch) = ([0u64; SMALL_WORDS], [0u64; SMALL_WORDS]);
-        let (mut large, mut large_scratch);
-        let mut whole;
-        let (result, scratch): (&mut [u64], &mut [u64]) =
-            if result_bytes.max(call_bytes) <= 8 * SMALL_WORDS {
-                (&mut small, &mut small_scratch)
-            } else if result_bytes.max(call_bytes) <= FAN_BYTES {
-                large = [0u64; FAN_BYTES / 8];
-                large_scratch = [0u64; FAN_BYTES / 8];
-                (&mut large, &mut large_scratch)
-            } else if scratch_len(n, 1) > 0 {
-                // Only a reduce's fan-in is larger (`board_need`): its root
-                // folds into its own output, so no result is handed out,
-                // and reads a third node's input on into the scratch.
-                whole = [0u64; BOARD_BYTES / 8];
-                (&mut [], &mut whole)
-            } else {
-                (&mut [], &mut [])
-            };
+        // What a fan-out hands out, and where the collector reads a node's
+        // part (a fold: from a third node on), on the stack: each as large
+        // as the call needs, zeroed only if used (zeroing costs instructions).
+        let result_need = if fan_out { result_bytes } else { 0 };
+        let scratch_need = match (fan_in && me == collector, reduces) {
+            (false, _) => 0,
+            (true, true) => scratch_len(n, call_bytes),
+            (true, false) => call_bytes,
+        };
+        let (mut result_small, mut result_large);
+        let result: &mut [u64] = if result_need == 0 {
+            &mut []
+        } else if result_need <= 8 * SMALL_WORDS {
+            result_small = [0u64; SMALL_WORDS];
+            &mut result_small
+        } else {
+            result_large = [0u64; FAN_BYTES / 8];
+            &mut result_large
+        };
+        let (mut scratch_small, mut scratch_large, mut scratch_whole);
+        let scratch: &mut [u64] = if scratch_need == 0 {
+            &mut []
+        } else if scratch_need <= 8 * SMALL_WORDS {
+            scratch_small = [0u64; SMALL_WORDS];
+            &mut scratch_small
+        } else if scratch_need <= FAN_BYTES {
+            scratch_large = [0u64; FAN_BYTES / 8];
+            &mut scratch_large
+        } else {
+            scratch_whole = [0u64; BOARD_BYTES / 8];
+            &mut scratch_whole
+        };
         let mut mismatch: Option<String> = None;
         if fan_in && me == collector {
             // Everyone's signature, in check mode (on the stack for up to
