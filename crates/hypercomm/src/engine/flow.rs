@@ -171,13 +171,20 @@ impl Engine {
     }
 
     /// Send what waits for credit and now has it (after credit came back).
+    /// Every pass of every wait asks, so the usual answer (nothing came
+    /// back) costs a flag's test, not a call.
+    #[inline]
     pub(super) fn send_waiting(&self) {
+        if self.flow.borrow().retry {
+            self.send_waiting_now();
+        }
+    }
+
+    #[inline(never)]
+    fn send_waiting_now(&self) {
         let mut sent = Vec::new();
         {
             let mut f = self.flow.borrow_mut();
-            if !f.retry {
-                return;
-            }
             f.retry = false;
             let f = &mut *f;
             for (dst, q) in f.waiting.iter_mut().enumerate() {

@@ -197,8 +197,9 @@ pub trait Transport {
     /// Take the next arrived frame, offering it first to `taker` when it
     /// is a data frame whose bytes are at hand (in a ring slot, inline): if
     /// [`Taker::take`] returns true it has consumed the message and no
-    /// frame is built ([`Arrival::Taken`]). A transport that streams a long
-    /// message in parts may instead ask [`Taker::claim`] for a buffer when
+    /// frame is built ([`Arrival::Taken`]; a transport may instead read on
+    /// and report what follows, or [`Arrival::Nothing`]). A transport
+    /// that streams a long message in parts may instead ask [`Taker::claim`] for a buffer when
     /// the first part arrives, write every part there, and report the whole
     /// message with [`Arrival::Filled`]. The eager fast path of a posted
     /// receive. Never blocks. Default: [`Transport::try_recv`], offering
@@ -209,6 +210,14 @@ pub trait Transport {
             Some(f) => Arrival::Frame(f),
             None => Arrival::Nothing,
         }
+    }
+    /// True only when [`Transport::try_recv_offer`] would find nothing and
+    /// have nothing of its own to do (no queued frame to flush, no lent
+    /// buffer to reap): a cheap look that lets every pass of a wait skip
+    /// the drain. False is always correct; the default says false.
+    #[inline]
+    fn idle(&self) -> bool {
+        false
     }
     /// Give back the buffer claimed for the message streaming in from
     /// `src` ([`Taker::claim`]): the transport stops writing into it before
@@ -598,6 +607,10 @@ impl Transport for AnyTransport {
     #[inline]
     fn try_recv_offer(&self, taker: &mut dyn Taker) -> Arrival {
         dispatch!(self, t => t.try_recv_offer(taker))
+    }
+    #[inline]
+    fn idle(&self) -> bool {
+        dispatch!(self, t => t.idle())
     }
     #[inline]
     fn unclaim(&self, src: usize) {

@@ -237,7 +237,7 @@ impl ShmEndpoint {
         }
         let inc = (0..endpoints)
             .map(|src| In {
-                slots: map.slot(src, me, 0),
+                ring: map.ring(src, me),
                 ..In::default()
             })
             .collect();
@@ -300,6 +300,25 @@ impl ShmEndpoint {
     }
 
     // ----------------------------------------------------------- receiving
+
+    /// Nothing to flush or reap, and no slot waiting in any ring (or, in a
+    /// larger job, the doorbell unchanged since a scan found them empty):
+    /// what [`ShmEndpoint::next_arrival`] would find out the long way.
+    #[inline]
+    fn nothing_to_do(&self) -> bool {
+        if self.queued.get() > 0
+            || !self.owned.borrow().is_empty()
+            || !self.unpulled.borrow().is_empty()
+        {
+            return false;
+        }
+        if self.n > DOORBELL_MIN {
+            return !self.rescan.get()
+                && self.map.doorbell(self.me).load(Ordering::Acquire) == self.bell_seen.get();
+        }
+        let to_self = self.to_self.get();
+        !(0..self.n).any(|src| (src != self.me || to_self) && self.slot_waiting(src))
+    }
 
     /// The next arrival from any ring (round robin), offered to `offer`.
     #[inline]
@@ -420,6 +439,11 @@ impl Transport for ShmEndpoint {
         self.next_arrival(Some(taker)).unwrap_or(Arrival::Nothing)
     }
 
+    #[inline]
+    fn idle(&self) -> bool {
+        self.nothing_to_do()
+    }
+
     fn unclaim(&self, src: usize) {
         self.unclaim_from(src);
     }
@@ -450,10 +474,11 @@ impl Transport for ShmEndpoint {
             dst,
             &mut o.ring,
             ring::K_FIRST,
-            &[&header.encode(), &data[..first]],
+            Some(&header),
+            &data[..first],
         );
         for rest in data[first..].chunks(SLOT_DATA) {
-            self.put_slot(dst, &mut o.ring, ring::K_CONT, &[rest]);
+            self.put_slot(dst, &mut o.ring, ring::K_CONT, None, rest);
         }
         self.wake_receiver(dst);
         Ok(true)

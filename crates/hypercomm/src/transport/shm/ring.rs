@@ -3,7 +3,7 @@
 //! wait for ring space, and the reader's reassembly of multi-slot messages.
 //! See the module docs of [`super`] for the protocol.
 
-use super::segment::{self, SLOTS, SLOT_DATA};
+use super::segment::{self, Mapping, SLOTS, SLOT_DATA};
 use super::wake::wake_always;
 use super::{lend, ShmEndpoint, CMA_BUSY_MIN, CMA_MIN, LEND_VEC_MIN};
 use crate::transport::{
@@ -73,8 +73,8 @@ pub(super) struct Out {
 #[derive(Default)]
 pub(super) struct In {
     pub(super) head: u64,
-    /// Offset of the ring's slot 0 in the segment (set at attach).
-    pub(super) slots: usize,
+    /// Offset of the ring in the segment (set at attach).
+    pub(super) ring: usize,
     /// The message whose slots are coming in, if one is begun.
     pub(super) partial: Option<Partial>,
 }
@@ -191,6 +191,7 @@ impl ShmEndpoint {
 
     /// Is there room in the ring to `dst` for a payload of `len` bytes
     /// and its header?
+    #[inline(always)]
     pub(super) fn has_room(&self, dst: usize, r: &mut RingOut, len: usize) -> bool {
         let need = (Header::SIZE + len).div_ceil(SLOT_DATA) as u64;
         self.free_slots(dst, r, need)
@@ -198,7 +199,7 @@ impl ShmEndpoint {
 
     /// Are `need` slots free in the ring to `dst`? (The reader's head is
     /// looked at again only when the last one seen says no.)
-    #[inline]
+    #[inline(always)]
     fn free_slots(&self, dst: usize, r: &mut RingOut, need: u64) -> bool {
         if r.tail - r.head_seen + need <= SLOTS as u64 {
             return true;
@@ -219,20 +220,33 @@ impl ShmEndpoint {
         self.free_slots(dst, r, 1)
     }
 
-    /// Write one slot of `kind` holding the concatenation of `parts`.
-    #[inline]
-    pub(super) fn put_slot(&self, dst: usize, r: &mut RingOut, kind: u64, parts: &[&[u8]]) {
+    /// Write one slot of `kind` holding `header` (encoded, when there is
+    /// one) followed by `body`, and publish it. Inlined into every caller:
+    /// a small message's header and payload go to the slot as two fixed
+    /// stores and one copy.
+    #[inline(always)]
+    pub(super) fn put_slot(
+        &self,
+        dst: usize,
+        r: &mut RingOut,
+        kind: u64,
+        header: Option<&Header>,
+        body: &[u8],
+    ) {
         let off = self.map.slot(self.me, dst, r.tail as usize);
-        let used: usize = parts.iter().map(|p| p.len()).sum();
+        let at = if header.is_some() { Header::SIZE } else { 0 };
+        let used = at + body.len();
         debug_assert!(used <= SLOT_DATA);
         let data = self.map.bytes(off + 8, used);
-        let mut at = 0;
-        for p in parts {
-            // SAFETY: the slot belongs to the writer (the reader's head has
-            // passed it: `has_space`), `data` has room for `used` bytes
-            // (bounds checked by `bytes`), and `p` is a separate local slice.
-            unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), data.wrapping_add(at), p.len()) };
-            at += p.len();
+        // SAFETY: the slot belongs to the writer (the reader's head has
+        // passed it: `has_space`), `data` has room for `used` bytes (bounds
+        // checked by `bytes`), and the header and `body` are separate
+        // local values.
+        unsafe {
+            if let Some(h) = header {
+                std::ptr::copy_nonoverlapping(h.encode().as_ptr(), data, Header::SIZE);
+            }
+            std::ptr::copy_nonoverlapping(body.as_ptr(), data.wrapping_add(at), body.len());
         }
         r.tail += 1;
         self.map
@@ -258,7 +272,7 @@ impl ShmEndpoint {
                     rec[0..8].copy_from_slice(&(*addr as u64).to_le_bytes());
                     rec[8..12].copy_from_slice(&(*slot as u32).to_le_bytes());
                     rec[16..24].copy_from_slice(&gen.to_le_bytes());
-                    self.put_slot(dst, r, K_RNDV, &[&header.encode(), &rec]);
+                    self.put_slot(dst, r, K_RNDV, Some(header), &rec);
                     return true;
                 }
                 Outgoing::Frame {
@@ -277,7 +291,7 @@ impl ShmEndpoint {
                                 if done.state.load(Ordering::Acquire) != PENDING {
                                     // The sender withdrew: end what was begun.
                                     if *started {
-                                        self.put_slot(dst, r, K_CANCEL, &[]);
+                                        self.put_slot(dst, r, K_CANCEL, None, &[]);
                                     }
                                     return true;
                                 }
@@ -295,12 +309,12 @@ impl ShmEndpoint {
                     };
                     if !*started {
                         let n = bytes.len().min(SLOT_DATA - Header::SIZE);
-                        self.put_slot(dst, r, K_FIRST, &[&header.encode(), &bytes[..n]]);
+                        self.put_slot(dst, r, K_FIRST, Some(header), &bytes[..n]);
                         *off = n;
                         *started = true;
                     } else {
                         let n = (bytes.len() - *off).min(SLOT_DATA);
-                        self.put_slot(dst, r, K_CONT, &[&bytes[*off..*off + n]]);
+                        self.put_slot(dst, r, K_CONT, None, &bytes[*off..*off + n]);
                         *off += n;
                     }
                     if *off >= bytes.len() {
@@ -620,7 +634,7 @@ impl ShmEndpoint {
         }
         let mut consumed = false;
         let out = loop {
-            let off = self.map.slot(src, self.me, inc.head as usize);
+            let off = Mapping::ring_slot(inc.ring, inc.head as usize);
             let c = self.map.at::<AtomicU64>(off).load(Ordering::Acquire);
             if c as u32 != (inc.head + 1) as u32 {
                 break None;
@@ -634,16 +648,20 @@ impl ShmEndpoint {
             let f = self.take_slot(src, inc, kind, data, offer.as_deref_mut());
             inc.head += 1;
             self.map
-                .head(src, self.me)
+                .ring_head(inc.ring)
                 .store(inc.head, Ordering::Release);
             consumed = true;
-            if f.is_some() {
-                break f;
+            match f {
+                // Taken by the offer: nothing to hand over, read on (the
+                // engine would only ask again).
+                Some(Arrival::Taken) => self.drained.set(self.drained.get() + 1),
+                Some(_) => break f,
+                None => {}
             }
         };
         if consumed {
             fence(Ordering::SeqCst);
-            let want = self.map.space_wanted(src, self.me);
+            let want = self.map.ring_space_wanted(inc.ring);
             if want.load(Ordering::Relaxed) != 0 {
                 want.store(0, Ordering::Relaxed);
                 wake_always(&self.map, src);
@@ -659,7 +677,7 @@ impl ShmEndpoint {
     pub(super) fn slot_waiting(&self, src: usize) -> bool {
         let incs = self.inc.borrow();
         let inc = &incs[src];
-        let off = inc.slots + (inc.head as usize % SLOTS) * segment::SLOT;
+        let off = Mapping::ring_slot(inc.ring, inc.head as usize);
         self.map.at::<AtomicU64>(off).load(Ordering::Acquire) as u32 == (inc.head + 1) as u32
     }
 

@@ -305,21 +305,38 @@ impl Mapping {
         (self.at(off), self.at(off + 8))
     }
 
-    fn ring(&self, src: usize, dst: usize) -> usize {
+    /// Offset of ring `src → dst` (its control words, then its slots).
+    pub(super) fn ring(&self, src: usize, dst: usize) -> usize {
         assert!(src < self.endpoints && dst < self.endpoints);
         rings_base(self.endpoints) + (src * self.endpoints + dst) * RING
     }
     /// The consumer's head counter of ring `src → dst`.
     pub(super) fn head(&self, src: usize, dst: usize) -> &AtomicU64 {
-        self.at(self.ring(src, dst))
+        self.ring_head(self.ring(src, dst))
+    }
+    /// The head counter of the ring at offset `ring` (a reader keeps its
+    /// rings' offsets: no offset worked out per message).
+    #[inline]
+    pub(super) fn ring_head(&self, ring: usize) -> &AtomicU64 {
+        self.at(ring)
     }
     /// The producer's "waiting for space" flag of ring `src → dst`.
     pub(super) fn space_wanted(&self, src: usize, dst: usize) -> &AtomicU32 {
-        self.at(self.ring(src, dst) + 64)
+        self.ring_space_wanted(self.ring(src, dst))
+    }
+    /// The "waiting for space" flag of the ring at offset `ring`.
+    #[inline]
+    pub(super) fn ring_space_wanted(&self, ring: usize) -> &AtomicU32 {
+        self.at(ring + 64)
+    }
+    /// Offset of slot `i` of the ring at offset `ring`.
+    #[inline]
+    pub(super) fn ring_slot(ring: usize, i: usize) -> usize {
+        ring + RING_CTRL + (i % SLOTS) * SLOT
     }
     /// Offset of slot `i` of ring `src → dst`.
     pub(super) fn slot(&self, src: usize, dst: usize, i: usize) -> usize {
-        self.ring(src, dst) + RING_CTRL + (i % SLOTS) * SLOT
+        Self::ring_slot(self.ring(src, dst), i)
     }
 
     // --------------------------------------------------------------- texts

@@ -24,7 +24,7 @@ pub(super) fn wake_all(map: &Mapping) {
 
 impl ShmEndpoint {
     /// Raise `dst` if it sleeps (after publishing slots).
-    #[inline]
+    #[inline(always)]
     pub(super) fn wake_receiver(&self, dst: usize) {
         if self.n > DOORBELL_MIN {
             self.map.doorbell(dst).fetch_add(1, Ordering::Release);

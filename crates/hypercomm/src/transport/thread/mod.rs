@@ -201,6 +201,7 @@ impl ThreadEndpoint {
         }
     }
 
+    #[inline]
     fn anything_waiting(&self) -> bool {
         self.refresh();
         // SAFETY: this endpoint is the only consumer of its incoming queues.
@@ -291,6 +292,11 @@ impl Transport for ThreadEndpoint {
                 _ => Arrival::Frame(f),
             },
         }
+    }
+
+    #[inline]
+    fn idle(&self) -> bool {
+        !self.anything_waiting()
     }
 
     #[inline]
