@@ -147,17 +147,18 @@ impl Header {
     /// Returns [`Error::Protocol`] naming the first thing that is wrong:
     /// too few bytes, bad magic, unknown version, kind or flags, or a
     /// non-zero reserved field.
+    #[inline]
     pub fn decode(bytes: &[u8]) -> Result<Header> {
-        let b: &[u8; Self::SIZE] = bytes
-            .get(..Self::SIZE)
-            .and_then(|s| s.try_into().ok())
-            .ok_or_else(|| {
-                Error::Protocol(format!(
-                    "frame header needs {} bytes, got {}",
-                    Self::SIZE,
-                    bytes.len()
-                ))
-            })?;
+        // Every message is decoded on its way in: the checks inline, the
+        // words of an error formatted out of the way.
+        Self::parse(bytes).map_err(|f| f.into_error())
+    }
+
+    #[inline(always)]
+    fn parse(bytes: &[u8]) -> std::result::Result<Header, Malformed> {
+        let Some(b) = bytes.first_chunk::<{ Self::SIZE }>() else {
+            return Err(Malformed::Short(bytes.len()));
+        };
         let u16_at = |o: usize| u16::from_le_bytes([b[o], b[o + 1]]);
         let u32_at = |o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
         let u64_at = |o: usize| {
@@ -167,29 +168,19 @@ impl Header {
         };
         let magic = u16_at(0);
         if magic != Self::MAGIC {
-            return Err(Error::Protocol(format!(
-                "bad frame magic {magic:#06x} (expected {:#06x})",
-                Self::MAGIC
-            )));
+            return Err(Malformed::Magic(magic));
         }
         if b[2] != Self::VERSION {
-            return Err(Error::Protocol(format!(
-                "unsupported frame version {} (this build speaks {})",
-                b[2],
-                Self::VERSION
-            )));
+            return Err(Malformed::Version(b[2]));
         }
-        let kind = Kind::from_u8(b[3])
-            .ok_or_else(|| Error::Protocol(format!("unknown frame kind {}", b[3])))?;
+        let kind = Kind::from_u8(b[3]).ok_or(Malformed::Kind(b[3]))?;
         let flags = u32_at(4);
         if flags & !Self::KNOWN_FLAGS != 0 {
-            return Err(Error::Protocol(format!("unknown frame flags {flags:#x}")));
+            return Err(Malformed::Flags(flags));
         }
         let reserved = u32_at(28);
         if reserved != 0 {
-            return Err(Error::Protocol(format!(
-                "reserved header field is {reserved:#x}, not zero"
-            )));
+            return Err(Malformed::Reserved(reserved));
         }
         Ok(Header {
             kind,
@@ -200,6 +191,39 @@ impl Header {
             tag: u32_at(24),
             id: u64_at(32),
             len: u64_at(40),
+        })
+    }
+}
+
+/// What made a header undecodable (formatted only when it happens).
+enum Malformed {
+    Short(usize),
+    Magic(u16),
+    Version(u8),
+    Kind(u8),
+    Flags(u32),
+    Reserved(u32),
+}
+
+impl Malformed {
+    #[cold]
+    #[inline(never)]
+    fn into_error(self) -> Error {
+        Error::Protocol(match self {
+            Malformed::Short(got) => {
+                format!("frame header needs {} bytes, got {got}", Header::SIZE)
+            }
+            Malformed::Magic(magic) => format!(
+                "bad frame magic {magic:#06x} (expected {:#06x})",
+                Header::MAGIC
+            ),
+            Malformed::Version(v) => format!(
+                "unsupported frame version {v} (this build speaks {})",
+                Header::VERSION
+            ),
+            Malformed::Kind(k) => format!("unknown frame kind {k}"),
+            Malformed::Flags(flags) => format!("unknown frame flags {flags:#x}"),
+            Malformed::Reserved(r) => format!("reserved header field is {r:#x}, not zero"),
         })
     }
 }
