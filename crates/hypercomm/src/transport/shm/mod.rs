@@ -8,32 +8,41 @@
 //! [`ShmEndpoint::attach`]. The layout is in `segment.rs`.
 //!
 //! **Small messages** travel through a lock-free single-producer
-//! single-consumer ring per ordered pair of endpoints: fixed slots of 4 KiB
-//! whose first word carries a sequence number, so the reader polls one word
-//! of one slot per peer and the writer publishes a message with one release
-//! store. A slot holds the encoded wire header ([`crate::wire::Header`]) and
-//! up to 4040 payload bytes; longer payloads continue in the following slots
-//! (any size, pipelined: the reader drains slots while the writer fills
-//! them). When a ring is full, frames wait in a per-destination queue of the
-//! sender that every later call (send, receive, wait, close) pushes on; the
-//! reader raises the writer when it frees slots the writer asked for. A lent
-//! buffer streamed this way completes when the reader has taken its last
-//! slot out of the ring, not when it is written, so a sender of
-//! above-eager messages cannot run unboundedly ahead of its receiver.
+//! single-consumer ring per ordered pair of endpoints: 2048 cells of 64
+//! bytes (a cache line each). A message is a record — a control word
+//! carrying the record's ring position, kind and length, then the encoded
+//! wire header ([`crate::wire::Header`]) and the payload — that takes
+//! whole cells, so small messages follow one another in consecutive cache
+//! lines (an 8-byte message is exactly one). The reader polls the control
+//! word of the next record of each peer; the writer publishes a record with
+//! one release store. A record holds at most 4 088 bytes after its
+//! control word (4 040 of payload after the header); longer payloads
+//! continue in further records (any size, pipelined: the reader drains
+//! records while the writer fills them). A record that starts near the end
+//! of the cells runs on into 4 KiB of slack after them, so every record is
+//! contiguous. Only a record's first cell holds a control word: the reader
+//! clears the first word of the others before it frees them, so that data
+//! is never taken for a record. When a ring is full, frames wait in a
+//! per-destination queue of the sender that every later call (send,
+//! receive, wait, close) pushes on; the reader raises the writer when it
+//! frees cells the writer asked for. A lent buffer streamed this way
+//! completes when the reader has taken its last record out of the ring,
+//! not when it is written, so a sender of above-eager messages cannot run
+//! unboundedly ahead of its receiver.
 //!
 //! **Large messages** are copied once: the sender lends its buffer (the
 //! engine's [`crate::transport::Borrowed`] / [`crate::transport::Completion`]
 //! protocol, its state kept in a lend slot of the segment, see `lend.rs`) and
 //! the receiver copies straight from the sender's address space into the
 //! user's buffer with `process_vm_readv` (from 128 KiB; from 32 KiB in a
-//! window of sends — the ring to the reader is full, holds slots it has not
-//! taken, or frames wait for it, or a buffer of ours is still being read —
+//! window of sends — the ring to the reader is full, holds records it has
+//! not taken, or frames wait for it, or a buffer of ours is still being read —
 //! where a copy through the ring costs the sender's core too and two cores
 //! copying both ways halved the rate). Whether that works is detected once
 //! per process at attach (a read of our own memory; also
 //! `PR_SET_PTRACER_ANY` so Yama allows our siblings) and published in the
 //! endpoint record; when it does not (or `HYPERCOMM_SHM_CMA=0`), large
-//! messages are copied through the ring slots instead (two copies,
+//! messages are copied through the ring instead (two copies,
 //! pipelined). Vectors handed off with `send_vec` are lent the same way.
 //!
 //! **Waiting.** The engine spins and yields first; the transport then
@@ -64,25 +73,25 @@
 //! `setup.rs` (making the segment, joining a launched job), `sys.rs` (the
 //! system calls).
 //!
-//! **Eager fast path.** A message whose header and payload fit one slot
+//! **Eager fast path.** A message whose header and payload fit one record
 //! (up to 4 040 bytes) is written into it in one go when nothing waits in
 //! the queue to its receiver ([`Transport::send_copied`]), and a reader
-//! offers it, straight from the slot, to the engine's posted receives
+//! offers it, straight from the ring, to the engine's posted receives
 //! before building any frame ([`Transport::try_recv_offer`]): a receive
 //! already waiting gets one copy, from the ring into its buffer.
 //!
-//! **Streams into posted receives.** A message longer than a slot (an
-//! eager one is written into its slots straight from the sender's buffer
-//! when the ring has room for all of it) is offered at its first slot to
+//! **Streams into posted receives.** A message longer than a record (an
+//! eager one is written into its records straight from the sender's buffer
+//! when the ring has room for all of it) is offered at its first record to
 //! the posted receives ([`Taker::claim`]); one that
-//! matches and can hold it gets every slot copied straight into its
+//! matches and can hold it gets every record copied straight into its
 //! buffer. A receive withdrawn midway takes its buffer back
 //! ([`Transport::unclaim`]): what was written is copied out and the
 //! message finishes in a vector, as one that found no receive does.
 //!
 //! Not done yet: a message that arrives before its receive is posted is
 //! still reassembled into a vector before the copy into the receiver's
-//! buffer; a reduction does not combine slots as they arrive; chunked single-copy
+//! buffer; a reduction does not combine records as they arrive; chunked single-copy
 //! reads that overlap with the receiver's own work; huge pages; collectives
 //! through the segment itself (flags and data slots per rank) instead of
 //! messages.

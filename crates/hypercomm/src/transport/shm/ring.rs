@@ -1,9 +1,11 @@
-//! The rings: one lock-free single-producer single-consumer ring of 4 KiB
-//! slots per ordered pair of endpoints, the sender's queue for frames that
-//! wait for ring space, and the reader's reassembly of multi-slot messages.
-//! See the module docs of [`super`] for the protocol.
+//! The rings: one lock-free single-producer single-consumer ring of
+//! 64-byte cells per ordered pair of endpoints, in which each record (a
+//! "slot": a control word, then up to 4 KiB of data) takes whole cells;
+//! the sender's queue for frames that wait for ring space, and the
+//! reader's reassembly of multi-slot messages. See the module docs of
+//! [`super`] for the protocol.
 
-use super::segment::{self, Mapping, SLOTS, SLOT_DATA};
+use super::segment::{self, Mapping, CELL, CELLS, SLOT_DATA};
 use super::wake::wake_always;
 use super::{lend, ShmEndpoint, CMA_BUSY_MIN, CMA_MIN, LEND_VEC_MIN};
 use crate::transport::{
@@ -30,8 +32,42 @@ pub(super) const K_CANCEL: u64 = 4;
 /// Bytes of a rendezvous record: header, address, slot, pad, generation.
 pub(super) const RNDV_LEN: usize = Header::SIZE + 24;
 
-pub(super) fn ctrl(seq: u64, kind: u64, used: usize) -> u64 {
-    (seq as u32 as u64) | kind << 32 | (used as u64) << 40
+/// Bits of a control word's sequence number: the ring position of the
+/// record plus one. Only a record's first cell holds a control word; a
+/// reader clears the first word of each further cell of a record it took
+/// (`clear_rest`), so what it later finds at a position not yet written is
+/// an older record's control word (the sequence number of an earlier
+/// position) or zero, never data.
+const SEQ_BITS: u32 = 44;
+const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
+
+/// The control word of a record at ring position `pos`.
+pub(super) fn ctrl(pos: u64, kind: u64, used: usize) -> u64 {
+    debug_assert!(used <= SLOT_DATA && kind < 256);
+    ((pos + 1) & SEQ_MASK) | kind << SEQ_BITS | (used as u64) << 52
+}
+
+/// Whether control word `c` is that of a record at position `pos`; its
+/// kind and data bytes.
+#[inline(always)]
+fn parse_ctrl(c: u64, pos: u64) -> Option<(u64, usize)> {
+    (c & SEQ_MASK == (pos + 1) & SEQ_MASK)
+        .then_some(((c >> SEQ_BITS) & 0xff, ((c >> 52) as usize).min(SLOT_DATA)))
+}
+
+/// Cells a record of `used` data bytes takes.
+#[inline(always)]
+pub(super) fn cells(used: usize) -> u64 {
+    (8 + used).div_ceil(CELL) as u64
+}
+
+/// Cells a message of `len` payload bytes takes with its header: full
+/// records, then one for what is left.
+#[inline(always)]
+fn message_cells(len: usize) -> u64 {
+    let total = Header::SIZE + len;
+    let rest = total % SLOT_DATA;
+    (total / SLOT_DATA) as u64 * cells(SLOT_DATA) + if rest > 0 { cells(rest) } else { 0 }
 }
 
 /// A frame waiting to be written into a ring.
@@ -57,9 +93,9 @@ pub(super) enum Outgoing {
 /// Producer side of one ring.
 #[derive(Default)]
 pub(super) struct RingOut {
-    /// Slots written so far.
+    /// Cells written so far.
     pub(super) tail: u64,
-    /// Last head (slots freed by the reader) seen.
+    /// Last head (cells freed by the reader) seen.
     pub(super) head_seen: u64,
 }
 
@@ -193,31 +229,30 @@ impl ShmEndpoint {
     /// and its header?
     #[inline(always)]
     pub(super) fn has_room(&self, dst: usize, r: &mut RingOut, len: usize) -> bool {
-        let need = (Header::SIZE + len).div_ceil(SLOT_DATA) as u64;
-        self.free_slots(dst, r, need)
+        self.free_cells(dst, r, message_cells(len))
     }
 
-    /// Are `need` slots free in the ring to `dst`? (The reader's head is
+    /// Are `need` cells free in the ring to `dst`? (The reader's head is
     /// looked at again only when the last one seen says no.)
     #[inline(always)]
-    fn free_slots(&self, dst: usize, r: &mut RingOut, need: u64) -> bool {
-        if r.tail - r.head_seen + need <= SLOTS as u64 {
+    fn free_cells(&self, dst: usize, r: &mut RingOut, need: u64) -> bool {
+        if r.tail - r.head_seen + need <= CELLS as u64 {
             return true;
         }
         r.head_seen = self.map.head(self.me, dst).load(Ordering::Acquire);
-        r.tail - r.head_seen + need <= SLOTS as u64
+        r.tail - r.head_seen + need <= CELLS as u64
     }
 
-    /// Has the reader taken every slot written into the ring to `dst`?
+    /// Has the reader taken every record written into the ring to `dst`?
     #[inline]
     pub(super) fn ring_empty(&self, dst: usize, r: &mut RingOut) -> bool {
-        self.free_slots(dst, r, SLOTS as u64)
+        self.free_cells(dst, r, CELLS as u64)
     }
 
-    /// Is there a free slot in the ring to `dst`?
+    /// Is there room for a record of any size in the ring to `dst`?
     #[inline]
     pub(super) fn has_space(&self, dst: usize, r: &mut RingOut) -> bool {
-        self.free_slots(dst, r, 1)
+        self.free_cells(dst, r, cells(SLOT_DATA))
     }
 
     /// Write one slot of `kind` holding `header` (encoded, when there is
@@ -233,7 +268,7 @@ impl ShmEndpoint {
         header: Option<&Header>,
         body: &[u8],
     ) {
-        let off = self.map.slot(self.me, dst, r.tail as usize);
+        let off = self.map.cell(self.me, dst, r.tail as usize);
         let at = if header.is_some() { Header::SIZE } else { 0 };
         let used = at + body.len();
         debug_assert!(used <= SLOT_DATA);
@@ -248,10 +283,9 @@ impl ShmEndpoint {
             }
             std::ptr::copy_nonoverlapping(body.as_ptr(), data.wrapping_add(at), body.len());
         }
-        r.tail += 1;
-        self.map
-            .at::<AtomicU64>(off)
-            .store(ctrl(r.tail, kind, used), Ordering::Release);
+        let c = ctrl(r.tail, kind, used);
+        r.tail += cells(used);
+        self.map.at::<AtomicU64>(off).store(c, Ordering::Release);
     }
 
     /// Write as much of `item` as fits; true when all of it is written.
@@ -359,7 +393,7 @@ impl ShmEndpoint {
                 .store(1, Ordering::SeqCst);
             fence(Ordering::SeqCst);
             o.ring.head_seen = self.map.head(self.me, dst).load(Ordering::Acquire);
-            if o.ring.tail - o.ring.head_seen >= SLOTS as u64 {
+            if o.ring.tail - o.ring.head_seen + cells(SLOT_DATA) > CELLS as u64 {
                 break;
             }
         }
@@ -634,19 +668,20 @@ impl ShmEndpoint {
         }
         let mut consumed = false;
         let out = loop {
-            let off = Mapping::ring_slot(inc.ring, inc.head as usize);
+            let off = Mapping::ring_cell(inc.ring, inc.head as usize);
             let c = self.map.at::<AtomicU64>(off).load(Ordering::Acquire);
-            if c as u32 != (inc.head + 1) as u32 {
+            let Some((kind, used)) = parse_ctrl(c, inc.head) else {
                 break None;
-            }
-            let kind = (c >> 32) & 0xff;
-            let used = ((c >> 40) as usize).min(SLOT_DATA);
+            };
             // SAFETY: the control word (acquire) says the writer finished
-            // this slot; it will not write it again before we advance the
-            // head below, after the last use of `data`.
+            // this record (contiguous: one near the end of the cells runs
+            // on into the ring's slack); it will not write it again before
+            // we advance the head below, after the last use of `data`.
             let data = unsafe { std::slice::from_raw_parts(self.map.bytes(off + 8, used), used) };
             let f = self.take_slot(src, inc, kind, data, offer.as_deref_mut());
-            inc.head += 1;
+            let n = cells(used);
+            self.clear_rest(off, inc.head, n);
+            inc.head += n;
             self.map
                 .ring_head(inc.ring)
                 .store(inc.head, Ordering::Release);
@@ -670,23 +705,41 @@ impl ShmEndpoint {
         out
     }
 
-    /// Is a slot waiting in the ring from `src`? The quick look of every
+    /// Clear the first word of each further cell of the record at `off`
+    /// (ring position `pos`, `n` cells) before the head passes it: the
+    /// record's data there could otherwise look like the control word of
+    /// a later record at that cell. Cells in the slack are never read as
+    /// control words. (Measured against the writer clearing the cell
+    /// after each record instead: slower at every size; see BENCHMARKS.md.)
+    #[inline(always)]
+    fn clear_rest(&self, off: usize, pos: u64, n: u64) {
+        let first = pos as usize % CELLS;
+        for k in 1..(n as usize).min(CELLS - first) {
+            self.map
+                .at::<AtomicU64>(off + k * CELL)
+                .store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Is a record waiting in the ring from `src`? The quick look of every
     /// pass of a wait, before `poll_ring`: one load from an offset kept
     /// since attach.
     #[inline(always)]
     pub(super) fn slot_waiting(&self, src: usize) -> bool {
         let incs = self.inc.borrow();
         let inc = &incs[src];
-        let off = Mapping::ring_slot(inc.ring, inc.head as usize);
-        self.map.at::<AtomicU64>(off).load(Ordering::Acquire) as u32 == (inc.head + 1) as u32
+        let off = Mapping::ring_cell(inc.ring, inc.head as usize);
+        let c = self.map.at::<AtomicU64>(off).load(Ordering::Acquire);
+        parse_ctrl(c, inc.head).is_some()
     }
 
-    /// Is a slot waiting in the ring from `src`?
+    /// Is a record waiting in the ring from `src`?
     #[inline]
     pub(super) fn ring_ready(&self, src: usize) -> bool {
         let head = self.inc.borrow()[src].head;
-        let off = self.map.slot(src, self.me, head as usize);
-        self.map.at::<AtomicU64>(off).load(Ordering::Acquire) as u32 == (head + 1) as u32
+        let off = self.map.cell(src, self.me, head as usize);
+        let c = self.map.at::<AtomicU64>(off).load(Ordering::Acquire);
+        parse_ctrl(c, head).is_some()
     }
 
     /// A claimed buffer is given back: what streams in from `src` goes on

@@ -12,16 +12,18 @@
 //!          epoch, frames sent and drained, ends seen, declared epoch
 //! ...      lend slots, LENDS per endpoint: (generation << 8 | state, taken)
 //! ...      rings, one per ordered pair (src, dst): consumer head, producer
-//!          "waiting for space" flag, then SLOTS slots of SLOT bytes
+//!          "waiting for space" flag, then CELLS cells of CELL bytes and
+//!          SLOT bytes of slack (a record that starts near the end of the
+//!          cells runs on into it, so every record is contiguous)
 //! ...      the board of small collectives (`transport/board.rs`), in jobs
 //!          small enough to have one
 //! ```
 //!
 //! Every word that two processes touch is accessed through an atomic type;
-//! slot contents are plain bytes handed over by the ring protocol
+//! record contents are plain bytes handed over by the ring protocol
 //! (release on the slot's control word, acquire by the reader).
 //!
-//! Not done yet: ring and slot sizes chosen per job (they are constants,
+//! Not done yet: ring and cell sizes chosen per job (they are constants,
 //! checked at attach), huge pages for the rings.
 
 use rustix::fs::{ftruncate, memfd_create, MemfdFlags};
@@ -31,13 +33,18 @@ use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 pub(super) const MAGIC: u64 = 0x0031_4d48_5343_4d48; // "HMCSHM1\0"
-pub(super) const VERSION: u32 = 4;
+pub(super) const VERSION: u32 = 5;
 
-/// Bytes per ring slot (control word + data).
+/// Bytes per ring cell (a cache line). A record — a control word, then
+/// its data — takes whole cells, so small messages follow one another in
+/// consecutive cache lines rather than one to a page.
+pub(super) const CELL: usize = 64;
+/// Cells per ring.
+pub(super) const CELLS: usize = 2048;
+/// Bytes of the largest record (control word + data); a longer message
+/// goes on in further records.
 pub(super) const SLOT: usize = 4096;
-/// Slots per ring.
-pub(super) const SLOTS: usize = 32;
-/// Data bytes in a slot after its 8-byte control word.
+/// Data bytes of the largest record, after its 8-byte control word.
 pub(super) const SLOT_DATA: usize = SLOT - 8;
 /// Lend slots per endpoint (buffers lent for single-copy reads at once).
 pub(super) const LENDS: usize = 256;
@@ -52,14 +59,14 @@ const HEADER: usize = 4096;
 const EP_REC: usize = 1024;
 const LEND_REC: usize = 16;
 const RING_CTRL: usize = 128;
-const RING: usize = RING_CTRL + SLOTS * SLOT;
+const RING: usize = RING_CTRL + CELLS * CELL + SLOT;
 
 // Header fields.
 const H_MAGIC: usize = 0;
 const H_VERSION: usize = 8;
 const H_ENDPOINTS: usize = 12;
-const H_SLOT: usize = 16;
-const H_SLOTS: usize = 20;
+const H_CELL: usize = 16;
+const H_CELLS: usize = 20;
 const H_LENDS: usize = 24;
 pub(super) const H_ABORT: usize = 64;
 pub(super) const H_ABORT_LEN: usize = 68;
@@ -329,14 +336,14 @@ impl Mapping {
     pub(super) fn ring_space_wanted(&self, ring: usize) -> &AtomicU32 {
         self.at(ring + 64)
     }
-    /// Offset of slot `i` of the ring at offset `ring`.
+    /// Offset of the cell at position `i` of the ring at offset `ring`.
     #[inline]
-    pub(super) fn ring_slot(ring: usize, i: usize) -> usize {
-        ring + RING_CTRL + (i % SLOTS) * SLOT
+    pub(super) fn ring_cell(ring: usize, i: usize) -> usize {
+        ring + RING_CTRL + (i % CELLS) * CELL
     }
-    /// Offset of slot `i` of ring `src → dst`.
-    pub(super) fn slot(&self, src: usize, dst: usize, i: usize) -> usize {
-        Self::ring_slot(self.ring(src, dst), i)
+    /// Offset of the cell at position `i` of ring `src → dst`.
+    pub(super) fn cell(&self, src: usize, dst: usize, i: usize) -> usize {
+        Self::ring_cell(self.ring(src, dst), i)
     }
 
     // --------------------------------------------------------------- texts
@@ -431,7 +438,7 @@ impl Mapping {
                 self.endpoints
             ));
         }
-        let geometry = [(H_SLOT, SLOT), (H_SLOTS, SLOTS), (H_LENDS, LENDS)];
+        let geometry = [(H_CELL, CELL), (H_CELLS, CELLS), (H_LENDS, LENDS)];
         for (off, want) in geometry {
             let got = self.at::<AtomicU32>(off).load(Ordering::Relaxed) as usize;
             if got != want {
@@ -466,10 +473,10 @@ pub(super) fn create(endpoints: usize) -> io::Result<OwnedFd> {
         .store(endpoints as u32, Ordering::Relaxed);
     map.at::<AtomicU32>(H_VERSION)
         .store(VERSION, Ordering::Relaxed);
-    map.at::<AtomicU32>(H_SLOT)
-        .store(SLOT as u32, Ordering::Relaxed);
-    map.at::<AtomicU32>(H_SLOTS)
-        .store(SLOTS as u32, Ordering::Relaxed);
+    map.at::<AtomicU32>(H_CELL)
+        .store(CELL as u32, Ordering::Relaxed);
+    map.at::<AtomicU32>(H_CELLS)
+        .store(CELLS as u32, Ordering::Relaxed);
     map.at::<AtomicU32>(H_LENDS)
         .store(LENDS as u32, Ordering::Relaxed);
     // Lends on the board where process_vm_readv works (its environment's

@@ -263,3 +263,47 @@ fn streamed_messages_into_claimed_buffers() {
     assert!(a.try_recv().is_none());
     assert_eq!(done.finished(), Some(Ok(data.len())));
 }
+
+/// A record's data spans several cells, and only its first holds a control
+/// word. Data that looks exactly like the control word a reader will wait
+/// for at that cell a lap later must never be taken for one: records of
+/// three cells (a lap of 2048 cells is not a multiple of three, so later
+/// laps wait at cells that held data) whose data, at each further cell,
+/// holds the control word of that cell one lap on.
+#[test]
+fn data_that_looks_like_a_control_word_is_never_read_as_one() {
+    let fd = create_segment(2).unwrap();
+    let a = ShmEndpoint::attach(fd.try_clone().unwrap(), 2, 0).unwrap();
+    let b = ShmEndpoint::attach(fd, 2, 1).unwrap();
+    // 8-byte control word, header, payload: 184 bytes, three cells.
+    let len = 128;
+    assert_eq!(ring::cells(Header::SIZE + len), 3);
+    let t0 = Instant::now();
+    for i in 0..3 * segment::CELLS {
+        let pos = a.out.borrow()[1].ring.tail;
+        let mut data: Vec<u8> = (0..len).map(|j| (i * 13 + j) as u8).collect();
+        for k in 1..3u64 {
+            // The further cell's first word: record offset 64 k, after the
+            // control word and the header.
+            let at = 64 * k as usize - 8 - Header::SIZE;
+            let fake = ring::ctrl(pos + k + segment::CELLS as u64, ring::K_FIRST, 56);
+            data[at..at + 8].copy_from_slice(&fake.to_le_bytes());
+        }
+        // The reader looks at the cell before the record is written there.
+        assert!(b.try_recv().is_none(), "before message {i}");
+        a.send(frame(0, 1, i as u32, &data)).unwrap();
+        let f = loop {
+            a.flush();
+            if let Some(f) = b.try_recv() {
+                break f;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "message {i} never came"
+            );
+        };
+        assert_eq!(f.header.tag as usize, i);
+        assert_eq!(payload_vec(f.payload), data, "message {i}");
+    }
+    assert!(b.try_recv().is_none());
+}
