@@ -486,8 +486,10 @@ impl Transport for ShmEndpoint {
             Some(&header),
             &data[..first],
         );
-        for rest in data[first..].chunks(SLOT_DATA) {
-            self.put_slot(dst, &mut o.ring, ring::K_CONT, None, rest);
+        if data.len() > first {
+            for rest in data[first..].chunks(SLOT_DATA) {
+                self.put_slot(dst, &mut o.ring, ring::K_CONT, None, rest);
+            }
         }
         self.wake_receiver(dst);
         Ok(true)

@@ -66,6 +66,9 @@ pub(super) fn cells(used: usize) -> u64 {
 #[inline(always)]
 fn message_cells(len: usize) -> u64 {
     let total = Header::SIZE + len;
+    if total <= SLOT_DATA {
+        return cells(total);
+    }
     let rest = total % SLOT_DATA;
     (total / SLOT_DATA) as u64 * cells(SLOT_DATA) + if rest > 0 { cells(rest) } else { 0 }
 }
