@@ -140,14 +140,17 @@ const LIVENESS_EVERY: Duration = Duration::from_millis(50);
 /// unless the ring is busy (see [`CMA_BUSY_MIN`]).
 const CMA_MIN: usize = 128 * 1024;
 /// Borrowed buffers at least this long are read with `process_vm_readv`
-/// in a window of sends: when the ring to their reader has no room for all
-/// of them, holds slots it has not taken yet, or frames wait for it, or
-/// when a buffer this process lent is still being read (a message that
+/// in a window of sends both ways: when the reader has sent us records we
+/// have not read yet (traffic both ways), and the ring to it has no room
+/// for all of them, holds records it has not taken yet, or frames wait for
+/// it, or a buffer this process lent is still being read (a message that
 /// found the ring empty between two of a window's sends streamed, and in
 /// `bibw` of 64 KiB some hundreds of them did). A copy through the ring then
-/// costs the sender's core as much as the reader's, and the pipeline
-/// stalls on the ring's space, while the reader's single copy leaves the
-/// sender free. A lone message (a ping-pong, a broadcast) still streams.
+/// costs the sender's core as much as the reader's, whose core copies the
+/// other way too, while the reader's single copy leaves the sender free.
+/// One way only (`bw`), both cores are free to copy and the ring is about
+/// twice as fast (BENCHMARKS.md); a lone message (a ping-pong, a
+/// broadcast) streams too.
 const CMA_BUSY_MIN: usize = 32 * 1024;
 /// Longest spin while a reader copies one of our buffers.
 const COPY_SPIN: Duration = Duration::from_millis(2);
@@ -407,6 +410,7 @@ impl Transport for ShmEndpoint {
         let was_empty = o.queue.is_empty();
         let len = frame.payload.len();
         let busy = len >= CMA_BUSY_MIN
+            && self.ring_ready(dst)
             && (!was_empty
                 || self.map.lends_out.load(Ordering::Relaxed) > 0
                 || !self.ring_empty(dst, &mut o.ring)
