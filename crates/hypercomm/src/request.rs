@@ -142,6 +142,7 @@ pub struct Request<'scope> {
 }
 
 impl<'scope> Request<'scope> {
+    #[inline]
     fn new(
         comm: &Comm,
         s: &'scope Scope<'scope, '_>,

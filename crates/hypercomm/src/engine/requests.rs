@@ -77,6 +77,7 @@ pub(super) struct Slab {
 }
 
 impl Slab {
+    #[inline]
     pub(super) fn insert(&mut self, r: Req) -> ReqId {
         let i = match self.free.pop() {
             Some(i) => i as usize,
@@ -326,6 +327,7 @@ impl Engine {
         }
     }
 
+    #[inline]
     pub(super) fn push_req(&self, r: Req) -> ReqId {
         self.st.borrow_mut().reqs.insert(r)
     }
@@ -335,6 +337,7 @@ impl Engine {
     /// # Safety
     /// `dst` must stay alive, and not be accessed otherwise, until the request
     /// completes or is cancelled.
+    #[inline]
     pub(crate) unsafe fn post_recv(
         &self,
         g: &Rc<Group>,
@@ -434,6 +437,7 @@ impl Engine {
         self.dead_peer(&group, peer)
     }
 
+    #[inline]
     pub(super) fn poll_req(&self, id: ReqId) -> Option<Result<RawStatus>> {
         let mut st = self.st.borrow_mut();
         let st = &mut *st;
