@@ -521,6 +521,7 @@ impl Engine {
 
     /// Wait for a request to complete. On failure or timeout the request is
     /// withdrawn (its buffer is no longer used by anyone).
+    #[inline]
     pub(crate) fn wait_req(
         &self,
         id: ReqId,
@@ -535,6 +536,17 @@ impl Engine {
             recorder::hook(Event::Done);
             return r;
         }
+        self.wait_req_pending(id, timeout, op)
+    }
+
+    /// [`Engine::wait_req`] for a request not complete at once.
+    #[inline(never)]
+    fn wait_req_pending(
+        &self,
+        id: ReqId,
+        timeout: Option<Duration>,
+        op: &str,
+    ) -> Result<RawStatus> {
         let (group, peer) = match self.st.borrow().reqs.get(id) {
             Some(r) => (r.group.clone(), r.peer),
             None => {
