@@ -410,7 +410,7 @@ impl Transport for ShmEndpoint {
         let was_empty = o.queue.is_empty();
         let len = frame.payload.len();
         let busy = len >= CMA_BUSY_MIN
-            && self.ring_ready(dst)
+            && self.sent_us_unread(dst)
             && (!was_empty
                 || self.map.lends_out.load(Ordering::Relaxed) > 0
                 || !self.ring_empty(dst, &mut o.ring)

@@ -736,6 +736,16 @@ impl ShmEndpoint {
         parse_ctrl(c, inc.head).is_some()
     }
 
+    /// Has `src` sent us records we have not read yet? (Asked by a send,
+    /// which may come from inside a read of the rings — a credit frame an
+    /// offer sends — and then says yes.)
+    pub(super) fn sent_us_unread(&self, src: usize) -> bool {
+        if self.inc.try_borrow_mut().is_err() {
+            return true;
+        }
+        self.ring_ready(src)
+    }
+
     /// Is a record waiting in the ring from `src`?
     #[inline]
     pub(super) fn ring_ready(&self, src: usize) -> bool {
