@@ -198,10 +198,10 @@ pub trait Transport {
     /// is a data frame whose bytes are at hand (in a ring slot, inline): if
     /// [`Taker::take`] returns true it has consumed the message and no
     /// frame is built ([`Arrival::Taken`]; a transport may instead read on
-    /// and report what follows, or [`Arrival::Nothing`]). A transport
-    /// that streams a long message in parts may instead ask [`Taker::claim`] for a buffer when
-    /// the first part arrives, write every part there, and report the whole
-    /// message with [`Arrival::Filled`]. The eager fast path of a posted
+    /// and report what follows, or [`Arrival::Nothing`]). A transport that
+    /// streams a long message in parts may instead ask [`Taker::claim`]
+    /// for a buffer when the first part arrives, write every part there,
+    /// and report the whole message with [`Arrival::Filled`]. The eager fast path of a posted
     /// receive. Never blocks. Default: [`Transport::try_recv`], offering
     /// nothing.
     fn try_recv_offer(&self, taker: &mut dyn Taker) -> Arrival {
