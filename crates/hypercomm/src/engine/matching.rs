@@ -224,10 +224,16 @@ impl Engine {
     /// (`partial`: a CMMD receive that keeps a prefix can).
     #[inline(always)]
     fn fitting(st: &State, h: &Header, len: usize, partial: bool) -> Option<usize> {
-        if h.flags != 0 || st.posted.is_empty() {
+        if h.flags != 0 {
             return None; // synchronous: acknowledged on the frame path
         }
-        let i = st.posted.iter().position(|p| p.m.hits_header(h))?;
+        // Usually the first posted receive takes it (a window's, or a lone
+        // blocking one): looked at before the scan of the rest.
+        let i = match st.posted.front() {
+            None => return None,
+            Some(p) if p.m.hits_header(h) => 0,
+            Some(_) => st.posted.iter().position(|p| p.m.hits_header(h))?,
+        };
         let p = &st.posted[i];
         match p.layout {
             Layout::Contiguous => len <= p.buf.len,
