@@ -712,8 +712,8 @@ impl ShmEndpoint {
     /// (ring position `pos`, `n` cells) before the head passes it: the
     /// record's data there could otherwise look like the control word of
     /// a later record at that cell. Cells in the slack are never read as
-    /// control words. (Measured against the writer clearing the cell
-    /// after each record instead: slower at every size; see BENCHMARKS.md.)
+    /// control words. (The writer clearing cells instead was measured
+    /// slower; see BENCHMARKS.md.)
     #[inline(always)]
     fn clear_rest(&self, off: usize, pos: u64, n: u64) {
         let first = pos as usize % CELLS;
