@@ -232,7 +232,7 @@ impl Engine {
         let i = match st.posted.front() {
             None => return None,
             Some(p) if p.m.hits_header(h) => 0,
-            Some(_) => st.posted.iter().position(|p| p.m.hits_header(h))?,
+            Some(_) => 1 + st.posted.iter().skip(1).position(|p| p.m.hits_header(h))?,
         };
         let p = &st.posted[i];
         match p.layout {

@@ -743,16 +743,7 @@ impl ShmEndpoint {
         if self.inc.try_borrow_mut().is_err() {
             return true;
         }
-        self.ring_ready(src)
-    }
-
-    /// Is a record waiting in the ring from `src`?
-    #[inline]
-    pub(super) fn ring_ready(&self, src: usize) -> bool {
-        let head = self.inc.borrow()[src].head;
-        let off = self.map.cell(src, self.me, head as usize);
-        let c = self.map.at::<AtomicU64>(off).load(Ordering::Acquire);
-        parse_ctrl(c, head).is_some()
+        self.slot_waiting(src)
     }
 
     /// A claimed buffer is given back: what streams in from `src` goes on

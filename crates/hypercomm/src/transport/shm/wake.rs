@@ -40,7 +40,7 @@ impl ShmEndpoint {
 
     /// Anything to do instead of sleeping?
     pub(super) fn ready(&self) -> bool {
-        if (0..self.n).any(|s| self.ring_ready(s)) {
+        if (0..self.n).any(|s| self.slot_waiting(s)) {
             return true;
         }
         if self.map.abort().load(Ordering::Acquire) >= 2 {
