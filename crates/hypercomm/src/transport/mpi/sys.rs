@@ -1,9 +1,16 @@
 //! The C shim's functions (`shim.c`), declared by hand, and safe wrappers
 //! over them.
 //!
-//! Every call into MPI holds [`lock`]: the library is initialised with
-//! `MPI_THREAD_SERIALIZED` (or better), which allows calls from any thread
-//! as long as they never overlap.
+//! Every call into MPI holds [`lock`], and all of them come from the
+//! thread that built the endpoint (a `Comm` is not `Send`); our other
+//! threads (the launcher's control connection, output forwarding) never
+//! call MPI. So when we initialise MPI we ask for `MPI_THREAD_SINGLE` by
+//! default: Open MPI 4 takes its locked paths at any level above that
+//! (`opal_set_using_threads` whenever the level provided is not single),
+//! which costs about 480 instructions and doubles the time of an 8-byte
+//! `MPI_Allreduce` on shared memory (BENCHMARKS.md). A program whose own
+//! threads call MPI too sets [`THREAD_VAR`] to the level it needs; a
+//! program that initialised MPI itself keeps its level.
 
 use crate::error::{Error, Result};
 use std::ffi::{c_char, c_int, c_void};
@@ -173,9 +180,31 @@ pub(crate) struct World {
     pub(crate) ours: bool,
 }
 
-/// Initialise MPI (unless the program did) with serialised threads, and
-/// duplicate the world communicator for our traffic.
+/// The variable naming the thread level asked of MPI when we initialise
+/// it: `single` (the default), `funneled`, `serialized` or `multiple`.
+pub(crate) const THREAD_VAR: &str = "HYPERCOMM_MPI_THREAD";
+
+/// The levels [`THREAD_VAR`] names, in the shim's numbering.
+const LEVELS: [&str; 4] = ["single", "funneled", "serialized", "multiple"];
+
+/// The level [`THREAD_VAR`] asks for (0 single .. 3 multiple).
+fn thread_level(value: Option<&str>) -> Result<c_int> {
+    let Some(v) = value else { return Ok(0) };
+    let want = v.trim().to_ascii_lowercase();
+    let want = want.strip_prefix("mpi_thread_").unwrap_or(&want);
+    match LEVELS.iter().position(|l| *l == want) {
+        Some(i) => Ok(i as c_int),
+        None => Err(Error::InvalidArgument {
+            op: "MPI: init",
+            what: format!("{THREAD_VAR}={v:?}: want one of {}", LEVELS.join(", ")),
+        }),
+    }
+}
+
+/// Initialise MPI (unless the program did) at the thread level of
+/// [`THREAD_VAR`], and duplicate the world communicator for our traffic.
 pub(crate) fn init() -> Result<World> {
+    let want = thread_level(std::env::var(THREAD_VAR).ok().as_deref())?;
     let (mut cs, mut rs) = (0, 0);
     // SAFETY: writes two ints.
     unsafe { hc_handle_sizes(&mut cs, &mut rs) };
@@ -197,11 +226,15 @@ pub(crate) fn init() -> Result<World> {
             });
         }
         let (mut provided, mut ours) = (0, 0);
-        check(hc_init(2, &mut provided, &mut ours), "MPI_Init_thread")?;
-        if provided < 2 {
-            // SINGLE or FUNNELED: we still make every call under one lock,
-            // from whichever thread; Open MPI and MPICH cope with that.
-            eprintln!("hypercomm: the MPI library gives only thread level {provided} (serialised calls wanted); continuing");
+        check(hc_init(want, &mut provided, &mut ours), "MPI_Init_thread")?;
+        if ours != 0 && provided < want {
+            // Our own calls need no more than single; the program asked
+            // for more on behalf of its own threads.
+            eprintln!(
+                "hypercomm: {THREAD_VAR} asked MPI for thread level {}, it gives only {}; continuing",
+                LEVELS[want as usize],
+                LEVELS.get(provided as usize).unwrap_or(&"single")
+            );
         }
         let mut comm = Handle::zeroed();
         check(hc_world_dup(comm.mut_ptr()), "MPI_Comm_dup")?;
@@ -341,4 +374,23 @@ pub(crate) unsafe fn cancel(req: &mut Handle) {
     let _g = lock();
     // SAFETY: the caller's contract.
     unsafe { hc_cancel(req.mut_ptr()) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Unset means single; the four names (and MPI's own spellings, in any
+    /// case) map to the shim's numbering; anything else is an error that
+    /// names the variable and the value.
+    #[test]
+    fn thread_level_names() {
+        assert_eq!(thread_level(None).unwrap(), 0);
+        assert_eq!(thread_level(Some("funneled")).unwrap(), 1);
+        assert_eq!(thread_level(Some(" Serialized ")).unwrap(), 2);
+        assert_eq!(thread_level(Some("MPI_THREAD_MULTIPLE")).unwrap(), 3);
+        assert_eq!(thread_level(Some("single")).unwrap(), 0);
+        let e = thread_level(Some("serialised!")).unwrap_err().to_string();
+        assert!(e.contains(THREAD_VAR) && e.contains("serialised!"), "{e}");
+    }
 }
