@@ -2,13 +2,17 @@
 //! `MPI_Bcast`, `MPI_Reduce`, `MPI_Allreduce`, `MPI_Allgather` and
 //! `MPI_Alltoall` on a communicator of the participants, made once per
 //! group with `MPI_Comm_create_group` (collective over the participants
-//! only) and kept; the world's participants use the job's own duplicate.
+//! only) and kept. The world's participants get one of their own too, not
+//! the duplicate that carries our frames: that one has our wildcard
+//! receives posted, and Open MPI compares every incoming fragment of a
+//! collective with each of them (about 380 instructions a fragment with
+//! 16 posted, BENCHMARKS.md).
 
 use super::sys::{self, Handle};
 use super::MpiEndpoint;
 use crate::error::{Error, Result};
 use crate::transport::native::{Native, NativeOp, NativeReduce, NativeType};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::ffi::c_int;
 
@@ -16,6 +20,9 @@ use std::ffi::c_int;
 #[derive(Default)]
 pub(crate) struct Natives {
     comms: RefCell<HashMap<u64, Handle>>,
+    /// The last one used, by key: a program's collectives mostly run on
+    /// one communicator, and this spares the lookup.
+    last: Cell<Option<(u64, Handle)>>,
 }
 
 fn ty_code(t: NativeType) -> c_int {
@@ -59,11 +66,14 @@ fn count(bytes: usize, t: NativeType, what: &str) -> Result<c_int> {
 impl MpiEndpoint {
     /// The library's communicator for `members` (made on first use).
     fn group_comm(&self, key: u64, members: &[u32]) -> Result<Handle> {
-        if members.len() == self.n && members.iter().enumerate().all(|(i, &m)| m as usize == i) {
-            return Ok(*self.comm());
+        if let Some((k, c)) = self.native.last.get() {
+            if k == key {
+                return Ok(c);
+            }
         }
-        if let Some(c) = self.native.comms.borrow().get(&key) {
-            return Ok(*c);
+        if let Some(&c) = self.native.comms.borrow().get(&key) {
+            self.native.last.set(Some((key, c)));
+            return Ok(c);
         }
         let ranks: Vec<c_int> = members.iter().map(|&m| m as c_int).collect();
         let mut c = Handle::zeroed();
@@ -85,12 +95,14 @@ impl MpiEndpoint {
             sys::check(code, "MPI_Comm_create_group")?;
         }
         self.native.comms.borrow_mut().insert(key, c);
+        self.native.last.set(Some((key, c)));
         Ok(c)
     }
 
     /// Free the group communicators (before finalising).
     pub(crate) fn free_natives(&self) {
         let _g = sys::lock();
+        self.native.last.set(None);
         for (_, mut c) in self.native.comms.borrow_mut().drain() {
             // SAFETY: a communicator made by `group_comm`, freed once.
             unsafe { sys::hc_comm_free(c.mut_ptr()) };
