@@ -232,6 +232,29 @@ fn node(comm: &Comm) -> hypercomm::Result<Report> {
             true,
         );
     }
+    // With check mode off, the front ends take the direct road to the
+    // library (collective/native.rs); a malformed call still gets the
+    // ordinary road's error, on every rank, before any rank calls MPI.
+    comm.set_check(false);
+    collectives(comm, &mut rep, &auto, "native on, check off:")?;
+    if rep.library.is_some() {
+        collectives(comm, &mut rep, &forced, "forced native, check off:")?;
+        let mut short = [0.0f64; 1];
+        let e = comm.allreduce_into_with(&[1.0f64, 2.0], &mut short, Sum, &forced);
+        rep.eq(
+            "a short output is the usual error on the direct road too",
+            matches!(&e, Err(Error::InvalidArgument { what, .. }) if what.contains("output has 1")),
+            true,
+        );
+        let mut b = [0u8; 4];
+        let e = comm.bcast_with(&mut b, comm.size(), &forced);
+        rep.eq(
+            "a root out of range is the usual error on the direct road too",
+            matches!(&e, Err(Error::InvalidRank { .. })),
+            true,
+        );
+    }
+    comm.set_check(true);
     // Check mode: node 0 gives a different count; every rank must say so.
     if comm.size() > 1 {
         let n = if comm.rank() == 0 { 2 } else { 3 };

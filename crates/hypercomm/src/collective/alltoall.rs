@@ -27,6 +27,7 @@ use super::{
 };
 use crate::comm::Comm;
 use crate::error::{Error, Result};
+use crate::transport::native::NativeOp;
 use hypercomm_algo::{self as algo, Buf, Collective, Params};
 
 impl Comm {
@@ -44,6 +45,25 @@ impl Comm {
         output: &mut [T],
         opts: &CollOpts,
     ) -> Result<()> {
+        let count = input.len() / self.size().max(1);
+        let done = self.direct::<T>(
+            Collective::Alltoall,
+            None,
+            count,
+            None,
+            opts,
+            |ty, _, p: usize, _| {
+                (input.len().is_multiple_of(p) && output.len() == input.len()).then_some(())?;
+                Some(NativeOp::Alltoall {
+                    send: bytemuck::cast_slice(input),
+                    recv: bytemuck::cast_slice_mut(&mut *output),
+                    ty,
+                })
+            },
+        );
+        if let Some(done) = done {
+            return done;
+        }
         self.run_blocking(self.alltoall_call(input, output, opts)?, opts)
     }
 

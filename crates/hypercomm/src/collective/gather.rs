@@ -35,6 +35,7 @@ use super::{counts_from_u64, counts_to_u64, need_len, Element, NoOp};
 use crate::comm::Comm;
 use crate::error::Result;
 use crate::rank::Rank;
+use crate::transport::native::NativeOp;
 use hypercomm_algo as algo;
 use hypercomm_algo::{Collective, Params};
 
@@ -352,6 +353,25 @@ impl Comm {
         output: &mut [T],
         opts: &CollOpts,
     ) -> Result<()> {
+        let count = input.len();
+        let done = self.direct::<T>(
+            Collective::Allgather,
+            None,
+            count,
+            None,
+            opts,
+            |ty, _, p, _| {
+                (input.len().checked_mul(p) == Some(output.len())).then_some(())?;
+                Some(NativeOp::Allgather {
+                    send: bytemuck::cast_slice(input),
+                    recv: bytemuck::cast_slice_mut(&mut *output),
+                    ty,
+                })
+            },
+        );
+        if let Some(done) = done {
+            return done;
+        }
         self.run_blocking(self.allgather_call(input, output, opts)?, opts)
     }
 

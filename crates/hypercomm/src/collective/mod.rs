@@ -154,6 +154,7 @@ pub use select::{Algorithm, CollOpts, Collective, Topology};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::rank::Rank;
+use crate::transport::native::NativeOp;
 use call::{Call, Check, Parts, Plan};
 use executor::{Input, Output};
 use hypercomm_algo::{Buf, Op, Params, Region, Schedule};
@@ -178,6 +179,12 @@ impl Comm {
 
     /// Barrier with options (algorithm: `Dissemination` or `Tree`).
     pub fn barrier_with(&self, opts: &CollOpts) -> Result<()> {
+        let done = self.direct::<u8>(Collective::Barrier, None, 0, None, opts, |_, _, _, _| {
+            Some(NativeOp::Barrier)
+        });
+        if let Some(done) = done {
+            return done;
+        }
         let parts = self.node_parts("barrier")?;
         self.run_blocking(self.barrier_call(parts, opts)?, opts)
     }
@@ -233,6 +240,26 @@ impl Comm {
             // 1. The host hands the data to node 0; 2. node 0 broadcasts
             // (one call, host.rs).
             return self.bcast_from_host(buf, Collective::Bcast, 0, "bcast from host", opts);
+        }
+        if let Rank::Node(r) = root {
+            let count = buf.len();
+            let done = self.direct::<T>(
+                Collective::Bcast,
+                Some(r),
+                count,
+                None,
+                opts,
+                |ty, _, _, _| {
+                    Some(NativeOp::Bcast {
+                        buf: bytemuck::cast_slice_mut(&mut *buf),
+                        ty,
+                        root: r,
+                    })
+                },
+            );
+            if let Some(done) = done {
+                return done;
+            }
         }
         self.run_blocking(self.bcast_call(buf, root, opts)?, opts)
     }
@@ -301,6 +328,33 @@ impl Comm {
             // 1. The nodes reduce to node 0; 2. node 0 hands the result to
             // the host (one call, host.rs).
             return self.reduce_to_host(input, output, op, opts);
+        }
+        if let Rank::Node(r) = root {
+            let named = Some((op.code(), op.name()));
+            let count = input.len();
+            let done = self.direct::<T>(
+                Collective::Reduce,
+                Some(r),
+                count,
+                named,
+                opts,
+                |ty, red, _, me| {
+                    let at_root = me == r;
+                    if at_root && output.len() != input.len() {
+                        return None;
+                    }
+                    Some(NativeOp::Reduce {
+                        send: bytemuck::cast_slice(input),
+                        recv: at_root.then(|| bytemuck::cast_slice_mut(&mut *output)),
+                        ty,
+                        op: red?,
+                        root: r,
+                    })
+                },
+            );
+            if let Some(done) = done {
+                return done;
+            }
         }
         self.run_blocking(self.reduce_call(input, output, op, root, opts)?, opts)
     }
@@ -410,6 +464,27 @@ impl Comm {
         op: O,
         opts: &CollOpts,
     ) -> Result<()> {
+        let named = Some((op.code(), op.name()));
+        let count = input.len();
+        let done = self.direct::<T>(
+            Collective::Allreduce,
+            None,
+            count,
+            named,
+            opts,
+            |ty, red, _, _| {
+                (output.len() == input.len()).then_some(())?;
+                Some(NativeOp::Allreduce {
+                    send: bytemuck::cast_slice(input),
+                    recv: bytemuck::cast_slice_mut(&mut *output),
+                    ty,
+                    op: red?,
+                })
+            },
+        );
+        if let Some(done) = done {
+            return done;
+        }
         self.run_blocking(self.allreduce_call(input, output, op, opts)?, opts)
     }
 

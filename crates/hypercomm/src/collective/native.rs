@@ -25,6 +25,14 @@
 //! [`Error::CollectiveMismatch`] on every rank. Tracing records the call as
 //! one block (`block_begin` / `block_end`), without its inner messages.
 //!
+//! Two roads lead there. The ordinary one builds the call's description
+//! ([`Call`]) as for our schedules, then asks [`Comm::native_for`]. With
+//! check mode off, the six front ends first try [`Comm::direct`]: the same
+//! question asked of the bare arguments, and the library called without a
+//! `Call` at all (a few hundred instructions less, which at 8 bytes is a
+//! fifth of an `MPI_Allreduce` on shared memory). It declines whatever is
+//! not plainly well formed, so the ordinary road reports every error.
+//!
 //! Not done yet: the variable-count forms (`gatherv`, `alltoallv`, …),
 //! scans and reduce-scatter; a native call cannot be interrupted by a
 //! failed peer (the library decides: Open MPI and MPICH abort the job).
@@ -35,13 +43,31 @@ use super::select::{Algorithm, CollOpts, Collective, Topology};
 use super::task::{compare, Signature, SIG_BYTES};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
+use crate::rank::Rank;
 use crate::transport::native::{Native, NativeOp, NativeReduce, NativeType};
 use crate::transport::Transport;
+use hypercomm_algo::memo::ChoiceKey;
 use hypercomm_algo::select::{best_cost, CostModel, COMBINE_COST};
 
 /// A call the library takes: the library, the element type and the
 /// operator of a reduction.
 type Served<'a> = (&'a dyn Native, NativeType, Option<NativeReduce>);
+
+/// A blocking call as the library's question sees it.
+struct Ask {
+    kind: Collective,
+    /// The call's name in messages.
+    what: &'static str,
+    with_host: bool,
+    /// Element type code and name.
+    elem: (u8, &'static str),
+    /// A reduction's operator code and name.
+    op: Option<(u8, &'static str)>,
+    /// Participants.
+    p: usize,
+    /// Bytes, as the cost model counts them.
+    bytes: usize,
+}
 
 /// The collectives the library serves.
 const SERVED: [Collective; 6] = [
@@ -121,6 +147,26 @@ impl Comm {
         call: &Call<'_, T, O, S>,
         opts: &CollOpts,
     ) -> Result<Option<Served<'_>>> {
+        let ask = Ask {
+            kind: call.kind,
+            what: call.what,
+            with_host: call.parts.with_host,
+            elem: (T::CODE, T::NAME),
+            op: call.op.as_ref().map(|o| (o.code(), o.name())),
+            p: call.parts.eps.len(),
+            bytes: usize::try_from(call.check.count)
+                .unwrap_or(usize::MAX)
+                .saturating_mul(std::mem::size_of::<T>()),
+        };
+        self.library_for(&ask, opts)
+    }
+
+    /// Whether the library takes `ask` under `opts`: the reason it cannot
+    /// when forced, `Ok(None)` when ours serves. Inlined: in a front end
+    /// most of it folds away (the collective, the element type and the
+    /// operator are known there).
+    #[inline(always)]
+    fn library_for(&self, ask: &Ask, opts: &CollOpts) -> Result<Option<Served<'_>>> {
         let forced = opts.algorithm == Algorithm::Native;
         if !forced && (opts.algorithm != Algorithm::Auto || !self.native_collectives()) {
             return Ok(None);
@@ -128,7 +174,7 @@ impl Comm {
         let refuse = |why: String| -> Result<Option<_>> {
             if forced {
                 Err(Error::InvalidArgument {
-                    op: call.what,
+                    op: ask.what,
                     what: format!("algorithm native: {why}"),
                 })
             } else {
@@ -140,7 +186,7 @@ impl Comm {
                 "this transport has no library collectives (the mpi transport has)".into(),
             );
         };
-        if call.parts.with_host {
+        if ask.with_host {
             return refuse("host-rooted calls run our schedules".into());
         }
         if opts.reproducible {
@@ -152,39 +198,28 @@ impl Comm {
                 self.topology()
             ));
         }
-        let c = call.kind;
+        let c = ask.kind;
         if !SERVED.contains(&c) {
             return refuse(format!("{} has no library form here", c.name()));
         }
-        let ty = if matches!(c, Collective::Reduce | Collective::Allreduce) {
-            match native_type(T::CODE) {
+        let reduces = matches!(c, Collective::Reduce | Collective::Allreduce);
+        let ty = if reduces {
+            match native_type(ask.elem.0) {
                 Some(t) => t,
-                None => return refuse(format!("element type {} does not map", T::NAME)),
+                None => return refuse(format!("element type {} does not map", ask.elem.1)),
             }
         } else {
             // Moves bytes only: any element type goes as bytes.
             NativeType::U8
         };
-        let red = match &call.op {
-            Some(o) if matches!(c, Collective::Reduce | Collective::Allreduce) => {
-                match native_reduce(o.code(), ty) {
-                    Some(r) => Some(r),
-                    None => {
-                        return refuse(format!("operator {} on {} does not map", o.name(), T::NAME))
-                    }
-                }
-            }
+        let red = match ask.op {
+            Some((code, name)) if reduces => match native_reduce(code, ty) {
+                Some(r) => Some(r),
+                None => return refuse(format!("operator {name} on {} does not map", ask.elem.1)),
+            },
             _ => None,
         };
-        if !forced
-            && !self.native_cheaper(
-                c,
-                call.parts.eps.len(),
-                usize::try_from(call.check.count)
-                    .unwrap_or(usize::MAX)
-                    .saturating_mul(std::mem::size_of::<T>()),
-            )
-        {
+        if !forced && !self.native_cheaper(c, ask.p, ask.bytes) {
             return Ok(None);
         }
         Ok(Some((n, ty, red)))
@@ -195,11 +230,27 @@ impl Comm {
     /// algorithms, with the library's start-up cost instead of the
     /// transport's (a tie, as when the ranks outnumber the cores and a
     /// context switch dominates both, goes to the library: it was asked
-    /// for).
+    /// for). The answer is remembered in the communicator's memo of
+    /// choices, as the choice of a call that asks for `Native`: costing
+    /// every algorithm twice took more instructions than an 8-byte
+    /// `MPI_Allreduce` itself.
     fn native_cheaper(&self, c: Collective, p: usize, bytes: usize) -> bool {
         let Some(n) = self.engine().t.native() else {
             return false;
         };
+        let key = ChoiceKey {
+            collective: c,
+            algorithm: Algorithm::Native,
+            p,
+            bytes,
+            commutative: true,
+            reproducible: false,
+            topology: Topology::Auto,
+        };
+        let memo = &self.inner.coll.memo;
+        if let Some(a) = memo.choice(&key) {
+            return a == Algorithm::Native;
+        }
         let (_, cost, (over, cores)) = self.cost_model();
         let model = |ts: f64| CostModel {
             ts,
@@ -208,7 +259,15 @@ impl Comm {
             cores,
             oversubscribed: over,
         };
-        best_cost(c, p, bytes, &model(n.startup())) <= best_cost(c, p, bytes, &model(cost.ts))
+        let cheaper =
+            best_cost(c, p, bytes, &model(n.startup())) <= best_cost(c, p, bytes, &model(cost.ts));
+        let answer = if cheaper {
+            Algorithm::Native
+        } else {
+            Algorithm::Auto
+        };
+        memo.remember_choice(key, answer);
+        cheaper
     }
 
     /// [`Algorithm::Native`] if a blocking call of `c` with a built-in
@@ -277,8 +336,6 @@ impl Comm {
             check,
             op.as_ref().map_or(0, |o| o.code()),
         );
-        // The tag sequences stay in step with members that run ours.
-        let seq = self.next_tag(false) & 0x7fff_ffff;
         if self.check_mode() {
             let mine = sig.encode();
             let mut all = vec![0u8; SIG_BYTES * members.len()];
@@ -298,7 +355,6 @@ impl Comm {
         }
         let send: &[u8] = bytemuck::cast_slice(input.as_slice());
         let recv: &mut [u8] = bytemuck::cast_slice_mut(output.as_mut_slice());
-        let root_ep = root.and_then(|r| parts.eps.get(r).copied());
         let at_root = root == Some(parts.me);
         let nop = match kind {
             Collective::Barrier => NativeOp::Barrier,
@@ -323,7 +379,65 @@ impl Comm {
             Collective::Allgather => NativeOp::Allgather { send, recv, ty },
             _ => NativeOp::Alltoall { send, recv, ty },
         };
-        crate::trace::recorder::in_block(sig.op, root_ep, seq, || n.run(key, members, nop))
+        self.native_block(n, kind, root, members, nop)
+    }
+
+    /// Run `nop` on the library as one trace block, the tag sequence kept
+    /// in step with members that run ours.
+    fn native_block(
+        &self,
+        n: &dyn Native,
+        kind: Collective,
+        root: Option<usize>,
+        members: &[u32],
+        nop: NativeOp<'_>,
+    ) -> Result<()> {
+        let seq = self.next_tag(false) & 0x7fff_ffff;
+        let root_ep = root.and_then(|r| members.get(r).copied());
+        let key = self.coll_ctx();
+        crate::trace::recorder::in_block(kind.code(), root_ep, seq, || n.run(key, members, nop))
+    }
+
+    /// The direct road (module doc) for a blocking call of `kind` among
+    /// the nodes: `count` elements of `T` as check mode and the cost model
+    /// count them, operator `op` of a reduction. `nop` makes the library
+    /// call from the element type, the operator, the number of nodes and
+    /// this node's index, or declines (`None`) when the buffers do not
+    /// plainly fit. `None`: the ordinary road takes the call.
+    #[inline]
+    pub(crate) fn direct<'b, T: Element>(
+        &self,
+        kind: Collective,
+        root: Option<usize>,
+        count: usize,
+        op: Option<(u8, &'static str)>,
+        opts: &CollOpts,
+        nop: impl FnOnce(NativeType, Option<NativeReduce>, usize, usize) -> Option<NativeOp<'b>>,
+    ) -> Option<Result<()>> {
+        let asked = opts.algorithm == Algorithm::Native
+            || (opts.algorithm == Algorithm::Auto && self.native_collectives());
+        if !asked || self.check_mode() {
+            return None;
+        }
+        let Rank::Node(me) = self.me() else {
+            return None;
+        };
+        let members = &self.group().eps[..];
+        let ask = Ask {
+            kind,
+            what: kind.name(),
+            with_host: false,
+            elem: (T::CODE, T::NAME),
+            op,
+            p: members.len(),
+            bytes: count.saturating_mul(std::mem::size_of::<T>()),
+        };
+        let (n, ty, red) = self.library_for(&ask, opts).ok()??;
+        if root.is_some_and(|r| r >= members.len()) {
+            return None;
+        }
+        let nop = nop(ty, red, members.len(), me)?;
+        Some(self.native_block(n, kind, root, members, nop))
     }
 }
 

@@ -142,15 +142,23 @@ pub(crate) fn error_string(code: c_int) -> String {
 }
 
 /// `Ok` for `MPI_SUCCESS`, else an error saying what `op` was.
+#[inline]
 pub(crate) fn check(code: c_int, op: &str) -> Result<()> {
     if code == 0 {
         Ok(())
     } else {
-        Err(Error::Io {
-            op: format!("MPI: {op}"),
-            message: error_string(code),
-            source: None,
-        })
+        Err(failed(code, op))
+    }
+}
+
+/// The error of MPI call `op` that returned `code`.
+#[cold]
+#[inline(never)]
+fn failed(code: c_int, op: &str) -> Error {
+    Error::Io {
+        op: format!("MPI: {op}"),
+        message: error_string(code),
+        source: None,
     }
 }
 
