@@ -364,6 +364,35 @@ fn a_job_of_the_wrong_size_says_how_many_processes_to_start() {
     );
 }
 
+/// The thread level asked of MPI is the user's to raise: a bad
+/// `HYPERCOMM_MPI_THREAD` is an error naming the variable and the choices;
+/// `multiple` runs the checks as the default (single) does.
+#[test]
+fn hypercomm_mpi_thread_sets_the_thread_level() {
+    if !OPENMPI.wanted() {
+        return;
+    }
+    let _g = serial();
+    let prog = OPENMPI.example("mpi_check");
+    let with = |level: &str| {
+        let mut c = OPENMPI.mpirun_with(2, &["-x", "HYPERCOMM_MPI_THREAD"], &prog, &["2"]);
+        c.env("HYPERCOMM_MPI_THREAD", level);
+        run_limited(c, LIMIT)
+    };
+    let out = with("lots");
+    assert!(!out.status.success(), "{}", out.both());
+    assert!(
+        out.stderr.contains("HYPERCOMM_MPI_THREAD=")
+            && out.stderr.contains("lots")
+            && out
+                .stderr
+                .contains("want one of single, funneled, serialized, multiple"),
+        "{}",
+        out.both()
+    );
+    assert_checked(&with("multiple"), 2, "Open MPI");
+}
+
 /// `hypercomm run --transport mpi` starts mpirun; output carries our rank
 /// prefixes.
 #[test]
