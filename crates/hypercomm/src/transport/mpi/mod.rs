@@ -25,7 +25,11 @@
 //! * **Receiving.** [`POSTED`] receives for any source on [`TAG_FRAME`]
 //!   stay posted; progress tests the oldest (so frames are taken in the
 //!   order MPI matched them), decodes it, fetches a bulk payload that
-//!   follows, and posts the buffer again. Sends in flight are tested on
+//!   follows, and posts the buffer again (`recv.rs`). A data message the
+//!   engine has a posted receive for goes straight into it: a short one
+//!   copied out of the frame message, a bulk payload received into the
+//!   receive's own buffer (no buffer of ours, no second copy). Sends in
+//!   flight are tested on
 //!   every pass (`MPI_Test`), which is also what drives MPI's own progress.
 //!   An eager frame is tested once right after `MPI_Isend`: MPI libraries
 //!   copy short messages out at once, and then its buffer serves the next
@@ -58,14 +62,16 @@
 
 mod detect;
 pub(crate) mod native;
+mod recv;
 pub(crate) mod setup;
 pub(crate) mod sys;
 
 pub use detect::{mpi_rank, started_by_mpi, LAUNCH_VARS};
 pub use setup::MpiBuilder;
 
-use super::{Completion, Fault, Frame, Link, Payload, PeerState, Transport, TransportKind};
+use super::{Arrival, Completion, Fault, Frame, Link, Payload, PeerState, Taker};
 use super::{Lent, RemoteCompletion};
+use super::{Transport, TransportKind};
 use crate::error::{Error, Result};
 use crate::wire::{Header, Kind};
 use std::cell::{Cell, RefCell, UnsafeCell};
@@ -303,98 +309,19 @@ impl MpiEndpoint {
     /// Test sends in flight and take every frame that has arrived, in
     /// order; returns whether anything arrived.
     fn progress(&self) -> bool {
+        self.test_sends();
+        let mut any = false;
+        while self.arrive(None).is_some() {
+            any = true;
+        }
+        any
+    }
+
+    /// Forget the sends MPI is done with.
+    fn test_sends(&self) {
         self.in_flight
             .borrow_mut()
             .retain(|f| !matches!(f.test(), Ok(true)));
-        let mut any = false;
-        loop {
-            let mut posted = self.posted.borrow_mut();
-            let Some(head) = posted.front_mut() else {
-                return any;
-            };
-            // SAFETY: a receive started by `post`.
-            let got = match unsafe { sys::test(&mut head.req) } {
-                Ok(Some(g)) => g,
-                Ok(None) => return any,
-                Err(e) => {
-                    drop(posted);
-                    self.fail_protocol(format!("receiving: {e}"));
-                    return any;
-                }
-            };
-            let mut p = posted.pop_front().expect("the head");
-            drop(posted);
-            self.take(got.0, &p.buf[..got.1]);
-            if let Err(e) = self.post(&mut p) {
-                self.fail_protocol(format!("posting a receive again: {e}"));
-            }
-            self.posted.borrow_mut().push_back(p);
-            any = true;
-        }
-    }
-
-    /// Handle one arrived frame message from `src`.
-    fn take(&self, src: usize, msg: &[u8]) {
-        let h = match Header::decode(msg) {
-            Ok(h) => h,
-            Err(e) => return self.fail_protocol(protocol(src, e)),
-        };
-        if h.src as usize != src || h.dst as usize != self.me {
-            return self.fail_protocol(protocol(
-                src,
-                format!(
-                    "a frame from {} to {} arrived from {src} at {}",
-                    h.src, h.dst, self.me
-                ),
-            ));
-        }
-        let want = h.stream_payload_len() as usize;
-        let inline = &msg[Header::SIZE..];
-        let payload = if inline.len() == want {
-            Payload::copy_of(inline)
-        } else if inline.is_empty() && want > EAGER {
-            let mut v = vec![0u8; want];
-            for piece in v.chunks_mut(PIECE) {
-                match sys::recv(&self.comm, piece, src, TAG_BULK) {
-                    Ok(k) if k == piece.len() => {}
-                    Ok(k) => {
-                        return self.fail_protocol(protocol(
-                            src,
-                            format!(
-                                "a payload piece of {k} bytes where {} were due",
-                                piece.len()
-                            ),
-                        ))
-                    }
-                    Err(e) => return self.fail_protocol(format!("receiving from {src}: {e}")),
-                }
-            }
-            Payload::Bytes(v)
-        } else {
-            return self.fail_protocol(protocol(
-                src,
-                format!(
-                    "{} payload bytes with a header that says {want}",
-                    inline.len()
-                ),
-            ));
-        };
-        match h.kind {
-            Kind::Goodbye => self.finished.borrow_mut()[src] = true,
-            Kind::Abort => {
-                let origin = match h.id {
-                    0 => src,
-                    k if (k as usize) <= self.n => k as usize - 1,
-                    _ => src,
-                };
-                let text = String::from_utf8_lossy(&payload.into_bytes()).into_owned();
-                self.shared.set_abort(origin, &text);
-            }
-            _ => self
-                .queue
-                .borrow_mut()
-                .push_back(Frame { header: h, payload }),
-        }
     }
 
     /// Start sending `frame` to `dst` (another endpoint).
@@ -610,6 +537,29 @@ impl Transport for MpiEndpoint {
         }
         self.progress();
         self.queue.borrow_mut().pop_front()
+    }
+
+    fn try_recv_offer(&self, taker: &mut dyn Taker) -> Arrival {
+        // Frames queued before go first (order per sender).
+        if let Some(f) = self.queue.borrow_mut().pop_front() {
+            return Arrival::Frame(f);
+        }
+        if self.closed.get() {
+            return Arrival::Nothing;
+        }
+        self.test_sends();
+        loop {
+            match self.arrive(Some(&mut *taker)) {
+                None => return Arrival::Nothing,
+                Some(Some(a)) => return a,
+                Some(None) => {
+                    if let Some(f) = self.queue.borrow_mut().pop_front() {
+                        return Arrival::Frame(f);
+                    }
+                    // A control message, acted on: look again.
+                }
+            }
+        }
     }
 
     fn wait(&self, deadline: Option<Instant>) {
