@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 /// Output format of a trace file.
 ///
-/// With the `clap` feature it is a [`clap::ValueEnum`] (`--to`), with the
+/// With the `clap` feature it is a `clap::ValueEnum` (`--to`), with the
 /// names and aliases [`Output::parse`] accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
