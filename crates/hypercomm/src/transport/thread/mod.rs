@@ -41,7 +41,7 @@ use super::board::{Board, BoardLocal};
 use super::{Arrival, Fault, Frame, Link, Payload, PeerState, Taker, Transport};
 use crate::error::Result;
 use crate::wire::{Header, Kind};
-use spsc::Spsc;
+use spsc::{Popped, Spsc};
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -189,19 +189,56 @@ impl ThreadEndpoint {
         q
     }
 
-    /// Refresh the list of incoming queues if a sender added one.
-    #[inline]
-    fn refresh(&self) {
-        let slot = &self.job.slots[self.me];
-        let g = slot.generation.load(Ordering::Acquire);
-        if g != self.seen_generation.get() {
-            let list = lock(&slot.incoming);
-            *self.polled.borrow_mut() = list.iter().map(|(_, q)| q.clone()).collect();
-            self.seen_generation.set(g);
+    /// Write into the queue to `dst` with `push` (which drops what it
+    /// carries instead when the receiver has ended), then wake the
+    /// receiver if it sleeps.
+    #[inline(always)]
+    fn put(&self, dst: usize, push: impl FnOnce(&Spsc)) {
+        let slot = &self.job.slots[dst];
+        if slot.state.load(Ordering::Acquire) != ALIVE {
+            // Dropped: a borrowed payload reports DROPPED to its sender.
+            return;
+        }
+        {
+            let out = self.out.borrow();
+            if let Some(q) = &out[dst] {
+                push(q);
+            } else {
+                drop(out);
+                push(&self.queue_to(dst));
+            }
+        }
+        self.sent.set(self.sent.get() + 1);
+        // Pairs with the fence in `wait`: either the receiver sees the frame
+        // before it sleeps, or we see that it sleeps and wake it.
+        fence(Ordering::SeqCst);
+        if slot.sleeping.load(Ordering::Relaxed) {
+            if let Some(t) = lock(&slot.thread).as_ref() {
+                t.unpark();
+            }
         }
     }
 
-    #[inline]
+    /// Refresh the list of incoming queues if a sender added one.
+    #[inline(always)]
+    fn refresh(&self) {
+        let g = self.job.slots[self.me].generation.load(Ordering::Acquire);
+        if g != self.seen_generation.get() {
+            self.reload(g);
+        }
+    }
+
+    /// Read the list of incoming queues as of generation `g` (rare: once
+    /// per new sender).
+    #[cold]
+    #[inline(never)]
+    fn reload(&self, g: usize) {
+        let list = lock(&self.job.slots[self.me].incoming);
+        *self.polled.borrow_mut() = list.iter().map(|(_, q)| q.clone()).collect();
+        self.seen_generation.set(g);
+    }
+
+    #[inline(always)]
     fn anything_waiting(&self) -> bool {
         self.refresh();
         // SAFETY: this endpoint is the only consumer of its incoming queues.
@@ -209,6 +246,30 @@ impl ThreadEndpoint {
             .borrow()
             .iter()
             .any(|q| !unsafe { q.is_empty() })
+    }
+
+    /// The next frame from the incoming queues, round robin from the last
+    /// one that had something, shown to `used` in place first
+    /// ([`Spsc::pop_unless`]).
+    #[inline]
+    fn poll(&self, used: &mut dyn FnMut(&Header, &[u8]) -> bool) -> Popped {
+        self.refresh();
+        let polled = self.polled.borrow();
+        let n = polled.len();
+        let start = self.next_poll.get();
+        for k in 0..n {
+            let i = (start + k) % n;
+            // SAFETY: this endpoint is the only consumer of its queues.
+            match unsafe { polled[i].pop_unless(&mut *used) } {
+                Popped::Nothing => continue,
+                got => {
+                    self.next_poll.set(i);
+                    self.drained.set(self.drained.get() + 1);
+                    return got;
+                }
+            }
+        }
+        Popped::Nothing
     }
 
     fn drain_incoming(&self) {
@@ -236,40 +297,22 @@ impl Transport for ThreadEndpoint {
     #[inline]
     fn send(&self, frame: Frame) -> Result<()> {
         let dst = frame.header.dst as usize;
-        let slot = &self.job.slots[dst];
-        if slot.state.load(Ordering::Acquire) != ALIVE {
-            // Dropped: a borrowed payload reports DROPPED to its sender.
-            return Ok(());
-        }
-        {
-            let out = self.out.borrow();
-            if let Some(q) = &out[dst] {
-                // SAFETY: this endpoint is the only producer of its queue to `dst`.
-                unsafe { q.push(frame) };
-            } else {
-                drop(out);
-                let q = self.queue_to(dst);
-                // SAFETY: as above.
-                unsafe { q.push(frame) };
-            }
-        }
-        self.sent.set(self.sent.get() + 1);
-        // Pairs with the fence in `wait`: either the receiver sees the frame
-        // before it sleeps, or we see that it sleeps and wake it.
-        fence(Ordering::SeqCst);
-        if slot.sleeping.load(Ordering::Relaxed) {
-            if let Some(t) = lock(&slot.thread).as_ref() {
-                t.unpark();
-            }
-        }
+        // SAFETY: `put` calls it with the queue this endpoint produces into.
+        self.put(dst, |q| unsafe { q.push(frame) });
         Ok(())
     }
 
     #[inline]
     fn send_copied(&self, header: Header, data: &[u8]) -> Result<bool> {
-        let slot = self.job.slots.get(header.dst as usize);
+        let dst = header.dst as usize;
+        let slot = self.job.slots.get(dst);
         if slot.is_some_and(|s| s.state.load(Ordering::Acquire) != ALIVE) {
             return Ok(false);
+        }
+        if data.len() <= spsc::SHORT && header.kind == Kind::Data {
+            // SAFETY: as in `send`.
+            self.put(dst, |q| unsafe { q.push_short(&header, data) });
+            return Ok(true);
         }
         self.send(Frame {
             header,
@@ -280,17 +323,12 @@ impl Transport for ThreadEndpoint {
 
     #[inline]
     fn try_recv_offer(&self, taker: &mut dyn Taker) -> Arrival {
-        match self.try_recv() {
-            None => Arrival::Nothing,
-            Some(f) => match &f.payload {
-                // A short message is offered straight from the frame.
-                Payload::Inline(i)
-                    if f.header.kind == Kind::Data && taker.take(&f.header, i.bytes()) =>
-                {
-                    Arrival::Taken
-                }
-                _ => Arrival::Frame(f),
-            },
+        // A short message is offered where it lies in the queue.
+        let mut offer = |h: &Header, b: &[u8]| h.kind == Kind::Data && taker.take(h, b);
+        match self.poll(&mut offer) {
+            Popped::Nothing => Arrival::Nothing,
+            Popped::Frame(f) => Arrival::Frame(f),
+            Popped::Used => Arrival::Taken,
         }
     }
 
@@ -301,20 +339,10 @@ impl Transport for ThreadEndpoint {
 
     #[inline]
     fn try_recv(&self) -> Option<Frame> {
-        self.refresh();
-        let polled = self.polled.borrow();
-        let n = polled.len();
-        let start = self.next_poll.get();
-        for k in 0..n {
-            let i = (start + k) % n;
-            // SAFETY: this endpoint is the only consumer of its queues.
-            if let Some(f) = unsafe { polled[i].pop() } {
-                self.next_poll.set(i);
-                self.drained.set(self.drained.get() + 1);
-                return Some(f);
-            }
+        match self.poll(&mut |_, _| false) {
+            Popped::Frame(f) => Some(f),
+            _ => None,
         }
-        None
     }
 
     fn wait(&self, deadline: Option<Instant>) {

@@ -1,10 +1,14 @@
 //! An unbounded single-producer single-consumer queue of frames: linked
-//! segments of slots, each slot with its own ready flag, so that a push and
-//! the pop that takes it touch one slot's cache lines and nothing shared
-//! besides (no counter, no lock).
+//! segments of slots, each slot with its own sequence number, so that a
+//! push and the pop that takes it touch one slot's cache lines and nothing
+//! shared besides (no counter, no lock).
 //!
-//! The producer writes a slot and sets its flag (release); the consumer
-//! sees the flag (acquire) and moves the frame out. When the producer fills
+//! The producer writes a slot and then its number (release); the consumer
+//! sees the number it waits for (acquire) and moves the frame out, or lets
+//! the engine's posted receive take a short message where it lies. The
+//! consumer never writes a slot. A data message of at most [`SHORT`] bytes
+//! is written as its header and bytes only, so that slot, header and
+//! payload share one cache line, as in the shm transport's cells. When the producer fills
 //! a segment it links a new one; the consumer frees a segment after taking
 //! its last slot and following the link. The first segment is allocated on
 //! the first push, so idle pairs cost one small struct. A finished segment
@@ -14,17 +18,54 @@
 //! microseconds.
 
 use super::CachePadded;
-use super::Frame;
+use super::{Frame, Payload};
+use crate::wire::Header;
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 const SEG: usize = 64;
 
+/// Largest payload written as header and bytes in the slot's first line.
+pub(crate) const SHORT: usize = 64 - 8 - std::mem::size_of::<Header>();
+
+/// Bits of a slot word that hold the sequence number; above them, the
+/// form of the body (0: a [`Frame`]; `1 + len`: a header and `len` bytes).
+const SEQ_BITS: u32 = 56;
+const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
+
+/// Bytes of a slot's body: a whole frame, or a header and [`SHORT`] bytes.
+const BODY: usize = 120;
+const _: () = assert!(std::mem::size_of::<Frame>() <= BODY && SHORT <= 16);
+
+/// One slot: its word (the producer's position plus one once the body is
+/// written, and the body's form) and its body. The consumer knows which
+/// number it waits for, so it never writes the slot back (no line bounces
+/// to it and back per message); a recycled segment's old numbers are all
+/// smaller.
+#[repr(C, align(64))]
 struct Slot {
-    ready: AtomicBool,
-    frame: UnsafeCell<MaybeUninit<Frame>>,
+    word: AtomicU64,
+    body: UnsafeCell<MaybeUninit<[u64; BODY / 8]>>,
+}
+
+impl Slot {
+    fn frame(&self) -> *mut Frame {
+        self.body.get().cast()
+    }
+    fn header(&self) -> *mut Header {
+        self.body.get().cast()
+    }
+    fn bytes(&self) -> *mut u8 {
+        // SAFETY: within the body (the header's size plus SHORT <= BODY).
+        unsafe {
+            self.body
+                .get()
+                .cast::<u8>()
+                .add(std::mem::size_of::<Header>())
+        }
+    }
 }
 
 struct Segment {
@@ -36,8 +77,8 @@ impl Segment {
     fn new() -> *mut Segment {
         Box::into_raw(Box::new(Segment {
             slots: std::array::from_fn(|_| Slot {
-                ready: AtomicBool::new(false),
-                frame: UnsafeCell::new(MaybeUninit::uninit()),
+                word: AtomicU64::new(0),
+                body: UnsafeCell::new(MaybeUninit::uninit()),
             }),
             next: AtomicPtr::new(ptr::null_mut()),
         }))
@@ -47,13 +88,25 @@ impl Segment {
 struct End {
     seg: *mut Segment,
     index: usize,
+    /// Frames pushed (the tail) or popped (the head) so far.
+    pos: u64,
+}
+
+/// What [`Spsc::pop_unless`] found.
+pub(crate) enum Popped {
+    /// The queue was empty.
+    Nothing,
+    /// The oldest frame, which the caller did not use in place.
+    Frame(Frame),
+    /// The caller used the oldest frame in place; it is gone.
+    Used,
 }
 
 /// The queue. `push` must only be called by one thread at a time (the
 /// producer), `pop` by one thread at a time (the consumer).
 pub(crate) struct Spsc {
     first: AtomicPtr<Segment>,
-    /// A finished segment, its slots not ready and its link null, for the
+    /// A finished segment, every slot taken and its link null, for the
     /// producer's next one (null: none).
     spare: AtomicPtr<Segment>,
     tail: CachePadded<UnsafeCell<End>>,
@@ -75,10 +128,12 @@ impl Spsc {
             tail: CachePadded::new(UnsafeCell::new(End {
                 seg: ptr::null_mut(),
                 index: 0,
+                pos: 0,
             })),
             head: CachePadded::new(UnsafeCell::new(End {
                 seg: ptr::null_mut(),
                 index: 0,
+                pos: 0,
             })),
         }
     }
@@ -89,6 +144,43 @@ impl Spsc {
     /// Only one thread may push at a time.
     #[inline]
     pub(crate) unsafe fn push(&self, f: Frame) {
+        // SAFETY: the producer alone (contract).
+        let (slot, word) = unsafe { self.next_slot() };
+        // SAFETY: exclusive access to an empty slot (`next_slot`).
+        unsafe { slot.frame().write(f) };
+        slot.word.store(word, Ordering::Release);
+    }
+
+    /// Append a data message of at most [`SHORT`] bytes as its header and
+    /// bytes (producer only); the consumer sees it as a frame with an
+    /// inline payload.
+    ///
+    /// # Safety
+    /// Only one thread may push at a time.
+    #[inline]
+    pub(crate) unsafe fn push_short(&self, header: &Header, data: &[u8]) {
+        debug_assert!(data.len() <= SHORT);
+        // SAFETY: the producer alone (contract).
+        let (slot, word) = unsafe { self.next_slot() };
+        // SAFETY: exclusive access to an empty slot (`next_slot`); the
+        // header and the bytes fit its body.
+        unsafe {
+            slot.header().write(*header);
+            ptr::copy_nonoverlapping(data.as_ptr(), slot.bytes(), data.len());
+        }
+        slot.word.store(
+            word | (1 + data.len() as u64) << SEQ_BITS,
+            Ordering::Release,
+        );
+    }
+
+    /// The next slot to write (linking a segment when needed) and its
+    /// number; the caller writes the body, then the number.
+    ///
+    /// # Safety
+    /// Only one thread may push at a time.
+    #[inline(always)]
+    unsafe fn next_slot(&self) -> (&Slot, u64) {
         // SAFETY: the tail is the producer's alone (contract).
         let t = unsafe { &mut *self.tail.get() };
         if t.seg.is_null() {
@@ -110,12 +202,12 @@ impl Spsc {
             t.index = 0;
         }
         // SAFETY: the segment is live (the consumer has not passed it) and
-        // this slot is not yet ready, so the consumer does not read it.
+        // this slot's number is not yet written, so the consumer does not
+        // read it.
         let slot = unsafe { &(*t.seg).slots[t.index] };
-        // SAFETY: exclusive access to an empty slot, as above.
-        unsafe { (*slot.frame.get()).write(f) };
-        slot.ready.store(true, Ordering::Release);
         t.index += 1;
+        t.pos += 1;
+        (slot, t.pos & SEQ_MASK)
     }
 
     /// Take the oldest frame (consumer only).
@@ -124,12 +216,29 @@ impl Spsc {
     /// Only one thread may pop at a time.
     #[inline]
     pub(crate) unsafe fn pop(&self) -> Option<Frame> {
+        // SAFETY: the consumer alone (contract).
+        match unsafe { self.pop_unless(|_, _| false) } {
+            Popped::Frame(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// Show the oldest frame's header and inline payload to `used` where
+    /// they lie (a frame whose payload is not inline is not shown); when
+    /// `used` says it took them, the frame is dropped there, else moved
+    /// out (consumer only). A short message offered this way is never
+    /// copied as a whole.
+    ///
+    /// # Safety
+    /// Only one thread may pop at a time.
+    #[inline]
+    pub(crate) unsafe fn pop_unless(&self, used: impl FnOnce(&Header, &[u8]) -> bool) -> Popped {
         // SAFETY: the head is the consumer's alone (contract).
         let h = unsafe { &mut *self.head.get() };
         if h.seg.is_null() {
             let s = self.first.load(Ordering::Acquire);
             if s.is_null() {
-                return None;
+                return Popped::Nothing;
             }
             h.seg = s;
             h.index = 0;
@@ -138,11 +247,11 @@ impl Spsc {
             // SAFETY: h.seg is live: only this consumer frees segments.
             let next = unsafe { (*h.seg).next.load(Ordering::Acquire) };
             if next.is_null() {
-                return None;
+                return Popped::Nothing;
             }
-            // Every slot of the old segment has been taken (and marked not
-            // ready again) and the producer has moved on to `next`, so
-            // nobody uses it any more: it becomes the spare, or is freed.
+            // Every slot of the old segment has been taken and the producer
+            // has moved on to `next`, so nobody uses it any more: it
+            // becomes the spare, or is freed.
             let old = h.seg;
             // SAFETY: live, and ours alone (above).
             unsafe { (*old).next.store(ptr::null_mut(), Ordering::Relaxed) };
@@ -159,25 +268,53 @@ impl Spsc {
         }
         // SAFETY: live segment, as above.
         let slot = unsafe { &(*h.seg).slots[h.index] };
-        if !slot.ready.load(Ordering::Acquire) {
-            return None;
+        let word = slot.word.load(Ordering::Acquire);
+        if word & SEQ_MASK != (h.pos + 1) & SEQ_MASK {
+            return Popped::Nothing;
         }
-        // SAFETY: the flag says the producer finished writing this slot, and
-        // it will not write it again before the segment comes back to it as
-        // the spare; we take the frame exactly once.
-        let f = unsafe { (*slot.frame.get()).assume_init_read() };
-        // Not ready for when the segment comes back as the spare (the
-        // producer does not write it before then).
-        slot.ready.store(false, Ordering::Relaxed);
+        h.pos += 1;
         h.index += 1;
-        Some(f)
+        // SAFETY: the number says the producer finished writing this slot,
+        // and it will not write it again before the segment comes back to
+        // it as the spare; the body is taken (dropped or read) exactly
+        // once. Nothing is written back: the next body here has a larger
+        // number.
+        unsafe {
+            match (word >> SEQ_BITS) as usize {
+                0 => {
+                    let frame = slot.frame();
+                    let shown = match &(*frame).payload {
+                        Payload::Inline(i) => used(&(*frame).header, i.bytes()),
+                        _ => false,
+                    };
+                    if shown {
+                        ptr::drop_in_place(frame);
+                        Popped::Used
+                    } else {
+                        Popped::Frame(frame.read())
+                    }
+                }
+                k => {
+                    let data = std::slice::from_raw_parts(slot.bytes(), (k - 1).min(SHORT));
+                    let header = &*slot.header();
+                    if used(header, data) {
+                        Popped::Used
+                    } else {
+                        Popped::Frame(Frame {
+                            header: *header,
+                            payload: Payload::copy_of(data),
+                        })
+                    }
+                }
+            }
+        }
     }
 
     /// Whether a pop would find a frame (consumer only; a hint).
     ///
     /// # Safety
     /// Only the consumer may call it.
-    #[inline]
+    #[inline(always)]
     pub(crate) unsafe fn is_empty(&self) -> bool {
         // SAFETY: the head is the consumer's alone.
         let h = unsafe { &*self.head.get() };
@@ -188,10 +325,13 @@ impl Spsc {
             // SAFETY: live segment.
             let next = unsafe { (*h.seg).next.load(Ordering::Acquire) };
             // SAFETY: a linked segment is live until the consumer frees it.
-            return next.is_null() || !unsafe { (*next).slots[0].ready.load(Ordering::Acquire) };
+            return next.is_null()
+                || unsafe { (*next).slots[0].word.load(Ordering::Acquire) } & SEQ_MASK
+                    != (h.pos + 1) & SEQ_MASK;
         }
         // SAFETY: live segment.
-        !unsafe { (*h.seg).slots[h.index].ready.load(Ordering::Acquire) }
+        let word = unsafe { (*h.seg).slots[h.index].word.load(Ordering::Acquire) };
+        word & SEQ_MASK != (h.pos + 1) & SEQ_MASK
     }
 }
 
@@ -307,5 +447,72 @@ mod tests {
         // SAFETY: single thread.
         assert_eq!(unsafe { q.pop() }.unwrap().header.id, 0);
         drop(q);
+    }
+
+    /// Short messages (header and bytes in the slot) and whole frames
+    /// interleave in order across threads and segments; a short one shown
+    /// in place and used is gone, one not used comes out as a frame with
+    /// the same header and bytes.
+    #[test]
+    fn short_messages_and_frames_interleave() {
+        let q = std::sync::Arc::new(Spsc::new());
+        let q2 = q.clone();
+        let n = 20_000u64;
+        let body = |i: u64| -> Vec<u8> {
+            (0..(i % (SHORT as u64 + 1)))
+                .map(|k| (i + k) as u8)
+                .collect()
+        };
+        let t = std::thread::spawn(move || {
+            for i in 0..n {
+                if i % 3 == 0 {
+                    // SAFETY: this thread is the only producer.
+                    unsafe { q2.push(frame(i)) };
+                } else {
+                    let mut h = frame(i).header;
+                    h.len = body(i).len() as u64;
+                    // SAFETY: as above.
+                    unsafe { q2.push_short(&h, &body(i)) };
+                }
+            }
+        });
+        let mut next = 0;
+        while next < n {
+            let mut shown = None;
+            // Use every fourth message in place.
+            // SAFETY: this thread is the only consumer.
+            let got = unsafe {
+                q.pop_unless(|h, b| {
+                    shown = Some((h.id, b.to_vec()));
+                    h.id % 4 == 0
+                })
+            };
+            match got {
+                Popped::Nothing => continue,
+                Popped::Used => {
+                    let (id, b) = shown.expect("shown before used");
+                    assert_eq!(id, next);
+                    assert_eq!(id % 4, 0);
+                    if next % 3 != 0 {
+                        assert_eq!(b, body(next));
+                    }
+                }
+                Popped::Frame(f) => {
+                    assert_eq!(f.header.id, next);
+                    if next % 3 == 0 {
+                        // Not inline (`frame` carries bytes): never shown.
+                        assert_eq!(f.payload.len(), (next % 50) as usize);
+                    } else {
+                        assert_ne!(next % 4, 0, "a short message shown and used came out");
+                        assert_eq!(f.header.len, body(next).len() as u64);
+                        assert_eq!(f.payload.into_bytes(), body(next));
+                    }
+                }
+            }
+            next += 1;
+        }
+        t.join().unwrap();
+        // SAFETY: only consumer.
+        assert!(unsafe { q.pop() }.is_none());
     }
 }
