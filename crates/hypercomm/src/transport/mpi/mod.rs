@@ -22,10 +22,10 @@
 //!   next one on its tag from that source. Contexts, tags, wildcards,
 //!   probe and truncation are the engine's, above the transport, exactly
 //!   as on every other transport.
-//! * **Receiving.** [`POSTED`] receives for any source on [`TAG_FRAME`]
-//!   stay posted; progress tests the oldest (so frames are taken in the
+//! * **Receiving.** [`POSTED`] persistent receives (`MPI_Recv_init`) for
+//!   any source on [`TAG_FRAME`] stay started; progress tests the oldest (so frames are taken in the
 //!   order MPI matched them), decodes it, fetches a bulk payload that
-//!   follows, and posts the buffer again (`recv.rs`). A data message the
+//!   follows, and starts the receive again (`MPI_Start`, `recv.rs`). A data message the
 //!   engine has a posted receive for goes straight into it: a short one
 //!   copied out of the frame message, a bulk payload received into the
 //!   receive's own buffer (no buffer of ours, no second copy). Sends in
@@ -277,6 +277,9 @@ impl MpiEndpoint {
                 req: Box::new(Handle::zeroed()),
                 buf: vec![0u8; Header::SIZE + EAGER].into_boxed_slice(),
             };
+            // SAFETY: the buffer and request are boxed and kept in
+            // `posted` until `shut_down` cancels and frees the request.
+            unsafe { sys::recv_init(&e.comm, &mut p.buf, TAG_FRAME, &mut p.req) }?;
             e.post(&mut p)?;
             e.posted.borrow_mut().push_back(p);
         }
@@ -295,10 +298,11 @@ impl MpiEndpoint {
         &self.comm
     }
 
+    /// Start `p`'s persistent receive (again).
     fn post(&self, p: &mut Posted) -> Result<()> {
-        // SAFETY: the buffer and request are boxed and kept in `posted`
-        // until the receive completes or is cancelled in `close`.
-        unsafe { sys::irecv(&self.comm, &mut p.buf, None, TAG_FRAME, &mut p.req) }
+        // SAFETY: set up by `sys::recv_init` on this boxed buffer, which is
+        // not touched while the receive is started.
+        unsafe { sys::start(&mut p.req) }
     }
 
     fn fail_protocol(&self, msg: String) {
@@ -330,10 +334,7 @@ impl MpiEndpoint {
         let hdr = header.encode();
         let len = payload.len();
         if len <= EAGER {
-            let mut buf = std::mem::take(&mut *self.scratch.borrow_mut());
-            buf.clear();
-            buf.reserve(Header::SIZE + len);
-            buf.extend_from_slice(&hdr);
+            let mut buf = self.scratch_with(&hdr, len);
             match payload {
                 Payload::Inline(i) => buf.extend_from_slice(i.bytes()),
                 Payload::Bytes(b) => buf.extend_from_slice(&b),
@@ -392,6 +393,17 @@ impl MpiEndpoint {
                 }
             },
         }
+    }
+
+    /// The eager frame buffer, emptied, with `hdr` written and room for
+    /// `len` payload bytes after it.
+    #[inline]
+    fn scratch_with(&self, hdr: &[u8], len: usize) -> Vec<u8> {
+        let mut buf = std::mem::take(&mut *self.scratch.borrow_mut());
+        buf.clear();
+        buf.reserve(hdr.len() + len);
+        buf.extend_from_slice(hdr);
+        buf
     }
 
     /// `MPI_Isend` one eager frame message; when MPI completes it at once
@@ -488,7 +500,8 @@ impl MpiEndpoint {
     fn shut_down(&self) {
         self.free_natives();
         for p in self.posted.borrow_mut().iter_mut() {
-            // SAFETY: a receive started by `post` and not completed.
+            // SAFETY: a persistent receive started by `post` and not
+            // completed; its buffer outlives it.
             unsafe { sys::cancel(&mut p.req) };
         }
         self.posted.borrow_mut().clear();
@@ -526,6 +539,21 @@ impl Transport for MpiEndpoint {
             return Ok(());
         }
         self.send_to(dst, frame)
+    }
+
+    fn send_copied(&self, header: Header, data: &[u8]) -> Result<bool> {
+        let dst = header.dst as usize;
+        if self.peer_state(dst) != PeerState::Alive {
+            return Ok(false);
+        }
+        if dst == self.me || dst >= self.n || data.len() > EAGER {
+            let payload = Payload::copy_of(data);
+            return self.send(Frame { header, payload }).map(|()| true);
+        }
+        // Header and bytes straight into the frame message: no frame.
+        let mut buf = self.scratch_with(&header.encode(), data.len());
+        buf.extend_from_slice(data);
+        self.send_eager(dst, buf).map(|()| true)
     }
 
     fn try_recv(&self) -> Option<Frame> {

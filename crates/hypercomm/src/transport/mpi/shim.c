@@ -95,10 +95,14 @@ int hc_isend(const void *buf, int bytes, int dest, int tag, const void *comm, vo
 }
 
 /* source < 0: any source. */
-int hc_irecv(void *buf, int bytes, int source, int tag, const void *comm, void *req) {
-    return MPI_Irecv(buf, bytes, MPI_BYTE, source < 0 ? MPI_ANY_SOURCE : source, tag,
-                     *(const MPI_Comm *)comm, (MPI_Request *)req);
+/* A persistent receive of up to `bytes` from any source on `tag`; started
+ * (and started again after each message) by hc_start. */
+int hc_recv_init(void *buf, int bytes, int tag, const void *comm, void *req) {
+    return MPI_Recv_init(buf, bytes, MPI_BYTE, MPI_ANY_SOURCE, tag, *(const MPI_Comm *)comm,
+                         (MPI_Request *)req);
 }
+
+int hc_start(void *req) { return MPI_Start((MPI_Request *)req); }
 
 int hc_recv(void *buf, int bytes, int source, int tag, const void *comm, int *got) {
     MPI_Status st;
@@ -116,12 +120,15 @@ int hc_test(void *req, int *flag, int *source, int *bytes) {
     return MPI_Get_count(&st, MPI_BYTE, bytes);
 }
 
+/* Cancel a started persistent receive, wait for it to end, free it. */
 int hc_cancel(void *req) {
     MPI_Request *r = (MPI_Request *)req;
     if (*r == MPI_REQUEST_NULL) return MPI_SUCCESS;
     int err = MPI_Cancel(r);
     if (err != MPI_SUCCESS) return err;
-    return MPI_Wait(r, MPI_STATUS_IGNORE);
+    err = MPI_Wait(r, MPI_STATUS_IGNORE);
+    if (err != MPI_SUCCESS) return err;
+    return MPI_Request_free(r);
 }
 
 int hc_abort(const void *comm, int code) { return MPI_Abort(*(const MPI_Comm *)comm, code); }

@@ -59,14 +59,14 @@ extern "C" {
         comm: *const c_void,
         req: *mut c_void,
     ) -> c_int;
-    fn hc_irecv(
+    fn hc_recv_init(
         buf: *mut c_void,
         bytes: c_int,
-        source: c_int,
         tag: c_int,
         comm: *const c_void,
         req: *mut c_void,
     ) -> c_int;
+    fn hc_start(req: *mut c_void) -> c_int;
     fn hc_recv(
         buf: *mut c_void,
         bytes: c_int,
@@ -312,15 +312,16 @@ pub(crate) unsafe fn isend(
     )
 }
 
-/// Start receiving into `buf` from `source` (`None`: any).
+/// Set up a persistent receive into `buf` from any source on `tag`
+/// (`MPI_Recv_init`); [`start`] starts it, and starts it again after each
+/// message (cheaper than posting a new receive each time).
 ///
 /// # Safety
 /// `buf` and `req` must stay alive, unmoved and untouched until the request
-/// completes or is cancelled.
-pub(crate) unsafe fn irecv(
+/// is cancelled and freed ([`cancel`]); `buf` untouched while started.
+pub(crate) unsafe fn recv_init(
     comm: &Handle,
     buf: &mut [u8],
-    source: Option<usize>,
     tag: i32,
     req: &mut Handle,
 ) -> Result<()> {
@@ -328,17 +329,26 @@ pub(crate) unsafe fn irecv(
     // SAFETY: the caller's contract (see above).
     check(
         unsafe {
-            hc_irecv(
+            hc_recv_init(
                 buf.as_mut_ptr().cast(),
                 buf.len() as c_int,
-                source.map_or(-1, |s| s as c_int),
                 tag,
                 comm.ptr(),
                 req.mut_ptr(),
             )
         },
-        "MPI_Irecv",
+        "MPI_Recv_init",
     )
+}
+
+/// Start the persistent receive `req` (inactive: set up or completed).
+///
+/// # Safety
+/// As [`recv_init`].
+pub(crate) unsafe fn start(req: &mut Handle) -> Result<()> {
+    let _g = lock();
+    // SAFETY: the caller's contract.
+    check(unsafe { hc_start(req.mut_ptr()) }, "MPI_Start")
 }
 
 /// Receive exactly into `buf` from `source` (blocking); the byte count.
@@ -374,7 +384,7 @@ pub(crate) unsafe fn test(req: &mut Handle) -> Result<Option<(usize, usize)>> {
     Ok((flag != 0).then_some((source.max(0) as usize, bytes.max(0) as usize)))
 }
 
-/// Cancel a pending receive and wait for it to end.
+/// Cancel a started persistent receive, wait for it to end and free it.
 ///
 /// # Safety
 /// As [`test`].
