@@ -183,6 +183,8 @@ pub(crate) struct Shared {
     abort: std::sync::Mutex<Option<(usize, String)>>,
     /// Peers the supervisor saw die, with what it saw.
     failed: std::sync::Mutex<Vec<(usize, String)>>,
+    /// Set once `failed` holds something (a cheap test on every send).
+    any_failed: AtomicBool,
 }
 
 impl Shared {
@@ -202,6 +204,9 @@ impl Shared {
         self.abort.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
     fn failure(&self, endpoint: usize) -> Option<String> {
+        if !self.any_failed.load(Ordering::Acquire) {
+            return None;
+        }
         let f = self.failed.lock().unwrap_or_else(|p| p.into_inner());
         f.iter()
             .find(|(e, _)| *e == endpoint)
@@ -215,6 +220,7 @@ impl super::Notices for Shared {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push((endpoint, message.to_string()));
+        self.any_failed.store(true, Ordering::Release);
     }
     fn aborted(&self, endpoint: usize, message: &str) {
         self.set_abort(endpoint, message);
