@@ -4,10 +4,12 @@
 //! lock-free single-producer single-consumer queue (`spsc.rs`); a receiver
 //! polls the queues of the senders that have written to it. Short payloads
 //! travel inline in the frame, so a small message costs no allocation, no
-//! lock and no shared counter; the receiver offers an inline message to
-//! the engine's posted receives as it takes it out of the queue
+//! lock and no shared counter; a data message of up to 8 bytes is written
+//! as its header and bytes only, in the same cache line as the slot's
+//! sequence number. The receiver offers an inline message to the engine's
+//! posted receives where it lies in the queue
 //! ([`Transport::try_recv_offer`]), so a waiting receive gets it without a
-//! trip through the unexpected queue. Senders unpark a receiver only if it is
+//! trip through the unexpected queue, and never writes to a slot. Senders unpark a receiver only if it is
 //! asleep. Large messages travel as borrowed payloads (the receiver copies
 //! straight out of the sender's buffer) or handed-off vectors (no copy).
 //!
