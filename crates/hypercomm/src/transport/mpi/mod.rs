@@ -23,10 +23,11 @@
 //!   probe and truncation are the engine's, above the transport, exactly
 //!   as on every other transport.
 //! * **Receiving.** [`POSTED`] persistent receives (`MPI_Recv_init`) for
-//!   any source on [`TAG_FRAME`] stay started; progress tests the oldest (so frames are taken in the
-//!   order MPI matched them), decodes it, fetches a bulk payload that
-//!   follows, and starts the receive again (`MPI_Start`, `recv.rs`). A data message the
-//!   engine has a posted receive for goes straight into it: a short one
+//!   any source on [`TAG_FRAME`] stay started; progress tests the oldest
+//!   (so frames are taken in the order MPI matched them), decodes it,
+//!   fetches a bulk payload that follows, and starts the receive again
+//!   (`MPI_Start`, `recv.rs`). A data message the engine has a posted
+//!   receive for goes straight into it: a short one
 //!   copied out of the frame message, a bulk payload received into the
 //!   receive's own buffer (no buffer of ours, no second copy). Sends in
 //!   flight are tested on

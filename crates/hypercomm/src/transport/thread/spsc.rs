@@ -8,9 +8,10 @@
 //! the engine's posted receive take a short message where it lies. The
 //! consumer never writes a slot. A data message of at most [`SHORT`] bytes
 //! is written as its header and bytes only, so that slot, header and
-//! payload share one cache line, as in the shm transport's cells. When the producer fills
-//! a segment it links a new one; the consumer frees a segment after taking
-//! its last slot and following the link. The first segment is allocated on
+//! payload share one cache line, as in the shm transport's cells.
+//!
+//! When the producer fills a segment it links a new one; the consumer
+//! frees a segment after taking its last slot and following the link. The first segment is allocated on
 //! the first push, so idle pairs cost one small struct. A finished segment
 //! is handed back to the producer for its next link (one spare), so a
 //! steady stream allocates nothing: allocating a segment of 64 slots and
