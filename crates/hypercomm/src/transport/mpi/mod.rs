@@ -32,9 +32,12 @@
 //!   receive's own buffer (no buffer of ours, no second copy). Sends in
 //!   flight are tested on
 //!   every pass (`MPI_Test`), which is also what drives MPI's own progress.
-//!   An eager frame is tested once right after `MPI_Isend`: MPI libraries
-//!   copy short messages out at once, and then its buffer serves the next
-//!   frame, with nothing allocated or tracked.
+//!   A frame message of up to [`BLOCKING_SEND`] bytes goes by `MPI_Send`
+//!   (no request: it leaves eagerly everywhere, and cannot deadlock as
+//!   every peer keeps receives started); a longer eager one is tested once
+//!   right after `MPI_Isend`: MPI libraries copy short messages out at
+//!   once, and then its buffer serves the next frame, with nothing
+//!   allocated or tracked.
 //! * **Waiting.** MPI has no blocking wait that can also time out, so
 //!   `wait` polls (yielding the processor between polls, as Open MPI's own
 //!   progress loop does) for up to a millisecond and returns.
@@ -88,6 +91,9 @@ pub const TAG_FRAME: i32 = 1;
 pub const TAG_BULK: i32 = 2;
 /// Largest payload carried in the frame's own message.
 pub const EAGER: usize = 16 << 10;
+/// Largest frame message sent with a blocking `MPI_Send` (header and a
+/// short payload) rather than `MPI_Isend` and a test.
+pub const BLOCKING_SEND: usize = 256;
 /// Receives kept posted for incoming frames.
 pub const POSTED: usize = 16;
 /// Largest piece of a bulk payload (MPI counts are `int`).
@@ -417,6 +423,15 @@ impl MpiEndpoint {
     /// (it usually does: a short message is copied out before the call
     /// returns), keep `buf` for the next one instead of tracking a send.
     fn send_eager(&self, dst: usize, buf: Vec<u8>) -> Result<()> {
+        if buf.len() <= BLOCKING_SEND {
+            // Returns at once: a message this short leaves eagerly in every
+            // MPI library, and even one that waited for the match could not
+            // deadlock, as every peer keeps frame receives started (and
+            // drives its progress while it sends). No request to test.
+            let sent = sys::send(&self.comm, &buf, dst, TAG_FRAME);
+            *self.scratch.borrow_mut() = buf;
+            return sent;
+        }
         let mut req = Handle::zeroed();
         // SAFETY: `buf` stays alive and unmodified until the request is
         // tested complete below, or moves (its heap memory unmoved) into

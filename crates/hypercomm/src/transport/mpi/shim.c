@@ -94,6 +94,10 @@ int hc_isend(const void *buf, int bytes, int dest, int tag, const void *comm, vo
     return MPI_Isend(buf, bytes, MPI_BYTE, dest, tag, *(const MPI_Comm *)comm, (MPI_Request *)req);
 }
 
+int hc_send(const void *buf, int bytes, int dest, int tag, const void *comm) {
+    return MPI_Send(buf, bytes, MPI_BYTE, dest, tag, *(const MPI_Comm *)comm);
+}
+
 /* source < 0: any source. */
 /* A persistent receive of up to `bytes` from any source on `tag`; started
  * (and started again after each message) by hc_start. */

@@ -59,6 +59,13 @@ extern "C" {
         comm: *const c_void,
         req: *mut c_void,
     ) -> c_int;
+    fn hc_send(
+        buf: *const c_void,
+        bytes: c_int,
+        dest: c_int,
+        tag: c_int,
+        comm: *const c_void,
+    ) -> c_int;
     fn hc_recv_init(
         buf: *mut c_void,
         bytes: c_int,
@@ -312,6 +319,22 @@ pub(crate) unsafe fn isend(
     )
 }
 
+/// Send `buf` to `dest` (`MPI_Send`: returns once `buf` may be reused).
+pub(crate) fn send(comm: &Handle, buf: &[u8], dest: usize, tag: i32) -> Result<()> {
+    let _g = lock();
+    // SAFETY: a live buffer of the given length; a blocking call.
+    let code = unsafe {
+        hc_send(
+            buf.as_ptr().cast(),
+            buf.len() as c_int,
+            dest as c_int,
+            tag,
+            comm.ptr(),
+        )
+    };
+    check(code, "MPI_Send")
+}
+
 /// Set up a persistent receive into `buf` from any source on `tag`
 /// (`MPI_Recv_init`); [`start`] starts it, and starts it again after each
 /// message (cheaper than posting a new receive each time).
@@ -373,7 +396,7 @@ pub(crate) fn recv(comm: &Handle, buf: &mut [u8], source: usize, tag: i32) -> Re
 /// Test a request: `Some((source, bytes))` once complete.
 ///
 /// # Safety
-/// `req` is a request started by [`isend`] or [`irecv`] (or completed
+/// `req` is a request started by [`isend`] or [`start`] (or completed
 /// already: then it is `MPI_REQUEST_NULL` and completes at once).
 pub(crate) unsafe fn test(req: &mut Handle) -> Result<Option<(usize, usize)>> {
     let (mut flag, mut source, mut bytes) = (0, 0, 0);
