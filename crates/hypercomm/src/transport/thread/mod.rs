@@ -9,9 +9,10 @@
 //! sequence number. The receiver offers an inline message to the engine's
 //! posted receives where it lies in the queue
 //! ([`Transport::try_recv_offer`]), so a waiting receive gets it without a
-//! trip through the unexpected queue, and never writes to a slot. Senders unpark a receiver only if it is
-//! asleep. Large messages travel as borrowed payloads (the receiver copies
-//! straight out of the sender's buffer) or handed-off vectors (no copy).
+//! trip through the unexpected queue, and never writes to a slot. Senders
+//! unpark a receiver only if it is asleep. Large messages travel as
+//! borrowed payloads (the receiver copies straight out of the sender's
+//! buffer) or handed-off vectors (no copy).
 //!
 //! Failure: when an endpoint's closure panics or returns an error, `close`
 //! marks it failed and wakes everyone; the engine turns that into
@@ -191,9 +192,9 @@ impl ThreadEndpoint {
         q
     }
 
-    /// Write into the queue to `dst` with `push` (which drops what it
-    /// carries instead when the receiver has ended), then wake the
-    /// receiver if it sleeps.
+    /// Write into the queue to `dst` with `push`, then wake the receiver
+    /// if it sleeps; when the receiver has ended, `push` is dropped
+    /// uncalled (and with it what it carries).
     #[inline(always)]
     fn put(&self, dst: usize, push: impl FnOnce(&Spsc)) {
         let slot = &self.job.slots[dst];
