@@ -27,10 +27,9 @@
 //!   (so frames are taken in the order MPI matched them), decodes it,
 //!   fetches a bulk payload that follows, and starts the receive again
 //!   (`MPI_Start`, `recv.rs`). A data message the engine has a posted
-//!   receive for goes straight into it: a short one
-//!   copied out of the frame message, a bulk payload received into the
-//!   receive's own buffer (no buffer of ours, no second copy). Sends in
-//!   flight are tested on
+//!   receive for goes straight into it: a short one copied out of the
+//!   frame message, a bulk payload received into the receive's own buffer
+//!   (no buffer of ours, no second copy). Sends in flight are tested on
 //!   every pass (`MPI_Test`), which is also what drives MPI's own progress.
 //!   A frame message of up to [`BLOCKING_SEND`] bytes goes by `MPI_Send`
 //!   (no request: it leaves eagerly everywhere, and cannot deadlock as

@@ -193,14 +193,14 @@ impl ThreadEndpoint {
     }
 
     /// Write into the queue to `dst` with `push`, then wake the receiver
-    /// if it sleeps; when the receiver has ended, `push` is dropped
-    /// uncalled (and with it what it carries).
+    /// if it sleeps; whether it was written. When the receiver has ended,
+    /// `push` is dropped uncalled (and with it what it carries).
     #[inline(always)]
-    fn put(&self, dst: usize, push: impl FnOnce(&Spsc)) {
+    fn put(&self, dst: usize, push: impl FnOnce(&Spsc)) -> bool {
         let slot = &self.job.slots[dst];
         if slot.state.load(Ordering::Acquire) != ALIVE {
             // Dropped: a borrowed payload reports DROPPED to its sender.
-            return;
+            return false;
         }
         {
             let out = self.out.borrow();
@@ -220,6 +220,7 @@ impl ThreadEndpoint {
                 t.unpark();
             }
         }
+        true
     }
 
     /// Refresh the list of incoming queues if a sender added one.
@@ -255,7 +256,7 @@ impl ThreadEndpoint {
     /// one that had something, shown to `used` in place first
     /// ([`Spsc::pop_unless`]).
     #[inline]
-    fn poll(&self, used: &mut dyn FnMut(&Header, &[u8]) -> bool) -> Popped {
+    fn poll(&self, mut used: impl FnMut(&Header, &[u8]) -> bool) -> Popped {
         self.refresh();
         let polled = self.polled.borrow();
         let n = polled.len();
@@ -263,7 +264,7 @@ impl ThreadEndpoint {
         for k in 0..n {
             let i = (start + k) % n;
             // SAFETY: this endpoint is the only consumer of its queues.
-            match unsafe { polled[i].pop_unless(&mut *used) } {
+            match unsafe { polled[i].pop_unless(&mut used) } {
                 Popped::Nothing => continue,
                 got => {
                     self.next_poll.set(i);
@@ -308,27 +309,23 @@ impl Transport for ThreadEndpoint {
     #[inline]
     fn send_copied(&self, header: Header, data: &[u8]) -> Result<bool> {
         let dst = header.dst as usize;
-        let slot = self.job.slots.get(dst);
-        if slot.is_some_and(|s| s.state.load(Ordering::Acquire) != ALIVE) {
-            return Ok(false);
-        }
         if data.len() <= spsc::SHORT && header.kind == Kind::Data {
             // SAFETY: as in `send`.
-            self.put(dst, |q| unsafe { q.push_short(&header, data) });
-            return Ok(true);
+            return Ok(self.put(dst, |q| unsafe { q.push_short(&header, data) }));
         }
-        self.send(Frame {
-            header,
-            payload: Payload::copy_of(data),
-        })
-        .map(|()| true)
+        // The copy is made only for a live receiver (inside `push`).
+        let push = |q: &Spsc| {
+            let payload = Payload::copy_of(data);
+            // SAFETY: as in `send`.
+            unsafe { q.push(Frame { header, payload }) }
+        };
+        Ok(self.put(dst, push))
     }
 
     #[inline]
     fn try_recv_offer(&self, taker: &mut dyn Taker) -> Arrival {
         // A short message is offered where it lies in the queue.
-        let mut offer = |h: &Header, b: &[u8]| h.kind == Kind::Data && taker.take(h, b);
-        match self.poll(&mut offer) {
+        match self.poll(|h, b| h.kind == Kind::Data && taker.take(h, b)) {
             Popped::Nothing => Arrival::Nothing,
             Popped::Frame(f) => Arrival::Frame(f),
             Popped::Used => Arrival::Taken,
@@ -342,7 +339,7 @@ impl Transport for ThreadEndpoint {
 
     #[inline]
     fn try_recv(&self) -> Option<Frame> {
-        match self.poll(&mut |_, _| false) {
+        match self.poll(|_, _| false) {
             Popped::Frame(f) => Some(f),
             _ => None,
         }
