@@ -145,22 +145,32 @@ fn hello_runs_as_processes_over_tcp() {
     }
 }
 
-/// `-np N`, as `mpirun` users type it, is the node count; the same word
-/// after the program is the program's own.
+/// `-np N`, as `mpirun` users type it, is the node count, and so are the
+/// value attached (`-n3`, `-n=3`, `-np3`, `-np=3`); the same words after
+/// the program are the program's own.
 #[test]
 fn mpirun_np_spelling_starts_that_many_ranks() {
-    let mut c = launcher();
-    c.args(["-np", "3", "--transport", "shm"])
-        .arg(example_bin("hello"))
-        .arg("-np");
-    let out = run(c);
-    assert!(out.status.success(), "{}", out.both());
-    assert_eq!(
-        sorted_lines(&out.stdout),
-        hello_lines(3, true),
-        "{}",
-        out.both()
-    );
+    for spelling in [
+        &["-np", "3"][..],
+        &["-n3"],
+        &["-n=3"],
+        &["-np3"],
+        &["-np=3"],
+    ] {
+        let mut c = launcher();
+        c.args(spelling)
+            .args(["--transport", "shm"])
+            .arg(example_bin("hello"))
+            .args(["-np", "-n2"]);
+        let out = run(c);
+        assert!(out.status.success(), "{spelling:?}: {}", out.both());
+        assert_eq!(
+            sorted_lines(&out.stdout),
+            hello_lines(3, true),
+            "{spelling:?}: {}",
+            out.both()
+        );
+    }
 }
 
 /// `-x NAME=VALUE` and `-x NAME` (this shell's value) reach every rank; an

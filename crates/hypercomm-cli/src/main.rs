@@ -64,6 +64,14 @@ fn mpirun_spelling(mut args: Vec<OsString>) -> Vec<OsString> {
         if t == "--" || !t.starts_with('-') {
             break; // the program (or the end of the options)
         }
+        if let Some((opt, value)) = attached_value(run, &t) {
+            // `-n4`, `-n=4`, `-np4`, `-Ha,b`: clap would take the token
+            // for the program, whose arguments may start with a dash.
+            args[i] = opt.into();
+            args.insert(i + 1, value.into());
+            i += 2;
+            continue;
+        }
         if t.starts_with("--") && t.contains('=') {
             i += 1; // its value attached
             continue;
@@ -89,6 +97,26 @@ fn mpirun_spelling(mut args: Vec<OsString>) -> Vec<OsString> {
         }
     }
     args
+}
+
+/// A launcher option with its one value attached (`-n4`, `-n=4`, `-np4`,
+/// `-np=4`, `-Ha,b`, `-xNAME=V`), split into the option and the value.
+fn attached_value(run: &clap::Command, t: &str) -> Option<(String, String)> {
+    if let Some(v) = t.strip_prefix("-np") {
+        let v = v.strip_prefix('=').unwrap_or(v);
+        return (!v.is_empty()).then(|| ("--np".to_string(), v.to_string()));
+    }
+    let rest = t.strip_prefix('-').filter(|r| !r.starts_with('-'))?;
+    let mut chars = rest.chars();
+    let c = chars.next()?;
+    let v = chars.as_str();
+    let v = v.strip_prefix('=').unwrap_or(v);
+    let one_value = run.get_arguments().any(|a| {
+        a.get_short() == Some(c)
+            && a.get_num_args()
+                .is_some_and(|r| r.min_values() == 1 && r.max_values() == 1)
+    });
+    (one_value && !v.is_empty()).then(|| (format!("-{c}"), v.to_string()))
 }
 
 fn main() -> ExitCode {
@@ -162,6 +190,15 @@ mod tests {
             ),
             ("hc run --timeout 5 ./p -np", "hc run --timeout 5 ./p -np"),
             ("hc bench -np 2", "hc bench -np 2"),
+            ("hc run -n4 ./p -n5", "hc run -n 4 ./p -n5"),
+            ("hc run -n=4 ./p", "hc run -n 4 ./p"),
+            ("hc run -np4 ./p", "hc run --np 4 ./p"),
+            ("hc run -np=4 ./p", "hc run --np 4 ./p"),
+            (
+                "hc run -Ha,b -xK=V -fhf -n2 ./p -x",
+                "hc run -H a,b -x K=V -f hf -n 2 ./p -x",
+            ),
+            ("hc run -n 2 ./p -n4", "hc run -n 2 ./p -n4"),
         ] {
             assert_eq!(spell(line), want, "{line}");
         }
