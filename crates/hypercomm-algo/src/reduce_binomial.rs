@@ -39,17 +39,21 @@ pub fn reduce_binomial(rank: usize, p: usize, root: usize, count: usize) -> Sche
         input(0, count)
     };
     let mut have_acc = false;
+    // 0. A rank that receives starts from its own vector, in a round of its
+    //    own: the copy runs while the first partial is on its way (in the
+    //    receive's round it would wait for the message).
+    if receives {
+        s.push(vec![copy(input(0, count), acc)]);
+        have_acc = true;
+    }
     // 1. Bottom-up along my path: while I represent the whole interval,
     //    receive the other half's partial and combine it on its side.
     for lv in levels.iter().rev() {
         if lv.rep == rank {
-            let mut ops = vec![recv(lv.other_rep, tmp)];
-            if !have_acc {
-                ops.push(copy(input(0, count), acc));
-                have_acc = true;
-            }
-            ops.push(reduce(tmp, acc, lv.other_is_left()));
-            s.push(ops);
+            s.push(vec![
+                recv(lv.other_rep, tmp),
+                reduce(tmp, acc, lv.other_is_left()),
+            ]);
         } else {
             // 2. Otherwise send my partial to the interval's representative; done.
             let src = if have_acc { acc } else { input(0, count) };
