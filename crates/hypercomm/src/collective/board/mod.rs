@@ -13,7 +13,9 @@
 //!   node publishes where its buffer is (and its signature); the nodes
 //!   that need a piece copy it straight from the lender's memory, one
 //!   copy; a lender returns once its readers have consumed the call
-//!   (`lend.rs`).
+//!   (`lend.rs`). `Auto` leaves a reduce's input, and a broadcast's
+//!   buffer between two nodes, to messages below 128 KiB: a piece that
+//!   fits a ring streams through it faster ([`lend::streams_faster`]).
 //! * **One exchange** (barrier, allreduce, allgather, all-to-all and
 //!   bcast, and in check mode reduce too, among at most [`EXCHANGE_NODES`]
 //!   nodes; what each node gives at most [`BOARD_BYTES`]): every node
@@ -84,7 +86,7 @@ use crate::wire::Kind;
 mod exchange;
 mod lend;
 
-use lend::lends;
+use lend::{lends, streams_faster};
 
 /// The collectives the board serves.
 const SERVED: [Collective; 6] = [
@@ -368,6 +370,9 @@ impl Comm {
         let (need, most) = board_need(kind, self.size(), bytes, self.check_mode());
         let board = self.board_for_parts(parts);
         let lent = board.is_some_and(|b| b.can_lend()) && lends(kind, self.size(), bytes);
+        if lent && !forced && need > most && streams_faster(kind, self.size(), bytes) {
+            return Ok(None);
+        }
         let why = if !SERVED.contains(&kind) {
             format!("{} has no board form", kind.name())
         } else if align > 8 {
