@@ -343,7 +343,11 @@ impl Processes {
         let failure = out.failure.map(|message| match out.culprit {
             Some(rank) => Error::RankFailed {
                 rank,
-                message,
+                // The launcher's sentence names the rank already, and the
+                // error says "{rank} failed: " itself.
+                message: message
+                    .strip_prefix(&format!("{rank} failed: "))
+                    .map_or_else(|| message.clone(), str::to_string),
                 source: None,
             },
             None => Error::Io {
