@@ -519,8 +519,11 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
     let mut variants: Vec<(String, Algorithm)> = vec![(name.to_string(), Algorithm::Auto)];
     if a.op.is_collective() {
         let mut known = algorithms_for(a.op);
-        // The MPI library's own collective (the mpi transport; elsewhere
-        // the call says it has none).
+        // Two forms every collective measured here also has: the
+        // shared-memory board (threads and shm: what `auto=board` names)
+        // and the MPI library's own collective (the mpi transport);
+        // elsewhere the call says why it cannot.
+        known.push(Algorithm::Board);
         known.push(Algorithm::Native);
         if let Some(alg) = a.algorithm {
             let x = known.iter().find(|x| **x == alg).ok_or_else(|| {
@@ -535,7 +538,7 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
             variants.extend(
                 known
                     .iter()
-                    .filter(|x| **x != Algorithm::Native)
+                    .filter(|x| !matches!(**x, Algorithm::Native | Algorithm::Board))
                     .map(|x| (format!("{name}:{x}"), *x)),
             );
         }

@@ -212,6 +212,54 @@ fn progress_bar_only_where_asked() {
     tsv_line(text(&forced.stdout).trim());
 }
 
+/// `--algorithm board` forces the shared-memory board that `auto=board`
+/// names: on threads the call runs and its line says so; over TCP, which
+/// has no board, the error says why, naming the failed rank once.
+#[test]
+fn the_board_can_be_forced_where_it_exists() {
+    let ok = bench(&[
+        "allreduce",
+        "-n",
+        "2",
+        "--sizes",
+        "8",
+        "--iters",
+        "20",
+        "--algorithm",
+        "board",
+        "--format",
+        "tsv",
+    ]);
+    assert!(ok.status.success(), "{}", text(&ok.stderr));
+    let (op, n, bytes, us, unit) = tsv_line(text(&ok.stdout).trim());
+    assert_eq!(
+        (op.as_str(), n, bytes, unit.as_str()),
+        ("allreduce:board", 2, 8, "us")
+    );
+    assert!(us > 0.0);
+    let tcp = bench(&[
+        "bcast",
+        "-n",
+        "2",
+        "--sizes",
+        "8",
+        "--iters",
+        "20",
+        "--algorithm",
+        "board",
+        "--transport",
+        "tcp",
+    ]);
+    assert!(!tcp.status.success());
+    let err = text(&tcp.stderr);
+    assert!(
+        err.contains("algorithm board: only the world communicator"),
+        "{err}"
+    );
+    // The failing rank is named once, not "rank 0 failed: rank 0 failed: …".
+    assert!(!err.contains("failed: rank"), "{err}");
+}
+
 /// Values that are not one of an option's names are clap's usage errors
 /// (exit code 2); combinations checked by the benchmark exit with 1.
 #[test]
