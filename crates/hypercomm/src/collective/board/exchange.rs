@@ -14,6 +14,23 @@ use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::transport::board::{Board, Buf, BOARD_BYTES, EVERYONE, SIG_WORDS};
 
+/// Whether a `kind` among `p` nodes runs as one exchange: every node
+/// publishes its part (and signature) and reads what it needs of every
+/// other node's. A reduce without check mode takes one hop as it is (a
+/// fan-in to the root, whose other nodes wait for nobody).
+pub(super) fn exchanges(kind: Collective, p: usize, checked: bool) -> bool {
+    p <= EXCHANGE_NODES
+        && match kind {
+            Collective::Barrier
+            | Collective::Allreduce
+            | Collective::Allgather
+            | Collective::Alltoall => true,
+            Collective::Bcast => true,
+            Collective::Reduce => checked,
+            _ => false,
+        }
+}
+
 impl Comm {
     /// Before this node writes its data buffer for call `seq`: wait until
     /// what read it last (the collector of a call two before, or every

@@ -86,6 +86,7 @@ use crate::wire::Kind;
 mod exchange;
 mod lend;
 
+use exchange::exchanges;
 use lend::{lends, streams_faster};
 
 /// The collectives the board serves.
@@ -105,23 +106,6 @@ const EXCHANGE_NODES: usize = 8;
 /// Most bytes a call of a fan-in and fan-out moves through one buffer
 /// (what node 0 hands out).
 const FAN_BYTES: usize = 1024;
-
-/// Whether a `kind` among `p` nodes runs as one exchange: every node
-/// publishes its part (and signature) and reads what it needs of every
-/// other node's. A reduce without check mode takes one hop as it is (a
-/// fan-in to the root, whose other nodes wait for nobody).
-fn exchanges(kind: Collective, p: usize, checked: bool) -> bool {
-    p <= EXCHANGE_NODES
-        && match kind {
-            Collective::Barrier
-            | Collective::Allreduce
-            | Collective::Allgather
-            | Collective::Alltoall => true,
-            Collective::Bcast => true,
-            Collective::Reduce => checked,
-            _ => false,
-        }
-}
 
 /// The board bytes a call of `kind` among `p` nodes needs, each node
 /// giving `bytes` (a broadcast's or reduction's vector, an allgather's
