@@ -217,19 +217,13 @@ fn progress_bar_only_where_asked() {
 /// has no board, the error says why, naming the failed rank once.
 #[test]
 fn the_board_can_be_forced_where_it_exists() {
-    let ok = bench(&[
-        "allreduce",
-        "-n",
-        "2",
-        "--sizes",
-        "8",
-        "--iters",
-        "20",
-        "--algorithm",
-        "board",
-        "--format",
-        "tsv",
-    ]);
+    let forced = |op: &str, more: &[&str]| {
+        let mut args = vec![op, "-n", "2", "--sizes", "8", "--iters", "20"];
+        args.extend(["--algorithm", "board"]);
+        args.extend(more);
+        bench(&args)
+    };
+    let ok = forced("allreduce", &["--format", "tsv"]);
     assert!(ok.status.success(), "{}", text(&ok.stderr));
     let (op, n, bytes, us, unit) = tsv_line(text(&ok.stdout).trim());
     assert_eq!(
@@ -237,19 +231,7 @@ fn the_board_can_be_forced_where_it_exists() {
         ("allreduce:board", 2, 8, "us")
     );
     assert!(us > 0.0);
-    let tcp = bench(&[
-        "bcast",
-        "-n",
-        "2",
-        "--sizes",
-        "8",
-        "--iters",
-        "20",
-        "--algorithm",
-        "board",
-        "--transport",
-        "tcp",
-    ]);
+    let tcp = forced("bcast", &["--transport", "tcp"]);
     assert!(!tcp.status.success());
     let err = text(&tcp.stderr);
     assert!(
