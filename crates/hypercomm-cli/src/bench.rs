@@ -519,12 +519,9 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
     let mut variants: Vec<(String, Algorithm)> = vec![(name.to_string(), Algorithm::Auto)];
     if a.op.is_collective() {
         let mut known = algorithms_for(a.op);
-        // Two forms every collective measured here also has: the
-        // shared-memory board (threads and shm: what `auto=board` names)
-        // and the MPI library's own collective (the mpi transport);
-        // elsewhere the call says why it cannot.
-        known.push(Algorithm::Board);
-        known.push(Algorithm::Native);
+        // Every collective here also has the board (threads, shm) and the
+        // MPI library's own (mpi); elsewhere the call says why not.
+        known.extend([Algorithm::Board, Algorithm::Native]);
         if let Some(alg) = a.algorithm {
             let x = known.iter().find(|x| **x == alg).ok_or_else(|| {
                 let names: Vec<&str> = known.iter().map(|x| x.name()).collect();
