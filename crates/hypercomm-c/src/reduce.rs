@@ -223,7 +223,7 @@ pub(crate) fn reduce_user(
     }
 }
 
-/// One value scanned over the nodes (CMMD scan_<type>).
+/// One value scanned over the nodes (CMMD `scan_<type>`).
 pub(crate) fn scan_one<T: Number>(comm: &Comm, v: T, op: OpCode, how: Scan) -> CResult<T> {
     let r = match op {
         OpCode::Sum => comm.scan_with(&[v], Sum, &how),

@@ -30,7 +30,7 @@ pub enum Error {
         /// The message it gave.
         message: String,
     },
-    /// A rank of [`run`](crate::run) panicked or returned an error.
+    /// A rank of [`run`](fn@crate::run) panicked or returned an error.
     RankFailed {
         /// The failing rank (in the world communicator).
         rank: Rank,

@@ -1,7 +1,7 @@
 //! # hypercomm
 //!
 //! A portable, instrumented message-passing library: one SPMD program runs as
-//! threads in one process (the default, no set-up: [`run`]), as processes
+//! threads in one process (the default, no set-up: [`run`](fn@run)), as processes
 //! on one machine over shared memory, or across machines over TCP (started
 //! by the `hypercomm run` launcher, by Slurm, by a host program with
 //! [`spawn`], or by the program itself with [`run_processes`]). It rebuilds

@@ -68,7 +68,7 @@ pub struct Simulated<R> {
 /// virtual time (traced when tracing is on: [`crate::trace::enable`] or
 /// `HYPERCOMM_TRACE`, with the virtual clock). Errors: a configuration
 /// that makes no machine for `n` ranks (a hypercube of 12, a negative
-/// cost, …), and every error [`crate::run`] gives.
+/// cost, …), and every error [`crate::run`](fn@crate::run) gives.
 pub fn run<R, E, F>(config: &Config, n: usize, f: F) -> Result<Simulated<R>>
 where
     R: Send,

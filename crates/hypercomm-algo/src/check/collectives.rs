@@ -1,6 +1,6 @@
 //! Symbolic data (lists of contributions, concatenation as the operator)
 //! and one checker per collective that runs a generator's schedules
-//! through [`super::simulate`] and compares with a serial computation.
+//! through [`super::simulate`](fn@super::simulate) and compares with a serial computation.
 
 use super::simulate::{simulate, Buffers, Init};
 use crate::schedule::{displs, Schedule};

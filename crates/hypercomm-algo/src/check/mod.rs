@@ -2,7 +2,7 @@
 //! per-collective checkers that compare a generator's result with a serial
 //! computation.
 //!
-//! [`simulate`] runs all `p` schedules together with **rendezvous**
+//! [`simulate`](fn@simulate) runs all `p` schedules together with **rendezvous**
 //! semantics: a rank posts every Send and Recv of its current round; a Send
 //! and a Recv match when they are the k-th Send from `a` to `b` and the k-th
 //! Recv at `b` from `a` (FIFO per ordered pair) and have equal lengths; a

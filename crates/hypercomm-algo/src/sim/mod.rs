@@ -23,7 +23,7 @@
 //!
 //! # Schedule simulation
 //!
-//! [`simulate`] runs one [`Schedule`](crate::Schedule) per participant —
+//! [`simulate`](fn@simulate) runs one [`Schedule`](crate::Schedule) per participant —
 //! any registered algorithm's ([`simulate_entry`]), or several collectives
 //! joined with [`Schedule::then`](crate::Schedule::then) — on a model,
 //! without threads: one event per link a message crosses, in a radix heap

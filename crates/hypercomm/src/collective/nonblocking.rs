@@ -1,6 +1,6 @@
 //! Non-blocking collectives: `ibarrier`, `ibcast`, `ireduce`, `iallreduce`
 //! and the rest, returning a [`CollRequest`] that lives in a
-//! [`Scope`](crate::Scope) like point-to-point requests.
+//! [`Scope`] like point-to-point requests.
 //!
 //! A started collective is registered with the rank's engine, and every wait
 //! of the rank (any receive, any request, any other collective) advances all

@@ -47,7 +47,7 @@ pub(super) struct Claimed {
 }
 
 /// The engine as what the transport offers messages to
-/// ([`Transport::try_recv_offer`](crate::transport::Transport::try_recv_offer)).
+/// ([`Transport::try_recv_offer`]).
 pub(super) struct Offers<'e>(pub(super) &'e Engine);
 
 impl Taker for Offers<'_> {

@@ -12,14 +12,14 @@
 //! * The eager fast path: the transport offers every data frame whose
 //!   bytes are at hand (a ring slot, an inline payload) to the posted
 //!   receives before it builds a frame
-//!   ([`Transport::try_recv_offer`](crate::transport::Transport::try_recv_offer));
+//!   ([`Transport::try_recv_offer`]);
 //!   a match is copied straight into the receiver's buffer. A small send
-//!   goes through [`Transport::send_copied`](crate::transport::Transport::send_copied),
+//!   goes through [`Transport::send_copied`],
 //!   which writes header and payload into the channel in one go. Neither
 //!   takes a request, an allocation or a lock. A message that streams in
 //!   (in ring slots, one after another) is matched at its first part: the
 //!   first posted receive it matches lends the transport its buffer
-//!   ([`Transport::try_recv_offer`](crate::transport::Transport::try_recv_offer)'s
+//!   ([`Transport::try_recv_offer`]'s
 //!   claim) and leaves the posted list; the transport reports the message
 //!   when all of it is there, and a withdrawn receive takes its buffer back
 //!   first (`Engine::unclaim`).

@@ -1,4 +1,4 @@
-//! Processes: [`init`], [`finalize`], [`spawn`], the launcher's engine and
+//! Processes: [`init`], [`finalize`], [`spawn`](fn@spawn), the launcher's engine and
 //! Slurm bootstrap.
 //!
 //! The same program body runs in every start mode (SPEC section 1):
@@ -71,12 +71,12 @@
 //! 5 s for the peers' goodbyes so that nothing in flight is lost), or as
 //! failed when the thread is panicking. A process that exits without
 //! either (`std::process::exit`, a signal) is reported to its peers as
-//! failed. Under [`run`](crate::run) the threads are closed by `run`, and
+//! failed. Under [`run`](fn@crate::run) the threads are closed by `run`, and
 //! `finalize` does nothing.
 //!
 //! ## Spawn
 //!
-//! [`spawn`] is PICL's `open0` + `load0`: a host program started by hand
+//! [`spawn`](fn@spawn) is PICL's `open0` + `load0`: a host program started by hand
 //! starts `n` node processes of a program and gets a communicator with
 //! itself as the host. It runs the launcher's machinery in the calling
 //! process (rendezvous, output forwarding with `[rank]` prefixes, failure
@@ -87,7 +87,7 @@
 //!
 //! ## Ranks as processes of this program
 //!
-//! [`run_processes`] (and [`Processes`] for more options) is [`run`](crate::run)
+//! [`run_processes`] (and [`Processes`] for more options) is [`run`](fn@crate::run)
 //! with processes: it starts `n` copies of the running executable as a job
 //! of the chosen transport; each copy runs the program from `main` again
 //! until it reaches the same call, where it runs the closure as its rank,
@@ -103,7 +103,7 @@
 //! | `join.rs` | the rendezvous handshake every transport kind goes through; reports to the launcher |
 //! | `job.rs` | the launcher's engine: [`job::run_job`] starts processes, forwards output, monitors |
 //! | `processes.rs` | [`run_processes`]: ranks as processes of this program |
-//! | `spawn.rs` | [`spawn`]: a host program starting its own nodes |
+//! | `spawn.rs` | [`spawn`](fn@spawn): a host program starting its own nodes |
 //! | `monitor.rs`, `control.rs`, `exits.rs` | the rendezvous server and job monitor; the control protocol; rank labels and how a process ended |
 //! | `env.rs`, `slurm.rs` | the environment contract; Slurm bootstrap |
 //! | `ssh.rs` | where ranks run; starting them on other machines over ssh |
@@ -184,7 +184,7 @@ pub fn is_launched() -> bool {
 
 /// True when a launcher started this process as part of a job. A build
 /// without processes (no `tcp` feature) cannot join one: [`init`] and
-/// [`run`](crate::run) say so instead of running alone.
+/// [`run`](fn@crate::run) say so instead of running alone.
 #[cfg(not(processes))]
 pub fn is_launched() -> bool {
     launched_by().is_some()
@@ -296,7 +296,7 @@ fn singleton() -> Result<Comm> {
 
 /// Leave the job cleanly: every peer is told this process finished (the
 /// same happens when the last handle of the communicator is dropped). Under
-/// [`run`](crate::run) it only ends tracing, if any.
+/// [`run`](fn@crate::run) it only ends tracing, if any.
 pub fn finalize(comm: Comm) -> Result<()> {
     let traced = trace::process_end(&comm, true);
     let e = comm.engine();

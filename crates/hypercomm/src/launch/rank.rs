@@ -2,7 +2,7 @@
 //! world communicator ([`start_rank`]), its body run with panics and errors
 //! caught, and its endpoint closed with the outcome.
 //!
-//! Every start mode goes through here: the threads of [`crate::run`], a
+//! Every start mode goes through here: the threads of [`crate::run`](fn@crate::run), a
 //! launched process ([`crate::init`]), a Slurm task, a spawning host, a
 //! rank of [`super::run_processes`].
 

@@ -25,7 +25,7 @@ fn count(name: &str) -> Option<usize> {
 /// The shape of the job a launcher started this process in — `hypercomm
 /// run` (its `-n` and `--host`), `mpirun` or `srun` (their process count;
 /// with `HYPERCOMM_HOST=1` the last process is the host) — or `None` when
-/// no launcher started it. What [`run`](crate::run) and
+/// no launcher started it. What [`run`](fn@crate::run) and
 /// [`run_with_host`](crate::run_with_host) join must have this shape:
 ///
 /// ```

@@ -1,4 +1,4 @@
-//! [`run`](crate::run) and [`run_with_host`](crate::run_with_host) in a
+//! [`run`](fn@crate::run) and [`run_with_host`](crate::run_with_host) in a
 //! process that a launcher started (`hypercomm run`, `mpirun`, `srun`): one
 //! program for threads and for processes.
 //!

@@ -1,6 +1,6 @@
 //! A traced job's ranks: the clock exchange with node 0 at start and exit
 //! (over the engine, on a private context), and starting and ending each
-//! rank's recorder; for threads of [`crate::run`] and for processes
+//! rank's recorder; for threads of [`crate::run`](fn@crate::run) and for processes
 //! ([`crate::init`] / [`crate::finalize`]). The recording itself and the
 //! file formats are [`crate::trace`]'s.
 
@@ -112,7 +112,7 @@ pub(crate) fn rank_end(job: &Option<Arc<JobTrace>>, comm: &Comm, ok: bool) {
 static PROCESS_JOB: std::sync::Mutex<Option<Arc<JobTrace>>> = std::sync::Mutex::new(None);
 
 /// For `hypercomm::init()` (ranks as processes): start tracing this
-/// process's rank when [`enable`] or `HYPERCOMM_TRACE` asks for it. Every
+/// process's rank when [`enable`](crate::trace::enable) or `HYPERCOMM_TRACE` asks for it. Every
 /// process of the job must call it (the clock measurement talks to node 0).
 pub(crate) fn process_begin(comm: &Comm) -> Result<()> {
     let job = trace::job_begin(comm.size(), comm.has_host())?;

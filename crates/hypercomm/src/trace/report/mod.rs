@@ -22,7 +22,7 @@
 //! the rest. Above 64 nodes the communication matrix draws only the pairs
 //! that exchanged messages (a simulated 1 024-node run would otherwise
 //! need a million cells), and the Gantt chart aggregates ranks into rows
-//! (see [`html`]).
+//! (see [`html`](fn@html)).
 //!
 //! Not done yet: ParaGraph's animated and critical-path views.
 
