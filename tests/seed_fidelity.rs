@@ -420,11 +420,36 @@ fn gcat_concatenates_in_xor_order_with_a_root_other_than_zero() {
         );
         assert_eq!(r.as_ref().unwrap().0, rank);
     }
-    let e = hypercomm::run(3, |comm| {
-        comm.gatherv_ordered(&[1u8], 1usize, ConcatOrder::XorRoot)
-    });
-    assert!(e.is_err(), "3 nodes have no exclusive-or order from root 1");
     let _ = Source::Any;
+}
+
+#[test]
+fn gcat_xor_order_on_nodes_short_of_a_cube_skips_the_missing_ones() {
+    // 3, 5, 6 and 7 nodes: the order of the 4- or 8-node cube holding
+    // them, less the nodes past the last (5 nodes, root 2: 2, 3, 0, 1, 4).
+    let order = |p: usize, root: usize| -> Vec<usize> {
+        let cube = if p <= 4 { 4 } else { 8 };
+        (0..cube).map(|k| k ^ root).filter(|&n| n < p).collect()
+    };
+    assert_eq!(order(5, 2), [2, 3, 0, 1, 4]);
+    for p in [3usize, 5, 6, 7] {
+        for root in 0..p {
+            let out = hypercomm::run(p, move |comm| -> Result<_, Error> {
+                let me = comm.rank();
+                let mine: Vec<u8> = vec![me as u8 + 10; me % 2 + 1];
+                comm.gatherv_ordered(&mine, root, ConcatOrder::XorRoot)
+            })
+            .unwrap();
+            let (all, lens) = out[root].clone().expect("the root has the result");
+            let nodes = order(p, root);
+            let want: Vec<u8> = nodes
+                .iter()
+                .flat_map(|&n| vec![n as u8 + 10; n % 2 + 1])
+                .collect();
+            assert_eq!(all, want, "{p} nodes, root {root}");
+            assert_eq!(lens, nodes.iter().map(|n| n % 2 + 1).collect::<Vec<_>>());
+        }
+    }
 }
 
 #[test]

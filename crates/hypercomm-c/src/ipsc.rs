@@ -169,6 +169,35 @@ fn cube_node(w: &Comm, dim: c_int, rel: usize) -> Option<usize> {
     (n < w.size()).then_some(n)
 }
 
+/// Send to the neighbours of relative node `rel` across bits `bit`, `2 bit`,
+/// … of the subcube of dimension `dim` (the seed's broadcast tree). A
+/// neighbour that does not exist (fewer nodes than the cube holds) is
+/// stood in for: its own neighbours across the higher bits are sent to
+/// directly, and they, seeing the highest bit in which they differ from
+/// the sender, carry on as if it had sent. Every node then gets the
+/// message once, whatever the number of nodes.
+fn forward(
+    w: &Comm,
+    dim: c_int,
+    rel: usize,
+    mut bit: usize,
+    send: &mut dyn FnMut(usize) -> CResult<()>,
+) -> CResult<()> {
+    while bit < (1usize << dim) {
+        let to = rel ^ bit;
+        match cube_node(w, dim, to) {
+            Some(n) => send(n)?,
+            // Its lowest-numbered descendant exists: stand in for it.
+            None if cube_node(w, dim, to & (2 * bit - 1)).is_some() => {
+                forward(w, dim, to, 2 * bit, send)?
+            }
+            None => {}
+        }
+        bit *= 2;
+    }
+    Ok(())
+}
+
 /// GSENDW: the root's half of a global broadcast over the subcube of
 /// dimension `dim`: the message goes to every neighbour, and the receivers
 /// (GRECVW) forward it by the seed's rule, without knowing the root.
@@ -191,12 +220,7 @@ pub unsafe extern "C" fn gsendw(
         cube(&w, dim)?;
         let t = tag(r#type)?;
         let rel = w.rank() & ((1usize << dim) - 1);
-        for i in 0..dim {
-            if let Some(n) = cube_node(&w, dim, rel ^ (1 << i)) {
-                w.send(b, n, t).map_err(err)?;
-            }
-        }
-        Ok(())
+        forward(&w, dim, rel, 1, &mut |n| w.send(b, n, t).map_err(err))
     })
 }
 
@@ -228,18 +252,15 @@ pub unsafe extern "C" fn grecvw(
         count = p.status.len as c_int;
         let me = w.rank();
         // 1. Received from the host: send to every neighbour; from node
-        //    NODE: to the neighbours after bit ME xor NODE.
-        let mut bit = match p.status.source {
+        //    NODE: to the neighbours after bit ME xor NODE (its highest bit
+        //    when NODE stood in for a node that does not exist).
+        let bit = match p.status.source {
             Rank::Host => 1,
-            Rank::Node(from) => 2 * (me ^ from),
+            Rank::Node(from) => (me ^ from).checked_ilog2().map_or(usize::MAX, |b| 2 << b),
         };
         let rel = me & ((1usize << dim) - 1);
-        while bit < (1usize << dim) {
-            if let Some(n) = cube_node(&w, dim, rel ^ bit) {
-                w.send(&b[..p.received], n, t).map_err(err)?;
-            }
-            bit *= 2;
-        }
+        let fwd = &b[..p.received];
+        forward(&w, dim, rel, bit, &mut |n| w.send(fwd, n, t).map_err(err))?;
         if p.status.len > p.received {
             return Err("message truncated".into());
         }
@@ -247,6 +268,21 @@ pub unsafe extern "C" fn grecvw(
     });
     // SAFETY: the caller's contract.
     unsafe { put(cnt, count) };
+}
+
+/// The rank in subcube `c` of `root` (a node number, or −32768 for the
+/// host: the subcube's lowest node); a node outside the subcube, or a
+/// negative number other than the host's, is an error.
+fn subcube_root(w: &Comm, c: &Comm, root: c_int) -> CResult<usize> {
+    if root == HOST {
+        return Ok(0);
+    }
+    let base = w.rank() - c.rank();
+    usize::try_from(root)
+        .ok()
+        .and_then(|r| r.checked_sub(base))
+        .filter(|&r| r < c.size())
+        .ok_or_else(|| format!("root {root} is not a node of this subcube"))
 }
 
 /// GOP: element-wise commutative operation `op` ('+', '*', 'M' max, 'm'
@@ -281,14 +317,7 @@ pub unsafe extern "C" fn gop(
         let b = unsafe { bytes_mut(x.cast(), n as i64 * 8) }?;
         let w = world()?;
         let c = cube(&w, dim)?;
-        let r = if root == HOST {
-            0
-        } else {
-            root.max(0) as usize - (w.rank() - c.rank())
-        };
-        if r >= c.size() {
-            return Err("called by non participant".into());
-        }
+        let r = subcube_root(&w, &c, root)?;
         reduce::reduce(&c, b, Ty::F64, op, To::Root(Rank::Node(r)))?;
         if root == HOST && c.rank() == 0 {
             w.send(&*b, Rank::Host, tag(r#type)?).map_err(err)?;
@@ -327,15 +356,7 @@ pub unsafe extern "C" fn gcat(
         }
         let w = world()?;
         let c = cube(&w, dim)?;
-        let base = w.rank() - c.rank();
-        let r = if root == HOST {
-            0
-        } else {
-            root.max(0) as usize - base
-        };
-        if r >= c.size() {
-            return Err("called by non participant".into());
-        }
+        let r = subcube_root(&w, &c, root)?;
         let mine = b[..msglen as usize].to_vec();
         if let Some((all, _)) = c
             .gatherv_ordered(&mine, r, ConcatOrder::XorRoot)
@@ -393,7 +414,8 @@ pub unsafe extern "C" fn lsendmsg(
 }
 
 /// LRECVW: receive a long message into `len4` bytes; outputs its length,
-/// sender and pid.
+/// sender and pid. A longer message is the seed's "LRECVW: TRUNCATED
+/// MESSAGE" (syslogged): `len4` bytes are kept, the count is its length.
 ///
 /// # Safety
 /// As [`recvw`].
@@ -407,8 +429,26 @@ pub unsafe extern "C" fn lrecvw(
     node: *mut c_int,
     pid: *mut c_int,
 ) {
-    // SAFETY: forwarded.
-    unsafe { recvw(ci, r#type, buf, len4, cnt4, node, pid) }
+    let _ = ci;
+    let (mut c, mut n) = (0, -1);
+    syslog_guard("LRECVW", (), || {
+        // SAFETY: the caller's contract.
+        let b = unsafe { bytes_mut(buf, len4 as i64) }?;
+        let p = world()?
+            .recv_partial(b, Source::Any, tag(r#type)?)
+            .map_err(err)?;
+        (c, n) = (p.status.len as c_int, p.status.source.to_picl());
+        if p.status.len > p.received {
+            return Err("truncated message".into());
+        }
+        Ok(())
+    });
+    // SAFETY: the caller's contract.
+    unsafe {
+        put(cnt4, c);
+        put(node, n);
+        put(pid, 0);
+    }
 }
 
 /// SPGSNW: send `len` bytes to the `number` nodes of `list` over the
@@ -472,7 +512,7 @@ pub unsafe extern "C" fn spgrcw(
 /// GRAY: the i-th binary reflected Gray code.
 #[no_mangle]
 pub extern "C" fn gray(i: c_int) -> c_int {
-    i ^ (i >> 1)
+    crate::picl::gray0(i)
 }
 
 /// GINV: the inverse of GRAY.

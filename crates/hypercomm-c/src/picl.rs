@@ -551,17 +551,21 @@ pub unsafe extern "C" fn gcomb0(
 /// gray0: the binary reflected Gray code of `i`.
 #[no_mangle]
 pub extern "C" fn gray0(i: c_int) -> c_int {
-    i ^ (i >> 1)
+    // The 32 bits as unsigned: a logical shift, so that every int (a
+    // negative one too) has one code and `ginv0` inverts it.
+    let u = i as u32;
+    (u ^ (u >> 1)) as c_int
 }
 
 /// ginv0: the inverse Gray code: `j` such that `gray0(j) == i`.
 #[no_mangle]
 pub extern "C" fn ginv0(i: c_int) -> c_int {
-    let (mut g, mut t) = (i, i);
+    // Unsigned, as in `gray0`: the shifts reach 0 for a negative `i` too.
+    let (mut g, mut t) = (i as u32, i as u32);
     loop {
         t >>= 1;
         if t == 0 {
-            return g;
+            return g as c_int;
         }
         g ^= t;
     }

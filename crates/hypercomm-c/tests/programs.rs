@@ -565,3 +565,90 @@ fn ipsc_broadcast_and_gop_with_the_host_in_fortran() {
         assert!(err.lines().any(|l| l.ends_with("HOST: DONE")), "{t}: {err}");
     }
 }
+
+/// `cube_edges` with `mode` on `n` nodes over shared memory: standard
+/// output and standard error.
+fn cube_edges(n: usize, mode: &str) -> (String, String) {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    let exe = EXE.get_or_init(|| {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/cube_edges.c");
+        cc(&src, "cube_edges", false)
+    });
+    let out = launch("shm", &["-n", &n.to_string(), exe.to_str().unwrap(), mode]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (check(&format!("cube_edges {mode} on {n}"), out), err)
+}
+
+#[test]
+fn ipsc_broadcast_and_gcat_reach_every_node_short_of_a_full_cube() {
+    if !have(&["cc"]) {
+        return;
+    }
+    for n in [3usize, 5, 6, 7] {
+        // GSENDW/GRECVW from every root: each other node gets each message
+        // once, with its length (the string and its NUL).
+        let (out, err) = cube_edges(n, "bcast");
+        for me in 0..n {
+            let want: Vec<String> = (0..n)
+                .filter(|&r| r != me)
+                .map(|r| format!("root {r}: 'from {r}' cnt {}", format!("from {r}").len() + 1))
+                .collect();
+            assert_eq!(
+                lines_of(&out, &me.to_string()),
+                want,
+                "{n} nodes:\n{out}\n{err}"
+            );
+        }
+        assert!(!err.contains("GRECVW"), "{err}");
+        // GCAT at every root: blocks in the exclusive-or order of the cube
+        // holding the nodes, the missing nodes skipped.
+        let (out, err) = cube_edges(n, "gcat");
+        let cube = n.next_power_of_two();
+        for root in 0..n {
+            let cat: String = (0..cube)
+                .map(|k| k ^ root)
+                .filter(|&m| m < n)
+                .map(|m| ((b'a' + m as u8) as char).to_string().repeat(m % 2 + 1))
+                .collect();
+            let line = format!("gcat root {root}: '{cat}' cnt {}", cat.len());
+            assert!(
+                lines_of(&out, &root.to_string()).contains(&line),
+                "{n} nodes, want {line}:\n{out}\n{err}"
+            );
+        }
+        assert!(!err.contains("GCAT"), "{err}");
+    }
+}
+
+#[test]
+fn ipsc_and_cmmd_report_what_a_short_buffer_or_a_bad_root_did() {
+    if !have(&["cc"]) {
+        return;
+    }
+    // LRECVW: "LRECVW: TRUNCATED MESSAGE" (seed 000, section 8); the first
+    // 8 bytes are kept, the count is the message's 16.
+    let (out, err) = cube_edges(2, "lrecvw");
+    assert_eq!(
+        lines_of(&out, "1"),
+        ["lrecvw cnt 16 from 0 kept '01234567'"]
+    );
+    assert!(err.contains("LRECVW: TRUNCATED MESSAGE"), "{err}");
+    // GINV inverts GRAY on every int, negative ones included.
+    let (out, _) = cube_edges(1, "gray");
+    for v in [i32::MIN, -5, -1, 0, 1, 6, i32::MAX] {
+        assert!(out.contains(&format!("ginv(gray({v})) = {v}\n")), "{out}");
+    }
+    // GOP with root −1: syslogged, and nobody gets the sum (3 = 1 + 2).
+    let (out, err) = cube_edges(2, "gop");
+    assert_eq!(lines_of(&out, "0"), ["gop x 1"], "{err}");
+    assert_eq!(lines_of(&out, "1"), ["gop x 2"], "{err}");
+    assert!(
+        err.contains("GOP: ROOT -1 IS NOT A NODE OF THIS SUBCUBE"),
+        "{err}"
+    );
+    // CMMD_send_and_receive: FALSE when the partner took 8 of the 16 bytes
+    // (seed 004, 4.3), and CMMD_bytes_sent says 8.
+    let (out, err) = cube_edges(2, "sar");
+    assert_eq!(lines_of(&out, "0"), ["sar r 0 sent 8 received 4"], "{err}");
+    assert!(lines_of(&out, "1")[0].ends_with("got 'ABCDEFGH'"), "{out}");
+}

@@ -301,9 +301,12 @@ impl Comm {
             bytemuck::cast_slice_mut(recvbuf),
             Layout::Contiguous,
             m,
+            false,
         )
+        .map(|(st, _)| st)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn exchange_raw(
         &self,
         out: &[u8],
@@ -312,14 +315,15 @@ impl Comm {
         inb: &mut [u8],
         layout: Layout,
         m: Match,
-    ) -> Result<Status> {
+        sync: bool,
+    ) -> Result<(Status, usize)> {
         let e = self.engine();
         let g = self.group();
         // SAFETY: `inb` is borrowed for this whole function and the request is
         // waited for (or withdrawn) before it returns.
         let r = unsafe { e.post_recv(g, m, inb, layout)? };
         // SAFETY: `out` outlives the send, which is waited for below.
-        let s = match unsafe { e.start_send(g, dst, self.inner.ctx, tag, out, false) } {
+        let s = match unsafe { e.start_send(g, dst, self.inner.ctx, tag, out, sync) } {
             Ok(s) => s,
             Err(err) => {
                 e.withdraw(r);
@@ -335,8 +339,9 @@ impl Comm {
             }),
         };
         let got = e.wait_req(r, self.timeout, "send_recv");
-        sent?;
-        Ok(got?.to_status(g))
+        // A synchronous send's status says how many bytes the receiver took.
+        let taken = sent?.len;
+        Ok((got?.to_status(g), taken))
     }
 
     /// Exchange with `peer` in place (CMMD swap): `buf` is sent and then
@@ -353,7 +358,9 @@ impl Comm {
             bytemuck::cast_slice_mut(buf),
             Layout::Contiguous,
             m,
+            false,
         )
+        .map(|(st, _)| st)
     }
 
     /// CMMD send_v: send `count` elements of `elem_len` bytes taken every
@@ -437,33 +444,73 @@ impl Comm {
     pub fn send_recv_strided(
         &self,
         out: &[u8],
-        (out_elem, out_stride, out_count): (usize, usize, usize),
+        out_geometry: (usize, usize, usize),
         dest: impl Into<Rank>,
         sendtag: u32,
         inb: &mut [u8],
-        (in_elem, in_stride, in_count): (usize, usize, usize),
+        in_geometry: (usize, usize, usize),
         src: impl Into<Source>,
         recvtag: impl Into<Tag>,
     ) -> Result<Partial> {
+        let m = self.matcher(src.into(), recvtag.into(), "send_recv_strided")?;
+        let dst = self.ep(dest.into(), "send_recv_strided")?;
+        let (out, in_) = ((out, out_geometry), (inb, in_geometry));
+        Ok(self.strided_exchange(out, dst, sendtag, in_, m, false)?.0)
+    }
+
+    /// [`Comm::send_recv_strided`] with a synchronous send, which also
+    /// returns how many bytes the destination took (fewer than sent when it
+    /// received into a shorter buffer): CMMD send_and_receive "return[s]
+    /// TRUE if the number of bytes received equals inlen and the number of
+    /// bytes sent equals outlen", and `CMMD_bytes_sent` tells the second.
+    #[allow(clippy::too_many_arguments)]
+    pub fn send_recv_strided_sync(
+        &self,
+        out: &[u8],
+        out_geometry: (usize, usize, usize),
+        dest: impl Into<Rank>,
+        sendtag: u32,
+        inb: &mut [u8],
+        in_geometry: (usize, usize, usize),
+        src: impl Into<Source>,
+        recvtag: impl Into<Tag>,
+    ) -> Result<(Partial, usize)> {
+        let m = self.matcher(src.into(), recvtag.into(), "send_recv_strided")?;
+        let dst = self.ep(dest.into(), "send_recv_strided")?;
+        let (out, in_) = ((out, out_geometry), (inb, in_geometry));
+        self.strided_exchange(out, dst, sendtag, in_, m, true)
+    }
+
+    /// The strided exchange: what was received, and how many bytes the
+    /// destination took (all of them unless `sync`).
+    fn strided_exchange(
+        &self,
+        (out, (out_elem, out_stride, out_count)): (&[u8], (usize, usize, usize)),
+        dst: u32,
+        sendtag: u32,
+        (inb, (in_elem, in_stride, in_count)): (&mut [u8], (usize, usize, usize)),
+        m: Match,
+        sync: bool,
+    ) -> Result<(Partial, usize)> {
         strided_fits("send_recv_strided", inb.len(), in_elem, in_stride, in_count)?;
         let packed_out = pack_strided(out, out_elem, out_stride, out_count)?;
         let mut packed_in = vec![0u8; in_elem * in_count];
-        let m = self.matcher(src.into(), recvtag.into(), "send_recv_strided")?;
-        let dst = self.ep(dest.into(), "send_recv_strided")?;
-        let st = self.exchange_raw(
+        let (st, taken) = self.exchange_raw(
             &packed_out,
             dst,
             sendtag,
             &mut packed_in,
             Layout::Partial,
             m,
+            sync,
         )?;
         let received = st.len.min(packed_in.len());
         lay_strided(&packed_in[..received], inb, in_elem, in_stride);
-        Ok(Partial {
+        let p = Partial {
             status: st,
             received,
-        })
+        };
+        Ok((p, taken))
     }
 
     /// CMMD swap_v: [`Comm::send_recv_strided`] with one peer as both

@@ -379,8 +379,10 @@ unsafe fn exchange(
         // SAFETY: the caller's contract.
         let inb = unsafe { bytes_mut(inbuffer, extent(ing.0, ing.1, ing.2)) }?;
         let w = world()?;
-        let p = w
-            .send_recv_strided(
+        // The send is synchronous: how many bytes the destination took
+        // decides the result as much as how many arrived.
+        let (p, sent) = w
+            .send_recv_strided_sync(
                 &out,
                 outg,
                 node(destination)?,
@@ -391,9 +393,8 @@ unsafe fn exchange(
                 tag(source_tag)?,
             )
             .map_err(err)?;
-        let sent = (outg.0 * outg.2) as i32;
-        received(&p, Some(sent));
-        Ok((p.received == ing.0 * ing.2) as c_int)
+        received(&p, Some(sent as i32));
+        Ok((p.received == ing.0 * ing.2 && sent == outg.0 * outg.2) as c_int)
     })
 }
 

@@ -42,9 +42,11 @@
 //!   [`Comm::reduce_to_host_and_nodes`] does (the existing
 //!   [`Comm::reduce`] with a host root gives the nodes nothing).
 //!
-//! Not done yet: a non-blocking announcement; GCAT's xor order on a number
-//! of nodes that is not a power of two (the order is not a permutation
-//! there; such calls are refused).
+//!   With a number of nodes that is not a power of two the order runs over
+//!   the smallest cube holding them, skipping the nodes it does not have
+//!   (5 nodes, root 2: nodes 2, 3, 0, 1, 4).
+//!
+//! Not done yet: a non-blocking announcement.
 
 use super::ops::{Element, Operator};
 use super::select::Topology;
@@ -63,8 +65,10 @@ pub enum ConcatOrder {
     /// Node 0's block first, then node 1's, … (CMMD, and our default).
     #[default]
     Rank,
-    /// Block k is node `k XOR root`'s (iPSC GCAT with a root other than 0;
-    /// the number of nodes must be a power of two unless the root is 0).
+    /// Block k is node `k XOR root`'s (iPSC GCAT with a root other than 0).
+    /// With a number of nodes that is not a power of two, the order is
+    /// taken over the smallest cube that holds them, skipping the nodes it
+    /// does not have.
     XorRoot,
 }
 
@@ -340,12 +344,6 @@ impl Comm {
         let root = root.into();
         let p = self.size();
         let r = root.node().unwrap_or(0);
-        if order == ConcatOrder::XorRoot && r != 0 && !p.is_power_of_two() {
-            return Err(Error::InvalidArgument {
-                op: "gatherv_ordered",
-                what: format!("the exclusive-or order needs a power of two nodes, not {p}"),
-            });
-        }
         let Some((data, counts)) = self.gatherv(input, root)? else {
             return Ok(None);
         };
@@ -360,8 +358,8 @@ impl Comm {
         }
         let mut out = Vec::with_capacity(data.len());
         let mut lens = Vec::with_capacity(p);
-        for k in 0..p {
-            let src = k ^ r;
+        // Over the whole cube: nodes past the last are not there.
+        for src in (0..p.next_power_of_two()).map(|k| k ^ r).filter(|&s| s < p) {
             out.extend_from_slice(&data[starts[src]..starts[src] + counts[src]]);
             lens.push(counts[src]);
         }
