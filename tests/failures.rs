@@ -6,8 +6,8 @@ mod common;
 
 use common::{watchdog, OP_TIMEOUT};
 use hypercomm::{
-    scope, wait_all, wait_any, BoxError, Comm, Error, Rank, TransportKind, ANY_SOURCE, ANY_TAG,
-    EAGER_LIMIT,
+    scope, wait_all, wait_any, BoxError, Comm, Error, Rank, Source, TransportKind, ANY_SOURCE,
+    ANY_TAG, EAGER_LIMIT,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -1106,5 +1106,64 @@ fn wait_all_reports_first_error_and_completes_the_rest() {
             Ok::<_, Error>(())
         })
         .unwrap();
+    });
+}
+
+/// An `iprobe` polling loop (a master waiting for work while it computes)
+/// ends with `PeerFailed` once its source is gone, for a named source and
+/// for a wildcard, instead of spinning forever; a message that arrived
+/// before the source went is still found first.
+#[test]
+fn an_iprobe_loop_learns_that_its_source_is_gone() {
+    watchdog("iprobe_loop_source_gone", || {
+        // Rank 0's own failure would be masked by rank 1's in run's verdict.
+        let checked = AtomicUsize::new(0);
+        let res = hypercomm::run(3, |comm| -> Result<(), Error> {
+            let comm = timed(comm);
+            match comm.rank() {
+                1 => {
+                    comm.send(&[7u8], 0, 4)?;
+                    panic!("rank 1 fails after one message");
+                }
+                2 => {
+                    // Leaves only after rank 0 has seen rank 1 fail.
+                    comm.recv::<u8>(0, 9)?;
+                    Ok(())
+                }
+                _ => {
+                    let failed = Error::PeerFailed { rank: node(1) };
+                    let poll = |src: Source| {
+                        let end = Instant::now() + OP_TIMEOUT;
+                        loop {
+                            match comm.iprobe(src, 4) {
+                                Ok(None) => {}
+                                other => break other,
+                            }
+                            assert!(Instant::now() < end, "iprobe never saw rank 1 fail");
+                            std::thread::yield_now();
+                        }
+                    };
+                    let st = poll(Source::Rank(node(1))).expect("the message it sent");
+                    assert_eq!(st.map(|s| (s.source, s.len)), Some((node(1), 1)));
+                    comm.recv::<u8>(1, 4)?;
+                    assert_eq!(poll(Source::Rank(node(1))), Err(failed.clone()));
+                    assert_eq!(poll(Source::Any), Err(failed));
+                    comm.send(&[0u8], 2, 9)?;
+                    checked.fetch_add(1, Ordering::SeqCst);
+                    Ok(())
+                }
+            }
+        });
+        assert_eq!(checked.load(Ordering::SeqCst), 1, "rank 0's checks ran");
+        assert!(
+            matches!(
+                res,
+                Err(Error::RankFailed {
+                    rank: Rank::Node(1),
+                    ..
+                })
+            ),
+            "{res:?}"
+        );
     });
 }

@@ -238,10 +238,11 @@ impl Comm {
     /// msg_pending, SUPRENUM TESTTAG). Never blocks.
     pub fn iprobe(&self, src: impl Into<Source>, tag: impl Into<Tag>) -> Result<Option<Status>> {
         let m = self.matcher(src.into(), tag.into(), "iprobe")?;
-        // After an abort every operation fails, non-blocking ones included:
-        // otherwise an `iprobe` polling loop would spin forever.
-        self.engine().check_abort(self.group())?;
-        Ok(self.engine().iprobe(&m).map(|s| s.to_status(self.group())))
+        // After an abort, or once the source is gone, every operation fails,
+        // non-blocking ones included: otherwise an `iprobe` polling loop
+        // would spin forever.
+        let g = self.group();
+        Ok(self.engine().iprobe(g, &m)?.map(|s| s.to_status(g)))
     }
 
     #[cfg(feature = "serde")]

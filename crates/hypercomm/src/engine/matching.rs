@@ -6,7 +6,7 @@ use super::{map_err, Engine, Group, State, BLOCKING};
 use crate::error::{Error, Result};
 use crate::rank::{Rank, Status};
 use crate::trace::recorder::{self, Event};
-use crate::transport::{Claim, Frame, Payload, Taker, Transport};
+use crate::transport::{Claim, Frame, Payload, PeerState, Taker, Transport};
 use crate::wire::{Header, Kind};
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -453,16 +453,42 @@ impl Engine {
         r
     }
 
-    /// Non-blocking probe.
-    pub(crate) fn iprobe(&self, m: &Match) -> Option<RawStatus> {
+    /// Non-blocking probe. Like a pending request's `test`, it fails once
+    /// no matching message can come any more because the job was aborted
+    /// or the source failed (for a wildcard, as for a blocking wildcard
+    /// receive), so that an `iprobe` polling loop ends instead of spinning
+    /// forever. A source that finished cleanly gives `None`.
+    pub(crate) fn iprobe(&self, g: &Group, m: &Match) -> Result<Option<RawStatus>> {
         recorder::hook(Event::Probe);
+        self.check_abort(g)?;
         self.progress();
-        let st = self.st.borrow();
-        st.unexpected.iter().find(|x| m.hits(x)).map(|x| RawStatus {
-            src: x.src,
-            tag: x.tag,
-            len: x.payload.len(),
-        })
+        let found = |e: &Engine| {
+            let st = e.st.borrow();
+            st.unexpected.iter().find(|x| m.hits(x)).map(|x| RawStatus {
+                src: x.src,
+                tag: x.tag,
+                len: x.payload.len(),
+            })
+        };
+        if let Some(s) = found(self) {
+            return Ok(Some(s));
+        }
+        // A source that finished cleanly may have been drained by this very
+        // probe (a drain loop ends on `None`); only a failed one is an error.
+        let Some(ep) = self.dead_peer(g, m.src) else {
+            return Ok(None);
+        };
+        if !matches!(self.t.peer_state(ep as usize), PeerState::Failed(_)) {
+            return Ok(None);
+        }
+        // Frames may have arrived before the peer left.
+        self.progress();
+        if let Some(s) = found(self) {
+            return Ok(Some(s));
+        }
+        // As in `wait_loop`: the peer may have failed after an abort.
+        self.check_abort(g)?;
+        Err(self.peer_failed(g, ep))
     }
 
     /// Blocking receive into `dst` with `layout`.
