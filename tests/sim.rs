@@ -146,6 +146,41 @@ fn a_message_takes_the_models_time() {
     }
 }
 
+/// A machine larger than the job: 5 ranks on nodes 0–4 of a 16-node
+/// hypercube, the other nodes idle. Messages take the big machine's
+/// distances, and wildcard receives and collectives run (they look at
+/// every rank's state, not at every node's).
+#[test]
+fn a_job_smaller_than_the_machine_runs_on_its_first_nodes() {
+    let c = Config {
+        nodes: Some(16),
+        ..config(Network::Hypercube)
+    };
+    let out = sim::run(&c, 5, |comm| {
+        if comm.rank() == 0 {
+            comm.send(&[7u64; 10], 3, 1)?;
+        } else if comm.rank() == 3 {
+            let (v, st) = comm.recv_vec::<u64>(hypercomm::ANY_SOURCE, 1)?;
+            assert_eq!((v.len(), st.source), (10, hypercomm::Rank::Node(0)));
+        }
+        comm.barrier()?;
+        comm.allreduce(&[comm.rank() as u64 + 1], Sum)
+    })
+    .unwrap();
+    for r in &out.results {
+        assert_eq!(r, &vec![15u64], "1 + 2 + … + 5");
+    }
+    let l = Model::new(Network::Hypercube, 16, COSTS)
+        .unwrap()
+        .distance(0, 3) as f64;
+    assert_eq!(l, 2.0);
+    assert!(
+        out.summary.end[3] >= 100.0 + l * (7.0 + 30.0),
+        "{:?}",
+        out.summary
+    );
+}
+
 /// Declared computation moves a rank's clock and delays what depends on it.
 #[test]
 fn declared_computation_takes_virtual_time() {

@@ -180,7 +180,9 @@ impl Transport for SimEndpoint {
     }
 
     fn endpoints(&self) -> usize {
-        self.job().model.endpoints()
+        // The job's endpoints, not the machine's: a machine may have more
+        // nodes than the job has ranks (the rest stay idle).
+        self.job().visible.alive.len()
     }
 
     fn send(&self, frame: Frame) -> Result<()> {

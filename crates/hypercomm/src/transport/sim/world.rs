@@ -13,7 +13,7 @@
 
 use super::config::Config;
 use crate::transport::{Frame, PeerState};
-use hypercomm_algo::sim::{EventQueue, Fabric, Flight, Model, Next};
+use hypercomm_algo::sim::{EventQueue, Fabric, Flight, Next};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -110,7 +110,6 @@ pub(super) struct Visible {
 /// The shared state of a simulated job.
 pub struct Job {
     pub(super) config: Config,
-    pub(super) model: Model,
     pub(super) world: Mutex<World>,
     /// Whose turn it is ([`NOBODY`]: nobody's).
     turn: AtomicUsize,
@@ -375,7 +374,6 @@ impl Job {
                 words: 0.0,
             }),
             config,
-            model,
             turn: AtomicUsize::new(NOBODY),
             visible: Visible {
                 now_ns: AtomicI64::new(0),
