@@ -42,29 +42,52 @@ enum Command {
 
 /// `hypercomm run -np 4 prog`, as `mpirun` users type it: `-np` among the
 /// launcher's own options (before the program) means `--np`, which clap
-/// cannot spell as a short option of two letters. The program's own
-/// arguments are never touched.
-fn mpirun_spelling(mut args: Vec<OsString>) -> Vec<OsString> {
-    if args.get(1).is_none_or(|a| a != "run") {
-        return args;
+/// cannot spell as a short option of two letters. A value attached to a
+/// short option (`-n4`, `-p=8`) is split off, for `run` and for `sim`
+/// alike. The program's own arguments are never touched.
+///
+/// `run` and `sim` take the program's arguments as they come, dashes and
+/// all, so clap would take an option it does not know for the program.
+/// Before the program, an unknown option is therefore an error naming it;
+/// mpirun's `--oversubscribe` and `--allow-run-as-root` are accepted and
+/// mean nothing here (ranks may always outnumber cores, and root may run
+/// them). `run --host` starts a host program, not mpirun's host list: used
+/// without the `--` that ends the host program's arguments, the error says
+/// so.
+fn mpirun_spelling(mut args: Vec<OsString>) -> Result<Vec<OsString>, String> {
+    let Some(sub) = args.get(1).and_then(|a| a.to_str()).map(str::to_owned) else {
+        return Ok(args);
+    };
+    if sub != "run" && sub != "sim" {
+        return Ok(args);
     }
     let mut cli = Cli::command();
     cli.build();
-    let Some(run) = cli.find_subcommand("run") else {
-        return args;
+    let Some(cmd) = cli.find_subcommand(&sub) else {
+        return Ok(args);
     };
+    // `sim` names its operation first (`sim bcast -p 8`, `sim run … PROG`).
+    let mut op_seen = sub == "run";
     let mut i = 2;
     while i < args.len() {
         let t = args[i].to_string_lossy().into_owned();
-        if t == "-np" {
+        if sub == "run" && t == "-np" {
             args[i] = "--np".into();
             i += 2;
             continue;
         }
-        if t == "--" || !t.starts_with('-') {
-            break; // the program (or the end of the options)
+        if t == "--" {
+            break; // the end of the options
         }
-        if let Some((opt, value)) = attached_value(run, &t) {
+        if !t.starts_with('-') || t == "-" {
+            if op_seen {
+                break; // the program
+            }
+            op_seen = true;
+            i += 1;
+            continue;
+        }
+        if let Some((opt, value)) = attached_value(cmd, &t) {
             // `-n4`, `-n=4`, `-np4`, `-Ha,b`: clap would take the token
             // for the program, whose arguments may start with a dash.
             args[i] = opt.into();
@@ -72,19 +95,34 @@ fn mpirun_spelling(mut args: Vec<OsString>) -> Vec<OsString> {
             i += 2;
             continue;
         }
-        if t.starts_with("--") && t.contains('=') {
-            i += 1; // its value attached
-            continue;
-        }
-        // Another of the launcher's options: step over its values.
-        let opt = run.get_arguments().find(|a| {
+        let name = t.split_once('=').map_or(t.as_str(), |(n, _)| n);
+        let opt = cmd.get_arguments().find(|a| {
             a.get_long()
-                .is_some_and(|l| t.strip_prefix("--") == Some(l))
-                || a.get_short().is_some_and(|c| t == format!("-{c}"))
+                .is_some_and(|l| name.strip_prefix("--") == Some(l))
+                || a.get_short().is_some_and(|c| name == format!("-{c}"))
         });
-        let values = opt.and_then(|a| a.get_num_args());
+        let Some(opt) = opt else {
+            if sub == "run" && MPIRUN_NOOPS.contains(&name) {
+                args.remove(i);
+                continue;
+            }
+            return Err(format!(
+                "unknown option {name} before the program (see hypercomm {sub} --help)"
+            ));
+        };
+        if sub == "run" && name == "--host" && !args[i + 1..].iter().any(|a| a == "--") {
+            return Err(
+                "--host starts a host program and needs `--` after its arguments \
+                 (`--host HOSTPROG ARGS -- PROG`); the machines to run on are -H/--hosts a,b"
+                    .into(),
+            );
+        }
         i += 1;
-        match values {
+        if t.contains('=') {
+            continue; // its value attached
+        }
+        // Step over the option's values.
+        match opt.get_num_args() {
             Some(r) if r.max_values() == 1 && r.min_values() == 1 => i += 1,
             Some(r) if r.max_values() > 1 => {
                 // Values up to the option's terminator (`--host P A B --`).
@@ -96,12 +134,15 @@ fn mpirun_spelling(mut args: Vec<OsString>) -> Vec<OsString> {
             _ => {}
         }
     }
-    args
+    Ok(args)
 }
+
+/// mpirun options that `hypercomm run` accepts and that change nothing.
+const MPIRUN_NOOPS: [&str; 2] = ["--oversubscribe", "--allow-run-as-root"];
 
 /// A launcher option with its one value attached (`-n4`, `-n=4`, `-np4`,
 /// `-np=4`, `-Ha,b`, `-xNAME=V`), split into the option and the value.
-fn attached_value(run: &clap::Command, t: &str) -> Option<(String, String)> {
+fn attached_value(cmd: &clap::Command, t: &str) -> Option<(String, String)> {
     if let Some(v) = t.strip_prefix("-np") {
         let v = v.strip_prefix('=').unwrap_or(v);
         return (!v.is_empty()).then(|| ("--np".to_string(), v.to_string()));
@@ -111,7 +152,7 @@ fn attached_value(run: &clap::Command, t: &str) -> Option<(String, String)> {
     let c = chars.next()?;
     let v = chars.as_str();
     let v = v.strip_prefix('=').unwrap_or(v);
-    let one_value = run.get_arguments().any(|a| {
+    let one_value = cmd.get_arguments().any(|a| {
         a.get_short() == Some(c)
             && a.get_num_args()
                 .is_some_and(|r| r.min_values() == 1 && r.max_values() == 1)
@@ -120,7 +161,15 @@ fn attached_value(run: &clap::Command, t: &str) -> Option<(String, String)> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(mpirun_spelling(std::env::args_os().collect()));
+    let args = match mpirun_spelling(std::env::args_os().collect()) {
+        Ok(a) => a,
+        Err(e) => {
+            let sub = std::env::args().nth(1).unwrap_or_default();
+            eprintln!("hypercomm {sub}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let cli = Cli::parse_from(args);
     match cli.command {
         Command::Run(a) => match run::main(a) {
             Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
@@ -161,6 +210,7 @@ mod tests {
     fn spell(line: &str) -> String {
         let args: Vec<OsString> = line.split(' ').map(OsString::from).collect();
         let out: Vec<String> = mpirun_spelling(args)
+            .unwrap()
             .into_iter()
             .map(|a| a.into_string().unwrap())
             .collect();
@@ -199,8 +249,45 @@ mod tests {
                 "hc run -H a,b -x K=V -f hf -n 2 ./p -x",
             ),
             ("hc run -n 2 ./p -n4", "hc run -n 2 ./p -n4"),
+            (
+                "hc run --oversubscribe -n 3 ./p --oversubscribe",
+                "hc run -n 3 ./p --oversubscribe",
+            ),
+            ("hc run -n 2 --allow-run-as-root ./p", "hc run -n 2 ./p"),
+            ("hc sim bcast -p8 -m=10", "hc sim bcast -p 8 -m 10"),
+            ("hc sim -p=8 bcast", "hc sim -p 8 bcast"),
+            (
+                "hc sim run -p8 --topology ring ./p -p4",
+                "hc sim run -p 8 --topology ring ./p -p4",
+            ),
+            (
+                "hc sim run --switch -1 -p2 ./p",
+                "hc sim run --switch -1 -p 2 ./p",
+            ),
         ] {
             assert_eq!(spell(line), want, "{line}");
         }
+    }
+
+    #[test]
+    fn unknown_options_before_the_program_are_named() {
+        let err = |line: &str| {
+            let args: Vec<OsString> = line.split(' ').map(OsString::from).collect();
+            mpirun_spelling(args).unwrap_err()
+        };
+        let e = err("hc run -n 2 --bind-to core ./p");
+        assert!(e.contains("unknown option --bind-to"), "{e}");
+        let e = err("hc sim bcast --np 8");
+        assert!(e.contains("unknown option --np"), "{e}");
+        let e = err("hc run -n 2 --host a,b ./p");
+        assert!(e.contains("-H/--hosts"), "{e}");
+        // The program's own options are its business.
+        assert!(mpirun_spelling(
+            "hc run -n 2 ./p --bind-to x"
+                .split(' ')
+                .map(OsString::from)
+                .collect()
+        )
+        .is_ok());
     }
 }

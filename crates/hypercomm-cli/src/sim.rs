@@ -127,8 +127,8 @@ pub(crate) struct SimArgs {
     #[arg(short = 'p', long = "nodes")]
     nodes: Option<usize>,
     /// Message length M in words (per node for allgather, gather, scatter;
-    /// per block for alltoall).
-    #[arg(long, default_value_t = 1)]
+    /// per block for alltoall); `-m`, seed 001's name for it.
+    #[arg(short = 'm', long, default_value_t = 1)]
     words: usize,
     /// Start-up time of a message.
     #[arg(long, default_value_t = 1e-6, allow_negative_numbers = true)]
