@@ -36,6 +36,8 @@ macro_rules! grids_suite {
             halo_directions_with_reversal_and_corners,
             halo_staggered_signed_width,
             halo_split_phase_takes_values_at_start,
+            halo_plan_reused_while_an_exchange_is_pending,
+            halo_pending_exchanges_of_one_plan_finish_in_any_order,
             halo_several_fields_of_mixed_types,
             halo_contiguous_faces_move_straight_between_arrays,
             halo_in_place_between_threads,
@@ -609,6 +611,182 @@ pub(crate) fn halo_split_phase_takes_values_at_start<L: Launcher>() {
                         u[p]
                     ));
                 }
+            }
+            Ok(bad)
+        });
+        assert!(bad.is_empty(), "{bad:#?}");
+    }
+}
+
+/// A field holding `k` times the global array inside and the sentinel in
+/// its halo (fields told apart by `k` show whose data a halo received).
+fn scaled(grid: &Grid, k: f64) -> Field<f64> {
+    let mut u = grid.field::<f64>();
+    let inner = grid.inner();
+    u.fill_with(|p| {
+        if inner.contains(p) {
+            k * value(p)
+        } else {
+            SENTINEL
+        }
+    });
+    u
+}
+
+/// Differences between `u` (made by [`scaled`] with `k`) after one exchange
+/// with `opts` and the serial expectation: `k` times the mirrored value in
+/// every halo cell the exchange fills, the sentinel elsewhere (at most 3).
+fn scaled_differences(
+    grid: &Grid,
+    u: &Field<f64>,
+    k: f64,
+    opts: &HaloOpts,
+    what: &str,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in u.storage().points() {
+        let want = expected(grid, Location::CENTRE, opts, p).map_or(SENTINEL, |v| k * v);
+        if u[p] != want && out.len() < 3 {
+            out.push(format!(
+                "{what}: rank {} {:?} at {p:?}: {} but expected {want}",
+                grid.cart().rank(),
+                grid.cart().coords(),
+                u[p]
+            ));
+        }
+    }
+    out
+}
+
+/// The process grids of the tests that run one plan several times at once:
+/// 2, 4 and 6 ranks, 2-D and 3-D, with and without periodic axes (a
+/// periodic axis of two ranks sends both flows to the same neighbour, one
+/// of one rank is its own neighbour).
+fn reuse_shapes() -> Vec<(Vec<usize>, Vec<bool>)> {
+    vec![
+        (vec![2, 1], vec![false, false]),
+        (vec![2, 1], vec![true, false]),
+        (vec![2, 2], vec![false, false]),
+        (vec![2, 2], vec![true, true]),
+        (vec![3, 2], vec![false, true]),
+        (vec![1, 1], vec![true, true]),
+        (vec![2, 1, 2], vec![true, false, false]),
+    ]
+}
+
+/// A halo plan whose split-phase exchange of `u` is pending while a
+/// blocking exchange of `w` runs with the same plan: each field's halo gets
+/// its own field's values, whichever way the blocking exchange moves them.
+pub(crate) fn halo_plan_reused_while_an_exchange_is_pending<L: Launcher>() {
+    for (dims, per) in reuse_shapes() {
+        let bad = on_grid::<L>(&dims, &per, |_, cart| {
+            let global: &[usize] = if dims.len() == 2 { &[9, 8] } else { &[6, 5, 6] };
+            let grid = Grid::new(cart, global, 2)?;
+            let mut bad = Vec::new();
+            for width in [1, 2] {
+                let opts = HaloOpts {
+                    width,
+                    ..HaloOpts::default()
+                };
+                for how in [InPlace::Auto, InPlace::Always, InPlace::Never] {
+                    let halo = grid.halo_with(&[FieldSpec::of::<f64>()], &opts, how)?;
+                    let what = format!("{dims:?} {per:?} width {width} {how:?}");
+                    // Twice, so that the second round runs on a plan that
+                    // has exchanged before.
+                    for round in 0..2 {
+                        let (mut u, mut w) = (scaled(&grid, 1.0), scaled(&grid, 2.0));
+                        let pending = halo.start(&mut u)?;
+                        halo.exchange(&mut w)?;
+                        pending.finish(&mut u)?;
+                        let what = format!("{what} round {round}");
+                        bad.extend(scaled_differences(
+                            &grid,
+                            &u,
+                            1.0,
+                            &opts,
+                            &format!("started u, {what}"),
+                        ));
+                        bad.extend(scaled_differences(
+                            &grid,
+                            &w,
+                            2.0,
+                            &opts,
+                            &format!("blocking w, {what}"),
+                        ));
+                    }
+                }
+            }
+            Ok(bad)
+        });
+        assert!(bad.is_empty(), "{bad:#?}");
+    }
+}
+
+/// Two split-phase exchanges of one plan pending at once, finished in the
+/// reverse order (and in order, with a blocking exchange of a third field
+/// between the starts): each field gets its own values.
+pub(crate) fn halo_pending_exchanges_of_one_plan_finish_in_any_order<L: Launcher>() {
+    for (dims, per) in reuse_shapes() {
+        let bad = on_grid::<L>(&dims, &per, |_, cart| {
+            let global: &[usize] = if dims.len() == 2 { &[9, 8] } else { &[6, 5, 6] };
+            let grid = Grid::new(cart, global, 2)?;
+            let mut bad = Vec::new();
+            for width in [1, 2] {
+                let opts = HaloOpts {
+                    width,
+                    ..HaloOpts::default()
+                };
+                let halo = grid.halo(&[FieldSpec::of::<f64>()], &opts)?;
+                let what = format!("{dims:?} {per:?} width {width}");
+                // Start a, start b, finish b, finish a.
+                let (mut a, mut b) = (scaled(&grid, 1.0), scaled(&grid, 2.0));
+                let pa = halo.start(&mut a)?;
+                let pb = halo.start(&mut b)?;
+                pb.finish(&mut b)?;
+                pa.finish(&mut a)?;
+                bad.extend(scaled_differences(
+                    &grid,
+                    &a,
+                    1.0,
+                    &opts,
+                    &format!("a finished last, {what}"),
+                ));
+                bad.extend(scaled_differences(
+                    &grid,
+                    &b,
+                    2.0,
+                    &opts,
+                    &format!("b finished first, {what}"),
+                ));
+                // Start a, blocking c, start b, finish a, finish b.
+                let (mut a, mut b, mut c) =
+                    (scaled(&grid, 1.0), scaled(&grid, 2.0), scaled(&grid, 3.0));
+                let pa = halo.start(&mut a)?;
+                halo.exchange(&mut c)?;
+                let pb = halo.start(&mut b)?;
+                pa.finish(&mut a)?;
+                pb.finish(&mut b)?;
+                bad.extend(scaled_differences(
+                    &grid,
+                    &a,
+                    1.0,
+                    &opts,
+                    &format!("a in order, {what}"),
+                ));
+                bad.extend(scaled_differences(
+                    &grid,
+                    &b,
+                    2.0,
+                    &opts,
+                    &format!("b in order, {what}"),
+                ));
+                bad.extend(scaled_differences(
+                    &grid,
+                    &c,
+                    3.0,
+                    &opts,
+                    &format!("c between, {what}"),
+                ));
             }
             Ok(bad)
         });

@@ -9,7 +9,6 @@ use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::topology::{agree, Cart};
 use bytemuck::Pod;
-use std::cell::Cell;
 
 /// A global grid of points (2-D or 3-D) partitioned over a Cartesian
 /// process grid: each node owns a block of *inner* points (a strict
@@ -30,8 +29,6 @@ pub struct Grid {
     pub(crate) periodic: [bool; 3],
     pub(crate) coords: [usize; 3],
     pub(crate) halo: [[usize; 2]; 3],
-    /// Halo plans made so far (their ids keep their messages apart).
-    pub(crate) plans: Cell<u32>,
 }
 
 impl Grid {
@@ -112,7 +109,6 @@ impl Grid {
             periodic: [false; 3],
             coords: [0; 3],
             halo: [[0; 2]; 3],
-            plans: Cell::new(0),
         };
         for a in 0..ndim {
             let p = cart.dims().get(a).copied().unwrap_or(1);

@@ -27,6 +27,23 @@
 //! Messages are handed over whole ([`Comm::send_vec`]), so between threads
 //! a face costs one copy into the message and one out of it.
 //!
+//! ## Exchanges of one plan under way together
+//!
+//! Every plan has a communicator of its own (a copy of the grid's nodes',
+//! made with the plan), and every exchange of a plan, blocking or started,
+//! takes the plan's next number, which is part of all its tags: each
+//! exchange has messages (and buffers) of its own. So a plan may be run
+//! again while a split-phase exchange of it is pending, blocking or split
+//! phase, on other fields, and pending exchanges may be finished in any
+//! order; each field's halo gets its own field's values. The numbers match
+//! the exchanges of neighbours when every node runs a plan's exchanges in
+//! the same order, as it runs collective operations: the `n`-th
+//! [`Halo::exchange`] or [`Halo::start`] of a plan on one node meets the
+//! `n`-th on its neighbours (when to finish is up to each node). A call
+//! refused for its fields takes no number. Numbers come round again after
+//! 2^27 exchanges: an exchange whose number would be that of one still
+//! open (started and never finished, or failed on the way) is refused.
+//!
 //! In a blocking exchange of one field without a colour mask, a face that
 //! is one contiguous range of the storage (a face one row thick, whole
 //! rows, whole planes) is sent from the field and received into the
@@ -44,8 +61,10 @@
 //! go through a packed message (two copies); in split phase only the first exchanged axis
 //! overlaps the computation — the later axes, which carry the corners, run
 //! in `finish`; a started exchange dropped without `finish` leaves its
-//! messages queued at its neighbours (the next exchange of the same plan
-//! would take them), which `#[must_use]` only warns about.
+//! messages queued at its neighbours under its own tags (no later exchange
+//! takes them) and never sends those of the later axes, which the
+//! neighbours' `finish` waits for (until the communicator's timeout), and
+//! `#[must_use]` only warns about it.
 
 use super::field::{FieldData, Region};
 use super::geometry::Grid;
@@ -55,8 +74,8 @@ use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::topology::agree;
 use bytemuck::Pod;
-use std::cell::RefCell;
-use std::collections::VecDeque;
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeSet, VecDeque};
 
 /// One field of a halo plan: its element type and where its values sit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,7 +192,9 @@ impl Fields for Vec<&mut dyn FieldData> {
 
 /// A halo exchange plan: the fields (types, locations) and options, checked
 /// across the nodes once, with every message's layout worked out. Run it
-/// as often as needed.
+/// as often as needed, several exchanges at once if need be (split-phase
+/// ones pending, blocking ones between, finished in any order), every node
+/// running them in the same order (see the module docs).
 #[derive(Debug)]
 pub struct Halo {
     pub(super) comm: Comm,
@@ -187,16 +208,47 @@ pub struct Halo {
     /// a face of a few hundred KiB allocated afresh every exchange costs
     /// page faults (seen in `perf` of `bench halo` in 3-D).
     pool: RefCell<Vec<Vec<u8>>>,
+    /// The number of the plan's next exchange.
+    next: Cell<u64>,
+    /// The numbers of the exchanges not complete: started and not finished
+    /// (or dropped), or failed on the way. Their messages may still be
+    /// queued under their tags.
+    open: RefCell<BTreeSet<u64>>,
 }
 
 /// Buffers kept per plan.
 const POOL: usize = 8;
+
+/// The tag bits of a flow (axis and side, and the bit `inplace.rs` marks
+/// its second message with) lie below the exchange's number.
+const TURN_SHIFT: u32 = 4;
+/// Bits of the exchange's number in its tags: numbers come round again
+/// after 2^27 exchanges of a plan.
+const TURN_BITS: u32 = 27;
+
+/// One exchange of a plan: its number, and the bits it adds to the tag of
+/// every flow ([`Turn::tag`]), keeping its messages apart from those of
+/// the plan's other exchanges.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Turn {
+    n: u64,
+    bits: u32,
+}
+
+impl Turn {
+    /// The tag of message `x` in this exchange.
+    pub(super) fn tag(self, x: &Xfer) -> u32 {
+        x.tag | self.bits
+    }
+}
 
 /// A split-phase exchange between [`Halo::start`] and [`Pending::finish`].
 #[must_use = "a started exchange must be finished, or its neighbours wait for it"]
 #[derive(Debug)]
 pub struct Pending<'h> {
     halo: &'h Halo,
+    /// This exchange's number and tags.
+    turn: Turn,
     /// Inner parts of the later phases' messages, packed at the start.
     snaps: Vec<Vec<Vec<u8>>>,
     /// Messages to itself of the first phase.
@@ -233,11 +285,6 @@ impl Grid {
             return Err(bad("no fields".into()));
         }
         let w = opts.width.unsigned_abs();
-        let id = self.plans.get();
-        self.plans.set(id + 1);
-        if id >= 1 << 27 {
-            return Err(bad("more than 2^27 halo plans on one grid".into()));
-        }
         for a in 0..self.ndim {
             let flows = [Side::Lower, Side::Upper]
                 .iter()
@@ -277,10 +324,8 @@ impl Grid {
                     if !opts.directions.sends_to(a, toward) {
                         continue;
                     }
-                    let tag = 0x8000_0000
-                        | (id << 4)
-                        | ((a as u32) << 1)
-                        | u32::from(toward == Side::Upper);
+                    // The flow's bits; each exchange adds its number.
+                    let tag = 0x8000_0000 | ((a as u32) << 1) | u32::from(toward == Side::Upper);
                     if let Some(peer) = self.neighbour(a, toward.sign()) {
                         ph.sends
                             .push(self.xfer(a, toward, false, peer, tag, fields, opts, &storage));
@@ -303,18 +348,48 @@ impl Grid {
         }
         let in_place = phases.iter().any(|p| p.in_place);
         Ok(Halo {
-            comm: self.comm.clone(),
+            // Its own context: no other plan's message has its tags.
+            comm: nodes.dup(),
             me,
             in_place,
             specs: fields.to_vec(),
             storage,
             phases,
             pool: RefCell::new(Vec::new()),
+            next: Cell::new(0),
+            open: RefCell::new(BTreeSet::new()),
         })
     }
 }
 
 impl Halo {
+    /// Number the plan's next exchange (for operation `op`), which is open
+    /// until [`Halo::close`]. Refused when its tags would be those of an
+    /// exchange still open, 2^27 exchanges earlier.
+    fn open(&self, op: &'static str) -> Result<Turn> {
+        let n = self.next.get();
+        let mut open = self.open.borrow_mut();
+        if let Some(&old) = open.first() {
+            if n - old >= 1 << TURN_BITS {
+                return Err(Error::InvalidArgument {
+                    op,
+                    what: format!(
+                        "exchange {old} of this halo plan was started and never finished (or failed), and exchange {n} would reuse its message tags: finish every started exchange"
+                    ),
+                });
+            }
+        }
+        open.insert(n);
+        self.next.set(n + 1);
+        let bits = ((n & ((1 << TURN_BITS) - 1)) as u32) << TURN_SHIFT;
+        Ok(Turn { n, bits })
+    }
+
+    /// Exchange `turn` is complete: none of its messages is left queued.
+    fn close(&self, turn: Turn) {
+        self.open.borrow_mut().remove(&turn.n);
+    }
+
     /// The fields' types and storage against the plan's.
     fn check(&self, fields: &[&mut dyn FieldData]) -> Result<()> {
         let bad = |what: String| Error::InvalidArgument {
@@ -391,23 +466,34 @@ impl Halo {
     }
 
     /// Exchange the halos of `fields` (the plan's types, in its order), and
-    /// return when they are filled (SUPDT + RUPDT).
+    /// return when they are filled (SUPDT + RUPDT). Exchanges of this plan
+    /// started and not finished yet may be pending meanwhile.
     pub fn exchange(&self, mut fields: impl Fields) -> Result<()> {
         let mut fs = fields.list();
         self.check(&fs)?;
+        let turn = self.open("Halo::exchange")?;
         if self.in_place {
-            return self.exchange_in_place(&mut fs);
+            self.exchange_in_place(&mut fs, turn)?;
+        } else {
+            self.exchange_packed(&mut fs, turn)?;
         }
+        self.close(turn);
+        Ok(())
+    }
+
+    /// The blocking exchange in messages (contiguous faces of one field
+    /// straight from the array, the others packed).
+    fn exchange_packed(&self, fs: &mut [&mut dyn FieldData], turn: Turn) -> Result<()> {
         let mut local = VecDeque::new();
         for a in 0..self.phases.len() {
             let ph = &self.phases[a];
             let direct = ph.sends.iter().chain(&ph.recvs).all(|x| x.direct.is_some());
             if direct && fs.len() == 1 {
-                self.direct_phase(a, &mut *fs[0])?;
+                self.direct_phase(a, &mut *fs[0], turn)?;
                 continue;
             }
-            self.send_phase(a, &fs, None, &mut local)?;
-            self.recv_phase(a, &mut fs, &mut local)?;
+            self.send_phase(a, fs, None, &mut local, turn)?;
+            self.recv_phase(a, fs, &mut local, turn)?;
         }
         Ok(())
     }
@@ -416,7 +502,7 @@ impl Halo {
     /// goes from the field's own storage and into the neighbour's, with no
     /// packing (above the engine's eager limit, in one copy: the receiver
     /// copies straight from the sender's array).
-    fn direct_phase(&self, a: usize, f: &mut dyn FieldData) -> Result<()> {
+    fn direct_phase(&self, a: usize, f: &mut dyn FieldData, turn: Turn) -> Result<()> {
         let ph = &self.phases[a];
         let sz = f.elem_size();
         let bytes_of = |x: &Xfer| {
@@ -445,7 +531,7 @@ impl Halo {
                 let (gap, tail) = std::mem::take(&mut rest).split_at_mut(r.start - base);
                 gaps.push((base, gap));
                 let (piece, tail) = tail.split_at_mut(r.len());
-                reqs.push(self.comm.irecv(s, piece, x.peer, x.tag)?);
+                reqs.push(self.comm.irecv(s, piece, x.peer, turn.tag(x))?);
                 rest = tail;
                 base = r.end;
             }
@@ -458,7 +544,7 @@ impl Halo {
                     .expect("a face lies outside the halo parts of its phase");
                 reqs.push(
                     self.comm
-                        .isend(s, &g[r.start - gb..r.end - gb], x.peer, x.tag)?,
+                        .isend(s, &g[r.start - gb..r.end - gb], x.peer, turn.tag(x))?,
                 );
             }
             crate::request::wait_all(reqs)
@@ -474,10 +560,13 @@ impl Halo {
     /// Start an exchange (SUPDT): the values to send are taken now, and the
     /// first axis's messages leave. Until [`Pending::finish`], the fields may
     /// be read anywhere and written anywhere but in the halo cells the
-    /// exchange fills.
+    /// exchange fills. The plan may meanwhile run other exchanges, of other
+    /// fields, blocking or started, and pending ones may be finished in any
+    /// order (see the module docs).
     pub fn start(&self, mut fields: impl Fields) -> Result<Pending<'_>> {
         let fs = fields.list();
         self.check(&fs)?;
+        let turn = self.open("Halo::start")?;
         let first = self
             .phases
             .iter()
@@ -499,10 +588,11 @@ impl Halo {
         }
         let mut local = VecDeque::new();
         if first < self.phases.len() {
-            self.send_phase(first, &fs, None, &mut local)?;
+            self.send_phase(first, &fs, None, &mut local, turn)?;
         }
         Ok(Pending {
             halo: self,
+            turn,
             snaps,
             local,
             first,
@@ -517,6 +607,7 @@ impl Halo {
         fs: &[&mut dyn FieldData],
         snap: Option<Vec<Vec<u8>>>,
         local: &mut VecDeque<(u32, Vec<u8>)>,
+        turn: Turn,
     ) -> Result<()> {
         let mut snap = snap.map(|s| s.into_iter());
         for x in &self.phases[a].sends {
@@ -537,7 +628,7 @@ impl Halo {
             if x.peer == self.me {
                 local.push_back((x.tag, buf));
             } else {
-                self.comm.send_vec(buf, x.peer, x.tag)?;
+                self.comm.send_vec(buf, x.peer, turn.tag(x))?;
             }
         }
         Ok(())
@@ -549,6 +640,7 @@ impl Halo {
         a: usize,
         fs: &mut [&mut dyn FieldData],
         local: &mut VecDeque<(u32, Vec<u8>)>,
+        turn: Turn,
     ) -> Result<()> {
         for x in &self.phases[a].recvs {
             let buf = if x.peer == self.me {
@@ -558,7 +650,7 @@ impl Halo {
                     .expect("a rank that is its own neighbour sent to itself first");
                 local.remove(i).expect("found").1
             } else {
-                self.comm.recv_vec::<u8>(x.peer, x.tag)?.0
+                self.comm.recv_vec::<u8>(x.peer, turn.tag(x))?.0
             };
             if buf.len() != x.bytes {
                 return Err(wrong_size(x, a, buf.len()));
@@ -601,20 +693,23 @@ impl Halo {
 impl Pending<'_> {
     /// Finish the exchange (RUPDT): receive the first axis's faces, then
     /// exchange the later axes (whose faces extend over the halos just
-    /// filled). `fields` must be the ones passed to [`Halo::start`].
+    /// filled). `fields` must be the ones passed to [`Halo::start`]. Other
+    /// exchanges of the plan may be pending still, started before this one
+    /// or after it.
     pub fn finish(mut self, mut fields: impl Fields) -> Result<()> {
         let h = self.halo;
+        let turn = self.turn;
         let mut fs = fields.list();
         h.check(&fs)?;
-        if self.first >= h.phases.len() {
-            return Ok(());
+        if self.first < h.phases.len() {
+            h.recv_phase(self.first, &mut fs, &mut self.local, turn)?;
+            for a in self.first + 1..h.phases.len() {
+                let snap = std::mem::take(&mut self.snaps[a]);
+                h.send_phase(a, &fs, Some(snap), &mut self.local, turn)?;
+                h.recv_phase(a, &mut fs, &mut self.local, turn)?;
+            }
         }
-        h.recv_phase(self.first, &mut fs, &mut self.local)?;
-        for a in self.first + 1..h.phases.len() {
-            let snap = std::mem::take(&mut self.snaps[a]);
-            h.send_phase(a, &fs, Some(snap), &mut self.local)?;
-            h.recv_phase(a, &mut fs, &mut self.local)?;
-        }
+        h.close(turn);
         Ok(())
     }
 }

@@ -8,9 +8,10 @@
 //!
 //! 1. At the start a rank lends every halo part it will receive: for each
 //!    of the plan's receives (all axes) a small message to the sending
-//!    neighbour, on that flow's tag, carries the byte count, a
-//!    [`Gate`] (as a raw `Arc`), the receiver's [`Xfer`] (its runs)
-//!    and the base address of each field's storage.
+//!    neighbour, on that flow's tag in this exchange (the plan's own
+//!    context, the exchange's number in the tag: `halo.rs`), carries the
+//!    byte count, a [`Gate`] (as a raw `Arc`), the receiver's [`Xfer`]
+//!    (its runs) and the base address of each field's storage.
 //! 2. Then axis after axis: for each face it sends, a rank takes the
 //!    neighbour's offer, marks the borrow in use
 //!    ([`Gate::enter`]), copies its own runs into the
@@ -41,7 +42,7 @@
 //! the eager limit.
 
 use super::field::{FieldData, Run};
-use super::halo::{mismatch, wrong_size, Halo};
+use super::halo::{mismatch, wrong_size, Halo, Turn};
 use super::plan::Xfer;
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -91,7 +92,11 @@ const HEAD: usize = 3;
 impl Halo {
     /// Exchange the halos of `fs` between threads, in place (see the module
     /// docs). The fields are checked against the plan already.
-    pub(super) fn exchange_in_place(&self, fs: &mut [&mut dyn FieldData]) -> Result<()> {
+    pub(super) fn exchange_in_place(
+        &self,
+        fs: &mut [&mut dyn FieldData],
+        turn: Turn,
+    ) -> Result<()> {
         for (i, f) in fs.iter_mut().enumerate() {
             let want = f.storage().count() * f.elem_size();
             if f.as_bytes_mut().len() != want {
@@ -112,12 +117,12 @@ impl Halo {
             .collect();
         let sizes: Vec<usize> = fs.iter().map(|f| f.elem_size()).collect();
         let mut lends = Vec::new();
-        let outcome = self.offer_halos(&bases, &mut lends).and_then(|()| {
+        let outcome = self.offer_halos(&bases, &mut lends, turn).and_then(|()| {
             (0..self.phases.len()).try_for_each(|a| {
                 if self.phases[a].in_place {
-                    self.phase_in_place(a, &bases, &sizes, &mut lends)
+                    self.phase_in_place(a, &bases, &sizes, &mut lends, turn)
                 } else {
-                    self.phase_packed(a, &bases, &sizes)
+                    self.phase_packed(a, &bases, &sizes, turn)
                 }
             })
         });
@@ -133,6 +138,7 @@ impl Halo {
         &self,
         bases: &[*mut u8],
         lends: &mut Vec<(usize, u32, Arc<Gate>)>,
+        turn: Turn,
     ) -> Result<()> {
         let mut offer = Vec::with_capacity(HEAD + bases.len());
         for ph in self.phases.iter().filter(|p| p.in_place) {
@@ -144,7 +150,7 @@ impl Halo {
                 offer.push(r as *const Xfer as u64);
                 offer.extend(bases.iter().map(|&b| b as u64));
                 lends.push((r.peer, r.tag, done));
-                self.comm.send(&offer, r.peer, r.tag)?;
+                self.comm.send(&offer, r.peer, turn.tag(r))?;
             }
         }
         Ok(())
@@ -157,6 +163,7 @@ impl Halo {
         bases: &[*mut u8],
         sizes: &[usize],
         lends: &mut Vec<(usize, u32, Arc<Gate>)>,
+        turn: Turn,
     ) -> Result<()> {
         let ph = &self.phases[a];
         // To itself.
@@ -170,17 +177,20 @@ impl Halo {
         // The neighbours' halos.
         let mut offer = vec![0u64; HEAD + bases.len()];
         for s in ph.sends.iter().filter(|x| x.peer != self.me) {
-            let st = self.comm.recv_into(&mut offer, s.peer, s.tag)?;
+            let tag = turn.tag(s);
+            let st = self.comm.recv_into(&mut offer, s.peer, tag)?;
             if st.len != offer.len() * 8 {
-                self.comm.send(&[1u64], s.peer, s.tag | WRITTEN)?;
+                self.comm.send(&[1u64], s.peer, tag | WRITTEN)?;
                 return Err(mismatch(s.peer, "its halo has another number of fields"));
             }
             // SAFETY: an offer of this length and tag comes from
-            // `offer_halos` of the same plan at `s.peer`, a thread of this
-            // process: the Arc was leaked for us to take.
+            // `offer_halos` of the same exchange of the same plan at
+            // `s.peer` (the plan's context; the exchange's number is in the
+            // tag), a thread of this process: the Arc was leaked for us to
+            // take.
             let done = unsafe { Arc::from_raw(offer[1] as *const Gate) };
             if offer[0] as usize != s.bytes {
-                self.comm.send(&[1u64], s.peer, s.tag | WRITTEN)?;
+                self.comm.send(&[1u64], s.peer, tag | WRITTEN)?;
                 return Err(mismatch(
                     s.peer,
                     &format!(
@@ -203,7 +213,7 @@ impl Halo {
             let copied = unsafe { copy_xfer(s, bases, &*(offer[2] as *const Xfer), &dst, sizes) };
             done.leave();
             self.comm
-                .send(&[u64::from(copied.is_none())], s.peer, s.tag | WRITTEN)?;
+                .send(&[u64::from(copied.is_none())], s.peer, tag | WRITTEN)?;
             if copied.is_none() {
                 return Err(mismatch(
                     s.peer,
@@ -214,7 +224,8 @@ impl Halo {
         // Ours.
         for r in ph.recvs.iter().filter(|x| x.peer != self.me) {
             let mut word = [0u64];
-            self.comm.recv_into(&mut word, r.peer, r.tag | WRITTEN)?;
+            self.comm
+                .recv_into(&mut word, r.peer, turn.tag(r) | WRITTEN)?;
             let i = lends
                 .iter()
                 .position(|l| l.0 == r.peer && l.1 == r.tag)
@@ -231,7 +242,7 @@ impl Halo {
 impl Halo {
     /// Axis `a` with packed messages (faces of short runs), packing and
     /// unpacking through the same raw pointers as the rest of the exchange.
-    fn phase_packed(&self, a: usize, bases: &[*mut u8], sizes: &[usize]) -> Result<()> {
+    fn phase_packed(&self, a: usize, bases: &[*mut u8], sizes: &[usize], turn: Turn) -> Result<()> {
         let ph = &self.phases[a];
         let mut local = Vec::new();
         for x in &ph.sends {
@@ -246,13 +257,13 @@ impl Halo {
             if x.peer == self.me {
                 local.push((x.tag, buf));
             } else {
-                self.comm.send_vec(buf, x.peer, x.tag)?;
+                self.comm.send_vec(buf, x.peer, turn.tag(x))?;
             }
         }
         for r in &ph.recvs {
             let mut buf = match local.iter().position(|(t, _)| *t == r.tag) {
                 Some(i) => local.swap_remove(i).1,
-                None => self.comm.recv_vec::<u8>(r.peer, r.tag)?.0,
+                None => self.comm.recv_vec::<u8>(r.peer, turn.tag(r))?.0,
             };
             if buf.len() != r.bytes {
                 return Err(wrong_size(r, a, buf.len()));

@@ -14,7 +14,10 @@
 //!   fields of any `Pod` types ([`FieldSpec`]), with width, [`Colour`],
 //!   [`Directions`], corners and staggered [`Location`]s; one message per
 //!   neighbour carries every field. Blocking [`Halo::exchange`], or
-//!   [`Halo::start`] … [`Pending::finish`] around computation.
+//!   [`Halo::start`] … [`Pending::finish`] around computation; exchanges
+//!   of one plan may be under way together (split-phase ones pending,
+//!   blocking ones between, finished in any order), each with messages of
+//!   its own, when every node runs the plan's exchanges in the same order.
 //!
 //! Positions are 0-based (SUPRENUM's are 1-based); ranges are half-open.
 //!

@@ -13,6 +13,8 @@ use std::ops::Range;
 #[derive(Debug)]
 pub(super) struct Xfer {
     pub(super) peer: usize,
+    /// The flow's tag bits (axis, side); each exchange adds its number
+    /// ([`Turn::tag`](super::halo::Turn::tag)).
     pub(super) tag: u32,
     pub(super) inner: Vec<Vec<Run>>,
     pub(super) ext: Vec<Vec<Run>>,
