@@ -173,6 +173,34 @@ fn mpirun_np_spelling_starts_that_many_ranks() {
     }
 }
 
+/// Standard input reaches rank 0, as mpirun gives it; the other ranks read
+/// an empty input. mpirun's `--oversubscribe` is accepted on the way; an
+/// option the launcher does not know is named instead of being taken for
+/// the program.
+#[test]
+fn stdin_goes_to_rank_0_and_unknown_options_are_named() {
+    let script = r#"printf 'a\nb\nc\n' | "$0" run -n 2 --oversubscribe sh -c 'echo lines=$(wc -l); exec "$0"' "$1""#;
+    let mut c = Command::new("sh");
+    c.args(["-c", script])
+        .arg(hypercomm_bin())
+        .arg(example_bin("hello"))
+        .env("HYPERCOMM_TIMEOUT", "30");
+    let out = run(c);
+    assert!(out.status.success(), "{}", out.both());
+    assert!(out.stdout.contains("[0] lines=3\n"), "{}", out.both());
+    assert!(out.stdout.contains("[1] lines=0\n"), "{}", out.both());
+    let mut c = launcher();
+    c.args(["-n", "2", "--bind-to", "core"])
+        .arg(example_bin("hello"));
+    let out = run(c);
+    assert_eq!(out.status.code(), Some(2), "{}", out.both());
+    assert!(
+        out.stderr.contains("unknown option --bind-to"),
+        "{}",
+        out.both()
+    );
+}
+
 /// `-x NAME=VALUE` and `-x NAME` (this shell's value) reach every rank; an
 /// unset `-x NAME` is an error that names it, before anything starts.
 #[test]

@@ -52,8 +52,7 @@ enum Command {
 /// mpirun's `--oversubscribe` and `--allow-run-as-root` are accepted and
 /// mean nothing here (ranks may always outnumber cores, and root may run
 /// them). `run --host` starts a host program, not mpirun's host list: used
-/// without the `--` that ends the host program's arguments, the error says
-/// so.
+/// like one, the error says so.
 fn mpirun_spelling(mut args: Vec<OsString>) -> Result<Vec<OsString>, String> {
     let Some(sub) = args.get(1).and_then(|a| a.to_str()).map(str::to_owned) else {
         return Ok(args);
@@ -110,7 +109,7 @@ fn mpirun_spelling(mut args: Vec<OsString>) -> Result<Vec<OsString>, String> {
                 "unknown option {name} before the program (see hypercomm {sub} --help)"
             ));
         };
-        if sub == "run" && name == "--host" && !args[i + 1..].iter().any(|a| a == "--") {
+        if sub == "run" && name == "--host" && looks_like_host_list(&args[i + 1..]) {
             return Err(
                 "--host starts a host program and needs `--` after its arguments \
                  (`--host HOSTPROG ARGS -- PROG`); the machines to run on are -H/--hosts a,b"
@@ -125,16 +124,34 @@ fn mpirun_spelling(mut args: Vec<OsString>) -> Result<Vec<OsString>, String> {
         match opt.get_num_args() {
             Some(r) if r.max_values() == 1 && r.min_values() == 1 => i += 1,
             Some(r) if r.max_values() > 1 => {
-                // Values up to the option's terminator (`--host P A B --`).
-                while i < args.len() && args[i] != "--" {
+                // Values up to the option's terminator (`--host P A B --`)
+                // or the next option (`--host P -n 2 prog`).
+                while i < args.len() && args[i] != "--" && !dashed(&args[i]) {
                     i += 1;
                 }
-                i += 1;
+                if args.get(i).is_some_and(|a| a == "--") {
+                    i += 1;
+                }
             }
             _ => {}
         }
     }
     Ok(args)
+}
+
+fn dashed(a: &OsString) -> bool {
+    a.to_string_lossy().starts_with('-')
+}
+
+/// Whether the words after `run --host` look like mpirun's host list
+/// (`--host a,b prog`) rather than a host program: a comma in the first,
+/// or nothing that could end the host program's arguments (no `--`, no
+/// option after them), so that no node program would be left.
+fn looks_like_host_list(rest: &[OsString]) -> bool {
+    let comma = rest
+        .first()
+        .is_some_and(|a| a.to_string_lossy().contains(','));
+    comma || !rest.iter().any(|a| a == "--" || dashed(a))
 }
 
 /// mpirun options that `hypercomm run` accepts and that change nothing.
@@ -230,8 +247,13 @@ mod tests {
                 "hc run --hosts a,b --transport=tcp --np 2 ./p",
             ),
             (
-                "hc run --host ./h -np x -- -np 3 ./p",
-                "hc run --host ./h -np x -- --np 3 ./p",
+                "hc run --host ./h a -- -np 3 ./p",
+                "hc run --host ./h a -- --np 3 ./p",
+            ),
+            // The host program's words end at the next option, as for clap.
+            (
+                "hc run --host ./h -np 3 ./p",
+                "hc run --host ./h --np 3 ./p",
             ),
             ("hc run -n 2 ./p -np 3", "hc run -n 2 ./p -np 3"),
             (
@@ -281,6 +303,20 @@ mod tests {
         assert!(e.contains("unknown option --np"), "{e}");
         let e = err("hc run -n 2 --host a,b ./p");
         assert!(e.contains("-H/--hosts"), "{e}");
+        let e = err("hc run -n 2 --host ./h ./p");
+        assert!(e.contains("needs `--`"), "{e}");
+        // A host program ended by `--` or by the next option is fine.
+        for ok in [
+            "hc run -n 2 --host ./h a -- ./p",
+            "hc run --host ./h -n2 ./p",
+        ] {
+            let args: Vec<OsString> = ok.split(' ').map(OsString::from).collect();
+            assert!(mpirun_spelling(args).is_ok(), "{ok}");
+        }
+        assert_eq!(
+            spell("hc run --host ./h -n2 ./p"),
+            "hc run --host ./h -n 2 ./p"
+        );
         // The program's own options are its business.
         assert!(mpirun_spelling(
             "hc run -n 2 ./p --bind-to x"

@@ -12,7 +12,7 @@ use std::time::Duration;
 /// The long help of `hypercomm run`.
 pub(crate) const LONG_ABOUT: &str = "Start N node processes of PROG (and optionally a host program), connect them into one job and forward their output.
 
-Every process finds its rank with hypercomm::init(). Output lines are prefixed with `[rank] ` (`[host] ` for the host). When a process exits with a non-zero code, is killed by a signal, or aborts, the launcher names it and says why, stops the others (after a 2 s grace period: SIGTERM, then SIGKILL one second later) and exits non-zero: the rank's exit code, 128 + signal, 1 for an abort, 124 for --timeout, 130 after Ctrl-C. Ctrl-C (SIGINT), SIGTERM and SIGHUP stop the whole job.";
+Every process finds its rank with hypercomm::init(). Output lines are prefixed with `[rank] ` (`[host] ` for the host). When a process exits with a non-zero code, is killed by a signal, or aborts, the launcher names it and says why, stops the others (after a 2 s grace period: SIGTERM, then SIGKILL one second later) and exits non-zero: the rank's exit code, 128 + signal, 1 for an abort, 124 for --timeout, 130 after Ctrl-C. Ctrl-C (SIGINT), SIGTERM and SIGHUP stop the whole job. Standard input goes to the host program, or to rank 0 without one (a process started over ssh reads none).";
 
 /// Start N node processes of PROG (and optionally a host program),
 /// connect them into one job and forward their output.
@@ -146,6 +146,7 @@ pub(crate) fn main(a: RunArgs) -> Result<i32, String> {
     spec.listen = a.interface;
     spec.timeout = timeout;
     spec.prefix = !a.no_prefix;
+    spec.stdin = true;
     spec.env = exports(&a.export)?;
     let out = run_job(&spec).map_err(|e| e.to_string())?;
     Ok(out.code)

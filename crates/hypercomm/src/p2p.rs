@@ -461,7 +461,7 @@ impl Comm {
 
     /// [`Comm::send_recv_strided`] with a synchronous send, which also
     /// returns how many bytes the destination took (fewer than sent when it
-    /// received into a shorter buffer): CMMD send_and_receive "return[s]
+    /// received into a shorter buffer): CMMD send_and_receive "returns
     /// TRUE if the number of bytes received equals inlen and the number of
     /// bytes sent equals outlen", and `CMMD_bytes_sent` tells the second.
     #[allow(clippy::too_many_arguments)]

@@ -19,7 +19,13 @@
 //! listen on the interface that routes to the first remote host (or
 //! `--interface`), so that every rank can reach every other.
 //!
-//! Not done yet: stdin forwarding.
+//! Standard input goes, when [`JobSpec::stdin`] asks (the launcher
+//! command does), to the host program, or to node 0 when there is none, as
+//! `mpirun` gives it to rank 0: that process inherits it. The others read
+//! an empty input.
+//!
+//! Not done yet: standard input for a process started over ssh (ssh's own
+//! input carries the job's secret and then watches for the launcher's end).
 
 use super::env;
 use super::monitor::{self, Event, Monitor, MonitorSetup, Rendezvous, Verdict};
@@ -76,6 +82,10 @@ pub struct JobSpec {
     pub signals: bool,
     /// Print what went wrong on stderr (`hypercomm: rank 2 exited with …`).
     pub verbose: bool,
+    /// Give this process's standard input to the host program, or to node
+    /// 0 without one (when it runs on this machine); every other process
+    /// reads an empty input. Off: every process reads an empty input.
+    pub stdin: bool,
 }
 
 impl JobSpec {
@@ -96,6 +106,7 @@ impl JobSpec {
             env: Vec::new(),
             signals: true,
             verbose: true,
+            stdin: false,
         }
     }
 }
@@ -144,6 +155,8 @@ pub(crate) struct JobVars {
     pub(crate) inherit: Vec<i32>,
     /// The command that reaches a remote host.
     pub(crate) ssh: Vec<OsString>,
+    /// The endpoint that inherits this process's standard input, if any.
+    pub(crate) stdin_to: Option<usize>,
 }
 
 /// The contract's variables for endpoint `ep` (without the secret).
@@ -186,7 +199,11 @@ pub(crate) fn start(
                 .envs(contract(p.ep, vars, *bind))
                 .env(env::SECRET, to_hex(&vars.secret))
                 .envs(vars.env.iter().map(|(k, v)| (k, v)))
-                .stdin(Stdio::null());
+                .stdin(if vars.stdin_to == Some(p.ep) {
+                    Stdio::inherit()
+                } else {
+                    Stdio::null()
+                });
             (cmd, false)
         }
         Place::Ssh { host, .. } => {
@@ -459,6 +476,8 @@ pub fn run_job(spec: &JobSpec) -> Result<JobOutcome> {
             prepared.inherit.iter().map(|f| f.as_raw_fd()).collect()
         },
         ssh: spec.ssh.clone(),
+        // The host is the endpoint after the nodes.
+        stdin_to: spec.stdin.then_some(if host { spec.nodes } else { 0 }),
     };
     let mut pids = vec![None; endpoints];
     let mut forwarders = Vec::new();

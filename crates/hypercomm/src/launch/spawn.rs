@@ -44,6 +44,8 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(
         env: Vec::new(),
         inherit: Vec::new(),
         ssh: Vec::new(),
+        // The host is this process: it keeps its standard input.
+        stdin_to: None,
     };
     let mut argv: Vec<OsString> = vec![program.as_ref().to_os_string()];
     argv.extend(args.iter().map(|a| a.as_ref().to_os_string()));
