@@ -556,6 +556,17 @@ pub(crate) fn check_ring_trace(dir: &Path, n: usize, what: &str) {
         sends >= n && recvs >= n,
         "{sends} sends, {recvs} receives over {transport}:\n{text}"
     );
+    // Without a host the program's only messages are the token's (type 0):
+    // the library's own (each process's result to node 0) are not traced.
+    let types: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("send "))
+        .filter_map(|l| l.split(" type ").nth(1)?.split(' ').next())
+        .collect();
+    assert!(
+        types.iter().all(|&t| t == "0"),
+        "send types over {transport}: {types:?}\n{text}"
+    );
 }
 
 /// Kill `pid` with SIGKILL and wait (within `limit`) for `child`, the job

@@ -65,6 +65,11 @@ where
     }
     let mine: Sent<H, R> = body(&comm).map_err(|e| e.to_string());
     let ok = mine.is_ok();
+    // Tracing ends with the body: the results' messages below are the
+    // library's, not the program's, and stay out of the trace. Every
+    // process ends it here, in the same order (it measures the clocks
+    // against node 0 once more); `finalize` then has nothing left to end.
+    let traced = super::trace::process_end(&comm, true).map(|_| ());
     let world = comm.dup();
     let collector = if host { Rank::Host } else { Rank::Node(0) };
     if comm.me() != collector {
@@ -73,7 +78,7 @@ where
         let sent = world.send(&bytes, collector, RESULTS);
         let left = super::finalize(comm);
         drop(world);
-        if let Err(e) = sent.and(left) {
+        if let Err(e) = traced.and(sent).and(left) {
             eprintln!("hypercomm: {what}: {e}");
             std::process::exit(1);
         }
@@ -110,6 +115,7 @@ where
     }
     drop(world);
     super::finalize(comm)?;
+    traced?;
     match failure {
         Some(e) => Err(e),
         None => Ok((host_result, results)),
