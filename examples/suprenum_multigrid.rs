@@ -630,6 +630,16 @@ fn main() -> Result<(), Box<dyn Error>> {
     }
     if hypercomm::launch::is_launched() {
         let comm = hypercomm::init()?;
+        if !comm.has_host() {
+            // The host reads the problem, hands out the blocks and gathers
+            // the answer: this program needs one.
+            hypercomm::finalize(comm)?;
+            let me = std::env::args().next().unwrap_or_default();
+            eprintln!(
+                "this program runs with a host: hypercomm run -n N --host {me} ARGS -- {me} ARGS"
+            );
+            std::process::exit(2);
+        }
         if comm.is_host() {
             println!("{}", host(&comm, &p).map_err(|e| e as Box<dyn Error>)?);
         } else {

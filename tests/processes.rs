@@ -176,9 +176,9 @@ fn mpirun_np_spelling_starts_that_many_ranks() {
 /// Standard input reaches rank 0, as mpirun gives it; the other ranks read
 /// an empty input. mpirun's `--oversubscribe` is accepted on the way; an
 /// option the launcher does not know is named instead of being taken for
-/// the program.
+/// the program; a host program's arguments may start with dashes.
 #[test]
-fn stdin_goes_to_rank_0_and_unknown_options_are_named() {
+fn stdin_goes_to_rank_0_and_options_are_read_as_mpirun_users_write_them() {
     let script = r#"printf 'a\nb\nc\n' | "$0" run -n 2 --oversubscribe sh -c 'echo lines=$(wc -l); exec "$0"' "$1""#;
     let mut c = Command::new("sh");
     c.args(["-c", script])
@@ -199,6 +199,23 @@ fn stdin_goes_to_rank_0_and_unknown_options_are_named() {
         "{}",
         out.both()
     );
+    // The host program's arguments run to `--`, dashes and all.
+    let hello = example_bin("hello");
+    let mut c = launcher();
+    c.args([
+        "-n",
+        "2",
+        "--host",
+        "sh",
+        "-c",
+        r#"echo got "$1"; exec "$0""#,
+    ])
+    .arg(&hello)
+    .args(["--nx", "--"])
+    .arg(&hello);
+    let out = run(c);
+    assert!(out.status.success(), "{}", out.both());
+    assert!(out.stdout.contains("[host] got --nx\n"), "{}", out.both());
 }
 
 /// `-x NAME=VALUE` and `-x NAME` (this shell's value) reach every rank; an

@@ -124,13 +124,17 @@ fn mpirun_spelling(mut args: Vec<OsString>) -> Result<Vec<OsString>, String> {
         match opt.get_num_args() {
             Some(r) if r.max_values() == 1 && r.min_values() == 1 => i += 1,
             Some(r) if r.max_values() > 1 => {
-                // Values up to the option's terminator (`--host P A B --`)
-                // or the next option (`--host P -n 2 prog`).
-                while i < args.len() && args[i] != "--" && !dashed(&args[i]) {
-                    i += 1;
-                }
-                if args.get(i).is_some_and(|a| a == "--") {
-                    i += 1;
+                // `--host`'s words: up to its `--`, dashes and all
+                // (`--host P --nx 9 -- prog`), or without one up to the
+                // launcher's next option (`--host P -n 2 prog`), where the
+                // `--` that clap needs is put.
+                match args[i..].iter().position(|a| a == "--") {
+                    Some(k) => i += k + 1,
+                    None => {
+                        let k = args[i..].iter().position(dashed).unwrap_or(args.len() - i);
+                        args.insert(i + k, "--".into());
+                        i += k + 1;
+                    }
                 }
             }
             _ => {}
@@ -250,10 +254,15 @@ mod tests {
                 "hc run --host ./h a -- -np 3 ./p",
                 "hc run --host ./h a -- --np 3 ./p",
             ),
-            // The host program's words end at the next option, as for clap.
+            // Without `--`, the host program's words end at the next option.
             (
                 "hc run --host ./h -np 3 ./p",
-                "hc run --host ./h --np 3 ./p",
+                "hc run --host ./h -- --np 3 ./p",
+            ),
+            // With it, they may start with dashes.
+            (
+                "hc run -n 2 --host ./h --nx 17 -- -n2 ./p --nx 17",
+                "hc run -n 2 --host ./h --nx 17 -- -n 2 ./p --nx 17",
             ),
             ("hc run -n 2 ./p -np 3", "hc run -n 2 ./p -np 3"),
             (
@@ -315,7 +324,7 @@ mod tests {
         }
         assert_eq!(
             spell("hc run --host ./h -n2 ./p"),
-            "hc run --host ./h -n 2 ./p"
+            "hc run --host ./h -- -n 2 ./p"
         );
         // The program's own options are its business.
         assert!(mpirun_spelling(

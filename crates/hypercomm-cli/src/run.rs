@@ -35,8 +35,10 @@ pub(crate) struct RunArgs {
     nodes: usize,
 
     /// Also start a host program (rank `host`, PICL's host process). Its
-    /// arguments follow it up to `--`, e.g. `--host ./h a b -- ./node`.
-    #[arg(long, value_name = "PROG", num_args = 1.., allow_hyphen_values = false, value_terminator = "--")]
+    /// arguments follow it up to `--`, dashes and all, e.g. `--host ./h
+    /// --nx 9 -- ./node --nx 9`; without `--`, up to the next option
+    /// (`--host ./h -n 4 ./node`).
+    #[arg(long, value_name = "PROG", num_args = 1.., allow_hyphen_values = true, value_terminator = "--")]
     host: Option<Vec<OsString>>,
 
     /// Transport between the processes: `shm` (shared memory, one
