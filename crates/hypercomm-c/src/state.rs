@@ -71,9 +71,10 @@ pub(crate) fn err(e: Error) -> String {
     e.to_string()
 }
 
-/// This process's node number for messages (the host's is −32768; −1
-/// before communication is open).
-fn who() -> i32 {
+/// This process's node number for messages (the host's is −32768): its
+/// rank in the job, or before it joined (or after it left) what its
+/// launcher says; `None` outside any job.
+fn who() -> Option<i32> {
     STATE
         .try_with(|s| {
             s.try_borrow()
@@ -82,18 +83,37 @@ fn who() -> i32 {
         })
         .ok()
         .flatten()
-        .unwrap_or(-1)
+        .or_else(launched_as)
+}
+
+/// This process's node number from its launcher's environment (before it
+/// joined the job, or after it left): `hypercomm run`'s endpoint, or the
+/// rank `mpirun` or `srun` gave it; the host's number for the host.
+fn launched_as() -> Option<i32> {
+    let shape = hypercomm::launch::job_shape()?;
+    let ep: usize = [
+        "HYPERCOMM_RANK",
+        "OMPI_COMM_WORLD_RANK",
+        "PMI_RANK",
+        "SLURM_PROCID",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok()?.trim().parse().ok())?;
+    Some(if shape.host && ep == shape.nodes {
+        HOST
+    } else {
+        ep as i32
+    })
 }
 
 /// The documented abort: a message naming the routine and the node on
 /// standard error, the job aborted (every other rank's next call fails and
 /// the launcher reports it), and this process ends with status 1.
 pub(crate) fn fatal(lib: &str, routine: &str, msg: &str) -> ! {
-    let node = who();
-    let name = if node == HOST {
-        "the host".to_string()
-    } else {
-        format!("node {node}")
+    let name = match who() {
+        Some(HOST) => "the host".to_string(),
+        Some(node) => format!("node {node}"),
+        None => "a process outside any job".to_string(),
     };
     let text = format!("{lib} error in {routine} on {name}: {msg}");
     eprintln!("{text}");

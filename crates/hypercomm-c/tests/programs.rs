@@ -470,6 +470,11 @@ fn errors_name_the_routine_and_the_node_and_stop_the_job_or_are_syslogged() {
         "{err}"
     );
     assert!(err.contains("not allowed for float"), "{err}");
+    // Found before the call joined the job: the node is the launcher's.
+    assert!(
+        err.contains("on node 0: ") || err.contains("on node 1: "),
+        "{err}"
+    );
     // iPSC: GCAT syslogs in capitals, beginning with its name, and returns.
     let (out, err) = run_failing(&["-n", "1", e, "gcat"]);
     assert!(out.contains("gcat returned on node 0"), "{out}");
