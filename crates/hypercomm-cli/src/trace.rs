@@ -8,10 +8,15 @@
 //! * `stats IN…`: utilisation per node and per-operation statistics.
 //! * `report IN… -o report.html`: the self-contained HTML report.
 //!
+//! Standard output may be a pipe that its reader closes early (`… | head`):
+//! the command then ends quietly with success, as `cat` would, instead of
+//! failing on the broken pipe.
+//!
 //! Not done yet: reading Chrome JSON back; filtering by time or node.
 
 use clap::{Args, Subcommand};
 use hypercomm::trace::{self, Output};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// Options of `hypercomm trace`.
@@ -59,16 +64,12 @@ pub(crate) fn main(a: TraceArgs) -> Result<(), String> {
             let text = trace::render(&t, to);
             match output {
                 Some(p) => std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display())),
-                None => {
-                    print!("{text}");
-                    Ok(())
-                }
+                None => to_stdout(&text),
             }
         }
         Cmd::Stats { inputs } => {
             let t = trace::read_files(&inputs).map_err(|e| e.to_string())?;
-            print!("{}", trace::report::stats_text(&t));
-            Ok(())
+            to_stdout(&trace::report::stats_text(&t))
         }
         Cmd::Report { inputs, output } => {
             let t = trace::read_files(&inputs).map_err(|e| e.to_string())?;
@@ -77,5 +78,17 @@ pub(crate) fn main(a: TraceArgs) -> Result<(), String> {
             eprintln!("wrote {}", output.display());
             Ok(())
         }
+    }
+}
+
+/// Write `text` to standard output. A reader that stopped reading (a
+/// closed pipe) is not an error: nobody wants the rest.
+fn to_stdout(text: &str) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(format!("standard output: {e}"))
+        }
+        _ => Ok(()),
     }
 }

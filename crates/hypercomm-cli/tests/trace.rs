@@ -1,6 +1,7 @@
 //! `hypercomm trace convert`: PICL verbose when `--to` is left out (the
 //! format trace files are written in by default), format names and aliases
-//! in any case, and a bad `--to` is clap's usage error (exit code 2).
+//! in any case, a bad `--to` is clap's usage error (exit code 2), and a
+//! reader that closes the pipe early ends the command quietly.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -80,4 +81,67 @@ fn a_bad_format_is_a_usage_error() {
     for name in ["picl-verbose", "picl-compact", "chrome", "html", "raw"] {
         assert!(err.contains(name), "{name} not offered: {err}");
     }
+}
+
+/// A PICL verbose trace of `marks` marks on each of two nodes: long
+/// output, more than a pipe holds.
+fn long_input(marks: usize) -> PathBuf {
+    let mut s = String::new();
+    for node in 0..2 {
+        s += &format!("trace_start clock 0 0 node {node} event 3 compstats 3 commstats 3\n");
+        for k in 0..marks {
+            s += &format!("trace_mark clock 0 {} node {node} type {k}\n", k + 1);
+        }
+        s += &format!("close clock 0 {} node {node}\n", marks + 1);
+    }
+    let p = input().with_extension("long.trace");
+    std::fs::write(&p, s).unwrap();
+    p
+}
+
+/// Run `hypercomm trace ARGS` with standard output a pipe whose reader
+/// takes `keep` bytes and then closes it; the exit status and standard
+/// error.
+fn closed_early(args: &[&std::ffi::OsStr], keep: usize) -> (std::process::ExitStatus, String) {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hypercomm"))
+        .arg("trace")
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("hypercomm runs");
+    let mut out = child.stdout.take().unwrap();
+    let mut got = vec![0u8; keep];
+    out.read_exact(&mut got).unwrap();
+    drop(out);
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (child.wait().unwrap(), err)
+}
+
+#[test]
+fn a_reader_that_closes_the_pipe_early_ends_the_command_quietly() {
+    let long = long_input(20_000);
+    let (convert, stats) = (
+        std::ffi::OsStr::new("convert"),
+        std::ffi::OsStr::new("stats"),
+    );
+    // `convert` writes ~1 MB: the pipe (64 KiB) fills, its reader goes after
+    // one line, the rest of the output meets a closed pipe.
+    for to in ["picl-verbose", "picl-compact", "chrome", "html", "raw"] {
+        let args = [convert, long.as_os_str(), "--to".as_ref(), to.as_ref()];
+        let (status, err) = closed_early(&args, 10);
+        assert_eq!(status.code(), Some(0), "convert --to {to}: {err}");
+        assert_eq!(err, "", "convert --to {to}: nothing on standard error");
+    }
+    // `stats` writes a little: its reader is gone before it writes at all.
+    let (status, err) = closed_early(&[stats, long.as_os_str()], 0);
+    assert_eq!(status.code(), Some(0), "stats: {err}");
+    assert_eq!(err, "", "stats: nothing on standard error");
 }
