@@ -1,6 +1,9 @@
 //! Tracing: PICL golden files, round trips, causality, buffer policies,
-//! Chrome JSON and the HTML report in headless Chromium.
+//! Chrome JSON and the HTML report in headless Chromium; the clocks of
+//! separate processes (`clocks`).
 
+#[path = "trace/clocks.rs"]
+mod clocks;
 mod common;
 
 use common::browser;

@@ -115,7 +115,7 @@ static PROCESS_JOB: std::sync::Mutex<Option<Arc<JobTrace>>> = std::sync::Mutex::
 /// process's rank when [`enable`](crate::trace::enable) or `HYPERCOMM_TRACE` asks for it. Every
 /// process of the job must call it (the clock measurement talks to node 0).
 pub(crate) fn process_begin(comm: &Comm) -> Result<()> {
-    let job = trace::job_begin(comm.size(), comm.has_host())?;
+    let job = trace::process_job_begin(comm.size(), comm.has_host())?;
     rank_begin(&job, comm)?;
     *PROCESS_JOB.lock().unwrap_or_else(|p| p.into_inner()) = job;
     Ok(())

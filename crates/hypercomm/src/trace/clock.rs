@@ -15,7 +15,9 @@
 //!
 //! Ranks that are threads of one process share one clock: the offsets are
 //! still measured (and reported), but the applied offset is exactly zero
-//! ([`TimeSource::shared`]).
+//! ([`TimeSource::shared`]). Ranks that are separate processes never share
+//! one (each process's [`Monotonic`] counts from that process's first
+//! reading): their measured offsets are always applied.
 //!
 //! Not done yet: a better estimator than the minimum round trip (e.g.
 //! several samples' convex hull), and synchronising the host's clock when it
@@ -32,8 +34,10 @@ use std::time::Instant;
 pub trait TimeSource: Send + Sync {
     /// Now, in nanoseconds from an arbitrary fixed origin of this source.
     fn now_ns(&self) -> i64;
-    /// Whether every rank that uses this source reads the same clock (then
-    /// no offset correction is applied).
+    /// Whether every rank that uses this source in one process (the
+    /// threads of a job) reads the same clock; then no offset correction
+    /// is applied between them. Ranks in separate processes are always
+    /// corrected, whatever this says.
     fn shared(&self) -> bool {
         false
     }
@@ -44,7 +48,9 @@ fn process_epoch() -> Instant {
     *EPOCH.get_or_init(Instant::now)
 }
 
-/// The process's monotonic clock (`std::time::Instant`).
+/// The process's monotonic clock (`std::time::Instant`), in nanoseconds
+/// from this process's first reading: shared by the process's threads, not
+/// by separate processes.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Monotonic;
 

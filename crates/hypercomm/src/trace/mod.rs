@@ -45,7 +45,9 @@
 //!   nanosecond records plus its measured clock offsets, [`finish_process`]),
 //!   and `hypercomm trace convert PATH.*.raw --to …` corrects and merges
 //!   them. The clock exchange with node 0 that needs a communicator is the
-//!   launch layer's (`launch/trace.rs`).
+//!   launch layer's (`launch/trace.rs`). Threads of one process share its
+//!   clock (no offset applied); separate processes never do, whatever
+//!   their clock, so their measured offsets are always applied.
 //!
 //! ## What may import what
 //!
@@ -160,6 +162,9 @@ pub struct JobTrace {
     collector: Arc<Collector>,
     nodes: usize,
     host: bool,
+    /// The ranks are separate processes: each reads its own clock, however
+    /// shared the clock is among one process's threads.
+    processes: bool,
 }
 
 impl std::fmt::Debug for JobTrace {
@@ -168,6 +173,7 @@ impl std::fmt::Debug for JobTrace {
             .field("cfg", &self.cfg)
             .field("nodes", &self.nodes)
             .field("host", &self.host)
+            .field("processes", &self.processes)
             .finish_non_exhaustive()
     }
 }
@@ -186,6 +192,22 @@ pub fn job_begin_clocked(
     nodes: usize,
     host: bool,
     clock: Option<Arc<dyn TimeSource>>,
+) -> Result<Option<Arc<JobTrace>>> {
+    begin(nodes, host, clock, false)
+}
+
+/// [`job_begin`] for the rank of this process in a job whose ranks are
+/// separate processes (`hypercomm::init`): no two ranks read the same
+/// clock, so their measured offsets are always applied.
+pub(crate) fn process_job_begin(nodes: usize, host: bool) -> Result<Option<Arc<JobTrace>>> {
+    begin(nodes, host, None, true)
+}
+
+fn begin(
+    nodes: usize,
+    host: bool,
+    clock: Option<Arc<dyn TimeSource>>,
+    processes: bool,
 ) -> Result<Option<Arc<JobTrace>>> {
     if !cfg!(feature = "trace") {
         return Ok(None);
@@ -207,6 +229,7 @@ pub fn job_begin_clocked(
         collector: Arc::new(Collector::default()),
         nodes,
         host,
+        processes,
     })))
 }
 
@@ -219,6 +242,13 @@ impl JobTrace {
     /// The job's clock.
     pub(crate) fn clock(&self) -> &dyn TimeSource {
         &*self.cfg.clock
+    }
+
+    /// Whether all ranks read one clock, so that no offset is applied:
+    /// threads of one process with a [shared](TimeSource::shared) clock;
+    /// never separate processes.
+    pub(crate) fn shares_clock(&self) -> bool {
+        !self.processes && self.cfg.clock.shared()
     }
 
     /// Start recording on this thread as PICL node `node` (the host when
@@ -248,7 +278,7 @@ impl JobTrace {
         };
         r.close();
         let end = measure_end();
-        r.finish(end, self.cfg.clock.shared());
+        r.finish(end, self.shares_clock());
     }
 }
 
@@ -277,6 +307,7 @@ pub fn begin_rank(cfg: &Config, node: i32, nodes: usize, host: bool) {
         collector: Arc::new(Collector::default()),
         nodes,
         host,
+        processes: false,
     };
     let mut r = RankRec::new(&job.cfg, node, nodes as u32, job.collector.clone());
     r.start_later();
