@@ -440,6 +440,40 @@ fn threads_share_a_clock_and_the_merge_is_causal() {
     assert!(times.windows(2).all(|w| w[0] <= w[1]), "sorted by time");
 }
 
+/// PICL: trace_start "has a clock field that is always zero since all
+/// time-stamps are normalized with respect to the time at which tracing was
+/// initiated", and compstats' busy + idle is the time since then. With 16
+/// ranks, node 0 measures 15 clock offsets before it can start: that is
+/// the trace's start on every node, and no node is busy before it.
+#[test]
+fn every_node_starts_at_clock_zero_and_is_not_busy_before() {
+    let p = tmp("sixteen.verbose");
+    trace::enable(Config::new(&p, Output::PiclVerbose));
+    hypercomm::run(16, ping_pongs).unwrap();
+    trace::disable();
+    let text = std::fs::read_to_string(&p).unwrap();
+    let mut starts = 0;
+    let mut first_stats = std::collections::BTreeMap::new();
+    for l in text.lines() {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        match w[..] {
+            ["trace_start", "clock", s, us, "node", n, ..] => {
+                assert_eq!((s, us), ("0", "0"), "node {n}: {l}");
+                starts += 1;
+            }
+            ["compstats", "clock", _, _, "node", n, "busy", bs, bus, ..] => {
+                first_stats.entry(n.to_string()).or_insert((bs, bus, l));
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(starts, 16);
+    assert_eq!(first_stats.len(), 16);
+    for (n, (bs, bus, l)) in first_stats {
+        assert_eq!((bs, bus), ("0", "0"), "node {n} busy at its start: {l}");
+    }
+}
+
 fn many_sends(comm: &Comm) -> Result<u64, Error> {
     let me = comm.rank();
     let mut sum = 0;

@@ -2,7 +2,8 @@
 //! from its own start, so its records must be moved onto node 0's clock by
 //! the offset measured at trace start (SPEC section 7). The odd ranks start
 //! their clocks 300 ms late, so without the correction their records sit
-//! 300 ms too early and ranks leave collectives long before others enter.
+//! 300 ms too early and ranks leave collectives long before others enter;
+//! every rank's trace starts at the common origin (clock zero).
 
 use crate::common::procs::{hypercomm_bin, run_limited};
 use crate::tmp;
@@ -178,5 +179,17 @@ fn collectives_of_processes_overlap_on_one_clock() {
             check_overlap(&t, &u) >= 8,
             "{name}: barriers and allreduces"
         );
+        // Every rank's trace starts at the common origin (PICL: trace_start
+        // is always at clock zero), up to the offsets' uncertainty.
+        let worst = u.values().copied().max().unwrap();
+        let starts: Vec<_> = t
+            .records
+            .iter()
+            .filter(|r| matches!(r.kind, Kind::TraceStart(_)))
+            .collect();
+        assert_eq!(starts.len(), u.len(), "{name}");
+        for r in starts {
+            assert!(r.time <= worst, "{name}: {r:?} (tolerance {worst} ns)");
+        }
     }
 }

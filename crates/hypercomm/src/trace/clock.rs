@@ -8,6 +8,11 @@
 //!   0 by several ping-pong exchanges and keeps the one with the smallest
 //!   round trip (Cristian's method); the measurement is repeated at exit, and
 //!   timestamps are corrected by the line through the two (linear drift).
+//! * Origin: then rank 0 reads its clock and sends that time to every rank,
+//!   which maps it onto its own clock with its offset; each rank's
+//!   `trace_start` is at that common origin (PICL's tracenode with `sync`:
+//!   every node's trace starts at clock zero, and the time until its `open`
+//!   was spent in that exchange, idle).
 //! * [`merge`]: the per-rank record streams are corrected, normalised to a
 //!   common origin, made causal (a receive is moved forward, with the rest
 //!   of its rank's records, when the correction left it before its send) and

@@ -36,7 +36,8 @@
 //!   one hook; a per-rank recorder (thread-local, bounded buffer, PICL's
 //!   stop or flush policy) turns them into records.
 //! * [`clock`]: pluggable time source, offsets to rank 0 measured at start
-//!   and exit, causal merge.
+//!   and exit, the common origin every rank's trace_start is at, causal
+//!   merge.
 //! * Per job: ranks hand their records to the job's collector; when the job
 //!   ends the streams are corrected, merged and written in the chosen
 //!   format. A job whose ranks are separate processes (`hypercomm::init`)
@@ -252,16 +253,28 @@ impl JobTrace {
     }
 
     /// Start recording on this thread as PICL node `node` (the host when
-    /// `host`), with the clock offset measured at start, if any: installs
-    /// the recorder, writes trace_start and open.
-    pub(crate) fn rank_begin(&self, node: i32, host: bool, start: Option<Offset>) {
-        if !self.cfg.ranks.includes(node.max(0) as usize, host) {
-            return;
-        }
-        let mut r = RankRec::new(&self.cfg, node, self.nodes as u32, self.collector.clone());
+    /// `host`): allocates the recorder, then runs `sync` (every rank runs
+    /// it, recording or not: the clock offset measured at start and the
+    /// job's common origin in this rank's clock, if any), then installs the
+    /// recorder and writes trace_start (at the origin) and open. The buffer
+    /// is allocated first so that its cost is not part of the trace.
+    pub(crate) fn rank_begin(
+        &self,
+        node: i32,
+        host: bool,
+        sync: impl FnOnce() -> Result<(Option<Offset>, Option<i64>)>,
+    ) -> Result<()> {
+        let rec = self
+            .cfg
+            .ranks
+            .includes(node.max(0) as usize, host)
+            .then(|| RankRec::new(&self.cfg, node, self.nodes as u32, self.collector.clone()));
+        let (start, origin) = sync()?;
+        let Some(mut r) = rec else { return Ok(()) };
         r.start_offset = start;
-        r.start(host.then_some(self.nodes as i64), host);
+        r.start(host.then_some(self.nodes as i64), host, origin);
         recorder::install(r);
+        Ok(())
     }
 
     /// Whether this thread is recording for a job.

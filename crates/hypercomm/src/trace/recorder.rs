@@ -435,10 +435,16 @@ impl RankRec {
     }
 
     /// Start: trace_start and open (always), statistics at level 1.
-    pub(crate) fn start(&mut self, allocating: Option<i64>, load: bool) {
+    /// trace_start is at the job's common `origin` (this rank's clock; now
+    /// without one), where every rank's trace begins (PICL: its clock is
+    /// always zero); the time from there to now was spent agreeing on the
+    /// origin, which is communication: idle.
+    pub(crate) fn start(&mut self, allocating: Option<i64>, load: bool, origin: Option<i64>) {
         let t = self.now();
-        self.start = t;
-        self.push(t, Kind::TraceStart(self.levels));
+        let t0 = origin.map_or(t, |o| o.min(t));
+        self.start = t0;
+        self.idle = t - t0;
+        self.push(t0, Kind::TraceStart(self.levels));
         self.push(t, Kind::Open { allocating });
         if load && self.levels.event >= 1 {
             self.push(t, Kind::Load { node: -1 });
