@@ -1,7 +1,8 @@
 //! `hypercomm trace convert`: PICL verbose when `--to` is left out (the
 //! format trace files are written in by default), format names and aliases
-//! in any case, a bad `--to` is clap's usage error (exit code 2), and a
-//! reader that closes the pipe early ends the command quietly.
+//! in any case, a bad `--to` is clap's usage error (exit code 2), a
+//! reader that closes the pipe early ends the command quietly, and files
+//! without records or with bad ones are errors that name them.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -144,4 +145,75 @@ fn a_reader_that_closes_the_pipe_early_ends_the_command_quietly() {
     let (status, err) = closed_early(&[stats, long.as_os_str()], 0);
     assert_eq!(status.code(), Some(0), "stats: {err}");
     assert_eq!(err, "", "stats: nothing on standard error");
+}
+
+/// A file of its own with `text` (see [`input`]).
+fn file(name: &str, text: &str) -> PathBuf {
+    let p = input().with_file_name(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn files_without_records_or_with_bad_ones_are_errors_naming_them() {
+    let raw = |format: &str, records: &str| {
+        format!(
+            r#"{{"format":"{format}","streams":[{{"node":0,"shared":false,"start":null,"end":null,"records":[{records}]}}]}}"#
+        )
+    };
+    let good = r#""1 0 0 3 3 3","13 1000 0""#;
+    let cases = [
+        ("empty.trace", String::new(), "holds no trace records"),
+        ("blank.trace", "\n\n   \n".into(), "holds no trace records"),
+        (
+            "garbage.raw",
+            raw(
+                "hypercomm-trace-raw-1",
+                r#""1 0 0 3 3 3","garbage line","13 1000 0""#,
+            ),
+            "node 0's record 2: not a trace record: \"garbage line\"",
+        ),
+        (
+            "other.raw",
+            raw("something-else", good),
+            "format \"something-else\" is not a raw trace stream's",
+        ),
+        (
+            "nothing.raw",
+            raw("hypercomm-trace-raw-1", ""),
+            "no trace records",
+        ),
+        (
+            "bad-line.trace",
+            format!("{}garbage line\n", &PICL[..PICL.find('\n').unwrap() + 1]),
+            "line 2: ",
+        ),
+    ];
+    for (name, body, want) in cases {
+        let p = file(name, &body);
+        for sub in ["convert", "stats"] {
+            let out = Command::new(env!("CARGO_BIN_EXE_hypercomm"))
+                .args(["trace", sub])
+                .arg(&p)
+                .output()
+                .expect("hypercomm runs");
+            let err = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{sub} {name}: {err}");
+            assert!(
+                err.contains(&p.display().to_string()),
+                "{sub} {name}: {err}"
+            );
+            assert!(err.contains(want), "{sub} {name}: want {want:?}: {err}");
+            assert!(out.stdout.is_empty(), "{sub} {name}: no output");
+        }
+    }
+    // The same raw stream with its records intact and the right format is
+    // read (the cases above differ from it only where they are bad).
+    let ok = file("good.raw", &raw("hypercomm-trace-raw-1", good));
+    let out = Command::new(env!("CARGO_BIN_EXE_hypercomm"))
+        .args(["trace", "stats"])
+        .arg(&ok)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
 }

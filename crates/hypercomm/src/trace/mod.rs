@@ -357,11 +357,12 @@ pub fn streams_to_text(streams: &[RankStream]) -> String {
 #[cfg(feature = "trace")]
 /// Streams from [`streams_to_text`]'s text.
 pub fn streams_from_text(text: &str) -> Result<Vec<RankStream>> {
-    let r: raw::Raw = serde_json::from_str(text).map_err(|e| Error::InvalidArgument {
+    let bad = |what: String| Error::InvalidArgument {
         op: "trace streams",
-        what: e.to_string(),
-    })?;
-    Ok(r.into_streams())
+        what,
+    };
+    let r: raw::Raw = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+    r.into_streams().map_err(bad)
 }
 
 /// Merge the streams of several ranks into one causal trace.
@@ -484,28 +485,62 @@ fn write_raw(path: &Path, streams: &[RankStream]) -> Result<()> {
 }
 
 #[cfg(feature = "trace")]
-/// Read trace files (PICL verbose or compact, or raw streams) and merge them
-/// into one causal trace. A single PICL file is returned as it is.
-pub fn read_files(paths: &[PathBuf]) -> Result<Trace> {
-    if let [one] = paths {
-        // One PICL file is taken as it is (record order kept: lossless).
-        let text = std::fs::read_to_string(one).map_err(|e| io_err("trace read", one, e))?;
-        if !text.trim_start().starts_with('{') {
-            return picl::parse(&text).map_err(|e| io_err("trace read", one, e));
-        }
+/// What one trace file holds.
+enum FileTrace {
+    /// A PICL file's records (one clock already).
+    Picl(Trace),
+    /// A raw file's per-rank streams.
+    Raw(Vec<RankStream>),
+}
+
+#[cfg(feature = "trace")]
+/// Read one trace file: PICL text, or raw streams (JSON). An empty or
+/// blank file, a PICL file without records, a line or raw record that is
+/// not a record, and a raw file of another format are errors naming the
+/// file (and the line or record).
+fn read_one(p: &Path) -> Result<FileTrace> {
+    let text = std::fs::read_to_string(p).map_err(|e| io_err("trace read", p, e))?;
+    let empty = || io_err("trace read", p, "holds no trace records");
+    if text.trim().is_empty() {
+        return Err(empty());
     }
+    if text.trim_start().starts_with('{') {
+        let r: raw::Raw = serde_json::from_str(&text).map_err(|e| io_err("trace read", p, e))?;
+        // A process whose rank did not record writes a file without
+        // records: fine, as long as some file of the job has some.
+        let streams = r.into_streams().map_err(|e| io_err("trace read", p, e))?;
+        return Ok(FileTrace::Raw(streams));
+    }
+    let t = picl::parse(&text).map_err(|e| io_err("trace read", p, e))?;
+    if t.records.is_empty() {
+        return Err(empty());
+    }
+    Ok(FileTrace::Picl(t))
+}
+
+#[cfg(feature = "trace")]
+/// Read trace files (PICL verbose or compact, or raw streams) and merge them
+/// into one causal trace. A single PICL file is returned as it is. An
+/// empty file, files without any record, and anything that is not a record
+/// (a PICL line, a raw stream's record, a raw file's format) are errors
+/// naming the file and the line or record.
+pub fn read_files(paths: &[PathBuf]) -> Result<Trace> {
     let mut streams: Vec<RankStream> = Vec::new();
     let mut picl_only = Vec::new();
     for p in paths {
-        let text = std::fs::read_to_string(p).map_err(|e| io_err("trace read", p, e))?;
-        if text.trim_start().starts_with('{') {
-            let r: raw::Raw =
-                serde_json::from_str(&text).map_err(|e| io_err("trace read", p, e))?;
-            streams.extend(r.into_streams());
-        } else {
-            let t = picl::parse(&text).map_err(|e| io_err("trace read", p, e))?;
-            picl_only.extend(t.records);
+        match read_one(p)? {
+            // One PICL file is taken as it is (record order kept: lossless).
+            FileTrace::Picl(t) if paths.len() == 1 => return Ok(t),
+            FileTrace::Picl(t) => picl_only.extend(t.records),
+            FileTrace::Raw(s) => streams.extend(s),
         }
+    }
+    if picl_only.is_empty() && streams.iter().all(|s| s.records.is_empty()) {
+        let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(Error::InvalidArgument {
+            op: "trace read",
+            what: format!("{}: no trace records", names.join(", ")),
+        });
     }
     let had_picl = !picl_only.is_empty();
     // PICL records are already on one clock: split them by node.
@@ -539,6 +574,9 @@ mod raw {
     use super::event::{Kind, Levels, Record};
     use serde::{Deserialize, Serialize};
 
+    /// The format tag of raw stream files.
+    const FORMAT: &str = "hypercomm-trace-raw-1";
+
     #[derive(Serialize, Deserialize)]
     pub(super) struct Raw {
         format: String,
@@ -565,7 +603,7 @@ mod raw {
     impl Raw {
         pub(super) fn from_streams(s: &[RankStream]) -> Raw {
             Raw {
-                format: "hypercomm-trace-raw-1".into(),
+                format: FORMAT.into(),
                 streams: s
                     .iter()
                     .map(|s| Stream {
@@ -578,19 +616,41 @@ mod raw {
                     .collect(),
             }
         }
-        pub(super) fn into_streams(self) -> Vec<RankStream> {
-            self.streams
-                .into_iter()
-                .map(|s| RankStream {
+        /// The streams; an error names a wrong format, or the first
+        /// record that is not one (its stream's node and its number, from 1).
+        pub(super) fn into_streams(self) -> Result<Vec<RankStream>, String> {
+            if self.format != FORMAT {
+                return Err(format!(
+                    "format {:?} is not a raw trace stream's ({FORMAT:?})",
+                    self.format
+                ));
+            }
+            let stream = |s: Stream| {
+                let records = s
+                    .records
+                    .iter()
+                    .enumerate()
+                    .map(|(i, l)| {
+                        unline(l).ok_or_else(|| {
+                            format!(
+                                "node {}'s record {}: not a trace record: {l:?}",
+                                s.node,
+                                i + 1
+                            )
+                        })
+                    })
+                    .collect::<Result<_, _>>()?;
+                Ok(RankStream {
                     node: s.node,
                     correction: Correction {
                         start: unoff(s.start),
                         end: unoff(s.end),
                         shared: s.shared,
                     },
-                    records: s.records.iter().filter_map(|l| unline(l)).collect(),
+                    records,
                 })
-                .collect()
+            };
+            self.streams.into_iter().map(stream).collect()
         }
     }
 
