@@ -95,9 +95,11 @@ fn mpirun_spelling(mut args: Vec<OsString>) -> Result<Vec<OsString>, String> {
             continue;
         }
         let name = t.split_once('=').map_or(t.as_str(), |(n, _)| n);
+        let long = name.strip_prefix("--");
         let opt = cmd.get_arguments().find(|a| {
-            a.get_long()
-                .is_some_and(|l| name.strip_prefix("--") == Some(l))
+            a.get_long().is_some_and(|l| long == Some(l))
+                || a.get_all_aliases()
+                    .is_some_and(|v| v.iter().any(|&l| long == Some(l)))
                 || a.get_short().is_some_and(|c| name == format!("-{c}"))
         });
         let Some(opt) = opt else {
@@ -147,15 +149,12 @@ fn dashed(a: &OsString) -> bool {
     a.to_string_lossy().starts_with('-')
 }
 
-/// Whether the words after `run --host` look like mpirun's host list
-/// (`--host a,b prog`) rather than a host program: a comma in the first,
-/// or nothing that could end the host program's arguments (no `--`, no
-/// option after them), so that no node program would be left.
+/// Whether the words after `run --host` leave no node program: nothing
+/// ends the host program's arguments (no `--`, no option after them), as
+/// in mpirun's `--host a,b prog`. (With an option after it, `--host a,b
+/// -n 2 prog`, the launcher itself explains when no program `a,b` exists.)
 fn looks_like_host_list(rest: &[OsString]) -> bool {
-    let comma = rest
-        .first()
-        .is_some_and(|a| a.to_string_lossy().contains(','));
-    comma || !rest.iter().any(|a| a == "--" || dashed(a))
+    !rest.iter().any(|a| a == "--" || dashed(a))
 }
 
 /// mpirun options that `hypercomm run` accepts and that change nothing.
@@ -308,6 +307,10 @@ mod tests {
         };
         let e = err("hc run -n 2 --bind-to core ./p");
         assert!(e.contains("unknown option --bind-to"), "{e}");
+        assert_eq!(
+            spell("hc run -n 2 --machinefile f ./p"),
+            "hc run -n 2 --machinefile f ./p"
+        );
         let e = err("hc sim bcast --np 8");
         assert!(e.contains("unknown option --np"), "{e}");
         let e = err("hc run -n 2 --host a,b ./p");
