@@ -125,16 +125,7 @@ fn expected(grid: &Grid, loc: Location, opts: &HaloOpts, p: [isize; 3]) -> Optio
 
 /// Fill a field: inner from the global array, halo with the sentinel.
 fn prepared(grid: &Grid) -> Field<f64> {
-    let mut u = grid.field::<f64>();
-    let inner = grid.inner();
-    u.fill_with(|p| {
-        if inner.contains(p) {
-            value(p)
-        } else {
-            SENTINEL
-        }
-    });
-    u
+    scaled(grid, 1.0)
 }
 
 /// Differences between `u` and the expectation, as text (at most 3).
@@ -145,19 +136,7 @@ fn differences(
     opts: &HaloOpts,
     what: &str,
 ) -> Vec<String> {
-    let mut out = Vec::new();
-    for p in u.storage().points() {
-        let want = expected(grid, loc, opts, p).unwrap_or(SENTINEL);
-        if u[p] != want && out.len() < 3 {
-            out.push(format!(
-                "{what}: rank {} {:?} at {p:?}: {} but expected {want}",
-                grid.cart().rank(),
-                grid.cart().coords(),
-                u[p]
-            ));
-        }
-    }
-    out
+    differences_of(grid, u, 1.0, loc, opts, what)
 }
 
 /// Every 2-D process grid shape of up to `max` ranks worth testing, with
@@ -643,9 +622,22 @@ fn scaled_differences(
     opts: &HaloOpts,
     what: &str,
 ) -> Vec<String> {
+    differences_of(grid, u, k, Location::CENTRE, opts, what)
+}
+
+/// Differences between `u` (made by [`scaled`] with `k`, at `loc`) and the
+/// serial expectation, as text (at most 3).
+fn differences_of(
+    grid: &Grid,
+    u: &Field<f64>,
+    k: f64,
+    loc: Location,
+    opts: &HaloOpts,
+    what: &str,
+) -> Vec<String> {
     let mut out = Vec::new();
     for p in u.storage().points() {
-        let want = expected(grid, Location::CENTRE, opts, p).map_or(SENTINEL, |v| k * v);
+        let want = expected(grid, loc, opts, p).map_or(SENTINEL, |v| k * v);
         if u[p] != want && out.len() < 3 {
             out.push(format!(
                 "{what}: rank {} {:?} at {p:?}: {} but expected {want}",
