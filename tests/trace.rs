@@ -773,3 +773,40 @@ fn report_of_a_hello_run_spends_its_width_on_the_work() {
         shot.display()
     );
 }
+
+/// `HYPERCOMM_TRACE=path:format` with a format that does not exist is an
+/// error naming it, before anything runs, not a trace file named
+/// `path:bogus`; a path's own colon (`C:\t`) is not taken for a format.
+#[test]
+fn an_unknown_trace_format_is_named() {
+    let dir = tmp("bad-format");
+    std::fs::create_dir_all(&dir).unwrap();
+    let spec = format!("{}:bogus", dir.join("t").display());
+    let out = std::process::Command::new(common::procs::example_bin("hello"))
+        .env("HYPERCOMM_TRACE", &spec)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("\\\"bogus\\\" is not a trace format"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "no file written"
+    );
+    let spec = format!("{}:chrome", dir.join("t").display());
+    let out = std::process::Command::new(common::procs::example_bin("hello"))
+        .env("HYPERCOMM_TRACE", &spec)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        dir.join("t").exists(),
+        "chrome trace at the path before the colon"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

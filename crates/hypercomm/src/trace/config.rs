@@ -173,6 +173,21 @@ impl Config {
             Some((p, f)) if Output::parse(f).is_some() && !p.is_empty() => {
                 (p.to_string(), Output::parse(f).expect("checked"))
             }
+            // A plain word after the last colon is meant as a format (a
+            // path's own colon, `C:\t`, is followed by a separator).
+            Some((p, f))
+                if !p.is_empty()
+                    && !f.is_empty()
+                    && f.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') =>
+            {
+                return Err(bad(
+                    "HYPERCOMM_TRACE",
+                    format!(
+                        "{spec:?}: {f:?} is not a trace format \
+                         (picl-verbose, picl-compact, chrome, html or raw)"
+                    ),
+                ));
+            }
             _ => (spec.clone(), Output::PiclVerbose),
         };
         let mut c = Config::new(path, output);
