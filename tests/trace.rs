@@ -420,9 +420,13 @@ fn measured_offsets_keep_every_receive_after_its_send() {
         let node = s["node"].as_i64().unwrap();
         let off = s["start"][1].as_i64().unwrap();
         let want = if node % 2 == 1 { -1_000_000 } else { 0 };
+        // Within half the round trip it was measured from (Cristian's
+        // bound), which a loaded machine can stretch past the usual 200 µs.
+        let rtt = s["start"][2].as_i64().unwrap();
+        let bound = (rtt / 2 + 1_000).max(200_000);
         assert!(
-            (off - want).abs() < 200_000,
-            "node {node}: offset {off}, want {want}"
+            (off - want).abs() < bound,
+            "node {node}: offset {off}, want {want} within {bound} (round trip {rtt})"
         );
         assert!(s["end"].is_array(), "measured again at exit");
     }
