@@ -161,6 +161,7 @@ fn collectives_of_processes_overlap_on_one_clock() {
         child().unwrap();
         return;
     }
+    let mut runs = BTreeMap::new();
     for (name, args) in [
         ("shm", &["--transport", "shm"][..]),
         ("tcp", &["--transport", "tcp"][..]),
@@ -191,5 +192,23 @@ fn collectives_of_processes_overlap_on_one_clock() {
         for r in starts {
             assert!(r.time <= worst, "{name}: {r:?} (tolerance {worst} ns)");
         }
+        runs.insert(name, raws);
     }
+    // Files of two runs are not merged as one: the host's file of a run
+    // with a host beside the node files of a run without one (as files
+    // left in place by an earlier run are), and one node's file twice.
+    let mut mixed = runs["shm"].clone();
+    mixed.push(runs["shm-host"].last().unwrap().clone());
+    let e = trace::read_files(&mixed).unwrap_err().to_string();
+    assert!(
+        e.contains("from another run") && e.contains("and a host"),
+        "{e}"
+    );
+    let mut twice = runs["tcp"].clone();
+    twice.push(runs["shm"][2].clone());
+    let e = trace::read_files(&twice).unwrap_err().to_string();
+    assert!(
+        e.contains("node 2's stream is in") && e.contains("clocks-tcp"),
+        "{e}"
+    );
 }

@@ -235,6 +235,15 @@ fn begin(
 }
 
 impl JobTrace {
+    #[cfg(feature = "trace")]
+    /// The job's shape, as raw files record it.
+    fn shape(&self) -> raw::Shape {
+        raw::Shape {
+            nodes: self.nodes,
+            host: self.host,
+        }
+    }
+
     /// Whether the ranks measure their clock offsets to node 0.
     pub(crate) fn syncs(&self) -> bool {
         self.cfg.sync
@@ -411,7 +420,7 @@ pub fn job_end(job: Option<Arc<JobTrace>>) -> Result<()> {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        return write_raw(&job.cfg.path, &streams);
+        return write_raw(&job.cfg.path, &streams, Some(job.shape()));
     }
     let t = job_trace(&job);
     write_file(&job.cfg.path, &t, job.cfg.output)
@@ -440,7 +449,7 @@ pub fn finish_process(job: Option<Arc<JobTrace>>, node: i32) -> Result<PathBuf> 
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .clone();
-    write_raw(&p, &streams)?;
+    write_raw(&p, &streams, Some(job.shape()))?;
     Ok(p)
 }
 
@@ -476,12 +485,17 @@ pub fn write_file(path: &Path, t: &Trace, output: Output) -> Result<()> {
 
 #[cfg(feature = "trace")]
 fn raw_string(streams: &[RankStream]) -> String {
-    serde_json::to_string(&raw::Raw::from_streams(streams)).expect("serialisable")
+    raw_text(streams, None)
 }
 
 #[cfg(feature = "trace")]
-fn write_raw(path: &Path, streams: &[RankStream]) -> Result<()> {
-    std::fs::write(path, raw_string(streams)).map_err(|e| io_err("trace write", path, e))
+fn raw_text(streams: &[RankStream], job: Option<raw::Shape>) -> String {
+    serde_json::to_string(&raw::Raw::from_streams(streams, job)).expect("serialisable")
+}
+
+#[cfg(feature = "trace")]
+fn write_raw(path: &Path, streams: &[RankStream], job: Option<raw::Shape>) -> Result<()> {
+    std::fs::write(path, raw_text(streams, job)).map_err(|e| io_err("trace write", path, e))
 }
 
 #[cfg(feature = "trace")]
@@ -489,8 +503,8 @@ fn write_raw(path: &Path, streams: &[RankStream]) -> Result<()> {
 enum FileTrace {
     /// A PICL file's records (one clock already).
     Picl(Trace),
-    /// A raw file's per-rank streams.
-    Raw(Vec<RankStream>),
+    /// A raw file's per-rank streams, and its job's shape when it says.
+    Raw(Vec<RankStream>, Option<raw::Shape>),
 }
 
 #[cfg(feature = "trace")]
@@ -508,8 +522,9 @@ fn read_one(p: &Path) -> Result<FileTrace> {
         let r: raw::Raw = serde_json::from_str(&text).map_err(|e| io_err("trace read", p, e))?;
         // A process whose rank did not record writes a file without
         // records: fine, as long as some file of the job has some.
+        let shape = r.shape();
         let streams = r.into_streams().map_err(|e| io_err("trace read", p, e))?;
-        return Ok(FileTrace::Raw(streams));
+        return Ok(FileTrace::Raw(streams, shape));
     }
     let t = picl::parse(&text).map_err(|e| io_err("trace read", p, e))?;
     if t.records.is_empty() {
@@ -523,16 +538,23 @@ fn read_one(p: &Path) -> Result<FileTrace> {
 /// into one causal trace. A single PICL file is returned as it is. An
 /// empty file, files without any record, and anything that is not a record
 /// (a PICL line, a raw stream's record, a raw file's format) are errors
-/// naming the file and the line or record.
+/// naming the file and the line or record. So are raw files of different
+/// runs (jobs of other sizes, as files left from an earlier run are), a
+/// stream of a node its job does not have, and one node's stream in two
+/// files.
 pub fn read_files(paths: &[PathBuf]) -> Result<Trace> {
     let mut streams: Vec<RankStream> = Vec::new();
     let mut picl_only = Vec::new();
+    let mut runs = Runs::default();
     for p in paths {
         match read_one(p)? {
             // One PICL file is taken as it is (record order kept: lossless).
             FileTrace::Picl(t) if paths.len() == 1 => return Ok(t),
             FileTrace::Picl(t) => picl_only.extend(t.records),
-            FileTrace::Raw(s) => streams.extend(s),
+            FileTrace::Raw(s, shape) => {
+                runs.check(p, &s, shape)?;
+                streams.extend(s)
+            }
         }
     }
     if picl_only.is_empty() && streams.iter().all(|s| s.records.is_empty()) {
@@ -565,6 +587,51 @@ pub fn read_files(paths: &[PathBuf]) -> Result<Trace> {
         None
     };
     Ok(clock::merge_from(streams, origin))
+}
+
+#[cfg(feature = "trace")]
+/// What the raw files read so far said of their job and nodes, to find
+/// files of different runs merged by mistake.
+#[derive(Default)]
+struct Runs {
+    /// The first file that named its job, and the job.
+    first: Option<(PathBuf, raw::Shape)>,
+    /// Each node's stream read so far, and its file.
+    nodes: Vec<(i32, PathBuf)>,
+}
+
+#[cfg(feature = "trace")]
+impl Runs {
+    fn check(&mut self, p: &Path, streams: &[RankStream], shape: Option<raw::Shape>) -> Result<()> {
+        let bad = |what: String| Err(io_err("trace read", p, what));
+        if let Some(shape) = shape {
+            match &self.first {
+                Some((q, first)) if *first != shape => {
+                    return bad(format!(
+                        "from another run than {}: {shape}, not {first} \
+                         (files left from an earlier run? merge one run's files only)",
+                        q.display()
+                    ))
+                }
+                Some(_) => {}
+                None => self.first = Some((p.to_path_buf(), shape)),
+            }
+            if let Some(s) = streams.iter().find(|s| !shape.has(s.node)) {
+                return bad(format!("a stream of node {} in {shape}", s.node));
+            }
+        }
+        for s in streams {
+            if let Some((_, q)) = self.nodes.iter().find(|(n, _)| *n == s.node) {
+                return bad(format!(
+                    "node {}'s stream is in {} too (one run's files, each once)",
+                    s.node,
+                    q.display()
+                ));
+            }
+            self.nodes.push((s.node, p.to_path_buf()));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(feature = "trace")]

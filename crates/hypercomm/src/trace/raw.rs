@@ -2,6 +2,7 @@
 //! or one for a whole job of threads. JSON: a format tag, the job's shape,
 //! and per rank its clock corrections and its records as compact PICL lines
 //! with nanosecond times.
+
 use super::clock::{Correction, Offset, RankStream};
 use super::event::{Kind, Levels, Record};
 use serde::{Deserialize, Serialize};
@@ -12,7 +13,43 @@ const FORMAT: &str = "hypercomm-trace-raw-1";
 #[derive(Serialize, Deserialize)]
 pub(super) struct Raw {
     format: String,
+    /// The job the streams come from (absent in files of earlier
+    /// versions, and in streams moved between processes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    job: Option<Shape>,
     streams: Vec<Stream>,
+}
+
+/// The shape of the job a raw file comes from: files of one run agree on
+/// it, so files left from an earlier run of another size are found out.
+#[derive(Serialize, Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) struct Shape {
+    /// Its nodes (the host not counted).
+    pub(super) nodes: usize,
+    /// Whether it has a host.
+    pub(super) host: bool,
+}
+
+impl std::fmt::Display for Shape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = if self.nodes == 1 { "" } else { "s" };
+        write!(f, "a job of {} node{s}", self.nodes)?;
+        if self.host {
+            write!(f, " and a host")?;
+        }
+        Ok(())
+    }
+}
+
+impl Shape {
+    /// Whether `node` (PICL's number, the host −32768) belongs to such a job.
+    pub(super) fn has(&self, node: i32) -> bool {
+        if node == super::HOST_ID {
+            self.host
+        } else {
+            usize::try_from(node).is_ok_and(|n| n < self.nodes)
+        }
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -33,9 +70,11 @@ fn unoff(o: Option<[i64; 3]>) -> Option<Offset> {
 }
 
 impl Raw {
-    pub(super) fn from_streams(s: &[RankStream]) -> Raw {
+    /// The file of `s`, from a job of shape `job` when known.
+    pub(super) fn from_streams(s: &[RankStream], job: Option<Shape>) -> Raw {
         Raw {
             format: FORMAT.into(),
+            job,
             streams: s
                 .iter()
                 .map(|s| Stream {
@@ -47,6 +86,10 @@ impl Raw {
                 })
                 .collect(),
         }
+    }
+    /// The job these streams come from, when the file says.
+    pub(super) fn shape(&self) -> Option<Shape> {
+        self.job
     }
     /// The streams; an error names a wrong format, or the first
     /// record that is not one (its stream's node and its number, from 1).
