@@ -522,7 +522,8 @@ fn tracing_writes_one_stream_per_process_that_merge() {
         return;
     }
     let _g = serial();
-    let dir = std::env::temp_dir().join(format!("hc-mpi-trace-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("hc-mpi-trace-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     let mut c = Command::new(OPENMPI.launcher());

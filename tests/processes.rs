@@ -755,7 +755,8 @@ fn where_job(args: &[&str]) -> Output {
 /// with its file and line, and nothing starts.
 #[test]
 fn hostfile_slots_place_consecutive_ranks() {
-    let dir = std::env::temp_dir().join(format!("hc-hostfile-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("hc-hostfile-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("hosts");
     let path = file.to_str().unwrap();
@@ -894,8 +895,8 @@ fn run_help_documents_every_option() {
 fn tracing_processes_over_tcp_and_shm() {
     let hello = example_bin("hello");
     for transport in ["tcp", "shm"] {
-        let dir =
-            std::env::temp_dir().join(format!("hc-proc-trace-{}-{transport}", std::process::id()));
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("hc-proc-trace-{}-{transport}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let base = dir.join("job");

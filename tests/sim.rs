@@ -316,7 +316,8 @@ fn a_program_on_1024_ranks_ends_when_schedule_simulation_says() {
 fn a_1024_node_run_traced_in_virtual_time() {
     use hypercomm::trace::{self, Output};
     let p = 1024;
-    let dir = std::env::temp_dir().join(format!("hypercomm-sim-trace-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("hypercomm-sim-trace-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("run.trace");
     trace::enable(trace::Config::new(&file, Output::PiclVerbose));

@@ -29,7 +29,8 @@ fn each_header_compiles_alone_as_c89_and_in_cplusplus() {
     if !have(&["gcc", "g++"]) {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("hypercomm-headers-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("hypercomm-headers-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for h in HEADERS {
         for (compiler, ext, std) in [("gcc", "c", Some("-std=c89")), ("g++", "cpp", None)] {

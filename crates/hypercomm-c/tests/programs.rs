@@ -26,7 +26,8 @@ fn built() -> &'static PathBuf {
     static B: OnceLock<PathBuf> = OnceLock::new();
     B.get_or_init(|| {
         common::cargo_build(&["hypercomm-c", "hypercomm-cli"]);
-        let d = std::env::temp_dir().join(format!("hypercomm-c-{}", std::process::id()));
+        let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("hypercomm-c-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         d
     })

@@ -23,7 +23,8 @@ close clock 0 100 node 1
 /// rewritten while another test reads it reads empty.
 fn input() -> PathBuf {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let d = std::env::temp_dir().join(format!("hypercomm-cli-trace-{}", std::process::id()));
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("hypercomm-cli-trace-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     let p = d.join(format!("two-{}.trace", NEXT.fetch_add(1, Ordering::SeqCst)));
     std::fs::write(&p, PICL).unwrap();
