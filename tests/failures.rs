@@ -628,35 +628,68 @@ fn deadlock_is_an_error_on_every_rank_by_default() {
     });
 }
 
-/// What flow control costs a program that relies on unbounded buffering:
-/// rank 0 sends more than its credit of tag-1 messages, then one of tag 2;
-/// rank 1 wants the tag-2 message first. Rank 0 waits for credit, rank 1
-/// for that message: the deadlock detector says so on both (naming the
-/// credit), rather than hanging.
+/// What flow control costs a program that relies on unbounded buffering
+/// (MPI calls it unsafe): both ranks send each other more than their
+/// credit before either receives. Each waits for credit the other would
+/// give back only by receiving: the deadlock detector says so on both
+/// (naming the credit), rather than hanging.
 #[test]
 fn relying_on_unbounded_buffering_is_a_deadlock_not_a_hang() {
     watchdog("buffering_deadlock", || {
         let big = vec![0u8; EAGER_LIMIT];
         let count = hypercomm::SENDER_CREDIT / EAGER_LIMIT + 2;
         let out = hypercomm::run_on(TransportKind::Thread, 2, |comm| {
-            let r = if comm.rank() == 0 {
-                (0..count)
-                    .try_for_each(|_| comm.send(&big, 1, 1))
-                    .and_then(|()| comm.send(&[2u8], 1, 2))
-            } else {
-                comm.recv::<u8>(0, 2).map(|_| ())
-            };
+            let other = 1 - comm.rank();
+            let r = (0..count)
+                .try_for_each(|_| comm.send(&big, other, 1))
+                .and_then(|()| comm.recv::<u8>(other, 2).map(|_| ()));
             Ok::<_, Error>(r.unwrap_err())
         })
         .unwrap();
         for (r, e) in out.iter().enumerate() {
             assert!(matches!(e, Error::Deadlock { .. }), "rank {r}: {e:?}");
             let text = e.to_string();
-            assert!(
-                text.contains("rank 0 is in send, waiting for credit to send 16384 bytes with tag 1 to rank 1"),
-                "rank {r}: {text}"
-            );
+            for (me, to) in [(0, 1), (1, 0)] {
+                let want = format!(
+                    "rank {me} is in send, waiting for credit to send 16384 bytes with tag 1 to rank {to}"
+                );
+                assert!(text.contains(&want), "rank {r}: {text}");
+            }
         }
+    });
+}
+
+/// MPI's progress rule: a receive for a later message of a sender gets it
+/// past more than the sender's credit of earlier, blocking sends of
+/// another tag that wait unreceived (the receiver lets the sender go on);
+/// then the earlier ones arrive in order.
+#[test]
+fn a_receive_for_a_later_message_lets_its_sender_past_the_credit() {
+    watchdog("buffering_progress", || {
+        let count = hypercomm::SENDER_CREDIT / EAGER_LIMIT + 2;
+        let out = hypercomm::run_on(TransportKind::Thread, 2, |comm| {
+            if comm.rank() == 0 {
+                let mut big = vec![0u8; EAGER_LIMIT];
+                for k in 0..count {
+                    big[..8].copy_from_slice(&(k as u64).to_le_bytes());
+                    comm.send(&big, 1, 1)?;
+                }
+                comm.send(&[count as u64], 1, 2)?;
+                return Ok(Vec::new());
+            }
+            let mut got = vec![comm.recv::<u64>(0, 2)?.0];
+            let mut big = vec![0u8; EAGER_LIMIT];
+            for _ in 0..count {
+                comm.recv_into(&mut big, 0, 1)?;
+                got.push(u64::from_le_bytes(big[..8].try_into().unwrap()));
+            }
+            Ok::<_, Error>(got)
+        })
+        .unwrap();
+        let want: Vec<u64> = std::iter::once(count as u64)
+            .chain(0..count as u64)
+            .collect();
+        assert_eq!(out[1], want);
     });
 }
 

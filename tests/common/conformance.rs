@@ -36,6 +36,7 @@ macro_rules! conformance_suite {
             large_message_64mib,
             large_messages_at_every_boundary,
             ten_thousand_isends,
+            receives_for_later_messages_pass_the_credit,
             self_send,
             send_recv_ring,
             ring_16_ranks_1000_laps,
@@ -572,6 +573,59 @@ pub(crate) fn ten_thousand_isends<L: Launcher>() {
                 let got = comm.recv_into(&mut b, 0, ANY_TAG)?;
                 assert_eq!(b, [i, i ^ 0xdead_beef], "message {i} out of order");
                 assert_eq!(got, st(node(0), i % 7, 8));
+            }
+        }
+        Ok(())
+    })
+    .unwrap();
+}
+
+/// MPI's progress rule against flow control: rank 1 starts non-blocking
+/// sends of twice its credit at rank 0 in 1 KiB messages of tag 1, then
+/// one message rank 0 receives first: of tag 2 (by a blocking receive, then
+/// by a receive request), and on a duplicate communicator. A started send
+/// and a matching posted receive must meet however much of the sender's
+/// earlier traffic waits unreceived; then every tag-1 message arrives, in
+/// order.
+pub(crate) fn receives_for_later_messages_pass_the_credit<L: Launcher>() {
+    const LEN: usize = 1024;
+    let n = 2 * SENDER_CREDIT / (LEN + MESSAGE_COST) + 2;
+    launch::<L, _, _>(2, |comm| {
+        let other = comm.dup();
+        for way in 0..3 {
+            if comm.rank() == 1 {
+                let mut data = vec![0u8; n * LEN];
+                for (i, m) in data.chunks_mut(LEN).enumerate() {
+                    m[..8].copy_from_slice(&((way * n + i) as u64).to_le_bytes());
+                }
+                scope(|s| {
+                    let mut reqs = Vec::with_capacity(n + 1);
+                    for m in data.chunks(LEN) {
+                        reqs.push(comm.isend(s, m, 0, 1)?);
+                    }
+                    match way {
+                        2 => other.send(&[way as u64], 0, 2)?,
+                        _ => reqs.push(comm.isend(s, std::slice::from_ref(&way), 0, 2)?),
+                    }
+                    wait_all(reqs).map(|_| ())
+                })?;
+            } else {
+                let first = match way {
+                    0 => comm.recv::<usize>(1, 2)?.0,
+                    1 => {
+                        let mut v = [0usize; 1];
+                        scope(|s| comm.irecv(s, &mut v, 1, 2)?.wait().map(|_| ()))?;
+                        v[0]
+                    }
+                    _ => other.recv::<u64>(1, 2)?.0 as usize,
+                };
+                assert_eq!(first, way, "the later message, way {way}");
+                let mut m = [0u8; LEN];
+                for i in 0..n {
+                    assert_eq!(comm.recv_into(&mut m, 1, 1)?, st(node(1), 1, LEN));
+                    let k = u64::from_le_bytes(m[..8].try_into().unwrap());
+                    assert_eq!(k as usize, way * n + i, "message {i} of way {way}");
+                }
             }
         }
         Ok(())

@@ -436,7 +436,8 @@ impl Comm {
     /// sender and communicator (after taking in whatever has arrived):
     /// flow control keeps the part from each sender at or below
     /// [`SENDER_CREDIT`](crate::SENDER_CREDIT) bytes as
-    /// [`Unexpected::bytes`] counts them.
+    /// [`Unexpected::bytes`] counts them, unless this rank waited for a
+    /// later message of that sender (which lets the sender past the bound).
     pub fn unexpected(&self) -> Unexpected {
         let (messages, bytes) = self.engine().unexpected();
         Unexpected { messages, bytes }

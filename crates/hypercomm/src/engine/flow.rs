@@ -22,14 +22,26 @@
 //! So the messages a receiver holds from one sender that no receive has
 //! taken — in the transport's queues and in the engine's unexpected queue
 //! together — never exceed `SENDER_CREDIT` bytes as counted here (length
-//! plus `MESSAGE_COST` each), or one message when a single one is larger.
-//! Messages from oneself are not bounded.
+//! plus `MESSAGE_COST` each), or one message when a single one is larger,
+//! while the receiver does not wait for that sender. Messages from oneself
+//! are not bounded.
 //!
-//! What it costs a program: a program that lets more than the credit of
-//! messages from one sender wait unreceived while it waits for a later
-//! message of that same sender (one that depends on buffering, which MPI
-//! calls unsafe) now waits for ever — the deadlock detector or the
-//! timeout then says what each rank waits for ("credit to send …").
+//! A receiver that *waits* for a message of a sender (a receive, a probe,
+//! a receive request, a collective: any wait but a send's) may need one
+//! that the sender has queued behind the messages the receiver holds:
+//! MPI's progress rule says a started send and a matching posted receive
+//! must meet, however many earlier messages of other tags or
+//! communicators wait unreceived. So a wait about to block while it holds
+//! at least [`STARVED`] bytes of such a sender's messages lifts the bound
+//! for that sender by giving it its whole credit again, and again each
+//! time it holds another `STARVED` bytes more. Memory then grows with what
+//! the program leaves unreceived, as in every MPI library; a sender that
+//! merely runs ahead of a busy receiver is still bounded.
+//!
+//! What it costs a program: ranks that only send to each other, more than
+//! the credit, before either receives (which MPI calls unsafe) wait for
+//! ever — the deadlock detector or the timeout then says what each rank
+//! waits for ("credit to send …").
 //!
 //! Not done yet: messages of a withdrawn collective (a mismatch, a
 //! timeout) that were never received keep their credit.
@@ -50,11 +62,11 @@ use std::collections::VecDeque;
 /// non-blocking one completes, once the receiver has taken enough of the
 /// earlier messages); while it waits, the sender's own receives go on. On
 /// every transport. So a root that runs ahead of its receivers cannot grow
-/// their memory without bound; but a program that leaves more than this of
-/// one sender's messages unreceived while it waits for a later message of
-/// the same sender (one that relies on unbounded buffering, which MPI calls
-/// unsafe) waits for ever, and the deadlock detector or the timeout says
-/// so. [`Comm::unexpected`](crate::Comm::unexpected) reports what a rank
+/// their memory without bound. A receiver that waits for a later message
+/// of a sender while it holds that sender's earlier ones unreceived lets
+/// the sender go on past the bound (MPI's progress rule); ranks that only
+/// send to each other beyond it before receiving (which MPI calls unsafe)
+/// wait for ever, and the deadlock detector or the timeout says so. [`Comm::unexpected`](crate::Comm::unexpected) reports what a rank
 /// holds.
 pub const SENDER_CREDIT: usize = 4 << 20;
 /// What a message costs besides its length, in bytes of credit (about
@@ -62,6 +74,11 @@ pub const SENDER_CREDIT: usize = 4 << 20;
 pub const MESSAGE_COST: usize = 64;
 /// A receiver gives credit back once it owes a sender this many bytes.
 const GRANT_AT: u64 = (SENDER_CREDIT / 4) as u64;
+/// A receiver about to block in a wait for a sender's message while it
+/// holds this many bytes of that sender's messages unreceived (once more
+/// for each such amount beyond) gives the sender its whole credit again
+/// (see the module docs).
+pub(super) const STARVED: u64 = (SENDER_CREDIT / 2) as u64;
 
 /// What a data frame of `len` payload bytes costs.
 #[inline]
@@ -93,6 +110,12 @@ pub(super) struct Flow {
     retry: bool,
     /// Messages in the unexpected queue and their cost (diagnostics).
     pub(super) unexpected: (usize, u64),
+    /// The cost of each sender's messages in the unexpected queue.
+    held: Vec<u64>,
+    /// What `held` was when the bound was last lifted for each sender.
+    lifted_at: Vec<u64>,
+    /// The running wait is a send's (it lifts no bound).
+    sending: bool,
 }
 
 impl Flow {
@@ -105,6 +128,9 @@ impl Flow {
             queued: 0,
             retry: false,
             unexpected: (0, 0),
+            held: vec![0; endpoints],
+            lifted_at: vec![0; endpoints],
+            sending: false,
         }
     }
 
@@ -254,16 +280,69 @@ impl Engine {
     /// A message of `len` bytes from `src` went into the unexpected queue
     /// (`true`) or left it (`false`).
     #[inline]
-    pub(super) fn count_unexpected(&self, len: usize, added: bool) {
+    pub(super) fn count_unexpected(&self, src: u32, len: usize, added: bool) {
         let mut f = self.flow.borrow_mut();
+        let f = &mut *f;
         let (n, b) = &mut f.unexpected;
+        let held = f.held.get_mut(src as usize);
         if added {
             *n += 1;
             *b += cost(len);
+            if let Some(h) = held {
+                *h += cost(len);
+            }
         } else {
             *n = n.saturating_sub(1);
             *b = b.saturating_sub(cost(len));
+            if let Some(h) = held {
+                *h = h.saturating_sub(cost(len));
+                let l = &mut f.lifted_at[src as usize];
+                *l = (*l).min(*h);
+            }
         }
+    }
+
+    /// Whether the running wait is a send's; returns what it was before.
+    pub(super) fn set_sending(&self, sending: bool) -> bool {
+        std::mem::replace(&mut self.flow.borrow_mut().sending, sending)
+    }
+
+    /// A wait for a message of `peer` (`None` or this endpoint: of anyone)
+    /// is about to block: give the whole credit again to each such sender
+    /// whose messages this endpoint holds unreceived, [`STARVED`] bytes
+    /// or more beyond what it held when it last did (the module docs say
+    /// why). Whether any credit went out.
+    pub(super) fn lift_bound(&self, peer: Option<u32>) -> bool {
+        let lifted: Vec<u32> = {
+            let mut f = self.flow.borrow_mut();
+            if f.sending || f.unexpected.1 < STARVED {
+                return false;
+            }
+            let f = &mut *f;
+            let senders = match peer {
+                Some(p) if p != self.me => p as usize..p as usize + 1,
+                _ => 0..f.held.len(),
+            };
+            senders
+                .filter(|&s| {
+                    let h = f.held.get(s).copied().unwrap_or(0);
+                    let lift = s != self.me as usize
+                        && h >= STARVED
+                        && h >= f.lifted_at[s].saturating_add(STARVED);
+                    if lift {
+                        f.lifted_at[s] = h;
+                    }
+                    lift
+                })
+                .map(|s| s as u32)
+                .collect()
+        };
+        for &s in &lifted {
+            // The sender caps its credit at SENDER_CREDIT: this restores it
+            // whole, even after one message larger than the credit.
+            self.control(s, Kind::Credit, i64::MAX as u64, Vec::new());
+        }
+        !lifted.is_empty()
     }
 
     /// Messages that arrived and no receive has taken, and their bytes as

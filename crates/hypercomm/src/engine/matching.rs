@@ -330,7 +330,7 @@ impl Engine {
     pub(super) fn arrive(&self, msg: Msg) {
         let mut st = self.st.borrow_mut();
         let Some(i) = st.posted.iter().position(|p| p.m.hits(&msg)) else {
-            self.count_unexpected(msg.payload.len(), true);
+            self.count_unexpected(msg.src, msg.payload.len(), true);
             st.unexpected.push_back(msg);
             return;
         };
@@ -344,7 +344,7 @@ impl Engine {
         let (result, leftover) = self.deliver(msg, dst, p.layout);
         match leftover {
             Some(m) => {
-                self.count_unexpected(len, true);
+                self.count_unexpected(src, len, true);
                 st.unexpected.push_back(m);
             }
             None => self.taken(src, len),
@@ -446,7 +446,7 @@ impl Engine {
         match leftover {
             Some(msg) => self.st.borrow_mut().unexpected.insert(i, msg),
             None => {
-                self.count_unexpected(len, false);
+                self.count_unexpected(src, len, false);
                 self.taken(src, len);
             }
         }
@@ -651,7 +651,7 @@ impl Engine {
             tag: msg.tag,
             len: msg.payload.len(),
         };
-        self.count_unexpected(status.len, false);
+        self.count_unexpected(status.src, status.len, false);
         self.taken(status.src, status.len);
         let payload = match msg.payload {
             Payload::Borrowed(b) => {

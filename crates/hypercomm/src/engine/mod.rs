@@ -31,7 +31,9 @@
 //!   ([`SENDER_CREDIT`] bytes, `flow.rs`): a data frame goes to the
 //!   transport only with credit at its receiver, which gives credit back as
 //!   its receives take messages; without credit a send waits, and its
-//!   wait keeps the sender's own receives going.
+//!   wait keeps the sender's own receives going. A receiver that waits for
+//!   a sender's later message while holding its earlier ones lets it past
+//!   the bound (MPI's progress rule).
 //! * Every wait runs the same loop: drain the transport, advance the
 //!   registered [`Task`]s, test the condition, check abort, a deadlock, peer
 //!   failure and the deadline, then spin briefly, yield, and finally block

@@ -547,8 +547,8 @@ impl Engine {
         timeout: Option<Duration>,
         op: &str,
     ) -> Result<RawStatus> {
-        let (group, peer) = match self.st.borrow().reqs.get(id) {
-            Some(r) => (r.group.clone(), r.peer),
+        let (group, peer, send) = match self.st.borrow().reqs.get(id) {
+            Some(r) => (r.group.clone(), r.peer, r.send),
             None => {
                 return Err(Error::InvalidArgument {
                     op: "wait",
@@ -565,7 +565,9 @@ impl Engine {
                 .get(id)
                 .map_or_else(|| format!("request {id}"), |r| self.describe_req(r))
         };
+        let outer = self.set_sending(send);
         let r = self.wait_loop(&group, peer, timeout, op, &what, |e| e.poll_req(id));
+        self.set_sending(outer);
         recorder::hook(Event::Done);
         if r.is_err() {
             self.withdraw(id);

@@ -241,8 +241,11 @@ impl Engine {
                 if published {
                     // Blocked with every other endpoint of the job? (Before the
                     // peers' states: a rank told first may already have
-                    // ended because of it.)
-                    if let Some(waits) = self.t.deadlock() {
+                    // ended because of it.) Not while this wait lets a
+                    // sender it holds messages of go on past its credit.
+                    if self.lift_bound(peer) {
+                        // The sender has credit on its way: not a deadlock.
+                    } else if let Some(waits) = self.t.deadlock() {
                         break Err(Error::Deadlock {
                             rank: g.rank(self.me),
                             op: op.to_string(),
