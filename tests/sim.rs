@@ -260,6 +260,60 @@ fn bad_machines_are_named() {
     assert!(e.contains("at least one node"), "{e}");
 }
 
+/// Costs so large that virtual time would overflow are refused before
+/// the job starts, in every form a machine is given.
+#[test]
+fn costs_beyond_the_maximum_are_refused() {
+    for (name, costs) in [
+        ("ts", Costs { ts: 1e308, ..COSTS }),
+        ("tw", Costs { tw: 1e308, ..COSTS }),
+        ("th", Costs { th: 1e101, ..COSTS }),
+    ] {
+        let c = Config {
+            costs,
+            ..config(Network::Hypercube)
+        };
+        let e = sim::run(&c, 8, |comm| comm.allreduce(&[1u64], Sum))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("{name} = ")) && e.contains("from 0 to 1e100"),
+            "{e}"
+        );
+    }
+    let e = "network=hypercube,p=8,ts=1e308"
+        .parse::<Config>()
+        .unwrap()
+        .model(8)
+        .unwrap_err();
+    assert!(e.to_string().contains("ts = 1e308 is not a time"), "{e}");
+}
+
+/// A word so small that a message's time overflows aborts the job with a
+/// message saying so, on every rank, instead of panicking and hanging.
+#[test]
+fn virtual_time_that_overflows_aborts_the_job() {
+    let c = Config {
+        word_bytes: 1e-306,
+        ..config(Network::Hypercube)
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let r = sim::run(&c, 8, |comm| {
+            let mut x = vec![comm.rank() as u64; 1000];
+            comm.bcast(&mut x, 0usize)?;
+            comm.allreduce(&x, Sum)
+        });
+        let _ = tx.send(r.map(|_| ()).map_err(|e| e.to_string()));
+    });
+    let e = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the job ends")
+        .unwrap_err();
+    assert!(e.contains("virtual time overflowed"), "{e}");
+    assert!(e.contains("too large to simulate"), "{e}");
+}
+
 // ----------------------------------------- against schedule simulation
 
 /// The schedules the library runs for broadcast (binomial), allreduce

@@ -102,7 +102,9 @@ pub fn cost(p: usize, m_bytes: usize, ts: f64, tw: f64) -> f64 {
         return 0.0;
     }
     let k = if ts > 0.0 {
-        (((p - 2) as f64 * tw * m_bytes as f64 / ts).sqrt().round() as usize).max(1)
+        // At most a segment per byte (and no overflow when tw dwarfs ts).
+        (((p - 2) as f64 * tw * m_bytes as f64 / ts).sqrt().round() as usize)
+            .clamp(1, m_bytes.max(1))
     } else {
         m_bytes.max(1)
     };

@@ -362,10 +362,11 @@ fn run(a: &SimArgs) -> Result<ExitCode, String> {
         compute,
     };
     // The machine must make sense for some job: check what can be checked
-    // before starting the program.
-    if let Some(p) = a.nodes {
-        config.model(p).map_err(|e| e.to_string())?;
-    }
+    // (costs, word size, computation, and the size when given) before
+    // starting the program.
+    config
+        .model(a.nodes.unwrap_or(1))
+        .map_err(|e| e.to_string())?;
     let report = std::env::temp_dir().join(format!("hypercomm-sim-{}.report", std::process::id()));
     let _ = std::fs::remove_file(&report);
     let mut cmd = std::process::Command::new(prog);

@@ -209,6 +209,22 @@ fn bad_parameters_are_clear_errors() {
         "p = 12 is not a power of two",
     );
     err(&["calibrate", "--transport", "sim"], "not the simulator");
+    // Costs whose sums would overflow: refused, for predictions and runs.
+    for args in [
+        &["bcast", "-p", "8", "--ts", "1e308"][..],
+        &["bcast", "-p", "8", "--tw", "1e308", "-m", "1000"],
+        &["bcast", "-p", "8", "--th", "1e308", "--routing", "ct"],
+        &["run", "--tw", "1e308", "--ts", "1", "true"],
+    ] {
+        err(
+            args,
+            "is not a time: ts, tw, th and switch are numbers from 0 to 1e100",
+        );
+    }
+    err(
+        &["bcast", "-p", "8", "--cores", "3", "--switch", "1e308"],
+        "switch = 1e308 is not a time",
+    );
     // clap's own errors are clear too.
     let o = sim(&["bcast", "-p", "8", "--topology", "torus"]);
     assert_eq!(o.status.code(), Some(2));

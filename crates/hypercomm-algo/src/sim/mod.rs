@@ -121,7 +121,7 @@ mod tests;
 
 pub use fabric::{Fabric, Flight, Hopped, Next, Started, Traffic};
 pub use formulas::{closed_form, Form, FORMS};
-pub use network::{Costs, Model, ModelError, Network, Ports, Routing, MAX_NODES};
+pub use network::{Costs, Model, ModelError, Network, Ports, Routing, MAX_COST, MAX_NODES};
 pub use queue::EventQueue;
 pub use seed::{check_algorithm, seed_algorithm, Call};
 pub use shared::{alike, Alike};

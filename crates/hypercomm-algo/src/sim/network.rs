@@ -152,7 +152,7 @@ pub enum ModelError {
     },
     /// Processors shared by the nodes, but none of them.
     NoCores,
-    /// A cost that is not a finite number ≥ 0.
+    /// A cost that is not a number from 0 to [`MAX_COST`].
     BadCost {
         /// `ts`, `tw`, `th` or `switch`.
         name: &'static str,
@@ -181,7 +181,8 @@ impl fmt::Display for ModelError {
             ),
             ModelError::BadCost { name, value } => write!(
                 f,
-                "{name} = {value} is not a time: ts, tw, th and switch are finite numbers ≥ 0"
+                "{name} = {} is not a time: ts, tw, th and switch are numbers from 0 to {MAX_COST:e}",
+                short(*value)
             ),
         }
     }
@@ -189,8 +190,31 @@ impl fmt::Display for ModelError {
 
 impl std::error::Error for ModelError {}
 
+/// A number as written, in exponent form when it is huge (`1e308`, not 309
+/// digits).
+fn short(v: f64) -> String {
+    if v.is_finite() && v.abs() >= 1e16 {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
 /// The most nodes (and endpoints) a model has: node numbers fit in 29 bits.
 pub const MAX_NODES: usize = 1 << 29;
+
+/// The largest ts, tw, th or switch time a model takes. Far beyond any
+/// machine, and small enough that every time the simulator adds up stays
+/// finite: a message of 2^32 elements of up to 10^100 words each costs at
+/// most about 10^210, and a simulation handles far fewer than 10^90 of
+/// them.
+pub const MAX_COST: f64 = 1e100;
+
+/// Whether `value` is a cost a model takes: a number from 0 to
+/// [`MAX_COST`].
+fn cost_ok(value: f64) -> bool {
+    (0.0..=MAX_COST).contains(&value)
+}
 
 /// A simulated machine: network, routing, ports, costs and whether links
 /// are shared (contention).
@@ -219,7 +243,8 @@ impl Model {
     /// A machine of `p` nodes on `network` with `costs`, store-and-forward
     /// routing, one port and contention (change the public fields for
     /// others). Errors: p = 0 or above [`MAX_NODES`], a hypercube whose p
-    /// is not a power of two, a cost that is negative, infinite or NaN.
+    /// is not a power of two, a cost that is negative, above [`MAX_COST`]
+    /// or NaN.
     pub fn new(network: Network, p: usize, costs: Costs) -> Result<Model, ModelError> {
         if p == 0 {
             return Err(ModelError::NoNodes);
@@ -231,7 +256,7 @@ impl Model {
             return Err(ModelError::NotPowerOfTwo { p });
         }
         for (name, value) in [("ts", costs.ts), ("tw", costs.tw), ("th", costs.th)] {
-            if !(value.is_finite() && value >= 0.0) {
+            if !cost_ok(value) {
                 return Err(ModelError::BadCost { name, value });
             }
         }
@@ -259,12 +284,12 @@ impl Model {
     /// start-up (ts) and its body leaving the sender (tw·m: a memory copy
     /// on a shared-memory machine). Without this (`Model::new`) every node
     /// has a processor of its own, as in seed 001. Errors: no cores, a
-    /// switch time that is negative, infinite or NaN.
+    /// switch time that is negative, above [`MAX_COST`] or NaN.
     pub fn with_cores(mut self, cores: usize, switch: f64) -> Result<Model, ModelError> {
         if cores == 0 {
             return Err(ModelError::NoCores);
         }
-        if !(switch.is_finite() && switch >= 0.0) {
+        if !cost_ok(switch) {
             return Err(ModelError::BadCost {
                 name: "switch",
                 value: switch,
@@ -525,6 +550,24 @@ mod tests {
         assert!(e.to_string().contains("ts = -1"), "{e}");
         let e = Model::new(Network::Ring, 4, Costs { th: f64::NAN, ..c }).unwrap_err();
         assert!(e.to_string().contains("th = NaN"), "{e}");
+        // Costs whose sums would overflow are refused, not simulated.
+        for big in [
+            Costs { ts: 1e308, ..c },
+            Costs { tw: 1e101, ..c },
+            Costs { th: f64::MAX, ..c },
+        ] {
+            let e = Model::new(Network::Ring, 4, big).unwrap_err();
+            assert!(e.to_string().contains("numbers from 0 to 1e100"), "{e}");
+        }
+        let at_most = Costs {
+            ts: MAX_COST,
+            tw: MAX_COST,
+            th: MAX_COST,
+        };
+        let m = Model::new(Network::Ring, 4, at_most).unwrap();
+        let e = m.clone().with_cores(2, 1e300).unwrap_err();
+        assert!(e.to_string().contains("switch = 1e300"), "{e}");
+        m.with_cores(2, MAX_COST).unwrap();
         assert_eq!(Model::new(Network::Mesh, 0, c), Err(ModelError::NoNodes));
         for n in Network::ALL {
             assert_eq!(Network::parse(n.name()), Some(n));

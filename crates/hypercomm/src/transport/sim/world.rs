@@ -113,6 +113,9 @@ pub struct Job {
     pub(super) world: Mutex<World>,
     /// Whose turn it is ([`NOBODY`]: nobody's).
     turn: AtomicUsize,
+    /// The simulator itself failed (a panic while handling events): turns
+    /// are over, every rank runs on to see the job aborted.
+    broken: AtomicBool,
     pub(super) visible: Visible,
 }
 
@@ -126,12 +129,36 @@ impl World {
         self.queue.now()
     }
 
+    /// Queue `ev` at `t` with tie key `tie`. A time that is not a finite
+    /// number (costs, a word size or computation so large that virtual
+    /// time overflows) aborts the job with a message saying so, and the
+    /// event happens now instead, so that every rank goes on to see the
+    /// abort.
+    fn at(&mut self, t: f64, tie: u64, ev: Ev) {
+        if t.is_finite() {
+            return self.queue.push(t, tie, ev);
+        }
+        let now = self.now();
+        if self.aborted.is_none() {
+            let who = usize::try_from(tie).ok().filter(|&r| r < self.ranks.len());
+            self.aborted = Some((
+                who.unwrap_or(0),
+                format!(
+                    "virtual time overflowed after {now} s (an event at {t} s): the costs \
+                     (ts, tw, th), the word size or the computation are too large to simulate"
+                ),
+            ));
+            self.wake_waiting();
+        }
+        self.queue.push(now, tie, ev);
+    }
+
     /// Queue `r`'s resumption at `t` (once).
     pub(super) fn resume(&mut self, r: usize, t: f64) {
         let rk = &mut self.ranks[r];
         if !rk.resume_queued {
             rk.resume_queued = true;
-            self.queue.push(t, r as u64, Ev::Resume(r as u32));
+            self.at(t, r as u64, Ev::Resume(r as u32));
         }
     }
 
@@ -153,7 +180,7 @@ impl World {
             let rk = &mut self.ranks[r];
             if !rk.resume_queued {
                 rk.resume_queued = true;
-                self.queue.push(t, POLL, Ev::Resume(r as u32));
+                self.at(t, POLL, Ev::Resume(r as u32));
             }
         }
     }
@@ -208,8 +235,8 @@ impl World {
         };
         self.flights[id as usize] = Some(InFlight { flight, frame, seq });
         match started.next {
-            Next::Hop(t) => self.queue.push(t, me as u64, Ev::Hop(id)),
-            Next::Arrive(t) => self.queue.push(t, me as u64, Ev::Deliver(id)),
+            Next::Hop(t) => self.at(t, me as u64, Ev::Hop(id)),
+            Next::Arrive(t) => self.at(t, me as u64, Ev::Deliver(id)),
             Next::Port(_) | Next::Core(_) => unreachable!("a start never reaches a port"),
         }
         if !holder {
@@ -257,9 +284,9 @@ impl World {
                         }
                     }
                     match h.next {
-                        Next::Hop(t) => self.queue.push(t, src as u64, Ev::Hop(id)),
-                        Next::Port(t) => self.queue.push(t, src as u64, Ev::Port(id)),
-                        Next::Arrive(t) => self.queue.push(t, src as u64, Ev::Deliver(id)),
+                        Next::Hop(t) => self.at(t, src as u64, Ev::Hop(id)),
+                        Next::Port(t) => self.at(t, src as u64, Ev::Port(id)),
+                        Next::Arrive(t) => self.at(t, src as u64, Ev::Deliver(id)),
                         Next::Core(_) => unreachable!("a hop never asks for a core"),
                     }
                 }
@@ -267,7 +294,7 @@ impl World {
                     let f = self.flights[id as usize].as_ref().expect("in flight");
                     let t = self.fabric.port(&f.flight, now);
                     let src = f.flight.src as u64;
-                    self.queue.push(t, src, Ev::Deliver(id));
+                    self.at(t, src, Ev::Deliver(id));
                 }
                 Ev::Deliver(id) => self.deliver(id, visible),
             }
@@ -375,6 +402,7 @@ impl Job {
             }),
             config,
             turn: AtomicUsize::new(NOBODY),
+            broken: AtomicBool::new(false),
             visible: Visible {
                 now_ns: AtomicI64::new(0),
                 alive: (0..endpoints).map(|_| AtomicBool::new(true)).collect(),
@@ -392,13 +420,52 @@ impl Job {
         self.turn.load(Ordering::Acquire) == me
     }
 
+    /// Whether the simulator failed and the job is over (see [`Job::pass`]).
+    pub(super) fn is_broken(&self) -> bool {
+        self.broken.load(Ordering::Acquire)
+    }
+
     /// Rank `me` (whose turn it is, or nobody's) has nothing to do before
     /// some event: handle events until one gives a rank the turn, hand it
     /// over, and return when it is `me`'s turn again — at once when the
     /// turn comes straight back. With `leaving`, `me` does not wait for it.
+    ///
+    /// A panic while handling events (a bug of the simulator) must not
+    /// leave the other ranks parked for a turn that never comes: the job
+    /// is aborted with the panic's message, turns end, and every rank is
+    /// woken to fail with it.
     pub(super) fn pass(&self, me: usize, mut w: MutexGuard<'_, World>, leaving: bool) {
-        let next = w.step(&self.visible);
-        let next = next.unwrap_or(NOBODY);
+        if self.is_broken() {
+            return;
+        }
+        let stepped =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.step(&self.visible)));
+        let next = match stepped {
+            Ok(next) => next.unwrap_or(NOBODY),
+            Err(p) => {
+                let what = p
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".into());
+                if w.aborted.is_none() {
+                    let now = w.now();
+                    w.aborted = Some((
+                        me,
+                        format!("the simulator failed at virtual time {now} s: {what}"),
+                    ));
+                }
+                self.broken.store(true, Ordering::Release);
+                self.turn.store(NOBODY, Ordering::Release);
+                let threads: Vec<Thread> =
+                    w.ranks.iter().filter_map(|r| r.thread.clone()).collect();
+                drop(w);
+                for t in threads {
+                    t.unpark();
+                }
+                return;
+            }
+        };
         self.turn.store(next, Ordering::Release);
         if next == me {
             return;
@@ -417,10 +484,53 @@ impl Job {
 
     /// Park until it is `me`'s turn.
     pub(super) fn await_turn(&self, me: usize) {
-        while !self.is_turn(me) {
+        while !self.is_turn(me) && !self.is_broken() {
             // Unparked when the turn comes; the timeout only bounds the cost
             // of a lost wake-up.
             std::thread::park_timeout(Duration::from_millis(50));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::sim::SimBuilder;
+    use crate::transport::{Builder, Fault, Transport};
+    use std::sync::mpsc;
+
+    /// A panic while the simulator handles events (here: an event for a
+    /// message that does not exist) aborts the job with its message, and
+    /// every rank, parked or not, gets to see it instead of waiting for a
+    /// turn that never comes.
+    #[test]
+    fn a_panic_in_the_simulator_fails_every_rank_instead_of_hanging() {
+        let (job, builders) = SimBuilder::job(Config::default(), 3).unwrap();
+        lock(&job.world).queue.push(1e-3, 0, Ev::Hop(999));
+        let (tx, rx) = mpsc::channel();
+        for b in builders {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let t = Box::new(b).build().unwrap();
+                let fault = loop {
+                    if let Some(f) = t.fault() {
+                        break f;
+                    }
+                    t.wait(None);
+                };
+                t.close(Err("aborted".into()));
+                let _ = tx.send(fault);
+            });
+        }
+        for _ in 0..3 {
+            let f = rx
+                .recv_timeout(Duration::from_secs(60))
+                .expect("every rank sees the failure");
+            let Fault::Aborted { message, .. } = f else {
+                panic!("{f:?}")
+            };
+            assert!(message.contains("the simulator failed"), "{message}");
+            assert!(message.contains("index out of bounds"), "{message}");
         }
     }
 }
