@@ -502,3 +502,66 @@ fn mesh_collectives_and_cartesian_grids_have_one_shape() {
         );
     }
 }
+
+/// `hypercomm sim run` of the `hello` example (four nodes and a host):
+/// the default machine has a node per node rank, so it runs as with `-p
+/// 4`; a machine too small is the program's error, printed as a sentence
+/// and not followed by the hint for programs that start no job; options
+/// that cannot work are refused before the program starts.
+#[test]
+fn hello_runs_on_the_default_machine_and_failures_say_why() {
+    use common::procs::{example_bin, hypercomm_bin, run_limited};
+    let run = |opts: &[&str]| {
+        let mut cmd = std::process::Command::new(hypercomm_bin());
+        cmd.args(["sim", "run"])
+            .args(opts)
+            .arg(example_bin("hello"))
+            .env_remove("HYPERCOMM_SIM")
+            .env_remove("HYPERCOMM_TRACE");
+        run_limited(cmd, Duration::from_secs(120))
+    };
+    let out = run(&[]);
+    assert!(out.status.success(), "{}", out.both());
+    assert!(
+        out.stderr.contains("on 5 ranks of a hypercube"),
+        "{}",
+        out.both()
+    );
+    let out = run(&["-p", "2"]);
+    assert!(!out.status.success(), "{}", out.both());
+    assert!(
+        out.stderr
+            .contains("the job has 5 endpoints but the simulated machine has 2 nodes"),
+        "{}",
+        out.both()
+    );
+    assert!(
+        !out.stderr.contains("ran no simulated job"),
+        "{}",
+        out.both()
+    );
+    assert!(!out.stderr.contains("RankFailed {"), "{}", out.both());
+    for (opts, want) in [
+        (
+            &["--word-bytes", "0"][..],
+            "word = 0 is not a positive number of bytes",
+        ),
+        (
+            &["--compute", "cpu:-1"],
+            "compute = cpu:-1 needs a factor ≥ 0",
+        ),
+        (
+            &["--trace", "/nonexistent/x.html"],
+            "the folder /nonexistent does not exist",
+        ),
+    ] {
+        let out = run(opts);
+        assert_eq!(out.status.code(), Some(2), "{opts:?}: {}", out.both());
+        assert!(out.stderr.contains(want), "{opts:?}: {}", out.both());
+        assert!(
+            !out.stdout.contains("Hello"),
+            "{opts:?} started the program: {}",
+            out.both()
+        );
+    }
+}

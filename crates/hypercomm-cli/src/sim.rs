@@ -127,9 +127,10 @@ pub(crate) struct SimArgs {
     #[arg(short = 'p', long = "nodes")]
     nodes: Option<usize>,
     /// Message length M in words (per node for allgather, gather, scatter;
-    /// per block for alltoall); `-m`, seed 001's name for it.
-    #[arg(short = 'm', long, default_value_t = 1)]
-    words: usize,
+    /// per block for alltoall; default 1); `-m`, seed 001's name for it.
+    /// Predictions only.
+    #[arg(short = 'm', long)]
+    words: Option<usize>,
     /// Start-up time of a message.
     #[arg(long, default_value_t = 1e-6, allow_negative_numbers = true)]
     ts: f64,
@@ -159,16 +160,16 @@ pub(crate) struct SimArgs {
     #[arg(long)]
     no_contention: bool,
     /// The algorithm (a registered name of the operation's family; default
-    /// or `auto`: seed 001's for the network and routing).
+    /// or `auto`: seed 001's for the network and routing). Predictions only.
     #[arg(long)]
     algorithm: Option<Algorithm>,
-    /// Pipelined algorithms: elements per segment (default: the whole
-    /// message, as in seed 001).
+    /// Pipelined algorithms: elements per segment, at least 1 (default: the
+    /// whole message, as in seed 001). Predictions only.
     #[arg(long)]
     segment: Option<usize>,
-    /// Output format of a prediction.
-    #[arg(long, value_enum, default_value = "text")]
-    format: Format,
+    /// Output format of a prediction (default: text). Predictions only.
+    #[arg(long, value_enum)]
+    format: Option<Format>,
     /// `run`: trace the program in virtual time to FILE (PICL verbose; HTML
     /// for *.html, Chrome JSON for *.json).
     #[arg(long, value_name = "FILE")]
@@ -275,26 +276,30 @@ fn predict(a: &SimArgs, c: Collective) -> Result<(), String> {
             .ok_or_else(|| format!("no algorithm for {c} on a {network}"))?,
     };
     let entry = registry::find(c, alg).expect("checked");
-    let mut call = Call::new(p, a.words);
+    if a.segment == Some(0) {
+        return Err("--segment 0: a segment is at least one element".into());
+    }
+    let words = a.words.unwrap_or(1);
+    let mut call = Call::new(p, words);
     call.segment = a.segment;
     let started = Instant::now();
     let out = simulate_entry(&model, entry, &call.params(0), 1.0)
         .map_err(|e| format!("{c} with {alg}: {e}"))?;
     let wall = started.elapsed();
     let time = out.time();
-    match a.format {
+    match a.format.unwrap_or(Format::Text) {
         Format::Tsv => println!(
             "{}\t{}\t{}\t{p}\t{}\t{time}",
             c.name(),
             network,
             model.routing.name(),
-            a.words
+            words
         ),
         Format::Text => {
             println!(
                 "{} of {} words on a {p}-node {network} ({} routing, {} port{}{}), algorithm {alg}",
                 c.name(),
-                a.words,
+                words,
                 model.routing.name(),
                 model.ports.name(),
                 if model.ports == Ports::One { "" } else { "s" },
@@ -315,7 +320,7 @@ fn predict(a: &SimArgs, c: Collective) -> Result<(), String> {
             if let Some(f) = closed_form(c, network, model.routing) {
                 let seeds = a.algorithm.is_none_or(|x| x == Algorithm::Auto);
                 if (f.holds)(p) && seeds && a.segment.is_none() && model.cores().is_none() {
-                    let want = (f.time)(p, a.words as f64, model.costs);
+                    let want = (f.time)(p, words as f64, model.costs);
                     println!("  seed 001 closed form: {} = {want}", f.text);
                 }
             }
@@ -341,6 +346,20 @@ fn run(a: &SimArgs) -> Result<ExitCode, String> {
         return Err(
             "--cores: sim run does not model shared cores yet; it is for predictions".into(),
         );
+    }
+    // The program chooses its own algorithms, message lengths and
+    // segments; these options would be silently ignored.
+    for (given, what) in [
+        (a.algorithm.is_some(), "--algorithm"),
+        (a.words.is_some(), "-m/--words"),
+        (a.segment.is_some(), "--segment"),
+        (a.format.is_some(), "--format"),
+    ] {
+        if given {
+            return Err(format!(
+                "{what}: sim run runs the program's own calls; it is for predictions"
+            ));
+        }
     }
     let compute = match a.compute.split_once(':') {
         None if a.compute == "zero" => Compute::Zero,
@@ -374,6 +393,14 @@ fn run(a: &SimArgs) -> Result<ExitCode, String> {
         .env(hypercomm::sim::ENV, config.to_string())
         .env(hypercomm::sim::REPORT_ENV, &report);
     if let Some(t) = &a.trace {
+        let dir = t.parent().filter(|d| !d.as_os_str().is_empty());
+        if let Some(d) = dir.filter(|d| !d.is_dir()) {
+            return Err(format!(
+                "--trace {}: the folder {} does not exist",
+                t.display(),
+                d.display()
+            ));
+        }
         let spec = match t.extension().and_then(|e| e.to_str()) {
             Some("html") => format!("{}:html", t.display()),
             Some("json") => format!("{}:chrome", t.display()),
@@ -386,10 +413,12 @@ fn run(a: &SimArgs) -> Result<ExitCode, String> {
         .map_err(|e| format!("could not start {prog:?}: {e}"))?;
     let lines = std::fs::read_to_string(&report).unwrap_or_default();
     let _ = std::fs::remove_file(&report);
+    // `start …` when the program started a job (it says why it failed, if
+    // it did), `end=…` when one ended.
     if lines.is_empty() {
         eprintln!("hypercomm sim run: {prog} ran no simulated job (does it start its ranks with hypercomm::run?)");
     }
-    for l in lines.lines() {
+    for l in lines.lines().filter(|l| l.starts_with("end=")) {
         // end=T ranks=N messages=K words=W
         let field = |k: &str| {
             l.split_whitespace()

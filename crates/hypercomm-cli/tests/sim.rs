@@ -209,6 +209,32 @@ fn bad_parameters_are_clear_errors() {
         "p = 12 is not a power of two",
     );
     err(&["calibrate", "--transport", "sim"], "not the simulator");
+    // Prediction options are refused by `run`, not silently ignored.
+    for (opt, val, name) in [
+        ("--algorithm", "chain", "--algorithm"),
+        ("-m", "100", "-m/--words"),
+        ("--segment", "4", "--segment"),
+        ("--format", "tsv", "--format"),
+    ] {
+        err(
+            &["run", "-p", "4", opt, val, "true"],
+            &format!("{name}: sim run runs the program's own calls"),
+        );
+    }
+    err(
+        &[
+            "bcast",
+            "-p",
+            "8",
+            "--algorithm",
+            "chain",
+            "-m",
+            "100",
+            "--segment",
+            "0",
+        ],
+        "--segment 0: a segment is at least one element",
+    );
     // Costs whose sums would overflow: refused, for predictions and runs.
     for args in [
         &["bcast", "-p", "8", "--ts", "1e308"][..],

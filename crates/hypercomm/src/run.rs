@@ -321,7 +321,13 @@ where
     if n == 0 {
         return Err(no_nodes("run_with_host"));
     }
-    run_builders_with_host(simulated(kind)?.thread_builders(n + 1)?, host_fn, node_fn)
+    let builders = match simulated(kind)? {
+        // The simulated machine's default size counts the nodes, not the
+        // host.
+        TransportKind::Sim => crate::transport::sim::setup::with_host(n),
+        kind => kind.thread_builders(n + 1)?,
+    };
+    run_builders_with_host(builders, host_fn, node_fn)
 }
 
 /// [`run_with_host`] with one builder per endpoint: the nodes' first, the

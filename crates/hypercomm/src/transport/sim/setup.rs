@@ -2,13 +2,14 @@
 //! thread that will be that rank. The job starts (rank 0's turn at virtual
 //! time 0) when every endpoint is built.
 
-use super::config::{Config, ENV};
+use super::config::{Config, ENV, REPORT_ENV};
 use super::world::{lock, Job};
 use super::SimEndpoint;
 use crate::error::{Error, Result};
 use crate::transport::{
     not_for, AnyTransport, Builder, JobClock, JoinInfo, Joining, Prepared, Setup, TransportKind,
 };
+use std::io::Write;
 use std::sync::Arc;
 
 /// Builds endpoint `me` of a simulated [`Job`] on the thread that will use
@@ -66,28 +67,57 @@ pub(crate) struct SimSetup;
 /// The one instance.
 pub(crate) static SETUP: SimSetup = SimSetup;
 
+/// Builders for a job of `endpoints` endpoints on the machine
+/// `HYPERCOMM_SIM` describes (the default machine when unset), `nodes` of
+/// them when the description leaves the size open; a bad description
+/// fails every rank with its message. Notes the start in `sim run`'s
+/// report, so that it knows the program did start a job.
+fn builders(endpoints: usize, nodes: usize) -> Vec<Box<dyn Builder>> {
+    if let Some(path) = std::env::var_os(REPORT_ENV) {
+        // A report that cannot be written loses a line of output, not the
+        // job.
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| writeln!(f, "start endpoints={endpoints}"));
+    }
+    let made = Config::from_env()
+        .map(Option::unwrap_or_default)
+        .and_then(|mut c| {
+            c.nodes.get_or_insert(nodes);
+            SimBuilder::job(c, endpoints)
+        });
+    match made {
+        Ok((_, b)) => b
+            .into_iter()
+            .map(|b| Box::new(b) as Box<dyn Builder>)
+            .collect(),
+        Err(e) => (0..endpoints)
+            .map(|me| {
+                Box::new(SimBuilder {
+                    job: Err(e.clone()),
+                    me,
+                }) as Box<dyn Builder>
+            })
+            .collect(),
+    }
+}
+
+/// Builders for a job of `nodes` nodes and a host (the last endpoint) on
+/// the machine `HYPERCOMM_SIM` describes. Left to its default size, the
+/// machine has a node per node rank, and the host hangs off node 0 by a
+/// link of its own, as on a machine given `p = nodes`.
+pub(crate) fn with_host(nodes: usize) -> Vec<Box<dyn Builder>> {
+    builders(nodes + 1, nodes)
+}
+
 impl Setup for SimSetup {
     /// Builders for a job on the machine `HYPERCOMM_SIM` describes (the
-    /// default machine when unset); a bad description fails every rank
-    /// with its message.
+    /// default machine, one node per endpoint, when unset); a bad
+    /// description fails every rank with its message.
     fn threads(&self, endpoints: usize) -> Option<Vec<Box<dyn Builder>>> {
-        let made = Config::from_env()
-            .map(Option::unwrap_or_default)
-            .and_then(|c| SimBuilder::job(c, endpoints));
-        Some(match made {
-            Ok((_, b)) => b
-                .into_iter()
-                .map(|b| Box::new(b) as Box<dyn Builder>)
-                .collect(),
-            Err(e) => (0..endpoints)
-                .map(|me| {
-                    Box::new(SimBuilder {
-                        job: Err(e.clone()),
-                        me,
-                    }) as Box<dyn Builder>
-                })
-                .collect(),
-        })
+        Some(builders(endpoints, endpoints))
     }
     fn prepare(&self, _endpoints: usize) -> Result<Prepared> {
         Err(not_for(
