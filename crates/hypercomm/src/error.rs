@@ -13,11 +13,7 @@ use std::time::Duration;
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in hypercomm.
-///
-/// Its `Debug` form is its message (the `Display` form), so that a
-/// program whose `main` returns the error prints a sentence, not a
-/// structure; `{:#?}` adds the chain of sources underneath.
-#[derive(Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Error {
     /// A peer this operation depends on has failed (panicked, returned an
@@ -192,20 +188,6 @@ impl fmt::Display for Error {
             ),
             Error::Io { op, message, .. } => write!(f, "I/O error in {op}: {message}"),
         }
-    }
-}
-
-impl fmt::Debug for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)?;
-        if f.alternate() {
-            let mut cause = std::error::Error::source(self);
-            while let Some(c) = cause {
-                write!(f, "\n  caused by: {c}")?;
-                cause = c.source();
-            }
-        }
-        Ok(())
     }
 }
 
