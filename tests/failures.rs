@@ -952,6 +952,46 @@ fn bad_input_gives_errors_not_panics() {
                 comm.send_strided(&[0u8; 10], 4, usize::MAX, 3, 1 - me, 0),
                 Err(Error::InvalidArgument { .. })
             ));
+            // Stride 0 repeats one element: a count whose packed form
+            // overflows, or cannot be had, is named, in each strided call.
+            let huge = usize::MAX / 2 + 5;
+            let e = comm.send_strided(&[1u8, 2], 2, 0, huge, 1 - me, 0);
+            assert!(
+                matches!(&e, Err(Error::InvalidArgument { op: "send_strided", what })
+                    if what.contains("do not fit in memory")),
+                "{e:?}"
+            );
+            let e = comm.recv_strided_partial(&mut [0u8; 2], 2, 0, huge, 1 - me, 0);
+            assert!(
+                matches!(
+                    &e,
+                    Err(Error::InvalidArgument {
+                        op: "recv_strided_partial",
+                        ..
+                    })
+                ),
+                "{e:?}"
+            );
+            let e = comm.send_recv_strided(
+                &[1u8, 2],
+                (2, 2, 1),
+                1 - me,
+                0,
+                &mut [0u8; 2],
+                (2, 0, 1 << 60),
+                1 - me,
+                0,
+            );
+            assert!(
+                matches!(
+                    &e,
+                    Err(Error::InvalidArgument {
+                        op: "send_recv_strided",
+                        ..
+                    })
+                ),
+                "{e:?}"
+            );
             // Messages whose length does not suit the requested type.
             let peer = 1 - me;
             comm.send(&[1u8, 2, 3], peer, 1)?;
@@ -959,6 +999,8 @@ fn bad_input_gives_errors_not_panics() {
             comm.send(&[0u8; 3], peer, 3)?;
             comm.send(&[0xFFu8; 3], peer, 4)?;
             comm.send(&[0u8; 4], peer, 5)?;
+            comm.send(&[0u8; 5], peer, 6)?;
+            comm.send(&[0u8; 0], peer, 7)?;
             let bad_len = |tag, len, elem_size| Error::BadLength {
                 from: node(peer),
                 tag,
@@ -977,6 +1019,9 @@ fn bad_input_gives_errors_not_panics() {
             ));
             // A 4-byte message is not one u64 (too short for the value).
             assert_eq!(comm.recv::<u64>(peer, 5).unwrap_err(), bad_len(5, 4, 8));
+            // Elements of no size take only an empty message.
+            assert_eq!(comm.recv_vec::<()>(peer, 6).unwrap_err(), bad_len(6, 5, 0));
+            assert_eq!(comm.recv_vec::<()>(peer, 7)?.0, Vec::<()>::new());
             // Communicator constructors.
             assert!(matches!(
                 comm.prefix(0),

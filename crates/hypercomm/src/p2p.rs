@@ -31,11 +31,37 @@ use bytemuck::Pod;
 /// packed vector (CMMD send_v). Checks that `buf` is long enough.
 pub fn pack_strided(buf: &[u8], elem_len: usize, stride: usize, count: usize) -> Result<Vec<u8>> {
     strided_fits("send_strided", buf.len(), elem_len, stride, count)?;
-    let mut out = Vec::with_capacity(elem_len * count);
+    let mut out = packed_capacity("send_strided", elem_len, count)?;
     for i in 0..count {
         out.extend_from_slice(&buf[i * stride..i * stride + elem_len]);
     }
     Ok(out)
+}
+
+/// A zeroed buffer for `count` packed elements of `elem_len` bytes; an
+/// error naming the sizes when that many bytes cannot be had (elements
+/// may overlap in the strided buffer, stride 0 repeating one, so the
+/// packed form can be far larger than it).
+fn packed_buffer(op: &'static str, elem_len: usize, count: usize) -> Result<Vec<u8>> {
+    let mut v = packed_capacity(op, elem_len, count)?;
+    v.resize(elem_len * count, 0);
+    Ok(v)
+}
+
+/// An empty vector with room for `count` packed elements of `elem_len`
+/// bytes (see [`packed_buffer`]).
+fn packed_capacity(op: &'static str, elem_len: usize, count: usize) -> Result<Vec<u8>> {
+    let too_large = || Error::InvalidArgument {
+        op,
+        what: format!("{count} elements of {elem_len} bytes do not fit in memory"),
+    };
+    let len = elem_len
+        .checked_mul(count)
+        .filter(|&n| n <= isize::MAX as usize)
+        .ok_or_else(too_large)?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| too_large())?;
+    Ok(v)
 }
 
 /// Check that `have` bytes hold `count` elements of `elem_len` bytes every
@@ -429,7 +455,7 @@ impl Comm {
         tag: impl Into<Tag>,
     ) -> Result<Partial> {
         strided_fits("recv_strided_partial", buf.len(), elem_len, stride, count)?;
-        let mut packed = vec![0u8; elem_len * count];
+        let mut packed = packed_buffer("recv_strided_partial", elem_len, count)?;
         let p = self.recv_partial(&mut packed, src, tag)?;
         lay_strided(&packed[..p.received], buf, elem_len, stride);
         Ok(p)
@@ -495,7 +521,7 @@ impl Comm {
     ) -> Result<(Partial, usize)> {
         strided_fits("send_recv_strided", inb.len(), in_elem, in_stride, in_count)?;
         let packed_out = pack_strided(out, out_elem, out_stride, out_count)?;
-        let mut packed_in = vec![0u8; in_elem * in_count];
+        let mut packed_in = packed_buffer("send_recv_strided", in_elem, in_count)?;
         let (st, taken) = self.exchange_raw(
             &packed_out,
             dst,
@@ -557,7 +583,8 @@ fn lay_strided(src: &[u8], dst: &mut [u8], elem_len: usize, stride: usize) {
 
 fn check_elems<T>(st: &Status) -> Result<()> {
     let sz = std::mem::size_of::<T>();
-    if sz > 1 && !st.len.is_multiple_of(sz) {
+    // Elements of no size hold no bytes: only an empty message fits them.
+    if (sz == 0 && st.len > 0) || (sz > 1 && !st.len.is_multiple_of(sz)) {
         return Err(Error::BadLength {
             from: st.source,
             tag: st.tag,

@@ -111,7 +111,7 @@ impl Layout {
             Layout::Contiguous | Layout::Partial => buf_len,
             Layout::Strided {
                 elem_len, count, ..
-            } => elem_len * count,
+            } => elem_len.saturating_mul(count),
         }
     }
 }
