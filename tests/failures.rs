@@ -1001,6 +1001,9 @@ fn bad_input_gives_errors_not_panics() {
             comm.send(&[0u8; 4], peer, 5)?;
             comm.send(&[0u8; 5], peer, 6)?;
             comm.send(&[0u8; 0], peer, 7)?;
+            comm.send(&[0u8; 12], peer, 8)?;
+            comm.send(&[0u8; 12], peer, 10)?;
+            comm.send(&[0u8; 12], peer, 9)?;
             let bad_len = |tag, len, elem_size| Error::BadLength {
                 from: node(peer),
                 tag,
@@ -1022,6 +1025,24 @@ fn bad_input_gives_errors_not_panics() {
             // Elements of no size take only an empty message.
             assert_eq!(comm.recv_vec::<()>(peer, 6).unwrap_err(), bad_len(6, 5, 0));
             assert_eq!(comm.recv_vec::<()>(peer, 7)?.0, Vec::<()>::new());
+            // A receive request checks its elements as a blocking receive
+            // does: on wait, on test, and in wait_all.
+            let mut w = [0u64; 4];
+            let e = scope(|s| comm.irecv(s, &mut w, peer, 8)?.wait());
+            assert_eq!(e.unwrap_err(), bad_len(8, 12, 8));
+            let mut w = [0u64; 4];
+            let e = scope(|s| {
+                let mut r = comm.irecv(s, &mut w, peer, 10)?;
+                loop {
+                    if let Some(x) = r.test() {
+                        break x;
+                    }
+                }
+            });
+            assert_eq!(e.unwrap_err(), bad_len(10, 12, 8));
+            let mut w = [0u32; 4];
+            let st = scope(|s| comm.irecv(s, &mut w, peer, 9)?.wait())?;
+            assert_eq!(st.count::<u32>(), 3);
             // Communicator constructors.
             assert!(matches!(
                 comm.prefix(0),

@@ -582,7 +582,12 @@ fn lay_strided(src: &[u8], dst: &mut [u8], elem_len: usize, stride: usize) {
 }
 
 fn check_elems<T>(st: &Status) -> Result<()> {
-    let sz = std::mem::size_of::<T>();
+    check_elem_size(st, std::mem::size_of::<T>())
+}
+
+/// A message of `st.len` bytes received into elements of `sz` bytes: an
+/// error unless it is a whole number of them.
+pub(crate) fn check_elem_size(st: &Status, sz: usize) -> Result<()> {
     // Elements of no size hold no bytes: only an empty message fits them.
     if (sz == 0 && st.len > 0) || (sz > 1 && !st.len.is_multiple_of(sz)) {
         return Err(Error::BadLength {

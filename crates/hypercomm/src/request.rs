@@ -140,6 +140,10 @@ pub struct Request<'scope> {
     done: Option<std::result::Result<Status, Box<Error>>>,
     /// Waited for (`done` was taken, or the engine's wait returned).
     waited: bool,
+    /// The element size of a receive's buffer (1 for sends): a message
+    /// that is not a whole number of elements completes with
+    /// [`Error::BadLength`], as a blocking receive's does.
+    elem: u32,
     _scope: PhantomData<&'scope ()>,
 }
 
@@ -160,6 +164,7 @@ impl<'scope> Request<'scope> {
             timeout: comm.timeout(),
             done: if id.is_none() { Some(Ok(ready)) } else { None },
             waited: false,
+            elem: 1,
             _scope: PhantomData,
         }
     }
@@ -179,7 +184,17 @@ impl<'scope> Request<'scope> {
         self.comm
             .engine
             .wait_req(self.id, self.timeout, "wait")
-            .map(|s| s.to_status(&self.comm.group))
+            .and_then(|s| self.whole(s.to_status(&self.comm.group)))
+    }
+
+    /// `st`, or [`Error::BadLength`] when it is not a whole number of this
+    /// receive's elements.
+    #[inline]
+    fn whole(&self, st: Status) -> Result<Status> {
+        if self.elem > 1 || self.elem == 0 {
+            crate::p2p::check_elem_size(&st, self.elem as usize)?;
+        }
+        Ok(st)
     }
 
     /// Complete the request if it can be without blocking.
@@ -189,7 +204,7 @@ impl<'scope> Request<'scope> {
         }
         let c = &self.comm;
         let r = match c.engine.test(self.id) {
-            Some(r) => r.map(|s| s.to_status(&c.group)),
+            Some(r) => r.and_then(|s| self.whole(s.to_status(&c.group))),
             None => {
                 // Still pending. After an abort it never completes, so fail
                 // it (and withdraw it) rather than let a `test` loop spin.
@@ -280,7 +295,8 @@ pub fn wait_any(reqs: &mut Vec<Request<'_>>) -> Option<Result<(usize, Status)>> 
         what: "request already waited for".into(),
     })));
     Some(
-        r.map(|s| (i, s.to_status(&req.comm.group)))
+        r.and_then(|s| req.whole(s.to_status(&req.comm.group)))
+            .map(|s| (i, s))
             .map_err(|e| failed(i, e)),
     )
 }
@@ -365,7 +381,7 @@ impl Comm {
             self.engine()
                 .post_recv(self.group(), m, bytes, Layout::Contiguous)?
         };
-        Ok(Request::new(
+        let mut req = Request::new(
             self,
             s,
             Some(id),
@@ -374,7 +390,9 @@ impl Comm {
                 tag: 0,
                 len: 0,
             },
-        ))
+        );
+        req.elem = u32::try_from(std::mem::size_of::<T>()).unwrap_or(u32::MAX);
+        Ok(req)
     }
 }
 
