@@ -1266,3 +1266,64 @@ fn an_iprobe_loop_learns_that_its_source_is_gone() {
         );
     });
 }
+
+/// A node whose own arguments to a node collective are invalid (an output
+/// of the wrong length, a root out of range) still takes part in check
+/// mode's exchange: the other nodes fail at once with a mismatch naming
+/// it, instead of waiting for it (for ever over TCP, which has no deadlock
+/// detector), and it gets its own error. Blocking and non-blocking calls,
+/// on every in-process transport.
+#[test]
+fn a_node_with_invalid_arguments_fails_the_others_at_once() {
+    watchdog("bad_args_nodes", || {
+        for kind in [
+            TransportKind::Thread,
+            TransportKind::Shm,
+            TransportKind::Tcp,
+        ] {
+            for case in 0..6 {
+                let out = hypercomm::run_on(kind, 3, |comm| {
+                    let bad = comm.rank() == 1;
+                    let x = [comm.rank() as u64 + 1; 4];
+                    let mut out = vec![0u64; if bad { 3 } else { 4 }];
+                    let r = match case {
+                        0 => comm.allreduce_into(&x, &mut out, hypercomm::prelude::Sum),
+                        1 => {
+                            let root = if bad { 9 } else { 0 };
+                            comm.reduce_into(&x, &mut out, hypercomm::prelude::Sum, root)
+                        }
+                        2 => comm.bcast(&mut out[..], if bad { 7 } else { 0 }),
+                        3 => {
+                            let mut all = vec![0u64; if bad { 5 } else { 12 }];
+                            comm.allgather_into(&x, &mut all)
+                        }
+                        4 => scope(|s| {
+                            comm.iallreduce(s, &x, &mut out, hypercomm::prelude::Sum)?
+                                .wait()
+                        }),
+                        _ => comm.scan_into(
+                            &x,
+                            &mut out,
+                            hypercomm::prelude::Sum,
+                            &Default::default(),
+                        ),
+                    };
+                    Ok::<_, Error>(r.map_err(|e| e.to_string()))
+                })
+                .unwrap();
+                let tag = format!("{} case {case}", kind.name());
+                for (r, o) in out.iter().enumerate() {
+                    let e = o.as_ref().expect_err(&tag);
+                    if r == 1 {
+                        assert!(!e.contains("mismatch"), "{tag}: rank 1: {e}");
+                    } else {
+                        assert!(
+                            e.contains("rank 1 called it with invalid arguments"),
+                            "{tag}: rank {r}: {e}"
+                        );
+                    }
+                }
+            }
+        }
+    });
+}

@@ -64,7 +64,12 @@ impl Comm {
         if let Some(done) = done {
             return done;
         }
-        self.run_blocking(self.alltoall_call(input, output, opts)?, opts)
+        let call = self.announce_bad(
+            Collective::Alltoall,
+            "alltoall",
+            self.alltoall_call(input, output, opts),
+        )?;
+        self.run_blocking(call, opts)
     }
 
     /// All-to-all returning a new vector.
@@ -136,10 +141,9 @@ impl Comm {
         recv_counts: &[usize],
         opts: &CollOpts,
     ) -> Result<()> {
-        self.run_blocking(
-            self.alltoallv_call(input, send_counts, output, recv_counts, opts)?,
-            opts,
-        )
+        let built = self.alltoallv_call(input, send_counts, output, recv_counts, opts);
+        let call = self.announce_bad(Collective::Alltoallv, "alltoallv", built)?;
+        self.run_blocking(call, opts)
     }
 
     /// An all-to-allv (pairwise exchange).
@@ -250,10 +254,9 @@ impl Comm {
         opts: &CollOpts,
     ) -> Result<()> {
         let counts = vec![output.len(); self.size()];
-        self.run_blocking(
-            self.reduce_scatterv_call(input, &counts, output, op, opts)?,
-            opts,
-        )
+        let built = self.reduce_scatterv_call(input, &counts, output, op, opts);
+        let call = self.announce_bad(Collective::ReduceScatter, "reduce_scatter", built)?;
+        self.run_blocking(call, opts)
     }
 
     /// Reduce-scatter returning this node's block (`input.len()` must be a
@@ -300,10 +303,9 @@ impl Comm {
         op: O,
         opts: &CollOpts,
     ) -> Result<()> {
-        self.run_blocking(
-            self.reduce_scatterv_call(input, counts, output, op, opts)?,
-            opts,
-        )
+        let built = self.reduce_scatterv_call(input, counts, output, op, opts);
+        let call = self.announce_bad(Collective::ReduceScatter, "reduce_scatterv", built)?;
+        self.run_blocking(call, opts)
     }
 
     /// A reduce-scatter(v).

@@ -69,7 +69,12 @@ impl Comm {
         if root == Rank::Host {
             return self.gather_to_host(input, output, opts);
         }
-        self.run_blocking(self.gather_call(input, output, root, opts)?, opts)
+        let call = self.announce_bad(
+            Collective::Gather,
+            "gather",
+            self.gather_call(input, output, root, opts),
+        )?;
+        self.run_blocking(call, opts)
     }
 
     /// Gather and return the concatenation at the root (`None` elsewhere).
@@ -372,7 +377,12 @@ impl Comm {
         if let Some(done) = done {
             return done;
         }
-        self.run_blocking(self.allgather_call(input, output, opts)?, opts)
+        let call = self.announce_bad(
+            Collective::Allgather,
+            "allgather",
+            self.allgather_call(input, output, opts),
+        )?;
+        self.run_blocking(call, opts)
     }
 
     /// Allgather returning a new vector.
@@ -476,7 +486,12 @@ impl Comm {
         if counts.len() == self.size() {
             need_len("allgatherv", "input", input.len(), counts[me])?;
         }
-        self.run_blocking(self.allgatherv_call(input, counts, output, opts)?, opts)
+        let call = self.announce_bad(
+            Collective::Allgatherv,
+            "allgatherv",
+            self.allgatherv_call(input, counts, output, opts),
+        )?;
+        self.run_blocking(call, opts)
     }
 
     /// Allgather of blocks of any lengths: the concatenation and every
@@ -516,7 +531,12 @@ impl Comm {
         if root == Rank::Host {
             return self.scatter_from_host(input, output, opts);
         }
-        self.run_blocking(self.scatter_call(input, output, root, opts)?, opts)
+        let call = self.announce_bad(
+            Collective::Scatter,
+            "scatter",
+            self.scatter_call(input, output, root, opts),
+        )?;
+        self.run_blocking(call, opts)
     }
 
     /// A node-rooted scatter of `output.len()` elements per node.

@@ -119,6 +119,29 @@ impl Comm {
         }
     }
 
+    /// `built`, the call a node made for a node collective; when making it
+    /// failed on this node (its own arguments are invalid: a length, a
+    /// root), take part in the signature exchange with a signature that
+    /// says so, so that the other nodes fail instead of waiting, and
+    /// return the local error. (The host calling a node collective, which
+    /// is no participant, only gets its error.)
+    pub(crate) fn announce_bad<C>(
+        &self,
+        kind: Collective,
+        what: &'static str,
+        built: Result<C>,
+    ) -> Result<C> {
+        match built {
+            Err(e @ (Error::InvalidArgument { .. } | Error::InvalidRank { .. })) => {
+                match self.node_parts(what) {
+                    Ok(parts) => Err(self.report_bad_args(parts, kind, what, e)),
+                    Err(_) => Err(e),
+                }
+            }
+            r => r,
+        }
+    }
+
     /// Take part in a call's check exchange with invalid arguments (so that
     /// every other participant fails), and return `e`. With check mode off
     /// only the call's tags are drawn, to keep the sequence aligned.
@@ -129,22 +152,7 @@ impl Comm {
         what: &'static str,
         e: Error,
     ) -> Error {
-        let root = parts.with_host.then(|| parts.eps.len() - 1);
-        let _ = self.run(Call::<u8, NoOp> {
-            kind,
-            what,
-            parts,
-            root,
-            input: Input::Borrowed(&[]),
-            output: Output::Borrowed(&mut []),
-            op: None,
-            sched: Rc::new(Schedule::new()),
-            check: Check {
-                variant: BAD_ARGS,
-                ..Check::default()
-            },
-            finish: None,
-        });
+        let _ = self.run(bad_args_call(parts, kind, what));
         e
     }
 
@@ -573,6 +581,31 @@ fn host_call<'a, T: Element, O: Operator<T>>(
         op,
         sched,
         check,
+        finish: None,
+    }
+}
+
+/// The call of a participant whose arguments are invalid: no data, only a
+/// signature that says so ([`BAD_ARGS`]).
+pub(crate) fn bad_args_call(
+    parts: Parts,
+    kind: Collective,
+    what: &'static str,
+) -> Call<'static, u8, NoOp> {
+    let root = parts.with_host.then(|| parts.eps.len() - 1);
+    Call {
+        kind,
+        what,
+        parts,
+        root,
+        input: Input::Borrowed(&[]),
+        output: Output::Borrowed(&mut []),
+        op: None,
+        sched: Rc::new(Schedule::new()),
+        check: Check {
+            variant: BAD_ARGS,
+            ..Check::default()
+        },
         finish: None,
     }
 }

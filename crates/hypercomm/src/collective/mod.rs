@@ -261,7 +261,9 @@ impl Comm {
                 return done;
             }
         }
-        self.run_blocking(self.bcast_call(buf, root, opts)?, opts)
+        let call =
+            self.announce_bad(Collective::Bcast, "bcast", self.bcast_call(buf, root, opts))?;
+        self.run_blocking(call, opts)
     }
 
     /// A node-rooted broadcast (the schedule reads and writes `buf` as its
@@ -356,7 +358,12 @@ impl Comm {
                 return done;
             }
         }
-        self.run_blocking(self.reduce_call(input, output, op, root, opts)?, opts)
+        let call = self.announce_bad(
+            Collective::Reduce,
+            "reduce",
+            self.reduce_call(input, output, op, root, opts),
+        )?;
+        self.run_blocking(call, opts)
     }
 
     /// A node-rooted reduce. Non-roots reduce through a scratch buffer the
@@ -485,7 +492,12 @@ impl Comm {
         if let Some(done) = done {
             return done;
         }
-        self.run_blocking(self.allreduce_call(input, output, op, opts)?, opts)
+        let call = self.announce_bad(
+            Collective::Allreduce,
+            "allreduce",
+            self.allreduce_call(input, output, op, opts),
+        )?;
+        self.run_blocking(call, opts)
     }
 
     /// An allreduce.

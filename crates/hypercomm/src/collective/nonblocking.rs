@@ -27,9 +27,10 @@ use super::select::CollOpts;
 use crate::comm::Comm;
 use crate::engine::Engine;
 use crate::engine::Task;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::rank::Rank;
 use crate::request::Scope;
+use hypercomm_algo::Collective;
 use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::rc::Rc;
@@ -112,6 +113,31 @@ impl Comm {
         })
     }
 
+    /// [`Comm::announce_bad`] for a non-blocking call: the signature that
+    /// says this node's arguments are invalid goes out as the other nodes'
+    /// non-blocking calls exchange theirs (as a task, never on the board).
+    fn announce_bad_nb<C>(
+        &self,
+        kind: Collective,
+        what: &'static str,
+        built: Result<C>,
+    ) -> Result<C> {
+        match built {
+            Err(e @ (Error::InvalidArgument { .. } | Error::InvalidRank { .. })) => {
+                let Ok(parts) = self.node_parts(what) else {
+                    return Err(e);
+                };
+                if let Ok(task) = self.start(super::host::bad_args_call(parts, kind, what)) {
+                    let _ = self
+                        .engine()
+                        .run_task(&RefCell::new(task), self.timeout, what);
+                }
+                Err(e)
+            }
+            r => r,
+        }
+    }
+
     /// Non-blocking barrier over the nodes.
     pub fn ibarrier<'scope>(&self, s: &'scope Scope<'scope, '_>) -> Result<CollRequest<'scope>> {
         let parts = self.node_parts("ibarrier")?;
@@ -128,8 +154,9 @@ impl Comm {
         buf: &'env mut [T],
         root: usize,
     ) -> Result<CollRequest<'scope>> {
+        let built = self.bcast_call(buf, Rank::Node(root), &CollOpts::default());
         let call = self
-            .bcast_call(buf, Rank::Node(root), &CollOpts::default())?
+            .announce_bad_nb(Collective::Bcast, "ibcast", built)?
             .ready(self)?;
         self.start_in(s, call, "ibcast")
     }
@@ -143,8 +170,9 @@ impl Comm {
         op: O,
         root: usize,
     ) -> Result<CollRequest<'scope>> {
+        let built = self.reduce_call(input, output, op, Rank::Node(root), &CollOpts::default());
         let call = self
-            .reduce_call(input, output, op, Rank::Node(root), &CollOpts::default())?
+            .announce_bad_nb(Collective::Reduce, "ireduce", built)?
             .ready(self)?;
         self.start_in(s, call, "ireduce")
     }
@@ -157,8 +185,9 @@ impl Comm {
         output: &'env mut [T],
         op: O,
     ) -> Result<CollRequest<'scope>> {
+        let built = self.allreduce_call(input, output, op, &CollOpts::default());
         let call = self
-            .allreduce_call(input, output, op, &CollOpts::default())?
+            .announce_bad_nb(Collective::Allreduce, "iallreduce", built)?
             .ready(self)?;
         self.start_in(s, call, "iallreduce")
     }
@@ -172,7 +201,8 @@ impl Comm {
         output: &'env mut [T],
         root: usize,
     ) -> Result<CollRequest<'scope>> {
-        let call = self.gather_call(input, output, Rank::Node(root), &CollOpts::default())?;
+        let built = self.gather_call(input, output, Rank::Node(root), &CollOpts::default());
+        let call = self.announce_bad_nb(Collective::Gather, "igather", built)?;
         self.start_in(s, call, "igather")
     }
 
@@ -184,7 +214,8 @@ impl Comm {
         output: &'env mut [T],
         root: usize,
     ) -> Result<CollRequest<'scope>> {
-        let call = self.scatter_call(input, output, Rank::Node(root), &CollOpts::default())?;
+        let built = self.scatter_call(input, output, Rank::Node(root), &CollOpts::default());
+        let call = self.announce_bad_nb(Collective::Scatter, "iscatter", built)?;
         self.start_in(s, call, "iscatter")
     }
 
@@ -195,8 +226,9 @@ impl Comm {
         input: &'env [T],
         output: &'env mut [T],
     ) -> Result<CollRequest<'scope>> {
+        let built = self.allgather_call(input, output, &CollOpts::default());
         let call = self
-            .allgather_call(input, output, &CollOpts::default())?
+            .announce_bad_nb(Collective::Allgather, "iallgather", built)?
             .ready(self)?;
         self.start_in(s, call, "iallgather")
     }
@@ -208,8 +240,9 @@ impl Comm {
         input: &'env [T],
         output: &'env mut [T],
     ) -> Result<CollRequest<'scope>> {
+        let built = self.alltoall_call(input, output, &CollOpts::default());
         let call = self
-            .alltoall_call(input, output, &CollOpts::default())?
+            .announce_bad_nb(Collective::Alltoall, "ialltoall", built)?
             .ready(self)?;
         self.start_in(s, call, "ialltoall")
     }
@@ -223,7 +256,8 @@ impl Comm {
         op: O,
     ) -> Result<CollRequest<'scope>> {
         let counts = vec![output.len(); self.size()];
-        let call = self.reduce_scatterv_call(input, &counts, output, op, &CollOpts::default())?;
+        let built = self.reduce_scatterv_call(input, &counts, output, op, &CollOpts::default());
+        let call = self.announce_bad_nb(Collective::ReduceScatter, "ireduce_scatter", built)?;
         self.start_in(s, call, "ireduce_scatter")
     }
 
@@ -236,7 +270,8 @@ impl Comm {
         op: O,
         scan: &Scan,
     ) -> Result<CollRequest<'scope>> {
-        match self.scan_call(input, output, op, scan, &CollOpts::default())? {
+        let built = self.scan_call(input, output, op, scan, &CollOpts::default());
+        match self.announce_bad_nb(Collective::Scan, "iscan", built)? {
             ScanCall::Plain(call) => self.start_in(s, call, "iscan"),
             ScanCall::Segmented(call) => self.start_in(s, call, "iscan"),
         }

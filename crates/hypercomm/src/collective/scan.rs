@@ -216,7 +216,8 @@ impl Comm {
         scan: &Scan,
         opts: &CollOpts,
     ) -> Result<()> {
-        match self.scan_call(input, output, op, scan, opts)? {
+        let built = self.scan_call(input, output, op, scan, opts);
+        match self.announce_bad(Collective::Scan, "scan", built)? {
             ScanCall::Plain(call) => self.run_blocking(call, opts),
             ScanCall::Segmented(call) => self.run_blocking(call, opts),
         }
