@@ -18,7 +18,7 @@ use clap::{Args, ValueEnum};
 use hypercomm::collective::registry;
 use hypercomm::sim::{
     check_algorithm, closed_form, seed_algorithm, simulate_entry, Call, Compute, Config, Costs,
-    Model, Network, Ports, Routing,
+    Model, ModelError, Network, Ports, Routing,
 };
 use hypercomm::{Algorithm, Collective, TransportKind};
 use std::path::PathBuf;
@@ -256,7 +256,11 @@ fn predict(a: &SimArgs, c: Collective) -> Result<(), String> {
         .nodes
         .ok_or("-p P (the number of nodes) is required for a prediction")?;
     let network = a.topology.network();
-    let mut model = Model::new(network, p, a.costs()).map_err(|e| e.to_string())?;
+    let mut model = Model::new(network, p, a.costs()).map_err(|e| match e {
+        // The machine alone is beyond the simulator: say for what.
+        ModelError::TooBig { .. } => format!("{c}: {e}"),
+        e => e.to_string(),
+    })?;
     model.routing = a.routing();
     model.ports = a.ports();
     model.contention = !a.no_contention;

@@ -197,6 +197,21 @@ fn bad_parameters_are_clear_errors() {
         "reduce has no algorithm pairwise; its algorithms are binomial",
     );
     err(&["bcast"], "-p P (the number of nodes) is required");
+    // Machines and schedules beyond the simulator's budget are refused at
+    // once, naming the operation, p and the limit, not simulated until
+    // memory runs out.
+    err(
+        &["alltoall", "-p", "536870912", "--topology", "full"],
+        "alltoall: p = 536870912 nodes of a full network: its nodes and links would take about 32768 MiB, more than the simulator's budget of 4096 MiB",
+    );
+    err(
+        &["alltoall", "-p", "65536", "--topology", "ring"],
+        "alltoall with pairwise: on p = 65536 nodes the schedules would send at least",
+    );
+    err(
+        &["alltoall", "-p", "65536", "--topology", "full"],
+        "alltoall with bruck: on p = 65536 nodes the schedules would hold at least",
+    );
     err(&["bcast", "-p", "0"], "at least one node (p = 0)");
     err(
         &["bcast", "-p", "8", "extra"],

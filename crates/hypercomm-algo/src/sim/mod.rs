@@ -108,6 +108,8 @@
 //!   them), and a node's cores are assigned round-robin, not as an
 //!   operating system's scheduler would move them.
 
+mod budget;
+mod error;
 mod fabric;
 mod formulas;
 mod network;
@@ -119,10 +121,15 @@ mod simulate;
 #[cfg(test)]
 mod tests;
 
+pub use budget::{
+    sparse_links, state_bytes, LINK_BYTES, MAX_MESSAGES, MAX_OPS, MAX_PARTICIPANT_MESSAGES,
+    MAX_STATE_BYTES, NODE_BYTES, SPARSE_LINK_BYTES,
+};
+pub use error::SimError;
 pub use fabric::{Fabric, Flight, Hopped, Next, Started, Traffic};
 pub use formulas::{closed_form, Form, FORMS};
 pub use network::{Costs, Model, ModelError, Network, Ports, Routing, MAX_COST, MAX_NODES};
 pub use queue::EventQueue;
 pub use seed::{check_algorithm, seed_algorithm, Call};
 pub use shared::{alike, Alike};
-pub use simulate::{simulate, simulate_entry, Outcome, SimError};
+pub use simulate::{simulate, simulate_entry, Outcome};

@@ -11,6 +11,7 @@
 //! (a host) hang off node 0 by a link each way, numbered after the
 //! network's.
 
+use super::budget::{mib, state_bytes, MAX_STATE_BYTES};
 use crate::topology::mesh_dims;
 use std::fmt;
 
@@ -150,6 +151,16 @@ pub enum ModelError {
         /// The number of nodes asked for.
         p: usize,
     },
+    /// A machine whose nodes and links take more state than the
+    /// simulator's budget ([`MAX_STATE_BYTES`]).
+    TooBig {
+        /// The number of nodes (and endpoints) asked for.
+        p: usize,
+        /// The network.
+        network: Network,
+        /// The bytes its state would take.
+        bytes: u64,
+    },
     /// Processors shared by the nodes, but none of them.
     NoCores,
     /// A cost that is not a number from 0 to [`MAX_COST`].
@@ -174,6 +185,13 @@ impl fmt::Display for ModelError {
             ModelError::TooMany { p } => write!(
                 f,
                 "p = {p} nodes is more than the simulator handles ({MAX_NODES})"
+            ),
+            ModelError::TooBig { p, network, bytes } => write!(
+                f,
+                "p = {p} nodes of a {network} network: its nodes and links would take about {} MiB, \
+                 more than the simulator's budget of {} MiB",
+                mib(*bytes),
+                mib(MAX_STATE_BYTES)
             ),
             ModelError::NoCores => write!(
                 f,
@@ -243,7 +261,8 @@ impl Model {
     /// A machine of `p` nodes on `network` with `costs`, store-and-forward
     /// routing, one port and contention (change the public fields for
     /// others). Errors: p = 0 or above [`MAX_NODES`], a hypercube whose p
-    /// is not a power of two, a cost that is negative, above [`MAX_COST`]
+    /// is not a power of two, nodes and links whose state is more than
+    /// [`MAX_STATE_BYTES`], a cost that is negative, above [`MAX_COST`]
     /// or NaN.
     pub fn new(network: Network, p: usize, costs: Costs) -> Result<Model, ModelError> {
         if p == 0 {
@@ -261,7 +280,7 @@ impl Model {
             }
         }
         let (rows, cols) = mesh_dims(p);
-        Ok(Model {
+        Model {
             network,
             nodes: p,
             rows,
@@ -274,7 +293,21 @@ impl Model {
             extra: 0,
             cores: None,
             switch: 0.0,
-        })
+        }
+        .within_budget()
+    }
+
+    /// The model, if its state fits [`MAX_STATE_BYTES`].
+    fn within_budget(self) -> Result<Model, ModelError> {
+        let bytes = state_bytes(&self);
+        if bytes > MAX_STATE_BYTES {
+            return Err(ModelError::TooBig {
+                p: self.endpoints(),
+                network: self.network,
+                bytes,
+            });
+        }
+        Ok(self)
     }
 
     /// The same machine with its endpoints sharing `cores` processors
@@ -311,13 +344,16 @@ impl Model {
     }
 
     /// The same machine with `k` more endpoints (a host), each on a link
-    /// of its own to node 0. Errors: too many endpoints.
+    /// of its own to node 0. Errors: too many endpoints, or more state
+    /// than [`MAX_STATE_BYTES`].
     pub fn with_extra_endpoints(mut self, k: usize) -> Result<Model, ModelError> {
-        if self.nodes + k > MAX_NODES {
-            return Err(ModelError::TooMany { p: self.nodes + k });
+        if k > MAX_NODES - self.nodes {
+            return Err(ModelError::TooMany {
+                p: self.nodes.saturating_add(k),
+            });
         }
         self.extra = k;
-        Ok(self)
+        self.within_budget()
     }
 
     /// The network.

@@ -13,8 +13,8 @@
 //! pairwise exchange, the ring allreduce); they are simulated as before,
 //! with every schedule generated and shared when equal.
 
+use super::error::SimError;
 use super::pool::Pool;
-use super::simulate::SimError;
 use crate::entry::{Entry, Params};
 use crate::{Algorithm, Collective, RingOrder};
 

@@ -18,123 +18,18 @@
 //! served in order of the message's sender, and a sender's in the order
 //! they were made.
 
+use super::budget::{
+    sparse_links, state_bytes, MAX_MESSAGES, MAX_OPS, MAX_PARTICIPANT_MESSAGES, MAX_STATE_BYTES,
+};
+use super::error::SimError;
 use super::fabric::{Fabric, Flight, Next};
-use super::network::{Model, MAX_NODES};
-use super::pool::{Cop, Pool, PoolError};
+use super::network::{Model, MAX_COST, MAX_NODES};
+use super::pool::{Cop, Pool};
 use super::queue::EventQueue;
 use super::shared::{alike, shared_pool};
 use crate::entry::{Entry, Params};
-use crate::schedule::Schedule;
+use crate::schedule::{Op, Schedule};
 use std::collections::{HashMap, VecDeque};
-use std::fmt;
-
-/// Why a simulation failed: the schedules do not fit the machine or each
-/// other.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SimError {
-    /// More participants than the machine has endpoints.
-    TooFew {
-        /// Participants.
-        p: usize,
-        /// The machine's endpoints.
-        endpoints: usize,
-    },
-    /// A participant addresses one that does not exist.
-    NoPeer {
-        /// The participant.
-        me: usize,
-        /// The peer it names.
-        peer: usize,
-    },
-    /// A message too long for the simulator (2^32 − 1 elements at most).
-    TooLong {
-        /// The sender.
-        me: usize,
-        /// The length in elements.
-        len: usize,
-    },
-    /// A message's length differs from its Recv's.
-    Length {
-        /// Sender.
-        from: usize,
-        /// Receiver.
-        to: usize,
-        /// Elements sent.
-        sent: u32,
-        /// Elements the Recv expects.
-        expected: u32,
-    },
-    /// A message that no Recv takes.
-    Unreceived {
-        /// Sender.
-        from: usize,
-        /// Receiver.
-        to: usize,
-    },
-    /// Participants wait for messages that never come (or never leave).
-    Stuck {
-        /// How many never finished.
-        stuck: usize,
-        /// The first of them.
-        first: usize,
-        /// The peers it waits for.
-        waiting_for: Vec<usize>,
-    },
-}
-
-impl fmt::Display for SimError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SimError::TooFew { p, endpoints } => write!(
-                f,
-                "{p} participants do not fit a machine of {endpoints} endpoints"
-            ),
-            SimError::NoPeer { me, peer } => {
-                write!(
-                    f,
-                    "participant {me} addresses participant {peer}, who does not exist"
-                )
-            }
-            SimError::TooLong { me, len } => write!(
-                f,
-                "participant {me} sends {len} elements; the simulator handles up to {}",
-                u32::MAX
-            ),
-            SimError::Length {
-                from,
-                to,
-                sent,
-                expected,
-            } => write!(
-                f,
-                "participant {from} sends {sent} elements to {to}, whose receive expects {expected}"
-            ),
-            SimError::Unreceived { from, to } => write!(
-                f,
-                "participant {from} sends a message to {to}, which has no receive left for it"
-            ),
-            SimError::Stuck {
-                stuck,
-                first,
-                waiting_for,
-            } => write!(
-                f,
-                "{stuck} participants never finish: participant {first} waits for {waiting_for:?}"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for SimError {}
-
-impl From<PoolError> for SimError {
-    fn from(e: PoolError) -> Self {
-        match e {
-            PoolError::TooLong { me, len } => SimError::TooLong { me, len },
-            PoolError::Peer { me, peer } => SimError::NoPeer { me, peer },
-        }
-    }
-}
 
 /// What a simulation found.
 #[derive(Debug, Clone)]
@@ -623,38 +518,108 @@ impl Sim<'_> {
 
 /// Simulate `p` participants, participant `me` running `gen(me)`, on
 /// `model` (participant i on endpoint i), each element `words_per_element`
-/// words long. Errors: more participants than endpoints, schedules that
-/// address a participant that does not exist, disagree on a message's
-/// length or never finish.
+/// words long. Errors: more participants than endpoints, words per element
+/// that are not a number from 0 to [`MAX_COST`], schedules that send more
+/// than [`MAX_MESSAGES`] messages or hold more than [`MAX_OPS`] operations
+/// in all (counted as they are generated)
+/// or whose links on the fully connected network exceed the state budget
+/// ([`super::budget`]), schedules that address a participant that does
+/// not exist, disagree on a message's length or never finish.
 pub fn simulate(
     model: &Model,
     p: usize,
     gen: &mut dyn FnMut(usize) -> Schedule,
     words_per_element: f64,
 ) -> Result<Outcome, SimError> {
+    fits(model, p, words_per_element)?;
+    let mut pool = Pool::new(p);
+    let mut sched = Vec::with_capacity(p);
+    let (mut sends, mut recvs, mut ops) = (0u64, 0u64, 0u64);
+    for me in 0..p {
+        let s = gen(me);
+        let (a, b) = messages(&s);
+        (sends, recvs, ops) = (sends + a, recvs + b, ops + s.ops().count() as u64);
+        affordable(model, p, sends.max(recvs))?;
+        generable(p, ops)?;
+        sched.push(pool.add(me, &s)?);
+    }
+    run(model, &pool, &mut |v| sched[v], words_per_element, sends)
+}
+
+/// Whether `p` participants fit `model` and `words_per_element` is a
+/// length.
+fn fits(model: &Model, p: usize, words_per_element: f64) -> Result<(), SimError> {
+    if !(0.0..=MAX_COST).contains(&words_per_element) {
+        return Err(SimError::WordsPerElement {
+            value: words_per_element,
+        });
+    }
     if p > model.endpoints() {
         return Err(SimError::TooFew {
             p,
             endpoints: model.endpoints(),
         });
     }
-    let mut pool = Pool::new(p);
-    let mut sched = Vec::with_capacity(p);
-    for me in 0..p {
-        sched.push(pool.add(me, &gen(me))?);
+    Ok(())
+}
+
+/// The Sends and Recvs of a schedule.
+fn messages(s: &Schedule) -> (u64, u64) {
+    s.ops().fold((0, 0), |(a, b), op| match op {
+        Op::Send { .. } => (a + 1, b),
+        Op::Recv { .. } => (a, b + 1),
+        _ => (a, b),
+    })
+}
+
+/// Whether `messages` of `p` participants are within [`MAX_MESSAGES`].
+fn within(p: usize, messages: u64) -> Result<(), SimError> {
+    if messages > MAX_MESSAGES {
+        return Err(SimError::Messages {
+            p,
+            at_least: messages,
+            limit: MAX_MESSAGES,
+        });
     }
-    run(model, &pool, &mut |v| sched[v], words_per_element)
+    Ok(())
+}
+
+/// Whether `ops` operations of `p` participants' schedules are within
+/// [`MAX_OPS`].
+fn generable(p: usize, ops: u64) -> Result<(), SimError> {
+    if ops > MAX_OPS {
+        return Err(SimError::Ops {
+            p,
+            at_least: ops,
+            limit: MAX_OPS,
+        });
+    }
+    Ok(())
+}
+
+/// Whether `messages` of `p` participants are within [`MAX_MESSAGES`] and
+/// `model`'s state with the links they use within [`MAX_STATE_BYTES`].
+fn affordable(model: &Model, p: usize, messages: u64) -> Result<(), SimError> {
+    within(p, messages)?;
+    let bytes = state_bytes(model).saturating_add(sparse_links(model, messages));
+    if bytes > MAX_STATE_BYTES {
+        return Err(SimError::State { p, bytes });
+    }
+    Ok(())
 }
 
 /// Simulate `p` participants, participant `v` running kept schedule
 /// `sched(v)` of `pool`.
+/// `messages` is what they send in all, for the state budget.
 fn run(
     model: &Model,
     pool: &Pool,
     sched: &mut dyn FnMut(usize) -> u32,
     words_per_element: f64,
+    messages: u64,
 ) -> Result<Outcome, SimError> {
     let p = pool.participants();
+    affordable(model, p, messages)?;
     let mut sim = Sim {
         fabric: Fabric::new(model),
         pool,
@@ -724,7 +689,13 @@ fn run(
 /// `me` set to each participant `0..params.p`. Where the algorithm's
 /// participants are declared alike ([`alike`]), participant 0's schedule
 /// is generated and relabelled for the others (after a spot check of a few
-/// of theirs), instead of generating p schedules.
+/// of theirs), instead of generating p schedules. Errors: those of
+/// [`simulate`](fn@simulate), and p times the segments of a pipelined
+/// algorithm above [`MAX_PARTICIPANT_MESSAGES`] (one participant's
+/// schedule may address every other once per segment); a sampled
+/// participant's messages times p above [`MAX_MESSAGES`], or its
+/// operations times p above [`MAX_OPS`], are refused before the others'
+/// schedules are generated.
 pub fn simulate_entry(
     model: &Model,
     entry: &Entry,
@@ -732,23 +703,41 @@ pub fn simulate_entry(
     words_per_element: f64,
 ) -> Result<Outcome, SimError> {
     let p = params.p;
+    fits(model, p, words_per_element)?;
+    let segments = if entry.pipelined {
+        params.count.div_ceil(params.segment.max(1)).max(1)
+    } else {
+        1
+    };
+    if (p as u64).saturating_mul(segments as u64) > MAX_PARTICIPANT_MESSAGES {
+        return Err(SimError::Participant {
+            p,
+            segments,
+            limit: MAX_PARTICIPANT_MESSAGES,
+        });
+    }
+    let mut gen = |me: usize| entry.generate(&Params { me, ..*params });
     if let Some(alike) = alike(entry, params) {
-        if p > model.endpoints() {
-            return Err(SimError::TooFew {
-                p,
-                endpoints: model.endpoints(),
-            });
-        }
         if let Some((pool, i)) = shared_pool(entry, params, alike)? {
-            return run(model, &pool, &mut |_| i, words_per_element);
+            let sends = (0..pool.len(i)).filter(|&j| !pool.op(i, j).is_recv());
+            let sends = (sends.count() as u64).saturating_mul(p as u64);
+            return run(model, &pool, &mut |_| i, words_per_element, sends);
         }
     }
-    simulate(
-        model,
-        p,
-        &mut |me| entry.generate(&Params { me, ..*params }),
-        words_per_element,
-    )
+    // The middle and last participants' messages, as many for each of the
+    // p: refuse at once what would exceed the budget, rather than after
+    // generating schedules up to it.
+    if p > 1 {
+        let sample = [p / 2, p - 1].map(|me| {
+            let s = gen(me);
+            let (a, b) = messages(&s);
+            (a.max(b), s.ops().count() as u64)
+        });
+        let each = |f: fn(&(u64, u64)) -> u64| f(&sample[0]).min(f(&sample[1]));
+        affordable(model, p, each(|s| s.0).saturating_mul(p as u64))?;
+        generable(p, each(|s| s.1).saturating_mul(p as u64))?;
+    }
+    simulate(model, p, &mut gen, words_per_element)
 }
 
 #[cfg(test)]
