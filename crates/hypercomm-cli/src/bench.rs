@@ -32,6 +32,7 @@
 //!
 //! A progress bar on standard error follows long runs (`--progress`).
 
+use crate::bench_sizes::{default_sizes, iters_for};
 use clap::{Args, ValueEnum};
 use hypercomm::collective::{registry, Max, Sum};
 use hypercomm::launch::Processes;
@@ -282,25 +283,6 @@ pub(crate) enum Format {
     Table,
     /// `op<TAB>n<TAB>bytes<TAB>value<TAB>unit`
     Tsv,
-}
-
-fn default_sizes() -> Vec<usize> {
-    let mut v = vec![0];
-    let mut s = 1;
-    while s <= 4 << 20 {
-        v.push(s);
-        s *= 2;
-    }
-    v
-}
-
-fn iters_for(size: usize, base: usize) -> (usize, usize) {
-    let it = if size <= 8192 {
-        base
-    } else {
-        (base * 8192 / size).max(20)
-    };
-    (it, (it / 10).max(5))
 }
 
 /// The statistic of the repeats; `rate` figures (MB/s) are better when

@@ -9,6 +9,7 @@
 
 mod bench;
 mod bench_halo;
+mod bench_sizes;
 mod calibrate;
 mod progress;
 mod run;
