@@ -33,6 +33,7 @@
 //! A progress bar on standard error follows long runs (`--progress`).
 
 use crate::bench_sizes::{default_sizes, iters_for};
+use crate::out::outln;
 use clap::{Args, ValueEnum};
 use hypercomm::collective::{registry, Max, Sum};
 use hypercomm::launch::Processes;
@@ -530,11 +531,12 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
     // nothing: their output would reach this terminal.
     let quiet = Processes::is_copy();
     if a.format == Format::Table && !quiet {
-        println!(
+        outln!(
             "# hypercomm bench {name}, transport {}, n = {}",
-            a.transport, a.n
-        );
-        println!("{:<28} {:>10}  {:>12}", "variant", "bytes", unit);
+            a.transport,
+            a.n
+        )?;
+        outln!("{:<28} {:>10}  {:>12}", "variant", "bytes", unit)?;
     }
     // Ranks started by this command (shm) draw no bar of their own.
     let when = if Processes::is_copy() {
@@ -676,7 +678,7 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
             samples.push(r);
         }
         // The figures go out with the bar erased (it shares the terminal).
-        progress.suspend(|| {
+        progress.suspend(|| -> Result<(), String> {
             for ((label, alg), samples) in variants.iter().zip(all) {
                 let v = summary(samples, a.stat, !matches!(unit, "us" | "ns"));
                 let label = if *alg == Algorithm::Auto && label == name {
@@ -691,11 +693,12 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
                 };
                 match a.format {
                     _ if quiet => {}
-                    Format::Table => println!("{label:<28} {size:>10}  {value:>12.3}"),
-                    Format::Tsv => println!("{label}\t{}\t{size}\t{value:.3}\t{unit}", a.n),
+                    Format::Table => outln!("{label:<28} {size:>10}  {value:>12.3}")?,
+                    Format::Tsv => outln!("{label}\t{}\t{size}\t{value:.3}\t{unit}", a.n)?,
                 }
             }
-        });
+            Ok(())
+        })?;
     }
     Ok(())
 }

@@ -15,6 +15,7 @@
 //! speed as a fraction of memory-copy speed.
 
 use crate::bench::{run_ranks_many, summary, BenchArgs, Format};
+use crate::out::outln;
 use hypercomm::collective::Max;
 use hypercomm::grid::{Field, FieldData, FieldSpec, Grid, HaloOpts};
 use hypercomm::topology::dims_create;
@@ -96,22 +97,23 @@ pub(crate) fn main(a: &BenchArgs) -> Result<(), String> {
     );
     match a.format {
         Format::Table => {
-            println!(
+            outln!(
                 "# hypercomm bench halo, transport {}, n = {}",
-                a.transport, a.n
-            );
-            println!("{:<28} {:>10}  {:>12}", "variant", "side", "us");
-            println!("{label:<28} {:>10}  {e:>12.3}", a.side);
-            println!(
+                a.transport,
+                a.n
+            )?;
+            outln!("{:<28} {:>10}  {:>12}", "variant", "side", "us")?;
+            outln!("{label:<28} {:>10}  {e:>12.3}", a.side)?;
+            outln!(
                 "{:<28} {:>10}  {c:>12.3}",
                 format!("{label}:memcpy"),
                 a.side
-            );
-            println!("# halo at {:.0} % of memcpy speed", 100.0 * c / e);
+            )?;
+            outln!("# halo at {:.0} % of memcpy speed", 100.0 * c / e)?;
         }
         Format::Tsv => {
-            println!("{label}\t{}\t{}\t{e:.3}\tus", a.n, a.side);
-            println!("{label}:memcpy\t{}\t{}\t{c:.3}\tus", a.n, a.side);
+            outln!("{label}\t{}\t{}\t{e:.3}\tus", a.n, a.side)?;
+            outln!("{label}:memcpy\t{}\t{}\t{c:.3}\tus", a.n, a.side)?;
         }
     }
     Ok(())

@@ -20,6 +20,7 @@
 //! model with more than two parameters (the eager/rendezvous switch at
 //! 16 KiB shows as the fit's largest misses).
 
+use crate::out::outln;
 use hypercomm::collective::registry;
 use hypercomm::sim::{simulate_entry, Call, Costs, Model, Network};
 use hypercomm::{Algorithm, Collective, Error, TransportKind};
@@ -168,45 +169,51 @@ pub(crate) fn main(kind: TransportKind) -> Result<(), String> {
     }
     let points = measure(kind)?;
     let (ts, tw) = fit(&points);
-    println!("calibration of the {kind} transport: 2 ranks, ping-pong, median of {RUNS} runs");
-    println!(
+    outln!("calibration of the {kind} transport: 2 ranks, ping-pong, median of {RUNS} runs")?;
+    outln!(
         "{:>10}  {:>12}  {:>12}  {:>8}",
-        "bytes", "one-way (s)", "fit (s)", "fit/meas"
-    );
+        "bytes",
+        "one-way (s)",
+        "fit (s)",
+        "fit/meas"
+    )?;
     for &(m, t) in &points {
         let f = ts + tw * m as f64;
-        println!("{m:>10}  {t:>12.3e}  {f:>12.3e}  {:>8.2}", f / t);
+        outln!("{m:>10}  {t:>12.3e}  {f:>12.3e}  {:>8.2}", f / t)?;
     }
-    println!("ts = {ts:.3e} s");
-    println!(
+    outln!("ts = {ts:.3e} s")?;
+    outln!(
         "tw = {tw:.3e} s per byte ({:.3e} s per 8-byte word)",
         tw * 8.0
-    );
+    )?;
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     let costs = Costs {
         ts,
         tw: tw * 8.0,
         th: 0.0,
     };
-    println!("cores = {cores} (available parallelism)");
-    println!(
+    outln!("cores = {cores} (available parallelism)")?;
+    outln!(
         "{:>6}  {:>14}  {:>14}  {:>12}",
-        "ranks", "barrier (s)", "no switch (s)", "switch (s)"
-    );
+        "ranks",
+        "barrier (s)",
+        "no switch (s)",
+        "switch (s)"
+    )?;
     let mut switches = Vec::new();
     for n in [2 * cores, 4 * cores] {
         let measured = measure_barrier(kind, n)?;
         let sw = fit_switch(n, cores, costs, measured);
         let t0 = predict_barrier(n, cores, costs, 0.0);
-        println!("{n:>6}  {measured:>14.3e}  {t0:>14.3e}  {sw:>12.3e}");
+        outln!("{n:>6}  {measured:>14.3e}  {t0:>14.3e}  {sw:>12.3e}")?;
         switches.push(sw);
     }
     let switch = switches.iter().sum::<f64>() / switches.len() as f64;
-    println!("switch = {switch:.3e} s");
-    println!(
+    outln!("switch = {switch:.3e} s")?;
+    outln!(
         "simulate with: hypercomm sim <op> --topology full --ts {ts:.3e} --tw {:.3e} --cores {cores} --switch {switch:.3e}",
         tw * 8.0
-    );
+    )?;
     Ok(())
 }
 

@@ -11,12 +11,14 @@ mod bench;
 mod bench_halo;
 mod bench_sizes;
 mod calibrate;
+mod out;
 mod progress;
 mod run;
 mod sim;
 mod trace;
 
 use clap::{CommandFactory, Parser, Subcommand};
+use out::errln;
 use std::ffi::OsString;
 use std::process::ExitCode;
 
@@ -186,7 +188,7 @@ fn main() -> ExitCode {
         Ok(a) => a,
         Err(e) => {
             let sub = std::env::args().nth(1).unwrap_or_default();
-            eprintln!("hypercomm {sub}: {e}");
+            errln!("hypercomm {sub}: {e}");
             return ExitCode::from(2);
         }
     };
@@ -195,28 +197,28 @@ fn main() -> ExitCode {
         Command::Run(a) => match run::main(a) {
             Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
             Err(e) => {
-                eprintln!("hypercomm run: {e}");
+                errln!("hypercomm run: {e}");
                 ExitCode::from(2)
             }
         },
         Command::Trace(a) => match trace::main(a) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("hypercomm trace: {e}");
+                errln!("hypercomm trace: {e}");
                 ExitCode::FAILURE
             }
         },
         Command::Sim(a) => match sim::main(a) {
             Ok(code) => code,
             Err(e) => {
-                eprintln!("hypercomm sim: {e}");
+                errln!("hypercomm sim: {e}");
                 ExitCode::from(2)
             }
         },
         Command::Bench(a) => match bench::main(a) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("hypercomm bench: {e}");
+                errln!("hypercomm bench: {e}");
                 ExitCode::FAILURE
             }
         },

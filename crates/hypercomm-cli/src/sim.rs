@@ -14,6 +14,7 @@
 //! more than one collective per prediction (use the library's
 //! `hypercomm::sim::simulate` with `Schedule::then`).
 
+use crate::out::{errln, outln};
 use clap::{Args, ValueEnum};
 use hypercomm::collective::registry;
 use hypercomm::sim::{
@@ -292,15 +293,15 @@ fn predict(a: &SimArgs, c: Collective) -> Result<(), String> {
     let wall = started.elapsed();
     let time = out.time();
     match a.format.unwrap_or(Format::Text) {
-        Format::Tsv => println!(
+        Format::Tsv => outln!(
             "{}\t{}\t{}\t{p}\t{}\t{time}",
             c.name(),
             network,
             model.routing.name(),
             words
-        ),
+        )?,
         Format::Text => {
-            println!(
+            outln!(
                 "{} of {} words on a {p}-node {network} ({} routing, {} port{}{}), algorithm {alg}",
                 c.name(),
                 words,
@@ -312,29 +313,29 @@ fn predict(a: &SimArgs, c: Collective) -> Result<(), String> {
                 } else {
                     ", no contention"
                 }
-            );
+            )?;
             if let Some(c) = model.cores() {
-                println!(
+                outln!(
                     "  on {c} shared core{} (switch {})",
                     if c == 1 { "" } else { "s" },
                     model.switch()
-                );
+                )?;
             }
-            println!("  predicted time: {time}");
+            outln!("  predicted time: {time}")?;
             if let Some(f) = closed_form(c, network, model.routing) {
                 let seeds = a.algorithm.is_none_or(|x| x == Algorithm::Auto);
                 if (f.holds)(p) && seeds && a.segment.is_none() && model.cores().is_none() {
                     let want = (f.time)(p, words as f64, model.costs);
-                    println!("  seed 001 closed form: {} = {want}", f.text);
+                    outln!("  seed 001 closed form: {} = {want}", f.text)?;
                 }
             }
-            println!(
+            outln!(
                 "  {} messages, {} words sent; simulated in {:.3} s ({} events)",
                 out.messages,
                 out.words,
                 wall.as_secs_f64(),
                 out.events
-            );
+            )?;
         }
     }
     Ok(())
@@ -420,7 +421,7 @@ fn run(a: &SimArgs) -> Result<ExitCode, String> {
     // `start …` when the program started a job (it says why it failed, if
     // it did), `end=…` when one ended.
     if lines.is_empty() {
-        eprintln!("hypercomm sim run: {prog} ran no simulated job (does it start its ranks with hypercomm::run?)");
+        errln!("hypercomm sim run: {prog} ran no simulated job (does it start its ranks with hypercomm::run?)");
     }
     for l in lines.lines().filter(|l| l.starts_with("end=")) {
         // end=T ranks=N messages=K words=W
@@ -429,7 +430,7 @@ fn run(a: &SimArgs) -> Result<ExitCode, String> {
                 .find_map(|f| f.strip_prefix(k).and_then(|v| v.strip_prefix('=')))
                 .unwrap_or("?")
         };
-        eprintln!(
+        errln!(
             "hypercomm sim run: virtual time {} s on {} ranks of a {} ({} messages, {} words)",
             field("end"),
             field("ranks"),

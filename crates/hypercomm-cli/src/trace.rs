@@ -14,9 +14,9 @@
 //!
 //! Not done yet: reading Chrome JSON back; filtering by time or node.
 
+use crate::out::errln;
 use clap::{Args, Subcommand};
 use hypercomm::trace::{self, Output};
-use std::io::Write;
 use std::path::PathBuf;
 
 /// Options of `hypercomm trace`.
@@ -64,31 +64,19 @@ pub(crate) fn main(a: TraceArgs) -> Result<(), String> {
             let text = trace::render(&t, to);
             match output {
                 Some(p) => std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display())),
-                None => to_stdout(&text),
+                None => crate::out::text(&text),
             }
         }
         Cmd::Stats { inputs } => {
             let t = trace::read_files(&inputs).map_err(|e| e.to_string())?;
-            to_stdout(&trace::report::stats_text(&t))
+            crate::out::text(&trace::report::stats_text(&t))
         }
         Cmd::Report { inputs, output } => {
             let t = trace::read_files(&inputs).map_err(|e| e.to_string())?;
             std::fs::write(&output, trace::report::html(&t))
                 .map_err(|e| format!("{}: {e}", output.display()))?;
-            eprintln!("wrote {}", output.display());
+            errln!("wrote {}", output.display());
             Ok(())
         }
-    }
-}
-
-/// Write `text` to standard output. A reader that stopped reading (a
-/// closed pipe) is not an error: nobody wants the rest.
-fn to_stdout(text: &str) -> Result<(), String> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(format!("standard output: {e}"))
-        }
-        _ => Ok(()),
     }
 }

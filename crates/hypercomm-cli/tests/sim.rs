@@ -288,3 +288,40 @@ fn run_says_when_a_program_simulated_nothing() {
         stderr(&o)
     );
 }
+
+/// `sim OP ARGS` with standard output `out` (and standard error a pipe).
+fn sim_into(args: &[&str], out: std::process::Stdio) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_hypercomm"))
+        .arg("sim")
+        .args(args)
+        .env_remove("HYPERCOMM_SIM")
+        .stdout(out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("hypercomm runs")
+}
+
+/// Output that cannot be written (a full disk) ends the command with an
+/// error naming standard output; a reader that has gone (a closed pipe,
+/// as after `| head -1`) ends it quietly and successfully. Neither panics.
+#[test]
+fn output_that_cannot_be_written_is_an_error_not_a_panic() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let o = sim_into(&["bcast", "-p", "8"], full.into())
+        .wait_with_output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("writing to standard output"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+
+    let mut child = sim_into(&["bcast", "-p", "8"], std::process::Stdio::piped());
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(err, "", "nothing on standard error");
+}

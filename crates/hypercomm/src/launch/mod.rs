@@ -116,6 +116,19 @@
 //!
 //! Not done yet: spawning more nodes into a running job (MPI `Comm_spawn` with inter-communicators).
 
+/// `eprintln!` for the launcher's and a rank's own messages, without its
+/// panic: when standard error is gone (the reader of a pipe exited, the
+/// disk is full) `eprintln!` panics, and the launcher must go on
+/// supervising its ranks and end with their exit code. The message is
+/// lost then; there is nowhere left to say it.
+#[cfg(processes)]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 #[cfg(processes)]
 pub(crate) mod control;
 #[cfg(processes)]

@@ -100,11 +100,11 @@ pub(crate) fn serve(
                         let id = match auth::server(&mut s, &secret, &job) {
                             Ok(id) if (id as usize) < endpoints => id as usize,
                             Ok(id) => {
-                                eprintln!("hypercomm: refused a rendezvous connection from {peer}: endpoint {id} is not part of this job");
+                                say!("hypercomm: refused a rendezvous connection from {peer}: endpoint {id} is not part of this job");
                                 return;
                             }
                             Err(e) => {
-                                eprintln!("hypercomm: refused a rendezvous connection from {peer}: {e}");
+                                say!("hypercomm: refused a rendezvous connection from {peer}: {e}");
                                 return;
                             }
                         };
@@ -115,7 +115,7 @@ pub(crate) fn serve(
                             // transport and says why itself.
                             Ok(None) => return,
                             other => {
-                                eprintln!("hypercomm: endpoint {id} ({peer}) did not say hello properly ({other:?}); closing");
+                                say!("hypercomm: endpoint {id} ({peer}) did not say hello properly ({other:?}); closing");
                                 return;
                             }
                         };
@@ -293,7 +293,7 @@ impl Monitor {
 
     fn say(&self, msg: &str) {
         if self.setup.verbose {
-            eprintln!("hypercomm: {msg}");
+            say!("hypercomm: {msg}");
         }
     }
 

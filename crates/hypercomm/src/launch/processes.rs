@@ -372,7 +372,7 @@ fn rank_process<H: Serialize, R: Serialize>(f: &RankFn<'_, H, R>) -> ! {
     let comm = match super::init() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("hypercomm: joining the job failed: {e}");
+            say!("hypercomm: joining the job failed: {e}");
             std::process::exit(1)
         }
     };
@@ -387,19 +387,19 @@ fn rank_process<H: Serialize, R: Serialize>(f: &RankFn<'_, H, R>) -> ! {
                 .map_err(|e| Error::Protocol(format!("encoding the result: {e}")))
                 .and_then(report_result);
             if let Err(e) = sent {
-                eprintln!("hypercomm: {e}");
+                say!("hypercomm: {e}");
                 failed(e.to_string(), 1)
             }
             match super::finalize(comm) {
                 Ok(()) => std::process::exit(0),
                 Err(e) => {
-                    eprintln!("hypercomm: {e}");
+                    say!("hypercomm: {e}");
                     std::process::exit(1)
                 }
             }
         }
         Ok(Err(e)) => {
-            eprintln!("hypercomm: {}: {e}", comm.me());
+            say!("hypercomm: {}: {e}", comm.me());
             failed(e.to_string(), 1)
         }
         Err(p) => failed(panic_message(&*p), 101),

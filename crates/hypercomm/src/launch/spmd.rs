@@ -79,7 +79,7 @@ where
         let left = super::finalize(comm);
         drop(world);
         if let Err(e) = traced.and(sent).and(left) {
-            eprintln!("hypercomm: {what}: {e}");
+            say!("hypercomm: {what}: {e}");
             std::process::exit(1);
         }
         std::process::exit(if ok { 0 } else { 1 });

@@ -35,7 +35,7 @@
 //! quoted for `sh`).
 
 use std::ffi::{OsStr, OsString};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::net::{IpAddr, ToSocketAddrs, UdpSocket};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
@@ -215,12 +215,8 @@ pub(crate) fn watch_stdin() {
                     Err(_) => break,
                 }
             }
-            // Not eprintln!: with the connection gone, stderr is a broken
-            // pipe, and eprintln! would panic this thread instead.
-            let _ = writeln!(
-                std::io::stderr(),
-                "hypercomm: the launcher's ssh connection ended; stopping this rank"
-            );
+            // With the connection gone, stderr is a broken pipe.
+            say!("hypercomm: the launcher's ssh connection ended; stopping this rank");
             // SAFETY: raise(3) on this process; SIGTERM's default action
             // ends it (a handler the program installed runs instead).
             unsafe {
