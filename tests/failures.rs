@@ -809,11 +809,20 @@ fn timeout_from_environment_child(mode: &str) {
             .unwrap();
             assert_eq!(h, want);
         }),
-        "invalid" => {
+        // A bad value is an error naming the variable and the value (a
+        // timeout too long for a Duration used to panic; a bad yield time
+        // was ignored).
+        "invalid" | "invalid-yield" => {
+            let var = if mode == "invalid" {
+                "HYPERCOMM_TIMEOUT"
+            } else {
+                "HYPERCOMM_YIELD_US"
+            };
+            let value = std::env::var(var).unwrap();
             let e = hypercomm::run(1, |_| Ok::<_, Error>(())).unwrap_err();
             assert!(
                 matches!(&e, Error::InvalidArgument { op, what }
-                    if *op == "HYPERCOMM_TIMEOUT" && what.contains("soon")),
+                    if *op == var && what.contains(&format!("{value:?}"))),
                 "{e:?}"
             );
         }
@@ -830,12 +839,18 @@ fn timeout_from_environment() {
         return;
     }
     watchdog("timeout_from_environment", || {
-        for (mode, value) in [("timeout", "0.3"), ("invalid", "soon")] {
+        for (mode, var, value) in [
+            ("timeout", "HYPERCOMM_TIMEOUT", "0.3"),
+            ("invalid", "HYPERCOMM_TIMEOUT", "soon"),
+            ("invalid", "HYPERCOMM_TIMEOUT", "1e300"),
+        ] {
             let exe = std::env::current_exe().expect("test binary path");
             let out = std::process::Command::new(exe)
                 .args(["--exact", "timeout_from_environment", "--test-threads=1"])
                 .env("HYPERCOMM_FAILURES_CHILD", mode)
-                .env("HYPERCOMM_TIMEOUT", value)
+                .env_remove("HYPERCOMM_TIMEOUT")
+                .env_remove("HYPERCOMM_YIELD_US")
+                .env(var, value)
                 .output()
                 .expect("running the child test process");
             let stdout = String::from_utf8_lossy(&out.stdout);

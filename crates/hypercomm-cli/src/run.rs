@@ -2,7 +2,7 @@
 
 use clap::Args;
 use hypercomm::launch::hosts::{expand_hosts, parse_hostfile};
-use hypercomm::launch::job::{run_job, JobSpec};
+use hypercomm::launch::job::{parse_timeout, run_job, JobSpec};
 use hypercomm::TransportKind;
 use std::ffi::OsString;
 use std::net::IpAddr;
@@ -88,8 +88,8 @@ pub(crate) struct RunArgs {
     /// Stop the whole job if it runs longer than S seconds (exit code 124).
     /// Per-operation timeouts are set with HYPERCOMM_TIMEOUT, which the
     /// processes inherit.
-    #[arg(long, value_name = "S")]
-    timeout: Option<f64>,
+    #[arg(long, value_name = "S", value_parser = parse_timeout)]
+    timeout: Option<Duration>,
 
     /// Give every rank the environment variable NAME: `-x NAME=VALUE`, or
     /// `-x NAME` for this shell's value (as mpirun's -x); repeatable. Ranks
@@ -118,15 +118,6 @@ pub(crate) fn main(a: RunArgs) -> Result<i32, String> {
         let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
         names.extend(parse_hostfile(&text).map_err(|e| format!("{}: {e}", f.display()))?);
     }
-    let timeout = match a.timeout {
-        Some(t) if t > 0.0 && t.is_finite() => Some(Duration::from_secs_f64(t)),
-        Some(t) => {
-            return Err(format!(
-                "--timeout {t}: must be a positive number of seconds"
-            ))
-        }
-        None => None,
-    };
     let transport = a.transport.unwrap_or(if names.is_empty() {
         TransportKind::Shm
     } else {
@@ -146,7 +137,7 @@ pub(crate) fn main(a: RunArgs) -> Result<i32, String> {
     spec.hosts = names;
     spec.ssh = hypercomm::launch::ssh::ssh_command(a.ssh.as_deref());
     spec.listen = a.interface;
-    spec.timeout = timeout;
+    spec.timeout = a.timeout;
     spec.prefix = !a.no_prefix;
     spec.stdin = true;
     spec.env = exports(&a.export)?;

@@ -3,7 +3,38 @@
 //! never join, and how it ends when its own standard error is gone. The
 //! launcher with real ranks is tested in the workspace's tests/processes.rs.
 
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hypercomm"))
+        .arg("run")
+        .args(args)
+        .env_remove("HYPERCOMM_RANK")
+        .stdin(Stdio::null())
+        .output()
+        .expect("hypercomm runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn a_timeout_too_long_for_a_duration_is_an_error_naming_it() {
+    for (t, says) in [
+        ("1e300", "too long a timeout"),
+        ("1e20", "too long a timeout"),
+        ("-1", "not a positive number of seconds"),
+        ("soon", "not a positive number of seconds"),
+    ] {
+        let o = run(&["-n", "2", "--timeout", t, "true"]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "--timeout {t}: {err}");
+        assert!(err.contains(&format!("{t:?}")), "--timeout {t}: {err}");
+        assert!(err.contains(says), "--timeout {t}: {err}");
+        assert!(!err.contains("panicked"), "--timeout {t}: {err}");
+    }
+}
 
 /// With its standard output and error a pipe nobody reads (`2>&1 | head
 /// -1` after `head` has gone), the launcher still sees its ranks to the

@@ -167,13 +167,29 @@ pub(crate) fn env_timeout() -> Result<Option<Duration>> {
     match std::env::var("HYPERCOMM_TIMEOUT") {
         Err(_) => Ok(None),
         Ok(s) if s.trim().is_empty() => Ok(None),
-        Ok(s) => match s.trim().parse::<f64>() {
-            Ok(v) if v > 0.0 && v.is_finite() => Ok(Some(Duration::from_secs_f64(v))),
-            _ => Err(Error::InvalidArgument {
+        Ok(s) => parse_timeout(&s)
+            .map(Some)
+            .map_err(|what| Error::InvalidArgument {
                 op: "HYPERCOMM_TIMEOUT",
-                what: format!("{s:?} is not a positive number of seconds"),
+                what,
             }),
-        },
+    }
+}
+
+/// A timeout given in seconds (may be fractional), as `HYPERCOMM_TIMEOUT`
+/// and `hypercomm run --timeout` take it; the error says what is wrong
+/// with `s` (not a positive number, or longer than a [`Duration`] holds).
+// Public through `launch::job`, which needs the `tcp` feature.
+#[cfg_attr(not(processes), allow(unreachable_pub))]
+pub fn parse_timeout(s: &str) -> std::result::Result<Duration, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Duration::try_from_secs_f64(v).map_err(|_| {
+            format!(
+                "{s:?} seconds is too long a timeout (at most {} s; leave it unset for none)",
+                Duration::MAX.as_secs()
+            )
+        }),
+        _ => Err(format!("{s:?} is not a positive number of seconds")),
     }
 }
 

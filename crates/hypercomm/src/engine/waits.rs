@@ -272,8 +272,10 @@ impl Engine {
                     if let Some(t) = timeout {
                         let now = Instant::now();
                         let begun = *start.get_or_insert(now);
-                        let dl = *deadline.get_or_insert(begun + t);
-                        if now >= dl {
+                        // A timeout beyond the clock's range never ends.
+                        let dl = begun.checked_add(t);
+                        deadline = dl;
+                        if dl.is_some_and(|dl| now >= dl) {
                             break Err(Error::Timeout {
                                 rank: g.rank(self.me),
                                 op: op.to_string(),

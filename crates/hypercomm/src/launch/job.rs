@@ -27,6 +27,8 @@
 //! Not done yet: standard input for a process started over ssh (ssh's own
 //! input carries the job's secret and then watches for the launcher's end).
 
+pub use crate::engine::parse_timeout;
+
 use super::env;
 use super::monitor::{self, Event, Monitor, MonitorSetup, Rendezvous, Verdict};
 use super::output::{self, Label};
