@@ -830,8 +830,9 @@ fn timeout_from_environment_child(mode: &str) {
     }
 }
 
-/// Runs itself in a child process with `HYPERCOMM_TIMEOUT` set; in the child
-/// (marked by `HYPERCOMM_FAILURES_CHILD`) it checks the effect.
+/// Runs itself in a child process with `HYPERCOMM_TIMEOUT` (or
+/// `HYPERCOMM_YIELD_US`) set; in the child (marked by
+/// `HYPERCOMM_FAILURES_CHILD`) it checks the effect.
 #[test]
 fn timeout_from_environment() {
     if let Ok(mode) = std::env::var("HYPERCOMM_FAILURES_CHILD") {
@@ -843,6 +844,8 @@ fn timeout_from_environment() {
             ("timeout", "HYPERCOMM_TIMEOUT", "0.3"),
             ("invalid", "HYPERCOMM_TIMEOUT", "soon"),
             ("invalid", "HYPERCOMM_TIMEOUT", "1e300"),
+            ("invalid-yield", "HYPERCOMM_YIELD_US", "fast"),
+            ("invalid-yield", "HYPERCOMM_YIELD_US", "-5"),
         ] {
             let exe = std::env::current_exe().expect("test binary path");
             let out = std::process::Command::new(exe)

@@ -15,7 +15,7 @@
 //! first, with its message.
 
 use crate::comm::Comm;
-use crate::engine::env_timeout;
+use crate::engine::env_settings;
 use crate::error::{Error, Result, Source};
 use crate::launch::rank::{panic_message, run_rank, Ended, Outcome};
 use crate::launch::spmd::{run_launched, Either};
@@ -175,8 +175,8 @@ where
     if n == 0 {
         return Err(no_nodes("run"));
     }
-    // A bad HYPERCOMM_TIMEOUT is the caller's error, not every rank's.
-    env_timeout()?;
+    // A bad HYPERCOMM_TIMEOUT or HYPERCOMM_YIELD_US is the caller's error, not every rank's.
+    env_settings()?;
     let tr = trace_begin(&builders, n, false)?;
     let order = AtomicUsize::new(0);
     let ended: Vec<Ended<R>> = std::thread::scope(|s| {
@@ -349,7 +349,7 @@ where
         return Err(no_nodes("run_with_host"));
     }
     let n = builders.len() - 1;
-    env_timeout()?;
+    env_settings()?;
     let tr = trace_begin(&builders, n, true)?;
     let host_builder = builders.pop().expect("n + 1 builders");
     let order = AtomicUsize::new(0);

@@ -162,8 +162,15 @@ pub(crate) struct Engine {
     armed: std::cell::Cell<bool>,
 }
 
+/// Check the engine's environment variables (`HYPERCOMM_TIMEOUT`,
+/// `HYPERCOMM_YIELD_US`): an error names a bad value; the default timeout.
+pub(crate) fn env_settings() -> Result<Option<Duration>> {
+    waits::env_yield()?;
+    env_timeout()
+}
+
 /// Parse `HYPERCOMM_TIMEOUT` (seconds, may be fractional).
-pub(crate) fn env_timeout() -> Result<Option<Duration>> {
+fn env_timeout() -> Result<Option<Duration>> {
     match std::env::var("HYPERCOMM_TIMEOUT") {
         Err(_) => Ok(None),
         Ok(s) if s.trim().is_empty() => Ok(None),

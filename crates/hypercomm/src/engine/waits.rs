@@ -49,12 +49,25 @@ pub(super) const YIELD_FOR: Duration = Duration::from_micros(500);
 
 pub(super) fn yield_for() -> Duration {
     static D: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
-    *D.get_or_init(|| {
-        std::env::var("HYPERCOMM_YIELD_US")
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map_or(YIELD_FOR, Duration::from_micros)
-    })
+    // A bad value was reported when the rank started (`env_yield`).
+    *D.get_or_init(|| env_yield().unwrap_or(YIELD_FOR))
+}
+
+/// `HYPERCOMM_YIELD_US` (microseconds), or [`YIELD_FOR`] when it is unset
+/// or empty; an error naming a value that is not a whole number.
+pub(super) fn env_yield() -> Result<Duration> {
+    match std::env::var("HYPERCOMM_YIELD_US") {
+        Err(_) => Ok(YIELD_FOR),
+        Ok(s) if s.trim().is_empty() => Ok(YIELD_FOR),
+        Ok(s) => s
+            .trim()
+            .parse::<u64>()
+            .map(Duration::from_micros)
+            .map_err(|_| Error::InvalidArgument {
+                op: "HYPERCOMM_YIELD_US",
+                what: format!("{s:?} is not a whole number of microseconds"),
+            }),
+    }
 }
 
 /// Poll iterations before yielding, for a job of `endpoints` ranks.

@@ -7,7 +7,7 @@
 //! rank of [`super::run_processes`].
 
 use crate::comm::Comm;
-use crate::engine::{env_timeout, Engine};
+use crate::engine::{env_settings, Engine};
 use crate::error::BoxError;
 use crate::error::{Error, Result, Source};
 use crate::trace;
@@ -43,7 +43,7 @@ pub(crate) fn rank_over(t: AnyTransport, host: bool, managed: bool) -> Result<Co
         });
     }
     let nodes = endpoints - host as usize;
-    let mut engine = Engine::new(t, env_timeout()?);
+    let mut engine = Engine::new(t, env_settings()?);
     engine.managed = managed;
     Ok(Comm::world(Rc::new(engine), nodes, host))
 }
