@@ -71,10 +71,6 @@ pub(crate) struct RunArgs {
     #[arg(short = 'f', long, visible_alias = "machinefile", value_name = "FILE")]
     hostfile: Option<PathBuf>,
 
-    /// The address the launcher's rendezvous (and this machine's ranks in
-    /// a job with remote hosts) listen on: an interface's IP that the other
-    /// hosts reach. Default: loopback; the first of --hosts when all are
-    /// this machine; the interface that routes to the first remote host.
     /// The command that reaches a remote host, split on white space (the
     /// host and the remote command are appended), e.g.
     /// `--ssh "ssh -p 2222 -i ~/.ssh/cluster"`. Default: $HYPERCOMM_SSH,
@@ -82,6 +78,11 @@ pub(crate) struct RunArgs {
     /// command line.
     #[arg(long, value_name = "CMD")]
     ssh: Option<String>,
+
+    /// The address the launcher's rendezvous (and this machine's ranks in
+    /// a job with remote hosts) listen on: an interface's IP that the other
+    /// hosts reach. Default: loopback; the first of --hosts when all are
+    /// this machine; the interface that routes to the first remote host.
     #[arg(long, value_name = "IP")]
     interface: Option<IpAddr>,
 

@@ -19,6 +19,45 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// The help paragraph of option `opt` (its line and the lines after it, up
+/// to the next option).
+fn help_of(help: &str, opt: &str) -> String {
+    let mut lines = help
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with(opt));
+    let first = lines
+        .next()
+        .unwrap_or_else(|| panic!("{opt} is not in:\n{help}"));
+    let rest: Vec<&str> = lines
+        .take_while(|l| !l.trim_start().starts_with('-'))
+        .collect();
+    format!("{first}\n{}", rest.join("\n"))
+}
+
+#[test]
+fn every_option_has_its_own_help() {
+    let o = run(&["--help"]);
+    assert!(o.status.success());
+    let help = String::from_utf8_lossy(&o.stdout).into_owned();
+    let ssh = help_of(&help, "--ssh <CMD>");
+    let interface = help_of(&help, "--interface <IP>");
+    assert!(ssh.contains("reaches a remote host"), "{ssh}");
+    assert!(
+        !ssh.contains("rendezvous"),
+        "--ssh has --interface's help:\n{ssh}"
+    );
+    assert!(interface.contains("rendezvous"), "{interface}");
+    // Every option says something.
+    for line in help.lines().filter(|l| l.trim_start().starts_with("--")) {
+        let opt = line.split_whitespace().next().unwrap();
+        let para = help_of(&help, line.trim_start());
+        assert!(
+            para.split_whitespace().count() > 2,
+            "{opt} has no help:\n{para}"
+        );
+    }
+}
+
 #[test]
 fn a_timeout_too_long_for_a_duration_is_an_error_naming_it() {
     for (t, says) in [
