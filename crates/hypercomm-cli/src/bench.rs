@@ -138,7 +138,7 @@ fn trace_levels(s: &str) -> Result<hypercomm::trace::Levels, String> {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum Op {
+pub(crate) enum Op {
     /// Ping-pong half round trip (µs).
     Latency,
     /// Unidirectional bandwidth with a window of 64 (MB/s).
@@ -175,7 +175,7 @@ enum Op {
 }
 
 impl Op {
-    fn is_collective(self) -> bool {
+    pub(crate) fn is_collective(self) -> bool {
         matches!(
             self,
             Op::Allreduce | Op::Reduce | Op::Bcast | Op::Allgather | Op::Alltoall | Op::Barrier
@@ -488,6 +488,7 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
         Op::TraceCost => ("trace-cost", "ns"),
         Op::Halo => unreachable!("measured by bench_halo"),
     };
+    crate::bench_sizes::check_memory(&a, a.op, name, &sizes)?;
     // A collective on one rank sends nothing: it measures the call's own
     // cost (e.g. under callgrind).
     let min_n = if a.op.is_collective() { 1 } else { 2 };

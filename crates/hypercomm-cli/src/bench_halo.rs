@@ -75,10 +75,12 @@ pub(crate) fn main(a: &BenchArgs) -> Result<(), String> {
     if a.fields == 0 || a.width == 0 || a.side == 0 {
         return Err("--fields, --width and --side must be at least 1".into());
     }
+    let dims = dims_create(a.n, a.dim).map_err(|e| format!("-n {}: {e}", a.n))?;
+    crate::bench_sizes::check_halo_memory(a, &dims)?;
     let label = format!("halo{}d-w{}-f{}", a.dim, a.width, a.fields);
     let quiet = hypercomm::launch::Processes::is_copy();
     // Fewer exchanges for large faces: about 2^26 halo bytes per run.
-    let face = a.side.pow(a.dim as u32 - 1) * a.width * a.fields * 8;
+    let face = (a.side.saturating_pow(a.dim as u32 - 1)).saturating_mul(a.width * a.fields * 8);
     let iters = (a.iters.min((1usize << 26) / face.max(1))).max(20);
     let mut exch = Vec::new();
     let mut copy = Vec::new();
