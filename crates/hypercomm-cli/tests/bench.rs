@@ -262,6 +262,17 @@ fn bad_input_is_a_clear_error() {
             "invalid value '9' for '--trace-level",
             2,
         ),
+        // Levels are 0..3.
+        (
+            &["barrier", "--trace-level", "9,9,9"][..],
+            "invalid value '9,9,9' for '--trace-level",
+            2,
+        ),
+        (
+            &["barrier", "--trace-level=-1,-1,-1"][..],
+            "invalid value '-1,-1,-1' for '--trace-level",
+            2,
+        ),
         // Buffers larger than the machine are refused before they are
         // allocated (which would abort the command).
         (

@@ -223,11 +223,11 @@ impl Config {
     }
 }
 
-/// Parse `e,c,m`.
+/// Parse `e,c,m`: three levels, each 0..=3; `None` for anything else.
 pub fn parse_levels(s: &str) -> Option<Levels> {
     let v: Vec<i32> = s
         .split(',')
-        .map(|x| x.trim().parse::<i32>().ok())
+        .map(|x| x.trim().parse::<i32>().ok().filter(|l| (0..=3).contains(l)))
         .collect::<Option<_>>()?;
     match v[..] {
         [event, compstats, commstats] => Some(Levels {
@@ -247,4 +247,26 @@ pub struct Info {
     pub remaining: usize,
     /// Current levels.
     pub levels: Levels,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_are_three_integers_from_0_to_3() {
+        assert_eq!(
+            parse_levels("3, 0,2"),
+            Some(Levels {
+                event: 3,
+                compstats: 0,
+                commstats: 2
+            })
+        );
+        for bad in [
+            "9,9,9", "-1,-1,-1", "4,0,0", "0,0,-1", "1,2", "1,2,3,0", "a,b,c",
+        ] {
+            assert_eq!(parse_levels(bad), None, "{bad}");
+        }
+    }
 }
