@@ -75,6 +75,23 @@ fn a_timeout_too_long_for_a_duration_is_an_error_naming_it() {
     }
 }
 
+/// A program that never joins is named, and the library feature it lacks
+/// is the one of the job's transport.
+#[test]
+fn a_program_that_never_joins_is_told_the_feature_of_its_transport() {
+    for (transport, other) in [("shm", "tcp"), ("tcp", "shm")] {
+        let o = run(&["-n", "2", "--transport", transport, "true"]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{transport}: {err}");
+        assert!(err.contains("rank 0 exited without joining"), "{err}");
+        assert!(
+            err.contains(&format!("without the library's `{transport}` feature")),
+            "{transport}: {err}"
+        );
+        assert!(!err.contains(&format!("`{other}`")), "{transport}: {err}");
+    }
+}
+
 /// With its standard output and error a pipe nobody reads (`2>&1 | head
 /// -1` after `head` has gone), the launcher still sees its ranks to the
 /// end and exits with their code, instead of panicking on its first
