@@ -75,6 +75,16 @@ fn a_timeout_too_long_for_a_duration_is_an_error_naming_it() {
     }
 }
 
+#[test]
+fn more_ranks_than_shared_memory_takes_is_named_as_a_limit() {
+    let o = run(&["-n", "4097", "true"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("at most 4096"), "{err}");
+    assert!(err.contains("not 4097"), "{err}");
+    assert!(!err.contains("I/O error"), "{err}");
+}
+
 /// A program that never joins is named, and the library feature it lacks
 /// is the one of the job's transport.
 #[test]

@@ -457,12 +457,15 @@ impl Drop for Mapping {
     }
 }
 
+/// The most endpoints (nodes and host) a segment has records for.
+pub(super) const MAX_ENDPOINTS: usize = 4096;
+
 /// Create and initialise a segment (see the module docs of `shm`).
 pub(super) fn create(endpoints: usize) -> io::Result<OwnedFd> {
-    if endpoints == 0 || endpoints > 4096 {
+    if endpoints == 0 || endpoints > MAX_ENDPOINTS {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("a shared-memory job needs 1..=4096 endpoints, not {endpoints}"),
+            format!("a shared-memory job needs 1..={MAX_ENDPOINTS} endpoints, not {endpoints}"),
         ));
     }
     let fd = memfd_create("hypercomm-shm", MemfdFlags::CLOEXEC)?;

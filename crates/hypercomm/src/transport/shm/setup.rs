@@ -122,6 +122,17 @@ impl Setup for ShmSetup {
     }
 
     fn prepare(&self, endpoints: usize) -> Result<Prepared> {
+        if endpoints > segment::MAX_ENDPOINTS {
+            // A limit of the transport, not a failure to make the segment.
+            return Err(Error::InvalidArgument {
+                op: "transport",
+                what: format!(
+                    "a shared-memory job has at most {} processes (nodes and host), not {endpoints}; \
+                     the tcp transport takes more",
+                    segment::MAX_ENDPOINTS
+                ),
+            });
+        }
         let fd = create_segment(endpoints)
             .map_err(|e| io_err("creating the shared-memory segment", e))?;
         Ok(Prepared {
