@@ -78,6 +78,9 @@ fn mpirun_spelling(mut args: Vec<OsString>) -> Result<Vec<OsString>, String> {
             i += 2;
             continue;
         }
+        if sub == "run" && t == "-np=" {
+            return Err("-np= has no value: give the number of node processes (-np N)".into());
+        }
         if t == "--" {
             break; // the end of the options
         }
@@ -114,6 +117,9 @@ fn mpirun_spelling(mut args: Vec<OsString>) -> Result<Vec<OsString>, String> {
                 "unknown option {name} before the program (see hypercomm {sub} --help)"
             ));
         };
+        if t.ends_with('=') && opt.get_num_args().is_some_and(|r| r.min_values() > 0) {
+            return Err(format!("{t} has no value (see hypercomm {sub} --help)"));
+        }
         if sub == "run" && name == "--host" && looks_like_host_list(&args[i + 1..]) {
             return Err(
                 "--host starts a host program and needs `--` after its arguments \
@@ -320,6 +326,15 @@ mod tests {
         assert!(e.contains("-H/--hosts"), "{e}");
         let e = err("hc run -n 2 --host ./h ./p");
         assert!(e.contains("needs `--`"), "{e}");
+        for (line, t) in [
+            ("hc run -np= ./p", "-np="),
+            ("hc run -n= ./p", "-n="),
+            ("hc run --timeout= ./p", "--timeout="),
+            ("hc sim bcast -p= 8", "-p="),
+        ] {
+            let e = err(line);
+            assert!(e.contains(&format!("{t} has no value")), "{line}: {e}");
+        }
         // A host program ended by `--` or by the next option is fine.
         for ok in [
             "hc run -n 2 --host ./h a -- ./p",

@@ -76,6 +76,23 @@ fn a_timeout_too_long_for_a_duration_is_an_error_naming_it() {
 }
 
 #[test]
+fn options_with_an_empty_attached_value_are_named() {
+    for (args, opt) in [
+        (&["-np=", "true"][..], "-np="),
+        (&["-n=", "true"][..], "-n="),
+    ] {
+        let o = run(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("{opt} has no value")),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("unknown option"), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn more_ranks_than_shared_memory_takes_is_named_as_a_limit() {
     let o = run(&["-n", "4097", "true"]);
     let err = stderr(&o);
