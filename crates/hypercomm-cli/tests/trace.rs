@@ -189,6 +189,17 @@ fn files_without_records_or_with_bad_ones_are_errors_naming_them() {
             format!("{}garbage line\n", &PICL[..PICL.find('\n').unwrap() + 1]),
             "line 2: ",
         ),
+        // A message of negative length (`stats` used to print its bytes).
+        (
+            "negative-length.trace",
+            PICL.replace("to 1 type 5 lth 8", "to 1 type 5 lth -8"),
+            "line 2: lth -8 is negative",
+        ),
+        (
+            "negative-length.raw",
+            raw("hypercomm-trace-raw-1", r#""1 0 0 3 3 3","4 10 0 1 5 -8""#),
+            "node 0's record 2: not a trace record",
+        ),
     ];
     for (name, body, want) in cases {
         let p = file(name, &body);

@@ -235,6 +235,14 @@ fn int32(v: i64, what: &str) -> Result<i32, String> {
     i32::try_from(v).map_err(|_| format!("{what} {v} is out of range"))
 }
 
+/// A length or a count, which cannot be negative.
+fn count(v: i64, what: &str) -> Result<i64, String> {
+    if v < 0 {
+        return Err(format!("{what} {v} is negative"));
+    }
+    Ok(v)
+}
+
 /// Parse one line (verbose or compact). `Ok(None)` for a blank line.
 pub fn parse_line(line: &str) -> Result<Option<Record>, String> {
     let line = line.trim_end_matches(['\r', '\n']);
@@ -309,13 +317,13 @@ pub fn parse_line(line: &str) -> Result<Option<Record>, String> {
         4 => Kind::Send {
             to: int32(num(&mut t, "to")?, "to")?,
             tag: num(&mut t, "type")?,
-            len: num(&mut t, "lth")?,
+            len: count(num(&mut t, "lth")?, "lth")?,
         },
         6 | 8 => {
             let (from, tag, len) = (
                 int32(num(&mut t, "from")?, "from")?,
                 num(&mut t, "type")?,
-                num(&mut t, "lth")?,
+                count(num(&mut t, "lth")?, "lth")?,
             );
             if code == 6 {
                 Kind::Recv { from, tag, len }
@@ -359,11 +367,11 @@ pub fn parse_line(line: &str) -> Result<Option<Record>, String> {
             }
         }
         12 => Kind::Commstats {
-            received: num(&mut t, "received")?,
-            recv_volume: num(&mut t, "volume")?,
-            sent: num(&mut t, "sent")?,
-            sent_volume: num(&mut t, "volume")?,
-            probed: num(&mut t, "probed")?,
+            received: count(num(&mut t, "received")?, "received")?,
+            recv_volume: count(num(&mut t, "volume")?, "volume")?,
+            sent: count(num(&mut t, "sent")?, "sent")?,
+            sent_volume: count(num(&mut t, "volume")?, "volume")?,
+            probed: count(num(&mut t, "probed")?, "probed")?,
         },
         13 => Kind::Close,
         14 => Kind::TraceLevel(levels(&mut t, &mut num)?),
@@ -503,6 +511,11 @@ mod tests {
             "close clock 0 0 node 4294967302",
             "send clock 0 0 node 1 to 2147483648 type 1 lth 2",
             "11 9223372036 0 1 -9223372036 0",
+            // Lengths and counts are never negative.
+            "send clock 0 0 node 1 to 2 type 1 lth -8",
+            "recv clock 0 0 node 2 from 1 type 1 lth -8",
+            "8 0 0 2 1 1 -1",
+            "12 0 0 1 1 8 1 -8 0",
         ] {
             assert!(parse_line(l).is_err(), "{l}");
         }
