@@ -411,3 +411,56 @@ fn picl_ring_sums_consecutive_pairs_around_the_ring() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------
+// examples/README.md's launcher commands
+// ---------------------------------------------------------------------------
+
+/// The launcher commands of examples/README.md's `sh` block.
+fn readme_commands() -> Vec<String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/README.md");
+    let text = std::fs::read_to_string(path).expect("examples/README.md");
+    let block = text
+        .split_once("```sh\n")
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .expect("examples/README.md has an sh block of launcher commands")
+        .0;
+    block.lines().map(str::to_owned).collect()
+}
+
+/// Every example (but `spawn`, which starts its own processes) has a
+/// launcher command in examples/README.md, and each command runs as
+/// written (with this profile's binaries) and succeeds: the node counts
+/// and hosts it gives are the ones the programs need.
+#[test]
+fn the_readme_launcher_commands_run_every_example() {
+    use common::procs::{example_bin, hypercomm_bin, run_limited};
+    let commands = readme_commands();
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let Some(name) = p.file_name().unwrap().to_str().unwrap().strip_suffix(".rs") else {
+            continue;
+        };
+        let bin = format!("target/release/examples/{name}");
+        assert!(
+            name == "spawn" || commands.iter().any(|c| c.ends_with(&bin)),
+            "examples/README.md has no launcher command for {name}"
+        );
+    }
+    for line in &commands {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(words[0], "target/release/hypercomm", "{line}");
+        let mut cmd = std::process::Command::new(hypercomm_bin());
+        for w in &words[1..] {
+            match w.strip_prefix("target/release/examples/") {
+                Some(name) => cmd.arg(example_bin(name)),
+                None => cmd.arg(w),
+            };
+        }
+        cmd.env("HYPERCOMM_TIMEOUT", "30")
+            .env_remove("HYPERCOMM_RANK");
+        let out = run_limited(cmd, std::time::Duration::from_secs(120));
+        assert!(out.status.success(), "{line}:\n{}", out.both());
+    }
+}
