@@ -100,7 +100,12 @@ pub struct ParseAlgorithmError {
 
 impl fmt::Display for ParseAlgorithmError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unknown algorithm {:?}; known: auto", self.name)?;
+        // What `str::parse` accepts besides the registry's names.
+        write!(
+            f,
+            "unknown algorithm {:?}; known: auto, native, board",
+            self.name
+        )?;
         for n in &self.known {
             write!(f, ", {n}")?;
         }

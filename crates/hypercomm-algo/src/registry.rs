@@ -299,7 +299,8 @@ mod tests {
         assert_eq!(Algorithm::default(), Algorithm::Auto);
         let err = "Ring".parse::<Algorithm>().unwrap_err().to_string();
         assert!(
-            err.contains("\"Ring\"") && err.contains("auto, dissemination, tree, star, binomial"),
+            err.contains("\"Ring\"")
+                && err.contains("auto, native, board, dissemination, tree, star, binomial"),
             "{err}"
         );
         assert!("".parse::<Algorithm>().is_err());

@@ -334,8 +334,13 @@ fn bad_input_is_a_clear_error() {
     ] {
         let out = bench(args);
         let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
+    // The names a bad one is told about include every name accepted.
+    let err = text(&bench(&["allreduce", "--algorithm", "telepathy"]).stderr);
+    for name in ["auto", "native", "board", "ring"] {
+        assert!(err.contains(&format!(" {name},")), "{name}: {err}");
+    }
 }
-        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
