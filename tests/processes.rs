@@ -531,6 +531,35 @@ fn ctrl_c_stops_the_whole_job() {
     assert!(stderr.contains("interrupted"), "{stderr}");
 }
 
+/// `hypercomm sim run` stops its program on SIGTERM or SIGINT, as the
+/// launcher stops its ranks, and exits with 130; nothing is left running.
+#[test]
+fn signals_to_sim_run_stop_its_program() {
+    for sig in ["-TERM", "-INT"] {
+        let mut c = Command::new(hypercomm_bin());
+        c.args(["sim", "run", "sh", "-c", "echo pid $$; exec sleep 60"]);
+        let mut live = Live::start(c);
+        let line = live.wait_for("pid ");
+        let pid: u32 = line.trim_start_matches("pid ").trim().parse().unwrap();
+        assert!(pid_alive(pid), "{sig}: {line}");
+        Command::new("kill")
+            .args([sig, &live.child.id().to_string()])
+            .status()
+            .unwrap();
+        let (status, _, stderr) = live.finish();
+        assert_eq!(status.code(), Some(130), "{sig}: {stderr}");
+        assert!(stderr.contains("interrupted"), "{sig}: {stderr}");
+        let gone = Instant::now() + Duration::from_secs(5);
+        while pid_alive(pid) && Instant::now() < gone {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(
+            !pid_alive(pid),
+            "{sig}: the program (pid {pid}) is still running"
+        );
+    }
+}
+
 #[test]
 fn a_rank_that_exits_with_an_error_is_named() {
     // A node program that is not a hypercomm program at all and fails.

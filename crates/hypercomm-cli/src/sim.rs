@@ -413,11 +413,14 @@ fn run(a: &SimArgs) -> Result<ExitCode, String> {
         };
         cmd.env("HYPERCOMM_TRACE", spec);
     }
-    let status = cmd
-        .status()
+    let status = hypercomm::launch::job::run_program(&mut cmd)
         .map_err(|e| format!("could not start {prog:?}: {e}"))?;
     let lines = std::fs::read_to_string(&report).unwrap_or_default();
     let _ = std::fs::remove_file(&report);
+    let Some(status) = status else {
+        errln!("hypercomm sim run: interrupted; {prog} was stopped");
+        return Ok(ExitCode::from(130));
+    };
     // `start …` when the program started a job (it says why it failed, if
     // it did), `end=…` when one ended.
     if lines.is_empty() {

@@ -309,6 +309,48 @@ fn install_signal_handlers() -> &'static AtomicBool {
     })
 }
 
+/// Run one program to its end with the launcher's handling of SIGINT,
+/// SIGTERM and SIGHUP (`hypercomm sim run`): on one of them the program is
+/// sent SIGTERM, and SIGKILL if it is still there [`monitor::KILL_AFTER`]
+/// later; it dies with this process too (Linux). `Ok(None)` when a signal
+/// ended it (the command then exits with 130, as `hypercomm run` does).
+pub fn run_program(cmd: &mut Command) -> std::io::Result<Option<std::process::ExitStatus>> {
+    use std::sync::atomic::Ordering;
+    let interrupted = install_signal_handlers();
+    // SAFETY: the closure runs between fork and exec and makes one
+    // async-signal-safe system call on plain integers.
+    #[cfg(target_os = "linux")]
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn()?;
+    let mut termed: Option<std::time::Instant> = None;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(termed.is_none().then_some(status));
+        }
+        if interrupted.load(Ordering::Relaxed) {
+            match termed {
+                None => {
+                    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+                        // SAFETY: a plain system call on our own child.
+                        unsafe { libc::kill(pid, libc::SIGTERM) };
+                    }
+                    termed = Some(std::time::Instant::now());
+                }
+                Some(t) if t.elapsed() >= monitor::KILL_AFTER => {
+                    let _ = child.kill();
+                }
+                Some(_) => {}
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Open the rendezvous listener on `ip` (port chosen by the system).
 pub(crate) fn listen(ip: IpAddr, secret: &[u8], job: &str, endpoints: usize) -> Result<Rendezvous> {
     let l = TcpListener::bind((ip, 0))
