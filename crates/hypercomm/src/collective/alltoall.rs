@@ -68,6 +68,7 @@ impl Comm {
             Collective::Alltoall,
             "alltoall",
             self.alltoall_call(input, output, opts),
+            false,
         )?;
         self.run_blocking(call, opts)
     }
@@ -142,7 +143,7 @@ impl Comm {
         opts: &CollOpts,
     ) -> Result<()> {
         let built = self.alltoallv_call(input, send_counts, output, recv_counts, opts);
-        let call = self.announce_bad(Collective::Alltoallv, "alltoallv", built)?;
+        let call = self.announce_bad(Collective::Alltoallv, "alltoallv", built, false)?;
         self.run_blocking(call, opts)
     }
 
@@ -255,7 +256,7 @@ impl Comm {
     ) -> Result<()> {
         let counts = vec![output.len(); self.size()];
         let built = self.reduce_scatterv_call(input, &counts, output, op, opts);
-        let call = self.announce_bad(Collective::ReduceScatter, "reduce_scatter", built)?;
+        let call = self.announce_bad(Collective::ReduceScatter, "reduce_scatter", built, false)?;
         self.run_blocking(call, opts)
     }
 
@@ -304,7 +305,7 @@ impl Comm {
         opts: &CollOpts,
     ) -> Result<()> {
         let built = self.reduce_scatterv_call(input, counts, output, op, opts);
-        let call = self.announce_bad(Collective::ReduceScatter, "reduce_scatterv", built)?;
+        let call = self.announce_bad(Collective::ReduceScatter, "reduce_scatterv", built, false)?;
         self.run_blocking(call, opts)
     }
 

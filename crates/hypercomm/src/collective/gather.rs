@@ -73,6 +73,7 @@ impl Comm {
             Collective::Gather,
             "gather",
             self.gather_call(input, output, root, opts),
+            false,
         )?;
         self.run_blocking(call, opts)
     }
@@ -381,6 +382,7 @@ impl Comm {
             Collective::Allgather,
             "allgather",
             self.allgather_call(input, output, opts),
+            false,
         )?;
         self.run_blocking(call, opts)
     }
@@ -490,6 +492,7 @@ impl Comm {
             Collective::Allgatherv,
             "allgatherv",
             self.allgatherv_call(input, counts, output, opts),
+            false,
         )?;
         self.run_blocking(call, opts)
     }
@@ -535,6 +538,7 @@ impl Comm {
             Collective::Scatter,
             "scatter",
             self.scatter_call(input, output, root, opts),
+            false,
         )?;
         self.run_blocking(call, opts)
     }

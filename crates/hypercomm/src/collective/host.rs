@@ -124,22 +124,32 @@ impl Comm {
     /// root), take part in the signature exchange with a signature that
     /// says so, so that the other nodes fail instead of waiting, and
     /// return the local error. (The host calling a node collective, which
-    /// is no participant, only gets its error.)
+    /// is no participant, only gets its error.) `task`: the call is a
+    /// non-blocking one, whose exchange runs as the other nodes'
+    /// non-blocking calls run theirs (as a task, never on the board).
     pub(crate) fn announce_bad<C>(
         &self,
         kind: Collective,
         what: &'static str,
         built: Result<C>,
+        task: bool,
     ) -> Result<C> {
-        match built {
-            Err(e @ (Error::InvalidArgument { .. } | Error::InvalidRank { .. })) => {
-                match self.node_parts(what) {
-                    Ok(parts) => Err(self.report_bad_args(parts, kind, what, e)),
-                    Err(_) => Err(e),
-                }
-            }
-            r => r,
+        let e = match built {
+            Err(e @ (Error::InvalidArgument { .. } | Error::InvalidRank { .. })) => e,
+            r => return r,
+        };
+        let Ok(parts) = self.node_parts(what) else {
+            return Err(e);
+        };
+        let call = bad_args_call(parts, kind, what);
+        if !task {
+            let _ = self.run(call);
+        } else if let Ok(t) = self.start(call) {
+            let _ = self
+                .engine()
+                .run_task(&std::cell::RefCell::new(t), self.timeout(), what);
         }
+        Err(e)
     }
 
     /// Take part in a call's check exchange with invalid arguments (so that

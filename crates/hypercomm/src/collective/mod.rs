@@ -261,8 +261,12 @@ impl Comm {
                 return done;
             }
         }
-        let call =
-            self.announce_bad(Collective::Bcast, "bcast", self.bcast_call(buf, root, opts))?;
+        let call = self.announce_bad(
+            Collective::Bcast,
+            "bcast",
+            self.bcast_call(buf, root, opts),
+            false,
+        )?;
         self.run_blocking(call, opts)
     }
 
@@ -362,6 +366,7 @@ impl Comm {
             Collective::Reduce,
             "reduce",
             self.reduce_call(input, output, op, root, opts),
+            false,
         )?;
         self.run_blocking(call, opts)
     }
@@ -496,6 +501,7 @@ impl Comm {
             Collective::Allreduce,
             "allreduce",
             self.allreduce_call(input, output, op, opts),
+            false,
         )?;
         self.run_blocking(call, opts)
     }

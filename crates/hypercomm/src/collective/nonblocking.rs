@@ -27,7 +27,7 @@ use super::select::CollOpts;
 use crate::comm::Comm;
 use crate::engine::Engine;
 use crate::engine::Task;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::rank::Rank;
 use crate::request::Scope;
 use hypercomm_algo::Collective;
@@ -113,31 +113,6 @@ impl Comm {
         })
     }
 
-    /// [`Comm::announce_bad`] for a non-blocking call: the signature that
-    /// says this node's arguments are invalid goes out as the other nodes'
-    /// non-blocking calls exchange theirs (as a task, never on the board).
-    fn announce_bad_nb<C>(
-        &self,
-        kind: Collective,
-        what: &'static str,
-        built: Result<C>,
-    ) -> Result<C> {
-        match built {
-            Err(e @ (Error::InvalidArgument { .. } | Error::InvalidRank { .. })) => {
-                let Ok(parts) = self.node_parts(what) else {
-                    return Err(e);
-                };
-                if let Ok(task) = self.start(super::host::bad_args_call(parts, kind, what)) {
-                    let _ = self
-                        .engine()
-                        .run_task(&RefCell::new(task), self.timeout, what);
-                }
-                Err(e)
-            }
-            r => r,
-        }
-    }
-
     /// Non-blocking barrier over the nodes.
     pub fn ibarrier<'scope>(&self, s: &'scope Scope<'scope, '_>) -> Result<CollRequest<'scope>> {
         let parts = self.node_parts("ibarrier")?;
@@ -156,7 +131,7 @@ impl Comm {
     ) -> Result<CollRequest<'scope>> {
         let built = self.bcast_call(buf, Rank::Node(root), &CollOpts::default());
         let call = self
-            .announce_bad_nb(Collective::Bcast, "ibcast", built)?
+            .announce_bad(Collective::Bcast, "ibcast", built, true)?
             .ready(self)?;
         self.start_in(s, call, "ibcast")
     }
@@ -172,7 +147,7 @@ impl Comm {
     ) -> Result<CollRequest<'scope>> {
         let built = self.reduce_call(input, output, op, Rank::Node(root), &CollOpts::default());
         let call = self
-            .announce_bad_nb(Collective::Reduce, "ireduce", built)?
+            .announce_bad(Collective::Reduce, "ireduce", built, true)?
             .ready(self)?;
         self.start_in(s, call, "ireduce")
     }
@@ -187,7 +162,7 @@ impl Comm {
     ) -> Result<CollRequest<'scope>> {
         let built = self.allreduce_call(input, output, op, &CollOpts::default());
         let call = self
-            .announce_bad_nb(Collective::Allreduce, "iallreduce", built)?
+            .announce_bad(Collective::Allreduce, "iallreduce", built, true)?
             .ready(self)?;
         self.start_in(s, call, "iallreduce")
     }
@@ -202,7 +177,7 @@ impl Comm {
         root: usize,
     ) -> Result<CollRequest<'scope>> {
         let built = self.gather_call(input, output, Rank::Node(root), &CollOpts::default());
-        let call = self.announce_bad_nb(Collective::Gather, "igather", built)?;
+        let call = self.announce_bad(Collective::Gather, "igather", built, true)?;
         self.start_in(s, call, "igather")
     }
 
@@ -215,7 +190,7 @@ impl Comm {
         root: usize,
     ) -> Result<CollRequest<'scope>> {
         let built = self.scatter_call(input, output, Rank::Node(root), &CollOpts::default());
-        let call = self.announce_bad_nb(Collective::Scatter, "iscatter", built)?;
+        let call = self.announce_bad(Collective::Scatter, "iscatter", built, true)?;
         self.start_in(s, call, "iscatter")
     }
 
@@ -228,7 +203,7 @@ impl Comm {
     ) -> Result<CollRequest<'scope>> {
         let built = self.allgather_call(input, output, &CollOpts::default());
         let call = self
-            .announce_bad_nb(Collective::Allgather, "iallgather", built)?
+            .announce_bad(Collective::Allgather, "iallgather", built, true)?
             .ready(self)?;
         self.start_in(s, call, "iallgather")
     }
@@ -242,7 +217,7 @@ impl Comm {
     ) -> Result<CollRequest<'scope>> {
         let built = self.alltoall_call(input, output, &CollOpts::default());
         let call = self
-            .announce_bad_nb(Collective::Alltoall, "ialltoall", built)?
+            .announce_bad(Collective::Alltoall, "ialltoall", built, true)?
             .ready(self)?;
         self.start_in(s, call, "ialltoall")
     }
@@ -257,7 +232,7 @@ impl Comm {
     ) -> Result<CollRequest<'scope>> {
         let counts = vec![output.len(); self.size()];
         let built = self.reduce_scatterv_call(input, &counts, output, op, &CollOpts::default());
-        let call = self.announce_bad_nb(Collective::ReduceScatter, "ireduce_scatter", built)?;
+        let call = self.announce_bad(Collective::ReduceScatter, "ireduce_scatter", built, true)?;
         self.start_in(s, call, "ireduce_scatter")
     }
 
@@ -271,7 +246,7 @@ impl Comm {
         scan: &Scan,
     ) -> Result<CollRequest<'scope>> {
         let built = self.scan_call(input, output, op, scan, &CollOpts::default());
-        match self.announce_bad_nb(Collective::Scan, "iscan", built)? {
+        match self.announce_bad(Collective::Scan, "iscan", built, true)? {
             ScanCall::Plain(call) => self.start_in(s, call, "iscan"),
             ScanCall::Segmented(call) => self.start_in(s, call, "iscan"),
         }

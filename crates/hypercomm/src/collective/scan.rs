@@ -217,7 +217,7 @@ impl Comm {
         opts: &CollOpts,
     ) -> Result<()> {
         let built = self.scan_call(input, output, op, scan, opts);
-        match self.announce_bad(Collective::Scan, "scan", built)? {
+        match self.announce_bad(Collective::Scan, "scan", built, false)? {
             ScanCall::Plain(call) => self.run_blocking(call, opts),
             ScanCall::Segmented(call) => self.run_blocking(call, opts),
         }
