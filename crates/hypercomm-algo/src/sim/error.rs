@@ -1,5 +1,5 @@
 //! Why a simulation fails: the schedules do not fit the machine or each
-//! other, or are more than the simulator's budget ([`super::budget`]).
+//! other, or are more than the simulator's budget (`budget.rs`).
 
 use super::budget::{mib, MAX_STATE_BYTES};
 use super::network::MAX_COST;

@@ -523,7 +523,7 @@ impl Sim<'_> {
 /// than [`MAX_MESSAGES`] messages or hold more than [`MAX_OPS`] operations
 /// in all (counted as they are generated)
 /// or whose links on the fully connected network exceed the state budget
-/// ([`super::budget`]), schedules that address a participant that does
+/// ([`MAX_STATE_BYTES`]), schedules that address a participant that does
 /// not exist, disagree on a message's length or never finish.
 pub fn simulate(
     model: &Model,

@@ -311,7 +311,7 @@ fn install_signal_handlers() -> &'static AtomicBool {
 
 /// Run one program to its end with the launcher's handling of SIGINT,
 /// SIGTERM and SIGHUP (`hypercomm sim run`): on one of them the program is
-/// sent SIGTERM, and SIGKILL if it is still there [`monitor::KILL_AFTER`]
+/// sent SIGTERM, and SIGKILL if it is still there the launcher's grace period
 /// later; it dies with this process too (Linux). `Ok(None)` when a signal
 /// ended it (the command then exits with 130, as `hypercomm run` does).
 pub fn run_program(cmd: &mut Command) -> std::io::Result<Option<std::process::ExitStatus>> {
