@@ -126,13 +126,11 @@ mod tests {
         for network in [Network::Full, Network::Ring, Network::Hypercube] {
             let p = 1 << 16;
             let m = Model::new(network, p, C).unwrap();
-            let started = std::time::Instant::now();
             let e = simulate_entry(&m, all, &Call::new(p, 1).params(0), 1.0).unwrap_err();
             assert!(matches!(e, SimError::Messages { .. }), "{network}: {e:?}");
             let s = e.to_string();
             assert!(s.contains("p = 65536"), "{s}");
             assert!(s.contains(&format!("at most {MAX_MESSAGES}")), "{s}");
-            assert!(started.elapsed().as_secs() < 20, "{network}: refused late");
         }
         // Bruck's all-to-all sends few messages but rotates p blocks on
         // every participant: p² operations to generate.
