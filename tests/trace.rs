@@ -706,10 +706,7 @@ fn report_of_a_hello_run_spends_its_width_on_the_work() {
     let dir = tmp("hello-report");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("hello.trace");
-    let out = std::process::Command::new(common::procs::example_bin("hello"))
-        .env("HYPERCOMM_TRACE", &file)
-        .output()
-        .unwrap();
+    let out = traced_hello(&file);
     assert!(
         out.status.success(),
         "{}",
@@ -779,6 +776,15 @@ fn report_of_a_hello_run_spends_its_width_on_the_work() {
     );
 }
 
+/// The `hello` example run as a plain program (threads), with
+/// `HYPERCOMM_TRACE` set to `spec`.
+fn traced_hello(spec: impl AsRef<std::ffi::OsStr>) -> std::process::Output {
+    std::process::Command::new(common::procs::example_bin("hello"))
+        .env("HYPERCOMM_TRACE", spec)
+        .output()
+        .unwrap()
+}
+
 /// `HYPERCOMM_TRACE=path:format` with a format that does not exist is an
 /// error naming it, before anything runs, not a trace file named
 /// `path:bogus`; a path's own colon (`C:\t`) is not taken for a format.
@@ -787,10 +793,7 @@ fn an_unknown_trace_format_is_named() {
     let dir = tmp("bad-format");
     std::fs::create_dir_all(&dir).unwrap();
     let spec = format!("{}:bogus", dir.join("t").display());
-    let out = std::process::Command::new(common::procs::example_bin("hello"))
-        .env("HYPERCOMM_TRACE", &spec)
-        .output()
-        .unwrap();
+    let out = traced_hello(&spec);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
     assert!(err.contains("\\\"bogus\\\" is not a trace format"), "{err}");
@@ -800,10 +803,7 @@ fn an_unknown_trace_format_is_named() {
         "no file written"
     );
     let spec = format!("{}:chrome", dir.join("t").display());
-    let out = std::process::Command::new(common::procs::example_bin("hello"))
-        .env("HYPERCOMM_TRACE", &spec)
-        .output()
-        .unwrap();
+    let out = traced_hello(&spec);
     assert!(
         out.status.success(),
         "{}",

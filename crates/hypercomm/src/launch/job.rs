@@ -335,10 +335,8 @@ pub fn run_program(cmd: &mut Command) -> std::io::Result<Option<std::process::Ex
         if interrupted.load(Ordering::Relaxed) {
             match termed {
                 None => {
-                    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-                        // SAFETY: a plain system call on our own child.
-                        unsafe { libc::kill(pid, libc::SIGTERM) };
-                    }
+                    // Not yet reaped: try_wait above saw it running.
+                    super::exits::kill(child.id(), libc::SIGTERM);
                     termed = Some(std::time::Instant::now());
                 }
                 Some(t) if t.elapsed() >= monitor::KILL_AFTER => {
