@@ -443,7 +443,13 @@ impl Job {
         let next = match stepped {
             Ok(next) => next.unwrap_or(NOBODY),
             Err(p) => {
-                let what = crate::launch::rank::panic_message(&*p);
+                // (Not launch's panic_message: a transport imports nothing
+                // from the launch layer.)
+                let what = p
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".into());
                 if w.aborted.is_none() {
                     let now = w.now();
                     w.aborted = Some((
