@@ -1,7 +1,8 @@
 //! Processes started by the launcher (`hypercomm run`), by `spawn` and by a
 //! faked Slurm step, over TCP: output forwarding, failure propagation
 //! (`kill -9`, abort, Ctrl-C), refusal of foreign clients, distinct
-//! addresses, and the command's help. Every process is run under a time
+//! addresses, collective selection agreed across hosts and CPU affinities,
+//! and the command's help. Every process is run under a time
 //! limit; the launcher itself also gets `--timeout`.
 
 mod common;
@@ -942,5 +943,77 @@ fn tracing_processes_over_tcp_and_shm() {
         );
         common::procs::check_ring_trace(&dir, 3, transport);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// `faults choices` launched with `args`: each rank's algorithm choices,
+/// collective by collective and size by size, in rank order, and the cores
+/// each says it may use. Asserts the job succeeded and every rank's
+/// collectives matched a serial fold.
+fn choices_job(args: &[&str], extra: &[&str]) -> (Vec<String>, Vec<usize>) {
+    let mut c = launcher();
+    c.args(args)
+        .args(["--timeout", "50"])
+        .arg(example_bin("faults"))
+        .arg("choices")
+        .args(extra);
+    let out = run(c);
+    assert!(out.status.success(), "{}", out.both());
+    let mut rows: Vec<(usize, usize, String)> = out
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            let rest = l.split("] rank ").nth(1)?;
+            let (rank, rest) = rest.split_once(" cores ")?;
+            let (cores, choices) = rest.split_once(" choices ")?;
+            Some((rank.parse().ok()?, cores.parse().ok()?, choices.to_string()))
+        })
+        .collect();
+    rows.sort();
+    let n = rows.len();
+    for r in 0..n {
+        assert!(
+            out.stdout.contains(&format!("] rank {r} sums ok")),
+            "rank {r}: {}",
+            out.both()
+        );
+    }
+    let cores = rows.iter().map(|r| r.1).collect();
+    (rows.into_iter().map(|r| r.2).collect(), cores)
+}
+
+/// Collective selection must choose alike on every rank, or the ranks run
+/// different schedules of one call: a false mismatch, a hang or wrong
+/// data. Its inputs are agreed when the job starts, so ranks on hosts with
+/// different rank counts (3 on 127.0.0.1, 1 on 127.0.0.2) and ranks that
+/// may use different numbers of cores (rank 0 pinned to one) still choose
+/// the same algorithm for every collective at every size, and get the
+/// serial fold's answers.
+#[test]
+fn ranks_choose_the_same_algorithms_whatever_their_host_or_cores() {
+    let (choices, _) = choices_job(
+        &[
+            "-n",
+            "4",
+            "--transport",
+            "tcp",
+            "--hosts",
+            "127.0.0.1:3,127.0.0.2:1",
+        ],
+        &[],
+    );
+    assert_eq!(choices.len(), 4);
+    for (r, c) in choices.iter().enumerate() {
+        assert_eq!(c, &choices[0], "rank {r} chose differently from rank 0");
+    }
+    let machine = std::thread::available_parallelism().map_or(1, |c| c.get());
+    for kind in ["shm", "tcp"] {
+        let (choices, cores) = choices_job(&["-n", "2", "--transport", kind], &["pin"]);
+        assert_eq!(choices.len(), 2, "{kind}");
+        assert_eq!(cores[0], 1, "{kind}: rank 0 runs on one core");
+        if machine >= 2 {
+            assert!(cores[1] >= 2, "{kind}: rank 1 is not pinned");
+        }
+        assert_eq!(choices[1], choices[0], "{kind}: rank 1 chose differently");
     }
 }

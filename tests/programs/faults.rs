@@ -27,6 +27,13 @@
 //!   arguments (`secret-in-args 0`, which the test demands), then runs a
 //!   ring.
 //!
+//! * `choices [pin]`: every rank prints the cores it may use and the
+//!   algorithm its collectives would choose, collective by collective and
+//!   size by size (`rank R cores C choices …`), then checks an allreduce
+//!   of 256 KiB and an allgather against a serial fold (`rank R sums ok`).
+//!   With `pin`, rank 0 first runs itself again under `taskset -c 0`, so
+//!   that the ranks differ in the cores they may use.
+//!
 //! Not a user example: it exists to be killed, aborted and probed.
 
 use hypercomm::{Comm, Error, Rank, ANY_SOURCE};
@@ -183,8 +190,83 @@ fn secret_in_args(secret: &str) -> usize {
         .count()
 }
 
+/// Rank 0 of `choices pin`: run again on one core (the launcher's
+/// environment, pipes and pid stay; only the affinity changes), before it
+/// joins the job.
+fn pin_rank_zero(args: &[String]) {
+    use std::os::unix::process::CommandExt;
+    let pinned = std::env::var_os("FAULTS_PINNED").is_some();
+    // Our launcher's rank variable, else Open MPI's or MPICH's.
+    let rank = ["HYPERCOMM_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok());
+    if pinned || rank.as_deref() != Some("0") {
+        return;
+    }
+    let err = std::process::Command::new("taskset")
+        .args(["-c", "0"])
+        .args(args)
+        .env("FAULTS_PINNED", "1")
+        .exec();
+    eprintln!("cannot run taskset: {err}");
+    std::process::exit(5);
+}
+
+/// What every collective would run at sizes from 8 B to 4 MiB, then two
+/// collectives checked against a serial fold.
+fn choices(comm: &Comm) -> i32 {
+    use hypercomm::{CollOpts, Collective};
+    let me = comm.rank();
+    let mut line = Vec::new();
+    for c in Collective::ALL {
+        for shift in (3..=22).step_by(3) {
+            let a = comm
+                .chosen_algorithm(c, 1 << shift, &CollOpts::default(), true)
+                .map(|a| a.to_string())
+                .unwrap_or_else(|e| format!("error({e})"));
+            line.push(format!("{}@{}={a}", c.name(), 1usize << shift));
+        }
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    println!("rank {me} cores {cores} choices {}", line.join(","));
+    let p = comm.size();
+    let mut ok = true;
+    // 4 KiB to 256 KiB: the sizes where the ranks' choices have differed.
+    for n in [512usize, 4 << 10, 32 << 10] {
+        let v: Vec<u64> = (0..n).map(|i| (i * (me + 3)) as u64).collect();
+        let want = |i: usize| (0..p).map(|r| (i * (r + 3)) as u64).sum::<u64>();
+        let mut sum = vec![0u64; n];
+        match comm.allreduce_into(&v, &mut sum, hypercomm::prelude::Sum) {
+            Ok(()) => ok &= (0..n).all(|i| sum[i] == want(i)),
+            Err(e) => {
+                println!("rank {me} allreduce of {n} failed: {e}");
+                ok = false;
+            }
+        }
+        let mut all = vec![0u64; n * p];
+        match comm.allgather_into(&v, &mut all) {
+            Ok(()) => ok &= (0..n * p).all(|k| all[k] == ((k % n) * (k / n + 3)) as u64),
+            Err(e) => {
+                println!("rank {me} allgather of {n} failed: {e}");
+                ok = false;
+            }
+        }
+    }
+    println!("rank {me} sums {}", if ok { "ok" } else { "wrong" });
+    if ok {
+        0
+    } else {
+        6
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("choices")
+        && args.get(2).map(String::as_str) == Some("pin")
+    {
+        pin_rank_zero(&args);
+    }
     let comm = hypercomm::init().expect("init");
     assert!(comm.me() != Rank::Host, "this program has no host part");
     let arg = |i: usize| args.get(i).cloned().unwrap_or_default();
@@ -195,6 +277,7 @@ fn main() {
         "chain" => chain(&comm, num(2)),
         "panic" => panic_at(&comm, num(2)),
         "wait-file" => wait_file(&comm, &arg(2)),
+        "choices" => choices(&comm),
         "where" => {
             println!(
                 "bind {} rendezvous {}",

@@ -26,12 +26,17 @@ pub(crate) enum Ctl {
         endpoint: u32,
         /// Its listening address.
         addr: String,
+        /// The cores its process may use.
+        cores: u32,
     },
     /// Rendezvous → every endpoint, once all have said hello: the listening
-    /// address of every endpoint, by index.
+    /// address of every endpoint, by index, and the fewest cores any of
+    /// them may use (collective selection's input, the same everywhere).
     Table {
         /// Addresses by endpoint.
         addrs: Vec<String>,
+        /// The fewest cores of any endpoint's process.
+        cores: u32,
     },
     /// Endpoint → rendezvous: this endpoint aborts the job.
     Abort {
@@ -118,9 +123,11 @@ mod tests {
             Ctl::Hello {
                 endpoint: 3,
                 addr: "127.0.0.1:5".into(),
+                cores: 4,
             },
             Ctl::Table {
                 addrs: vec!["a".into(), "b".into()],
+                cores: 2,
             },
             Ctl::Abort {
                 message: "x".into(),

@@ -9,7 +9,7 @@ use crate::comm::Comm;
 pub(crate) use crate::error::io_err;
 use crate::error::{Error, Result};
 use crate::transport::tcp::{auth, tune};
-use crate::transport::{JoinInfo, Joined, Notices, Supervisor, TransportKind};
+use crate::transport::{JoinInfo, JoinTable, Joined, Notices, Supervisor, TransportKind};
 use std::net::{IpAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -108,11 +108,15 @@ pub(crate) fn join_job(mut ctl: TcpStream, spec: JoinSpec) -> Result<Comm> {
         &Ctl::Hello {
             endpoint: spec.endpoint as u32,
             addr: joining.address(),
+            cores: crate::transport::cores().min(u32::MAX as usize) as u32,
         },
     )
     .map_err(|e| io_err("joining the job", e))?;
     let table = match control::read(&mut ctl) {
-        Ok(Some(Ctl::Table { addrs })) => addrs,
+        Ok(Some(Ctl::Table { addrs, cores })) => JoinTable {
+            addrs,
+            cores: (cores as usize).max(1),
+        },
         Ok(Some(Ctl::Aborted { endpoint, message })) => {
             return Err(Error::Protocol(format!(
                 "the job was aborted by endpoint {endpoint} before it started: {message}"
@@ -129,6 +133,12 @@ pub(crate) fn join_job(mut ctl: TcpStream, spec: JoinSpec) -> Result<Comm> {
                 "expected the address table from the rendezvous, got {other:?}"
             )))
         }
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            return Err(Error::Protocol(format!(
+                "the rendezvous sent an address table this program cannot read ({e}); \
+                 are the launcher and the program built from the same hypercomm version?"
+            )))
+        }
         Err(e) => {
             return Err(io_err(
                 "joining the job",
@@ -136,10 +146,10 @@ pub(crate) fn join_job(mut ctl: TcpStream, spec: JoinSpec) -> Result<Comm> {
             ))
         }
     };
-    if table.len() != endpoints {
+    if table.addrs.len() != endpoints {
         return Err(Error::Protocol(format!(
             "the address table has {} entries for a job of {endpoints} endpoints",
-            table.len()
+            table.addrs.len()
         )));
     }
     let reader = ctl.try_clone().map_err(|e| io_err("joining the job", e))?;

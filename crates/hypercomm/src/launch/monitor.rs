@@ -52,6 +52,8 @@ pub(crate) enum Event {
     Joined {
         ep: usize,
         addr: String,
+        /// The cores its process may use.
+        cores: u32,
         stream: TcpStream,
     },
     /// A control message from an endpoint.
@@ -110,18 +112,22 @@ pub(crate) fn serve(
                             }
                         };
                         tune(&s);
-                        let addr = match control::read(&mut s) {
-                            Ok(Some(Ctl::Hello { endpoint, addr })) if endpoint as usize == id => addr,
+                        let (addr, cores) = match control::read(&mut s) {
+                            Ok(Some(Ctl::Hello { endpoint, addr, cores })) if endpoint as usize == id => (addr, cores),
                             // Closed before its hello: it could not make its
                             // transport and says why itself.
                             Ok(None) => return,
+                            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                                say!("hypercomm: endpoint {id} ({peer}) said a hello this launcher cannot read ({e}); are the launcher and the program built from the same hypercomm version? closing");
+                                return;
+                            }
                             other => {
                                 say!("hypercomm: endpoint {id} ({peer}) did not say hello properly ({other:?}); closing");
                                 return;
                             }
                         };
                         let Ok(w) = s.try_clone() else { return };
-                        if tx.send(Event::Joined { ep: id, addr, stream: w }).is_err() {
+                        if tx.send(Event::Joined { ep: id, addr, cores, stream: w }).is_err() {
                             return;
                         }
                         loop {
@@ -214,6 +220,8 @@ pub(crate) struct Monitor {
     setup: MonitorSetup,
     writers: Vec<Option<TcpStream>>,
     addrs: Vec<Option<String>>,
+    /// The fewest cores any endpoint said it may use.
+    cores: u32,
     table_sent: bool,
     exited: Vec<bool>,
     ctl_closed: Vec<bool>,
@@ -258,6 +266,7 @@ impl Monitor {
             setup,
             writers: (0..endpoints).map(|_| None).collect(),
             addrs: vec![None; endpoints],
+            cores: u32::MAX,
             table_sent: false,
             exited: vec![false; endpoints],
             ctl_closed: vec![false; endpoints],
@@ -449,16 +458,23 @@ impl Monitor {
 
     fn handle(&mut self, ev: Event) {
         match ev {
-            Event::Joined { ep, addr, stream } => {
+            Event::Joined {
+                ep,
+                addr,
+                cores,
+                stream,
+            } => {
                 self.writers[ep] = Some(stream);
                 self.addrs[ep] = Some(addr);
+                self.cores = self.cores.min(cores);
                 if !self.table_sent && self.addrs.iter().all(|a| a.is_some()) {
                     let addrs: Vec<String> = self
                         .addrs
                         .iter()
                         .map(|a| a.clone().unwrap_or_default())
                         .collect();
-                    self.broadcast(usize::MAX, &Ctl::Table { addrs });
+                    let cores = self.cores;
+                    self.broadcast(usize::MAX, &Ctl::Table { addrs, cores });
                     self.table_sent = true;
                 }
             }

@@ -144,9 +144,13 @@ pub struct Link {
     pub tw: f64,
     /// Whether this endpoint shares memory with its peers (threads, shm).
     pub shared_memory: bool,
-    /// Endpoints of the job on this endpoint's machine.
+    /// Endpoints of the job on one machine: the most on any machine of
+    /// the job, the same on every endpoint (selection must choose alike
+    /// everywhere).
     pub ranks_per_node: usize,
-    /// Cores this process may use.
+    /// Cores an endpoint's process may use: the fewest of any endpoint of
+    /// the job, agreed when the job started (the same on every endpoint),
+    /// or this process's where the endpoints are threads of it.
     pub cores_per_node: usize,
 }
 
@@ -442,8 +446,20 @@ pub struct Prepared {
 pub trait Joining {
     /// The address to announce (empty when the transport needs none).
     fn address(&self) -> String;
-    /// Finish joining with every endpoint's announced address.
-    fn complete(self: Box<Self>, table: &[String], sup: Box<dyn Supervisor>) -> Result<Joined>;
+    /// Finish joining with what the rendezvous told every endpoint.
+    fn complete(self: Box<Self>, table: &JoinTable, sup: Box<dyn Supervisor>) -> Result<Joined>;
+}
+
+/// What the rendezvous tells every endpoint of a job once all have joined
+/// (the same for all of them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JoinTable {
+    /// Every endpoint's announced address, by endpoint.
+    pub addrs: Vec<String>,
+    /// The fewest cores any endpoint's process may use (each announces its
+    /// own): [`Link::cores_per_node`], so that every endpoint's collective
+    /// selection works from the same facts.
+    pub cores: usize,
 }
 
 /// A joined endpoint and the handle for its supervisor's news.

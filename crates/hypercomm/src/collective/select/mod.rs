@@ -64,6 +64,13 @@
 //! ring broadcasts are left out; with more than two ranks per core the
 //! barrier is the two-round star (`STAR_BARRIER_RANKS_PER_CORE`).
 //!
+//! Every rank must choose alike, so selection reads only facts that are the
+//! same on every rank: the transport's [`Link`] gives the most ranks on
+//! any machine of the job and the fewest cores any rank's process may use,
+//! agreed when the job started (the rendezvous's table for processes it
+//! launched, an `MPI_Allreduce` at MPI start-up), never this process's own
+//! affinity or host.
+//!
 //! Crossovers of the cost model for the thread transport (ts = 0.5 µs,
 //! tw = 0.1 ns/B), with 8 ranks on enough cores, as the formulas give them
 //! (checked by the algorithm crate's `documented_crossovers` test; the
@@ -149,8 +156,8 @@ fn by_cost(
 
 /// `Auto`'s pick: the measured table where it covers the case (transport,
 /// collective, participants, oversubscription), else the cost model for a
-/// machine of `cores` cores (the transport's: this machine's, or a
-/// simulated one's).
+/// machine of `cores` cores (the transport's, agreed by the job's ranks,
+/// or a simulated machine's).
 pub(crate) fn auto(
     l: Option<Link>,
     c: Collective,
@@ -207,7 +214,8 @@ pub(crate) fn segment_elems(opts: &CollOpts, count: usize, p: usize, elem: usize
 
 impl Comm {
     /// The transport this communicator runs on, its costs, and whether the
-    /// job has more ranks than this machine has cores.
+    /// job has more ranks on a machine than its ranks have cores (the job's
+    /// agreed figures, the same on every rank).
     pub(crate) fn cost_model(&self) -> (Option<Link>, TransportCost, (bool, usize)) {
         use crate::transport::Transport;
         let link = self.engine().t.link();

@@ -240,7 +240,10 @@ impl super::Notices for Shared {
 pub struct MpiEndpoint {
     me: usize,
     n: usize,
+    /// The most ranks on one node and the fewest cores of a rank, agreed
+    /// by every rank at start-up (collective selection's inputs).
     node_size: usize,
+    cores: usize,
     comm: Handle,
     ours: bool,
     posted: RefCell<VecDeque<Posted>>,
@@ -274,6 +277,7 @@ impl MpiEndpoint {
             me: w.rank,
             n: w.size,
             node_size: w.node_size,
+            cores: w.cores,
             comm: w.comm,
             ours: w.ours,
             posted: RefCell::new(VecDeque::with_capacity(POSTED)),
@@ -725,7 +729,7 @@ impl Transport for MpiEndpoint {
             tw: 0.2e-9,
             shared_memory: false,
             ranks_per_node: self.node_size,
-            cores_per_node: super::cores(),
+            cores_per_node: self.cores,
         }
     }
 

@@ -11,7 +11,8 @@
 use super::MpiEndpoint;
 use crate::error::{Error, Result};
 use crate::transport::{
-    AnyTransport, Builder, JoinInfo, Joined, Joining, Prepared, Setup, Supervisor, Transport,
+    AnyTransport, Builder, JoinInfo, JoinTable, Joined, Joining, Prepared, Setup, Supervisor,
+    Transport,
 };
 
 /// Builds this process's endpoint of the MPI job (MPI_Init on the thread
@@ -61,7 +62,9 @@ impl Joining for MpiJoining {
     fn address(&self) -> String {
         String::new()
     }
-    fn complete(self: Box<Self>, _table: &[String], sup: Box<dyn Supervisor>) -> Result<Joined> {
+    // MPI agrees on the job's shape itself (`sys::init`), for jobs it
+    // starts without our launcher too.
+    fn complete(self: Box<Self>, _table: &JoinTable, sup: Box<dyn Supervisor>) -> Result<Joined> {
         let e = MpiEndpoint::new()?;
         let (me, n) = (e.endpoint(), e.endpoints());
         if me != self.endpoint || n != self.endpoints {

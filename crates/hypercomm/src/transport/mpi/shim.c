@@ -61,15 +61,25 @@ int hc_comm_rank(const void *comm, int *rank) { return MPI_Comm_rank(*(const MPI
 
 int hc_comm_size(const void *comm, int *size) { return MPI_Comm_size(*(const MPI_Comm *)comm, size); }
 
-/* How many ranks of `comm` share this rank's node (memory). */
-int hc_node_size(const void *comm, int *size) {
-    MPI_Comm node;
-    int err = MPI_Comm_split_type(*(const MPI_Comm *)comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
-                                  &node);
+/* The job's shape as collective selection sees it, the same on every rank
+ * of `comm` (collective): the most ranks that share one node (memory), and
+ * the fewest cores any rank may use (`*cores`: this rank's on entry). */
+int hc_job_shape(const void *comm, int *node_max, int *cores) {
+    MPI_Comm c = *(const MPI_Comm *)comm, node;
+    int size, in[2], out[2];
+    int err = MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     if (err != MPI_SUCCESS) return err;
-    err = MPI_Comm_size(node, size);
+    err = MPI_Comm_size(node, &size);
     MPI_Comm_free(&node);
-    return err;
+    if (err != MPI_SUCCESS) return err;
+    /* The maximum of the negated cores is the negated minimum. */
+    in[0] = size;
+    in[1] = -*cores;
+    err = MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, c);
+    if (err != MPI_SUCCESS) return err;
+    *node_max = out[0];
+    *cores = -out[1];
+    return MPI_SUCCESS;
 }
 
 /* A communicator of the `n` ranks of `comm` listed in `ranks` (in that

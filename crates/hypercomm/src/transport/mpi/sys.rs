@@ -42,7 +42,7 @@ extern "C" {
     fn hc_world_dup(out: *mut c_void) -> c_int;
     fn hc_comm_rank(comm: *const c_void, rank: *mut c_int) -> c_int;
     fn hc_comm_size(comm: *const c_void, size: *mut c_int) -> c_int;
-    fn hc_node_size(comm: *const c_void, size: *mut c_int) -> c_int;
+    fn hc_job_shape(comm: *const c_void, node_max: *mut c_int, cores: *mut c_int) -> c_int;
     pub(crate) fn hc_comm_create_group(
         comm: *const c_void,
         n: c_int,
@@ -189,8 +189,10 @@ pub(crate) struct World {
     pub(crate) comm: Handle,
     pub(crate) rank: usize,
     pub(crate) size: usize,
-    /// Ranks on this rank's node.
+    /// The most ranks on one node, agreed by every rank.
     pub(crate) node_size: usize,
+    /// The fewest cores any rank may use, agreed by every rank.
+    pub(crate) cores: usize,
     /// Whether we initialised MPI (and so finalise it).
     pub(crate) ours: bool,
 }
@@ -254,14 +256,19 @@ pub(crate) fn init() -> Result<World> {
         let mut comm = Handle::zeroed();
         check(hc_world_dup(comm.mut_ptr()), "MPI_Comm_dup")?;
         let (mut rank, mut size, mut node) = (0, 0, 0);
+        let mut cores = crate::transport::cores().min(c_int::MAX as usize) as c_int;
         check(hc_comm_rank(comm.ptr(), &mut rank), "MPI_Comm_rank")?;
         check(hc_comm_size(comm.ptr(), &mut size), "MPI_Comm_size")?;
-        check(hc_node_size(comm.ptr(), &mut node), "MPI_Comm_split_type")?;
+        check(
+            hc_job_shape(comm.ptr(), &mut node, &mut cores),
+            "agreeing on the job's shape (MPI_Comm_split_type, MPI_Allreduce)",
+        )?;
         Ok(World {
             comm,
             rank: rank as usize,
             size: size as usize,
             node_size: node.max(1) as usize,
+            cores: cores.max(1) as usize,
             ours: ours != 0,
         })
     }

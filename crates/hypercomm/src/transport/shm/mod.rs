@@ -199,6 +199,9 @@ pub struct ShmEndpoint {
     ends_seen: Cell<u64>,
     /// This endpoint's bookkeeping of its board buffers.
     board: BoardLocal,
+    /// [`Link::cores_per_node`]: the job's agreed figure once joined, this
+    /// process's until then.
+    cores: Cell<usize>,
 }
 
 impl super::board::PeerRead for ShmEndpoint {
@@ -278,6 +281,7 @@ impl ShmEndpoint {
             last_epoch: Cell::new(0),
             ends_seen: Cell::new(0),
             board: BoardLocal::default(),
+            cores: Cell::new(super::cores()),
         })
     }
 
@@ -582,7 +586,7 @@ impl Transport for ShmEndpoint {
             tw: 0.12e-9,
             shared_memory: true,
             ranks_per_node: self.n,
-            cores_per_node: super::cores(),
+            cores_per_node: self.cores.get(),
         }
     }
 

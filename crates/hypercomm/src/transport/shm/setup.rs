@@ -8,7 +8,8 @@ use super::segment::{self, Mapping};
 use super::{io_err, ShmEndpoint};
 use crate::error::{Error, Result};
 use crate::transport::{
-    AnyTransport, Builder, JoinInfo, Joined, Joining, Notices, Prepared, Setup, Supervisor,
+    AnyTransport, Builder, JoinInfo, JoinTable, Joined, Joining, Notices, Prepared, Setup,
+    Supervisor,
 };
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -163,15 +164,16 @@ impl Joining for ShmJoining {
         String::new()
     }
 
-    fn complete(self: Box<Self>, table: &[String], sup: Box<dyn Supervisor>) -> Result<Joined> {
+    fn complete(self: Box<Self>, table: &JoinTable, sup: Box<dyn Supervisor>) -> Result<Joined> {
         let ep = self.0;
-        if table.len() != ep.n {
+        if table.addrs.len() != ep.n {
             return Err(Error::Protocol(format!(
                 "the rendezvous's table has {} entries for a job of {} endpoints",
-                table.len(),
+                table.addrs.len(),
                 ep.n
             )));
         }
+        ep.cores.set(table.cores.max(1));
         let notices = Arc::new(ShmNotices {
             map: ep.map.clone(),
             me: ep.me,

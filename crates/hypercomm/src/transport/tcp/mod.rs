@@ -133,8 +133,11 @@ pub struct TcpEndpoint {
     supervisor: Mutex<Option<Box<dyn Supervisor>>>,
     listen_addr: SocketAddr,
     closed: AtomicBool,
-    /// Endpoints on this endpoint's machine (same listening IP).
+    /// The most endpoints on one machine (sharing a listening IP), the
+    /// same on every endpoint.
     local: usize,
+    /// Cores an endpoint may use: the job's agreed figure.
+    cores: usize,
 }
 
 impl Transport for TcpEndpoint {
@@ -221,7 +224,7 @@ impl Transport for TcpEndpoint {
             tw: 0.35e-9,
             shared_memory: false,
             ranks_per_node: self.local,
-            cores_per_node: super::cores(),
+            cores_per_node: self.cores,
         }
     }
 

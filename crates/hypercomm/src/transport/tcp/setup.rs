@@ -7,7 +7,8 @@ use super::liveness::PeerSlot;
 use super::{connection, io, io_err, Shared, TcpEndpoint, ALIVE};
 use crate::error::{Error, Result};
 use crate::transport::{
-    AnyTransport, Builder, JoinInfo, Joined, Joining, Notices, Prepared, Setup, Supervisor,
+    AnyTransport, Builder, JoinInfo, JoinTable, Joined, Joining, Notices, Prepared, Setup,
+    Supervisor,
 };
 use std::collections::VecDeque;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -24,6 +25,9 @@ pub(crate) struct TcpConfig {
     pub(crate) listener: TcpListener,
     pub(crate) secret: Vec<u8>,
     pub(crate) job: String,
+    /// [`Link::cores_per_node`](crate::transport::Link): agreed by the
+    /// job's endpoints, or this process's when they are its threads.
+    pub(crate) cores: usize,
 }
 
 impl TcpEndpoint {
@@ -39,6 +43,7 @@ impl TcpEndpoint {
             listener,
             secret,
             job,
+            cores,
         } = cfg;
         let n = addrs.len();
         let listen_addr = listener.local_addr().map_err(|e| io_err("listener", e))?;
@@ -130,7 +135,13 @@ impl TcpEndpoint {
                 }
             }
         }
-        let local = addrs.iter().filter(|a| a.ip() == listen_addr.ip()).count();
+        // The most endpoints sharing one address, the same on every
+        // endpoint (selection's input must be).
+        let local = addrs
+            .iter()
+            .map(|a| addrs.iter().filter(|b| b.ip() == a.ip()).count())
+            .max()
+            .unwrap_or(1);
         Ok(TcpEndpoint {
             me,
             shared,
@@ -139,6 +150,7 @@ impl TcpEndpoint {
             listen_addr,
             closed: AtomicBool::new(false),
             local,
+            cores,
         })
     }
 }
@@ -176,6 +188,7 @@ impl TcpBuilder {
                     listener,
                     secret: secret.to_vec(),
                     job: job.clone(),
+                    cores: crate::transport::cores(),
                 },
             })
             .collect())
@@ -264,16 +277,17 @@ impl Joining for TcpJoining {
         self.addr.to_string()
     }
 
-    fn complete(self: Box<Self>, table: &[String], sup: Box<dyn Supervisor>) -> Result<Joined> {
+    fn complete(self: Box<Self>, table: &JoinTable, sup: Box<dyn Supervisor>) -> Result<Joined> {
         let TcpJoining { listener, info, .. } = *self;
-        if table.len() != info.endpoints {
+        if table.addrs.len() != info.endpoints {
             return Err(Error::Protocol(format!(
                 "the address table has {} entries for a job of {} endpoints",
-                table.len(),
+                table.addrs.len(),
                 info.endpoints
             )));
         }
         let addrs = table
+            .addrs
             .iter()
             .map(|a| {
                 a.parse::<SocketAddr>()
@@ -287,6 +301,7 @@ impl Joining for TcpJoining {
                 listener,
                 secret: info.secret,
                 job: info.job,
+                cores: table.cores.max(1),
             },
             Some(sup),
         )?;

@@ -29,6 +29,7 @@ fn with_fake_peer(fake: impl FnOnce(TcpStream) + Send + 'static) -> TcpEndpoint 
             listener: l0,
             secret: SECRET.to_vec(),
             job: "test-job".into(),
+            cores: 3,
         },
         None,
     )
@@ -167,12 +168,15 @@ fn strangers_are_refused_by_an_endpoint_listener() {
             listener: l0,
             secret: SECRET.to_vec(),
             job: "test-job".into(),
+            cores: 3,
         },
         None,
     )
     .unwrap();
     let f = until(&t, |t| t.try_recv());
     assert_eq!(bytes_of(f.payload), vec![9]);
+    // Selection's inputs are the job's, not this process's.
+    assert_eq!(t.link().cores_per_node, 3);
 }
 
 #[test]
