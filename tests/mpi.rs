@@ -236,6 +236,50 @@ fn mpirun_runs_the_checks_on_1_2_4_and_5_ranks() {
     assert_checked(&run_limited(c, LIMIT), 3, "none");
 }
 
+/// Under mpirun, ranks agree on selection's inputs at start-up: with rank
+/// 0 pinned to one core and the others not (no binding by mpirun), the
+/// three ranks still choose the same algorithm for every collective at
+/// every size, and the collectives match a serial fold.
+#[test]
+fn ranks_of_different_affinity_choose_alike_under_mpirun() {
+    if !OPENMPI.wanted() {
+        return;
+    }
+    let _g = serial();
+    let prog = OPENMPI.example("faults");
+    let p = 3;
+    let out = run_limited(
+        OPENMPI.mpirun_with(p, &["--bind-to", "none"], &prog, &["choices", "pin"]),
+        LIMIT,
+    );
+    assert!(out.status.success(), "{}", out.both());
+    let mut rows: Vec<(usize, usize, &str)> = out
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("rank ")?;
+            let (rank, rest) = rest.split_once(" cores ")?;
+            let (cores, choices) = rest.split_once(" choices ")?;
+            Some((rank.parse().ok()?, cores.parse().ok()?, choices))
+        })
+        .collect();
+    rows.sort();
+    assert_eq!(rows.len(), p, "{}", out.both());
+    assert_eq!(rows[0].1, 1, "rank 0 runs on one core: {}", out.both());
+    let machine = std::thread::available_parallelism().map_or(1, |c| c.get());
+    for (r, row) in rows.iter().enumerate() {
+        if r > 0 && machine >= 2 {
+            assert!(row.1 >= 2, "rank {r} is not pinned: {}", out.both());
+        }
+        assert_eq!(row.2, rows[0].2, "rank {r} chose differently from rank 0");
+        assert!(
+            out.stdout.contains(&format!("rank {r} sums ok")),
+            "{}",
+            out.both()
+        );
+    }
+}
+
 #[test]
 fn mpich_runs_the_checks_too() {
     if !MPICH.wanted() {
