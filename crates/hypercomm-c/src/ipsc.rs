@@ -12,7 +12,9 @@
 //! the routine returns.
 
 use crate::reduce::{self, OpCode, To, Ty};
-use crate::state::{self, bytes, bytes_mut, err, get, put, syslog_guard, with, CResult, HOST};
+use crate::state::{
+    self, bytes, bytes_mut, err, get, put, send_on_its_way, syslog_guard, with, CResult, HOST,
+};
 use hypercomm::collective::ConcatOrder;
 use hypercomm::topology::{self, Mesh};
 use hypercomm::{Comm, Rank, Source};
@@ -65,7 +67,8 @@ pub extern "C" fn copen(pid: c_int) -> c_int {
 }
 
 /// A blocking send of `len` bytes with `type` to `node` (−32768: the
-/// host), errors syslogged under `routine`.
+/// host), errors syslogged under `routine`: returns once `buf` may be
+/// reused, without waiting for the receiver.
 ///
 /// # Safety
 /// `buf` is valid for `len` bytes.
@@ -73,7 +76,7 @@ unsafe fn send_as(routine: &str, r#type: c_int, buf: *const c_void, len: c_int, 
     syslog_guard(routine, (), || {
         // SAFETY: the caller's contract.
         let b = unsafe { bytes(buf, len as i64) }?;
-        world()?.send(b, to_rank(node)?, tag(r#type)?).map_err(err)
+        send_on_its_way(&world()?, b, to_rank(node)?, tag(r#type)?).map_err(err)
     })
 }
 
@@ -499,10 +502,12 @@ pub unsafe extern "C" fn spgrcw(
         let b = unsafe { bytes_mut(buf, len as i64) }?;
         let (data, _) = world()?.multicast_recv::<u8>().map_err(err)?;
         count = data.len() as c_int;
-        if data.len() > b.len() {
+        // As the seed's RECVW does: the buffer keeps what fits.
+        let fits = data.len().min(b.len());
+        b[..fits].copy_from_slice(&data[..fits]);
+        if fits < data.len() {
             return Err("truncated message".into());
         }
-        b[..data.len()].copy_from_slice(&data);
         Ok(())
     });
     // SAFETY: the caller's contract.

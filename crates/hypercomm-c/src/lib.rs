@@ -74,7 +74,11 @@
 //! for compilers that did not check); PICL's `close0` is declared without
 //! a prototype in C so that the manual's `close0()` on a node compiles;
 //! PICL's message types of the high-level routines are accepted but the
-//! reductions run on the library's own context; getarc0 on a node reports
+//! reductions and bcast0 run on the library's own context (so a recv0 of
+//! type −1 never takes their messages, and check mode compares bcast0's
+//! roots); bcast1 sends with its type on the context recv0 receives on, as
+//! the manual's split-phase protocol needs; send0 and the iPSC's SENDW
+//! never wait for the receiver (a long message is copied); getarc0 on a node reports
 //! order 0 and direction 1 for the fully connected topology (the
 //! announcement carries the ring order only for rings).
 

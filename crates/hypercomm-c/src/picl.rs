@@ -7,7 +7,9 @@
 //! (the job is aborted and the launcher reports it).
 
 use crate::reduce::{self, OpCode, To, Ty};
-use crate::state::{self, bytes_mut, err, get, guard, put, string, with, CResult, HOST};
+use crate::state::{
+    self, bytes_mut, err, get, guard, put, send_on_its_way, string, with, CResult, HOST,
+};
 use hypercomm::collective::{RingOrder, Topology};
 use hypercomm::trace::{self, Config, Output, Policy};
 use hypercomm::{Comm, Rank, Source, Tag};
@@ -215,7 +217,8 @@ pub unsafe extern "C" fn who0(numproc: *mut c_int, me: *mut c_int, host: *mut c_
 
 /// send0: send `bytes` bytes of `buf` with `type` to `dest` (a node, the
 /// host −32768, or −1: every node but this one). Returns when `buf` may be
-/// reused.
+/// reused, without waiting for the receiver (the manual's "blocking and
+/// asynchronous" send: a long message is copied).
 ///
 /// # Safety
 /// `buf` is valid for `bytes` bytes.
@@ -231,11 +234,11 @@ pub unsafe extern "C" fn send0(buf: *const c_void, bytes: c_int, r#type: c_int, 
             if dest == -1 {
                 let me = w.me();
                 for r in (0..w.size()).map(Rank::Node).filter(|&r| r != me) {
-                    w.send(data, r, t).map_err(err)?;
+                    send_on_its_way(w, data, r, t).map_err(err)?;
                 }
                 return Ok(());
             }
-            w.send(data, rank(dest)?, t).map_err(err)
+            send_on_its_way(w, data, rank(dest)?, t).map_err(err)
         })
     })
 }
@@ -442,14 +445,26 @@ unsafe fn bcast_impl(
         let root = rank(root)?;
         // SAFETY: the caller's contract (valid for `bytes`).
         let b = unsafe { bytes_mut(buf, bytes as i64) }?;
-        let mut len = b.len();
-        if receive && c.me() != root && !c.is_host() {
-            len = c.bcast_recv_into(b, root, t).map_err(err)?.len;
-        }
         if c.is_host() && root != Rank::Host {
             return Err("the host takes part only in a broadcast from the host".into());
         }
-        c.bcast_forward(&b[..len], root, t).map_err(err)
+        if receive {
+            // bcast0: a collective of the nodes in use (and the host when
+            // it is the root), on the library's own context, so that no
+            // recv0(-1) can take its messages (the manual's warning) and
+            // check mode compares the roots and lengths.
+            return c.bcast_varcount(b, root).map(|_| ()).map_err(err);
+        }
+        // bcast1: the node received the data with recv0 (on the world's
+        // context, with this type), so the data goes on along the tree of
+        // the nodes in use, on that same context.
+        let children = c.bcast_children(root).map_err(err)?;
+        with(|st| {
+            let w = st.world.as_ref().ok_or(NOT_OPEN)?;
+            children
+                .into_iter()
+                .try_for_each(|ch| send_on_its_way(w, b, ch, t).map_err(err))
+        })
     })
 }
 

@@ -67,6 +67,24 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut State) -> R) -> R {
 pub(crate) type CResult<T> = std::result::Result<T, String>;
 
 /// A library error as a message.
+/// Send as PICL's send0 and the iPSC's SENDW do: return once the message
+/// is on its way, whatever the receiver is doing. A message longer than
+/// the eager limit is copied and handed over ([`Comm::send`] would wait
+/// until the receiver copies it out of `data`, so that two nodes that
+/// exchange long messages, each sending first, would wait for each other).
+pub(crate) fn send_on_its_way(
+    c: &Comm,
+    data: &[u8],
+    dest: hypercomm::Rank,
+    tag: u32,
+) -> hypercomm::Result<()> {
+    if data.len() <= hypercomm::EAGER_LIMIT {
+        c.send(data, dest, tag)
+    } else {
+        c.send_vec(data.to_vec(), dest, tag)
+    }
+}
+
 pub(crate) fn err(e: Error) -> String {
     e.to_string()
 }

@@ -658,3 +658,76 @@ fn ipsc_and_cmmd_report_what_a_short_buffer_or_a_bad_root_did() {
     assert_eq!(lines_of(&out, "0"), ["sar r 0 sent 8 received 4"], "{err}");
     assert!(lines_of(&out, "1")[0].ends_with("got 'ABCDEFGH'"), "{out}");
 }
+
+/// `tests/programs/send_semantics.c` under the launcher with `transport`.
+fn send_semantics(transport: &str, args: &[&str]) -> (String, String) {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    let exe = EXE.get_or_init(|| {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/send_semantics.c");
+        cc(&src, "send_semantics", false)
+    });
+    let exe = exe.to_str().unwrap();
+    let args: Vec<&str> = args
+        .iter()
+        .map(|a| if *a == "PROG" { exe } else { a })
+        .collect();
+    let out = launch(transport, &args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (check(&format!("send_semantics {args:?}"), out), err)
+}
+
+/// The manuals' sends and broadcasts as their users write them. PICL's
+/// split-phase broadcast after setarc0: the nodes recv0, then bcast1
+/// (seed 003, bcast1: "every node processor in use must first call recv0,
+/// then bcast1"), from the host and from a node. send0 is "blocking and
+/// asynchronous": it returns once the message is on its way, so nodes that
+/// each send a long message before receiving, or send one to themselves,
+/// do not wait for each other; SENDW and LSENDW likewise. bcast0 runs on
+/// the library's own context, so a recv0 of any type just before it takes
+/// the user's message, not the broadcast's (SPEC §3). SPGRCW into a short
+/// buffer keeps what fits, as the seed's RECVW does, and syslogs.
+#[test]
+fn picl_and_ipsc_sends_and_broadcasts_as_the_manuals_use_them() {
+    if !have(&["cc"]) {
+        return;
+    }
+    let (out, err) = send_semantics(
+        "shm",
+        &["-n", "4", "--host", "PROG", "host", "--", "PROG", "node"],
+    );
+    for r in 0..4 {
+        assert_eq!(
+            lines_of(&out, &r.to_string()),
+            ["from host: 'from the host'", "from node 1: 'from node 1'"],
+            "node {r}:\n{out}\n{err}"
+        );
+    }
+    for (transport, n) in [("shm", 2usize), ("shm", 3), ("tcp", 3)] {
+        for case in ["exchange", "sendw"] {
+            let (out, err) = send_semantics(transport, &["-n", &n.to_string(), "PROG", case]);
+            for r in 0..n {
+                assert_eq!(
+                    lines_of(&out, &r.to_string()),
+                    ["next: right", "self: right"],
+                    "{case} on {n} over {transport}, node {r}:\n{out}\n{err}"
+                );
+            }
+        }
+    }
+    let (out, err) = send_semantics("shm", &["-n", "3", "PROG", "wildcard"]);
+    assert_eq!(
+        lines_of(&out, "1"),
+        ["recv0(-1): 99 of type 1 from 2", "bcast0: 4242"],
+        "{out}\n{err}"
+    );
+    for r in ["0", "2"] {
+        assert_eq!(lines_of(&out, r), ["bcast0: 4242"], "{out}\n{err}");
+    }
+    let (out, err) = send_semantics("shm", &["-n", "2", "PROG", "spgrcw"]);
+    assert_eq!(
+        lines_of(&out, "1"),
+        ["spgrcw cnt 16 kept '01234567........'"],
+        "{out}\n{err}"
+    );
+    assert!(err.contains("SPGRCW: TRUNCATED MESSAGE"), "{err}");
+}

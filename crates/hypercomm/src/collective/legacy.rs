@@ -150,6 +150,20 @@ impl Comm {
         root: impl Into<Rank>,
         tag: u32,
     ) -> Result<()> {
+        for c in self.bcast_children(root)? {
+            self.send(buf, c, tag)?;
+        }
+        Ok(())
+    }
+
+    /// Whom [`Comm::bcast_forward`] sends to: this rank's children in the
+    /// broadcast tree rooted at `root` (a node, or [`Rank::Host`]: the
+    /// host's only child is node 0) of the communicator's topology. For a
+    /// split-phase broadcast whose messages travel on another communicator
+    /// with the same ranks (PICL's bcast1 after setarc0 sends on the
+    /// communicator its recv0 receives on, along the tree of the nodes in
+    /// use).
+    pub fn bcast_children(&self, root: impl Into<Rank>) -> Result<Vec<Rank>> {
         let root = root.into();
         if self.is_host() {
             if root != Rank::Host {
@@ -158,14 +172,11 @@ impl Comm {
                     what: "the host takes part only in a broadcast from the host".into(),
                 });
             }
-            return self.send(buf, 0usize, tag);
+            return Ok(vec![Rank::Node(0)]);
         }
         let r = root.node().unwrap_or(0);
         let (_, children) = self.bcast_tree(r)?;
-        for c in children {
-            self.send(buf, c, tag)?;
-        }
-        Ok(())
+        Ok(children.into_iter().map(Rank::Node).collect())
     }
 
     /// The receiving half of PICL's split-phase broadcast: receive the
