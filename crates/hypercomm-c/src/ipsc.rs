@@ -474,10 +474,14 @@ pub unsafe extern "C" fn spgsnw(
         let b = unsafe { bytes(buf, len as i64) }?;
         // SAFETY: the caller's contract.
         let l = unsafe { bytes(list.cast(), number as i64 * 4) }?;
-        let targets: Vec<usize> = reduce::elems::<i32>(l)
+        let targets = reduce::elems::<i32>(l)
             .iter()
-            .map(|&t| t.max(0) as usize)
-            .collect();
+            .enumerate()
+            .map(|(i, &t)| {
+                usize::try_from(t)
+                    .map_err(|_| format!("target {t} (list entry {}) is not a node", i + 1))
+            })
+            .collect::<CResult<Vec<usize>>>()?;
         world()?.multicast(b, &targets).map_err(err)
     })
 }

@@ -685,7 +685,8 @@ fn send_semantics(transport: &str, args: &[&str]) -> (String, String) {
 /// do not wait for each other; SENDW and LSENDW likewise. bcast0 runs on
 /// the library's own context, so a recv0 of any type just before it takes
 /// the user's message, not the broadcast's (SPEC §3). SPGRCW into a short
-/// buffer keeps what fits, as the seed's RECVW does, and syslogs.
+/// buffer keeps what fits, as the seed's RECVW does, and syslogs; SPGSNW
+/// names a negative target as it is.
 #[test]
 fn picl_and_ipsc_sends_and_broadcasts_as_the_manuals_use_them() {
     if !have(&["cc"]) {
@@ -730,4 +731,8 @@ fn picl_and_ipsc_sends_and_broadcasts_as_the_manuals_use_them() {
         "{out}\n{err}"
     );
     assert!(err.contains("SPGRCW: TRUNCATED MESSAGE"), "{err}");
+    assert!(
+        err.contains("SPGSNW: TARGET -1 (LIST ENTRY 1) IS NOT A NODE"),
+        "{err}"
+    );
 }

@@ -14,7 +14,8 @@
  *   gave.
  * "sendw": as "exchange" with the iPSC's SENDW and LSENDW.
  * "spgrcw": node 1 receives node 0's sparse global send of 16 bytes into
- *   8 (syslogged) and prints what it kept. */
+ *   8 (syslogged) and prints what it kept; then node 0 names target -1
+ *   (syslogged: no such node). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,7 +117,9 @@ int main(int argc, char **argv)
         char b[16] = "0123456789abcde", c[17] = "................";
         copen(mypid());
         if (mynode() == 0) {
+            int bad[1] = {-1};
             spgsnw(1, 3, b, 16, list, 1);
+            spgsnw(1, 5, b, 16, bad, 1);
         } else if (mynode() == 1) {
             spgrcw(1, 3, c, 8, &cnt);
             printf("spgrcw cnt %d kept '%s'\n", cnt, c);
