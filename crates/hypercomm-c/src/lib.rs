@@ -67,8 +67,9 @@
 //!
 //! CMMD from Fortran 77 (section 1.3) has every routine of the C interface
 //! under the same name in lower case (`CALL CMMD_SYNC_WITH_NODES`,
-//! `N = CMMD_REDUCE_INT(X, 0)`), arguments by reference, in
-//! [`fortran`].
+//! `N = CMMD_REDUCE_INT(X, CMMD_COMBINER_ADD)`), arguments by reference,
+//! in [`fortran`]; `include/cmmd_fort.h` declares the constants of
+//! `cmmd.h` as PARAMETERs and the functions' result types.
 //!
 //! Differences: buffer arguments are `void *` (the manuals wrote `char *`
 //! for compilers that did not check); PICL's `close0` is declared without

@@ -92,7 +92,13 @@ fn cc_observed(src: &Path, name: &str, knr: bool, observer: Option<(&str, &[&str
 fn gfortran(src: &Path, name: &str) -> PathBuf {
     let exe = built().join(name);
     let mut c = Command::new("gfortran");
-    c.arg("-Wall").arg(src).args(lib()).arg("-o").arg(&exe);
+    c.arg("-Wall")
+        .arg("-I")
+        .arg(root().join("crates/hypercomm-c/include"))
+        .arg(src)
+        .args(lib())
+        .arg("-o")
+        .arg(&exe);
     let out = c.output().expect("gfortran");
     let warnings = String::from_utf8_lossy(&out.stderr).into_owned();
     check(&format!("gfortran {}", src.display()), out);
@@ -538,6 +544,35 @@ fn cmmd_from_fortran_77_every_kind_of_routine() {
                 "{t}:\n{out}"
             );
         }
+    }
+}
+
+/// `INCLUDE 'cmmd_fort.h'` gives Fortran 77 CMMD's named constants and
+/// its functions' result types (seed 004, 1.3: the same calling sequences
+/// as C), so the manual's `CMMD_REDUCE_INT(X, CMMD_COMBINER_MAX)` works
+/// as written, without a warning under `-Wall`.
+#[test]
+fn cmmd_named_constants_from_fortran_77() {
+    if !have(&["gfortran"]) {
+        return;
+    }
+    let exe = gfortran(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/cmmd_fort_include.f"),
+        "cmmd_fort_include",
+    );
+    let v = [4i64, 9, 7, 6];
+    let out = run("shm", &["-n", "4", exe.to_str().unwrap()]);
+    let or = v.iter().fold(0, |a, b| a | b);
+    let min = v.iter().min().unwrap() / 2;
+    for r in 0..4 {
+        let exscan: i64 = v[..r].iter().sum();
+        assert_eq!(
+            lines_of(&out, &r.to_string()),
+            [format!(
+                "node {r}: max 9 or {or} exscan {exscan} min {min}.0 any -1"
+            )],
+            "{out}"
+        );
     }
 }
 
