@@ -103,7 +103,7 @@ impl Comm {
             ..Params::new(parts.me, p)
         };
         let sched = Plan::new(opts, count * std::mem::size_of::<T>(), params);
-        let check = Check::of::<T>(count);
+        let check = Check::of::<T>(count, opts);
         Ok(Call::moving(
             Collective::Alltoall,
             "alltoall",
@@ -186,7 +186,7 @@ impl Comm {
             expects: (0..p)
                 .map(|q| pair_digest(q, me, recv_counts[q]))
                 .fold(0, u64::wrapping_add),
-            ..Check::of::<T>(0)
+            ..Check::of::<T>(0, opts)
         };
         let (kind, what) = (Collective::Alltoallv, "alltoallv");
         Ok(Call::moving(
@@ -361,7 +361,7 @@ impl Comm {
             output: Output::Borrowed(output),
             op: Some(op),
             sched,
-            check: Check::of::<T>(total),
+            check: Check::of::<T>(total, opts),
             finish: None,
         })
     }

@@ -4,11 +4,12 @@
 //! …) validates its arguments, chooses the algorithm, gets the schedule and
 //! fills a [`Call`]: the operation, the participants, the root, the input,
 //! the output (the caller's, or a scratch buffer the task owns), the
-//! operator, the schedule, what the check signature says and what to do
-//! with the output at the end. The blocking front ends of the collectives
-//! that the shared-memory board and the library's own collectives serve
-//! leave the choice and the schedule to a [`Plan`], made into a schedule
-//! ([`Call::ready`]) only if the call runs on messages. [`Comm::start`] turns it into a
+//! operator, the schedule, what the check signature says (with the call's
+//! options, [`CallOpts`]) and what to do with the output at the end. The
+//! blocking front ends of the collectives that the shared-memory board
+//! and the library's own collectives serve leave the choice and the
+//! schedule to a [`Plan`], made into a schedule ([`Call::ready`]) only if
+//! the call runs on messages. [`Comm::start`] turns it into a
 //! [`CollTask`]: it draws the call's tags, builds the executor, the
 //! check-mode stage and the trace block. The task borrows the call's
 //! buffers for `'a`, so the borrow checker keeps them alive and untouched
@@ -17,11 +18,19 @@
 //! task before it ends. A blocking call ([`Comm::run`]) runs the executor
 //! directly on its own stack, with the same tags and messages, and builds a
 //! task only while a trace is recorded.
+//!
+//! Every path makes the call's check-mode signature the same way
+//! ([`Comm::signature`]: the call's own fields, its options and the
+//! communicator's topology setting and library collectives switch), and
+//! every path's exchange meets every other's: on messages, or on the
+//! board where the communicator has one (calls there and calls on
+//! messages alike). So nodes whose options send one call different ways
+//! still fail together.
 
 use super::executor::{Exec, Input, Output, Route};
 use super::ops::{Element, Operator};
 use super::select::{segment_elems, Algorithm, CollOpts, Collective};
-use super::task::{verdict, CheckSpec, CollTask, Finish, NoOp, Signature, SIG_BYTES};
+use super::task::{verdict, CheckSpec, CollTask, Finish, NoOp, Opts, Signature, SIG_BYTES};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::rank::Rank;
@@ -58,6 +67,31 @@ pub(crate) fn rank_list(p: usize, with_host: bool) -> Vec<Rank> {
         .collect()
 }
 
+/// The options of one call that decide how it is carried out (forced
+/// algorithm, reproducible mode, segment size), as check mode compares
+/// them: a copy of the call's [`CollOpts`] that costs nothing to keep. The
+/// communicator's own settings (topology, library collectives) join them
+/// only when a signature is made ([`Comm::signature`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct CallOpts {
+    /// The forced algorithm (`Auto`: none).
+    pub(crate) algorithm: Algorithm,
+    /// Reproducible mode.
+    pub(crate) reproducible: bool,
+    /// The segment size in bytes, when given.
+    pub(crate) segment_bytes: Option<usize>,
+}
+
+impl From<&CollOpts> for CallOpts {
+    fn from(o: &CollOpts) -> CallOpts {
+        CallOpts {
+            algorithm: o.algorithm,
+            reproducible: o.reproducible,
+            segment_bytes: o.segment_bytes,
+        }
+    }
+}
+
 /// What the check-mode signature says about a call besides its operation,
 /// root and operator.
 #[derive(Debug, Clone, Copy, Default)]
@@ -76,23 +110,26 @@ pub(crate) struct Check {
     pub(crate) sends: u64,
     /// All-to-allv: digest of what this node expects to receive.
     pub(crate) expects: u64,
+    /// The call's options.
+    pub(crate) opts: CallOpts,
 }
 
 impl Check {
-    /// `count` elements of `T`, main phase.
-    pub(crate) fn of<T: Element>(count: usize) -> Check {
+    /// `count` elements of `T`, main phase, with options `opts`.
+    pub(crate) fn of<T: Element>(count: usize, opts: &CollOpts) -> Check {
         Check {
             count: count as u64,
             elem: T::CODE,
+            opts: opts.into(),
             ..Check::default()
         }
     }
 
     /// [`Check::of`] for a variable-count call with `counts` (one per node).
-    pub(crate) fn of_counts<T: Element>(count: usize, counts: &[usize]) -> Check {
+    pub(crate) fn of_counts<T: Element>(count: usize, counts: &[usize], opts: &CollOpts) -> Check {
         Check {
             digest: super::task::counts_digest(counts),
-            ..Check::of::<T>(count)
+            ..Check::of::<T>(count, opts)
         }
     }
 }
@@ -287,19 +324,32 @@ impl<'a, T: Element, O: Operator<T>, S: Sched> Call<'a, T, O, S> {
 /// eager.
 pub(crate) const DIRECT_CHECKED: usize = crate::engine::EAGER_LIMIT;
 
-/// The check-mode signature of `call`.
-pub(crate) fn signature<T: Element, O: Operator<T>, S>(call: &Call<'_, T, O, S>) -> Signature {
-    let root_code = match call.root {
-        None => -1,
-        // A host-rooted call's root is its last participant.
-        Some(r) if call.parts.with_host && r + 1 == call.parts.eps.len() => -2,
-        Some(r) => r as i64,
-    };
-    let operator = call.op.as_ref().map_or(0, |o| o.code());
-    Signature::of(call.kind, root_code, &call.check, operator)
-}
-
 impl Comm {
+    /// The check-mode signature of `call` on this communicator: what the
+    /// call says of itself, with its options and this communicator's
+    /// topology setting and library collectives switch. The host of a call
+    /// rooted at it states no options: its part (one send or receive) is
+    /// the same whatever they are, and the nodes choose the rest.
+    pub(crate) fn signature<T: Element, O: Operator<T>, S>(
+        &self,
+        call: &Call<'_, T, O, S>,
+    ) -> Signature {
+        let host_root = call.parts.with_host && call.root == Some(call.parts.eps.len() - 1);
+        let root_code = match call.root {
+            None => -1,
+            // A host-rooted call's root is its last participant.
+            Some(_) if host_root => -2,
+            Some(r) => r as i64,
+        };
+        let operator = call.op.as_ref().map_or(0, |o| o.code());
+        let opts = if host_root && call.root == Some(call.parts.me) {
+            Opts::ANY
+        } else {
+            Opts::of(&call.check.opts, self.topology(), self.native_collectives())
+        };
+        Signature::of(call.kind, root_code, &call.check, operator, opts)
+    }
+
     /// The nodes as participants (the host is not one).
     pub(crate) fn node_parts(&self, op: &'static str) -> Result<Parts> {
         let Rank::Node(me) = self.me() else {
@@ -353,7 +403,7 @@ impl Comm {
         call: Call<'a, T, O>,
         check: bool,
     ) -> Result<CollTask<'a, T, O>> {
-        let sig = signature(&call);
+        let sig = self.signature(&call);
         let Call {
             what,
             parts,
@@ -464,7 +514,7 @@ impl Comm {
                 // mode, also when the check fails, so that the next call's
                 // tags agree.
                 let _ = self.next_tag(false);
-                if let Err(e) = self.board_check(b, &signature(&call), what) {
+                if let Err(e) = self.board_check(b, &self.signature(&call), what) {
                     let _ = self.next_tag(false);
                     return Err(e);
                 }
@@ -476,7 +526,7 @@ impl Comm {
             && !recorder::active()
             && self.engine().blocking_free()
         {
-            let sig = check_mode.then(|| signature(&call));
+            let sig = check_mode.then(|| self.signature(&call));
             let Call {
                 parts,
                 input,

@@ -178,9 +178,9 @@ impl Comm {
         };
         let sched = self.schedule(kind, alg, &params)?;
         let check = if matches!(kind, Collective::Gatherv | Collective::Scatterv) {
-            Check::of_counts::<T>(sig_count, counts)
+            Check::of_counts::<T>(sig_count, counts, opts)
         } else {
-            Check::of::<T>(sig_count)
+            Check::of::<T>(sig_count, opts)
         };
         Ok(Call {
             kind,
@@ -416,7 +416,7 @@ impl Comm {
             per_node: true,
             ..Plan::new(opts, std::mem::size_of_val(input), params)
         };
-        let check = Check::of::<T>(count);
+        let check = Check::of::<T>(count, opts);
         Ok(Call::moving(
             Collective::Allgather,
             what,
@@ -454,7 +454,7 @@ impl Comm {
             ..Params::new(parts.me, p)
         };
         let sched = self.schedule(kind, alg, &params)?;
-        let check = Check::of_counts::<T>(total, counts);
+        let check = Check::of_counts::<T>(total, counts, opts);
         Ok(Call::moving(
             kind,
             what,

@@ -182,7 +182,7 @@ impl Comm {
         let count = buf.len();
         let check = Check {
             variant,
-            ..Check::of::<T>(count)
+            ..Check::of::<T>(count, opts)
         };
         if self.is_host() {
             let sched = one(Op::Send {
@@ -237,7 +237,7 @@ impl Comm {
                 from: 0,
                 region: Region::new(Buf::Output, 0, count),
             });
-            let check = Check::of::<T>(count);
+            let check = Check::of::<T>(count, opts);
             let call = host_call(
                 Collective::Reduce,
                 what,
@@ -282,7 +282,8 @@ impl Comm {
         let check = Check {
             count: ANY_COUNT,
             variant,
-            ..Check::of::<T>(0)
+            // The host of a call rooted at it states no options.
+            ..Check::of::<T>(0, &super::CollOpts::default())
         };
         let sched = Rc::new(Schedule::new());
         let tag = self.run_tagged(host_call(
@@ -318,9 +319,9 @@ impl Comm {
         let (parts, h) = self.host_root(what)?;
         let total: usize = counts.iter().sum();
         let check = if kind == Collective::Gatherv {
-            Check::of_counts::<T>(sig_count, counts)
+            Check::of_counts::<T>(sig_count, counts, opts)
         } else {
-            Check::of::<T>(sig_count)
+            Check::of::<T>(sig_count, opts)
         };
         if self.is_host() {
             if let Err(e) = super::need_len(what, "counts", counts.len(), self.size())
@@ -429,7 +430,7 @@ impl Comm {
         let n = self.size();
         let check = Check {
             variant: 1,
-            ..Check::of::<u64>(n)
+            ..Check::of::<u64>(n, &super::CollOpts::default())
         };
         let sched = if self.is_host() {
             one(Op::Recv {
@@ -479,9 +480,9 @@ impl Comm {
         let (parts, h) = self.host_root(what)?;
         let total: usize = counts.iter().sum();
         let check = if kind == Collective::Scatterv {
-            Check::of_counts::<T>(sig_count, counts)
+            Check::of_counts::<T>(sig_count, counts, opts)
         } else {
-            Check::of::<T>(sig_count)
+            Check::of::<T>(sig_count, opts)
         };
         if self.is_host() {
             if let Err(e) = super::need_len(what, "counts", counts.len(), self.size())

@@ -72,7 +72,9 @@ pub enum ConcatOrder {
     XorRoot,
 }
 
-fn topo_code(t: Topology) -> [u8; 3] {
+/// A topology setting as three bytes: its kind, Gray order, forward (the
+/// setarc0 announcement; check-mode signatures pack them in one).
+pub(super) fn topo_code(t: Topology) -> [u8; 3] {
     let (code, o) = match t {
         Topology::Auto => (0, RingOrder::NATURAL),
         Topology::Hypercube => (1, RingOrder::NATURAL),
@@ -84,7 +86,8 @@ fn topo_code(t: Topology) -> [u8; 3] {
     [code, o.gray as u8, o.forward as u8]
 }
 
-fn topo_decode(b: [u8; 3]) -> Option<Topology> {
+/// The topology setting of [`topo_code`]'s bytes (`None`: no kind).
+pub(super) fn topo_decode(b: [u8; 3]) -> Option<Topology> {
     let o = RingOrder {
         gray: b[1] != 0,
         forward: b[2] != 0,

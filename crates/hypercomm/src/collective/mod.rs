@@ -21,7 +21,8 @@
 //! * `executor.rs`: runs a schedule over the p2p engine, round by round, as a
 //!   non-blocking state machine, over buffers borrowed for the call.
 //! * `task.rs`: check mode (a signature exchange beside the schedule), the
-//!   finishing step, and the task that blocking and non-blocking calls share.
+//!   finishing step, and the task that blocking and non-blocking calls
+//!   share; `sig_opts.rs`: the options a signature states.
 //! * `board/`: blocking barrier, bcast, reduce, allreduce, allgather and
 //!   all-to-all of the world's nodes through the transport's shared-memory
 //!   board (threads, shm) instead of messages, small ones in its buffers,
@@ -56,8 +57,10 @@
 //! its own stack. Both send the same messages, so ranks may differ. Before
 //! any of that, a blocking call that the shared-memory board serves runs
 //! there instead (`board/`: every node takes the same path, as the
-//! choice depends only on the call); on a communicator with a board, the
-//! check-mode exchange of a call on messages runs on the board too.
+//! choice depends only on the call and its options); on a communicator
+//! with a board, the check-mode exchange of a call on messages runs on the
+//! board too. The signature states those options, so nodes that disagree
+//! about them fail together in check mode.
 //!
 //! ## What may import what
 //!
@@ -137,6 +140,7 @@ pub mod ops;
 mod scalar;
 mod scan;
 pub mod select;
+mod sig_opts;
 mod task;
 
 pub use hypercomm_algo::segmented::Segmentation;
@@ -301,7 +305,7 @@ impl Comm {
             output: Output::Borrowed(buf),
             op: None,
             sched,
-            check: Check::of::<T>(count),
+            check: Check::of::<T>(count, opts),
             finish: None,
         })
     }
@@ -421,7 +425,7 @@ impl Comm {
             output,
             op: Some(op),
             sched,
-            check: Check::of::<T>(count),
+            check: Check::of::<T>(count, opts),
             finish: None,
         })
     }
@@ -545,7 +549,7 @@ impl Comm {
             output: Output::Borrowed(output),
             op: Some(op),
             sched,
-            check: Check::of::<T>(count),
+            check: Check::of::<T>(count, opts),
             finish: None,
         })
     }
@@ -609,7 +613,7 @@ impl Comm {
             sched: sched.into(),
             check: Check {
                 variant: 1,
-                ..Check::of::<u64>(count)
+                ..Check::of::<u64>(count, &CollOpts::default())
             },
             finish: None,
         })

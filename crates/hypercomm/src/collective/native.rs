@@ -122,7 +122,7 @@ impl Comm {
     /// Let collectives on this communicator go to the transport library's
     /// own implementation where the cost model expects it to be faster
     /// (see the module doc for what it serves). Every member should set
-    /// the same. Without such a library (threads, shm, tcp) it changes
+    /// the same (check mode compares it, on every transport). Without such a library (threads, shm, tcp) it changes
     /// nothing.
     pub fn set_native_collectives(&self, on: bool) {
         self.inner.coll.native.set(on);
@@ -317,6 +317,7 @@ impl Comm {
         ty: NativeType,
         red: Option<NativeReduce>,
     ) -> Result<()> {
+        let sig = self.signature(call);
         // Borrowed, not moved: the call is a few hundred bytes.
         let Call {
             kind,
@@ -324,18 +325,10 @@ impl Comm {
             root,
             ref input,
             ref mut output,
-            ref op,
-            ref check,
             ..
         } = *call;
         let key = self.coll_ctx();
         let members = &parts.eps[..];
-        let sig = Signature::of(
-            kind,
-            root.map_or(-1, |r| r as i64),
-            check,
-            op.as_ref().map_or(0, |o| o.code()),
-        );
         if self.check_mode() {
             let mine = sig.encode();
             let mut all = vec![0u8; SIG_BYTES * members.len()];

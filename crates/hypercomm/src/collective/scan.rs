@@ -275,7 +275,7 @@ impl Comm {
         let sched = self.schedule(kind, alg, &params)?;
         let check = Check {
             variant: scan.variant(),
-            ..Check::of::<T>(count)
+            ..Check::of::<T>(count, opts)
         };
         let first = vidx(parts.me, p, dir) == 0;
         if !segmented {

@@ -14,6 +14,16 @@
 //! takes part in the exchange with a signature that says so
 //! ([`BAD_ARGS`]), so that the others fail at once instead of waiting.
 //!
+//! It also states the options in force for the call (`sig_opts.rs`): the
+//! forced algorithm, reproducible mode and segment size of the call's
+//! [`CollOpts`](super::CollOpts), and the communicator's topology setting
+//! and library collectives switch. They decide the schedule and whether
+//! the call runs on messages, on the shared-memory board or in the
+//! library, so nodes that disagree about them would exchange wrong data or
+//! wait for each other; a mismatch names the option ("options differ
+//! (reproducible off vs on)"). The host of a call rooted at it states none
+//! (its part is one send or receive whatever they are: the nodes choose).
+//!
 //! Not done yet: the all-to-allv mismatch message names no pair of nodes
 //! (the digests say only that some pair disagrees; the receiving node of
 //! that pair also reports its own length mismatch when it gets that far).
@@ -21,6 +31,7 @@
 use super::call::rank_list;
 use super::executor::{Exec, Input, Output, Route};
 use super::ops::{Element, Operator};
+pub(crate) use super::sig_opts::Opts;
 use crate::engine::Task;
 use crate::engine::{Engine, Group};
 use crate::error::{Error, Result};
@@ -45,9 +56,13 @@ pub(crate) struct Signature {
     pub(crate) sends: u64,
     /// All-to-allv: digest of what this node expects (`recv_counts`).
     pub(crate) expects: u64,
+    /// The options in force for the call.
+    pub(crate) opts: Opts,
 }
 
-pub(crate) const SIG_BYTES: usize = 24;
+/// Bytes of an encoded [`Signature`] (the board's signature area holds
+/// as many).
+pub(crate) const SIG_BYTES: usize = 32;
 
 /// The variant byte of a participant whose arguments were invalid: it
 /// takes part in the exchange only to make the others fail (no scan or
@@ -93,6 +108,7 @@ impl Signature {
         root: i64,
         check: &super::call::Check,
         operator: u8,
+        opts: Opts,
     ) -> Signature {
         Signature {
             op: kind.code(),
@@ -104,12 +120,15 @@ impl Signature {
             digest: check.digest,
             sends: check.sends,
             expects: check.expects,
+            opts,
         }
     }
 
-    /// 24 bytes: operation, element type, operator, variant, the root
-    /// (`i32`), then count and counts digest — or, for all-to-allv (whose
-    /// count is per node), the send and expect digests.
+    /// [`SIG_BYTES`] bytes: operation, element type, operator, variant,
+    /// the root (`i32`), then count and counts digest — or, for
+    /// all-to-allv (whose count is per node), the send and expect digests
+    /// — then the options: algorithm (`u16`), flags, topology and segment
+    /// size (`u32`).
     pub(crate) fn encode(&self) -> [u8; SIG_BYTES] {
         let mut b = [0u8; SIG_BYTES];
         b[0] = self.op;
@@ -124,6 +143,10 @@ impl Signature {
         };
         b[8..16].copy_from_slice(&x.to_le_bytes());
         b[16..24].copy_from_slice(&y.to_le_bytes());
+        b[24..26].copy_from_slice(&self.opts.algorithm.to_le_bytes());
+        b[26] = self.opts.flags;
+        b[27] = self.opts.topology;
+        b[28..32].copy_from_slice(&self.opts.segment.to_le_bytes());
         b
     }
     pub(crate) fn decode(b: &[u8]) -> Signature {
@@ -140,6 +163,12 @@ impl Signature {
             digest: if a2a { 0 } else { y },
             sends: if a2a { x } else { 0 },
             expects: if a2a { y } else { 0 },
+            opts: Opts {
+                algorithm: u16::from_le_bytes([b[24], b[25]]),
+                flags: b[26],
+                topology: b[27],
+                segment: u32::from_le_bytes(b[28..32].try_into().expect("4 bytes")),
+            },
         }
     }
 }
@@ -261,6 +290,10 @@ pub(crate) fn compare(sigs: &[Signature], ranks: &[Rank]) -> Option<String> {
             }
             if s.digest != base.digest {
                 f.push("counts (per-node lengths) differ".to_string());
+            }
+            let opts = s.opts.differences(&base.opts);
+            if !opts.is_empty() {
+                f.push(format!("options differ ({})", opts.join(", ")));
             }
         }
         let r = count_ref.unwrap_or(0);
@@ -498,6 +531,7 @@ fn op_name_of(code: u8) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hypercomm_algo::{Algorithm, Topology};
 
     fn sig(op: Collective, count: u64) -> Signature {
         Signature {
@@ -510,22 +544,104 @@ mod tests {
             digest: 0,
             sends: 0,
             expects: 0,
+            opts: Opts::default(),
         }
     }
 
+    fn opts(algorithm: Algorithm, reproducible: bool, segment: Option<usize>) -> Opts {
+        let call = super::super::call::CallOpts {
+            algorithm,
+            reproducible,
+            segment_bytes: segment,
+        };
+        Opts::of(&call, Topology::Auto, false)
+    }
+
     #[test]
-    fn signatures_round_trip_in_24_bytes() {
+    fn signatures_round_trip_in_sig_bytes() {
         let s = Signature {
             digest: counts_digest(&[1, 2, 3]),
             ..sig(Collective::Gatherv, 6)
         };
         assert_eq!(Signature::decode(&s.encode()), s);
+        let o = Signature {
+            opts: Opts::of(
+                &super::super::call::CallOpts {
+                    algorithm: Algorithm::Ring,
+                    reproducible: true,
+                    segment_bytes: Some(1 << 40),
+                },
+                Topology::BiRing(hypercomm_algo::RingOrder {
+                    gray: true,
+                    forward: false,
+                }),
+                true,
+            ),
+            ..sig(Collective::Allreduce, 6)
+        };
+        assert_eq!(o.opts.segment, u32::MAX);
+        assert_eq!(Signature::decode(&o.encode()), o);
+        let any = Signature {
+            opts: Opts::ANY,
+            ..sig(Collective::Bcast, 1)
+        };
+        assert_eq!(Signature::decode(&any.encode()), any);
         let a = Signature {
             sends: 7,
             expects: u64::MAX,
             ..sig(Collective::Alltoallv, 0)
         };
         assert_eq!(Signature::decode(&a.encode()), a);
+    }
+
+    #[test]
+    fn differing_options_are_named() {
+        let ranks = rank_list(3, false);
+        let mut sigs = vec![sig(Collective::Allreduce, 4); 3];
+        sigs[0].opts = opts(Algorithm::Auto, true, None);
+        sigs[1].opts = opts(Algorithm::Ring, true, None);
+        sigs[2].opts = opts(Algorithm::Auto, false, Some(4096));
+        let m = compare(&sigs, &ranks).expect("a mismatch");
+        assert!(
+            m.contains("rank 1 differs from rank 0: options differ (algorithm ring vs auto)"),
+            "{m}"
+        );
+        assert!(
+            m.contains(
+                "rank 2 differs from rank 0: options differ (reproducible off vs on, \
+                 segment_bytes 4096 bytes vs not given)"
+            ),
+            "{m}"
+        );
+        let ring = |o| Opts::of(&Default::default(), Topology::Ring(o), true);
+        sigs = vec![sig(Collective::Bcast, 4); 2];
+        sigs[1].opts = ring(hypercomm_algo::RingOrder::GRAY);
+        let m = compare(&sigs, &ranks[..2]).expect("a mismatch");
+        assert!(
+            m.contains("topology ring (Gray order, forward) vs auto")
+                && m.contains("library collectives on vs off"),
+            "{m}"
+        );
+        sigs[0].opts = sigs[1].opts;
+        assert_eq!(compare(&sigs, &ranks[..2]), None);
+    }
+
+    #[test]
+    fn a_host_that_states_no_options_matches_any() {
+        let mut sigs = [sig(Collective::Bcast, 4); 3];
+        sigs[0].opts = opts(Algorithm::Binomial, true, Some(64));
+        sigs[1].opts = sigs[0].opts;
+        sigs[2].opts = Opts::ANY;
+        let all: Vec<u8> = sigs.iter().flat_map(|s| s.encode()).collect();
+        assert!(verdict(&all, true).is_ok());
+        sigs[1].opts = Opts::default();
+        let all: Vec<u8> = sigs.iter().flat_map(|s| s.encode()).collect();
+        let e = verdict(&all, true).expect_err("a mismatch").to_string();
+        assert!(
+            e.contains("rank 1 differs from rank 0: options differ"),
+            "{e}"
+        );
+        assert!(!e.contains("host"), "{e}");
     }
 
     #[test]

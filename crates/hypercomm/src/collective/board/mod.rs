@@ -51,7 +51,10 @@
 //! that runs on messages (too large, another collective) still has its
 //! signatures checked on the board first ([`Comm::board_check`]), so that
 //! two nodes that disagree about a call — one on the board, one on
-//! messages — both get the mismatch.
+//! messages — both get the mismatch. That includes the options that make
+//! the choice (reproducible mode, the topology setting, a forced
+//! algorithm: the signature states them): a node never reads another's
+//! buffer that holds a signature but no data.
 //!
 //! Reductions fold in rank order (`((x0 ⊕ x1) ⊕ x2) …`), so they are
 //! right for operators that do not commute, and match a serial fold.
@@ -428,7 +431,7 @@ impl Comm {
         let Some(b) = self.board_serves(call.kind, (bytes, align), &call.parts, opts)? else {
             return Ok(false);
         };
-        let sig = self.check_mode().then(|| super::call::signature(call));
+        let sig = self.check_mode().then(|| self.signature(call));
         let (kind, what, root) = (call.kind, call.what, call.root);
         // The tags a call on messages would draw (the check stage's, then
         // its own), so that traces number calls alike.

@@ -231,7 +231,7 @@ impl Comm {
     }
 
     /// Set the virtual topology collectives follow (PICL setarc0). Every
-    /// member should set the same.
+    /// member should set the same (check mode compares it).
     pub fn set_topology(&self, t: Topology) {
         self.inner.coll.topology.set(t);
     }
@@ -244,7 +244,15 @@ impl Comm {
     /// Switch check mode (PICL check0): on by default (`HYPERCOMM_CHECK=off`
     /// makes it off by default, for an unchanged program: to time the
     /// collectives alone, e.g. on the simulator); every collective then
-    /// first compares a small signature across ranks.
+    /// first compares a small signature across ranks: the operation, root,
+    /// element type, operator, count (or every node's counts), scan kind,
+    /// and the options in force — the call's [`CollOpts`] (forced
+    /// algorithm, reproducible mode, segment size) and this communicator's
+    /// [`topology`](Comm::set_topology) and
+    /// [library collectives](Comm::set_native_collectives) settings. The
+    /// host of a call rooted at it states no options (the nodes choose).
+    /// Any difference fails every participant with
+    /// [`Error::CollectiveMismatch`], naming the ranks and what differs.
     pub fn set_check(&self, on: bool) {
         self.inner.coll.check.set(on);
     }

@@ -5,7 +5,9 @@
 
 pub use hypercomm_algo::{Algorithm, Collective, Topology};
 
-/// Options of a collective call.
+/// Options of a collective call. Every participant passes the same
+/// (check mode compares them; the host of a call rooted at it is free to
+/// pass none).
 #[derive(Debug, Clone, Default)]
 pub struct CollOpts {
     /// Force an algorithm (default: `Auto`).
