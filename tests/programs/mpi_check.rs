@@ -6,7 +6,8 @@
 //! probe, non-blocking requests) and the collectives with our schedules,
 //! with the library's own (where the transport has one) and forced to the
 //! library's, each against a serial fold of the inputs; then a count
-//! mismatch that check mode must report on every rank. It prints one line
+//! mismatch, and library collectives switched on for node 0 only, that
+//! check mode must report on every rank. It prints one line
 //! per rank with the number of checks and exits 1 if any failed.
 //!
 //! Argument: the number of nodes (default 4; under a launcher, the job's
@@ -263,6 +264,23 @@ fn node(comm: &Comm) -> hypercomm::Result<Report> {
             "a count mismatch is CollectiveMismatch everywhere",
             matches!(&r, Err(Error::CollectiveMismatch(m)) if m.contains("count")),
             true,
+        );
+        // Node 0 hands its calls to the library, the others run ours: the
+        // check exchanges meet (on our messages) and every rank says so,
+        // where the library's exchange and ours used to wait for each other.
+        comm.set_native_collectives(comm.rank() == 0);
+        let r = comm.allreduce(&[1.0f64], Sum);
+        rep.eq(
+            "library collectives on node 0 only are CollectiveMismatch everywhere",
+            matches!(&r, Err(Error::CollectiveMismatch(m)) if m.contains("library collectives")),
+            true,
+        );
+        comm.set_native_collectives(true);
+        let r = comm.allreduce(&[1.0f64], Sum)?;
+        rep.eq(
+            "an allreduce that agrees works after the mismatch",
+            r,
+            vec![comm.size() as f64],
         );
     }
     Ok(rep)

@@ -22,10 +22,10 @@
 //! Every path makes the call's check-mode signature the same way
 //! ([`Comm::signature`]: the call's own fields, its options and the
 //! communicator's topology setting and library collectives switch), and
-//! every path's exchange meets every other's: on messages, or on the
-//! board where the communicator has one (calls there and calls on
-//! messages alike). So nodes whose options send one call different ways
-//! still fail together.
+//! every path's exchange meets every other's: on messages (our schedules
+//! and the library's collectives), or on the board where the
+//! communicator has one (calls there and calls on messages alike). So
+//! nodes whose options send one call different ways still fail together.
 
 use super::executor::{Exec, Input, Output, Route};
 use super::ops::{Element, Operator};
@@ -466,6 +466,37 @@ impl Comm {
         ex.run_direct(self.engine(), self.timeout)?;
         drop(ex);
         verdict(all, with_host)
+    }
+
+    /// The check-mode signature exchange alone, on messages, with the
+    /// check stage's tag drawn now: for a call that runs elsewhere (the
+    /// library's collectives) but must meet the participants whose call
+    /// runs on our schedules. A mismatch fails here, on every participant
+    /// alike.
+    pub(crate) fn check_on_messages(&self, sig: &Signature, parts: &Parts) -> Result<()> {
+        let route = self.route(parts.eps.clone(), parts.with_host);
+        if self.engine().blocking_free() {
+            return self.check_direct(sig, route, parts.me, parts.with_host);
+        }
+        // A blocking receive is posted already: the exchange runs as a task
+        // beside an empty schedule.
+        let what = "check-mode signature exchange";
+        let check = CheckSpec {
+            sig: *sig,
+            sched: self.check_schedule(parts.me, route.eps.len()),
+            route: route.clone(),
+            with_host: parts.with_host,
+        };
+        let main = Exec::new(
+            Rc::new(Schedule::new()),
+            route,
+            Input::Borrowed(&[]),
+            Output::Borrowed(&mut []),
+            None::<NoOp>,
+            what,
+        )?;
+        let cell = RefCell::new(CollTask::<u8, NoOp>::new(main, Some(check), None)?);
+        self.engine().run_task(&cell, self.timeout, what)
     }
 
     /// Where a call among the participants `eps` sends: the collective

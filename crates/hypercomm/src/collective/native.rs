@@ -20,9 +20,12 @@
 //! and location operators, and every other collective.
 //!
 //! Check mode still holds: before the call, the participants exchange
-//! their signatures through the library's allgather and compare them as
-//! our own check stage does, so a mismatch is the same
-//! [`Error::CollectiveMismatch`] on every rank. Tracing records the call as
+//! their signatures on our messages, as a call on our schedules does, and
+//! compare them, so a mismatch is the same [`Error::CollectiveMismatch`]
+//! on every rank. The signature states whether the communicator hands
+//! calls to the library (and the call's other options), so that ranks
+//! that disagree about it — one in the library's collective, one in ours,
+//! which would never meet — fail instead of waiting. Tracing records the call as
 //! one block (`block_begin` / `block_end`), without its inner messages.
 //!
 //! Two roads lead there. The ordinary one builds the call's description
@@ -37,10 +40,9 @@
 //! scans and reduce-scatter; a native call cannot be interrupted by a
 //! failed peer (the library decides: Open MPI and MPICH abort the job).
 
-use super::call::{rank_list, Call, Sched};
+use super::call::{Call, Sched};
 use super::ops::{Element, Operator};
 use super::select::{Algorithm, CollOpts, Collective, Topology};
-use super::task::{compare, Signature, SIG_BYTES};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::rank::Rank;
@@ -317,7 +319,16 @@ impl Comm {
         ty: NativeType,
         red: Option<NativeReduce>,
     ) -> Result<()> {
-        let sig = self.signature(call);
+        if self.check_mode() {
+            // On our messages, as a call on our schedules checks (with the
+            // check stage's tag, then the call's), so that a node whose
+            // call goes to the library and one whose call runs ours (their
+            // options differ) meet in the same exchange and both fail.
+            if let Err(e) = self.check_on_messages(&self.signature(call), &call.parts) {
+                let _ = self.next_tag(false);
+                return Err(e);
+            }
+        }
         // Borrowed, not moved: the call is a few hundred bytes.
         let Call {
             kind,
@@ -327,25 +338,7 @@ impl Comm {
             ref mut output,
             ..
         } = *call;
-        let key = self.coll_ctx();
         let members = &parts.eps[..];
-        if self.check_mode() {
-            let mine = sig.encode();
-            let mut all = vec![0u8; SIG_BYTES * members.len()];
-            n.run(
-                key,
-                members,
-                NativeOp::Allgather {
-                    send: &mine,
-                    recv: &mut all,
-                    ty: NativeType::U8,
-                },
-            )?;
-            let sigs: Vec<Signature> = all.chunks(SIG_BYTES).map(Signature::decode).collect();
-            if let Some(msg) = compare(&sigs, &rank_list(sigs.len(), false)) {
-                return Err(Error::CollectiveMismatch(format!("{}: {msg}", kind.name())));
-            }
-        }
         let send: &[u8] = bytemuck::cast_slice(input.as_slice());
         let recv: &mut [u8] = bytemuck::cast_slice_mut(output.as_mut_slice());
         let at_root = root == Some(parts.me);
