@@ -100,6 +100,8 @@ macro_rules! collectives_suite {
             reproducible_mode_is_bitwise_identical_across_algorithms_and_topologies,
             user_wildcard_receives_never_take_collective_traffic,
             mismatches_of_new_collectives_are_errors_on_every_rank,
+            options_that_differ_are_mismatches_on_every_rank,
+            equal_non_default_options_match_a_serial_fold,
             traced_and_untraced_ranks_meet
         );
         mod props {
@@ -155,7 +157,8 @@ macro_rules! unchecked_suite {
             sparse_multicast_reaches_exactly_the_targets,
             nonblocking_gather_scatter_allgather_alltoall_reduce_scatter_scan,
             reproducible_mode_is_bitwise_identical_across_algorithms_and_topologies,
-            user_wildcard_receives_never_take_collective_traffic
+            user_wildcard_receives_never_take_collective_traffic,
+            equal_non_default_options_match_a_serial_fold
         );
     };
     (short $launcher:ty) => {
@@ -1604,6 +1607,200 @@ pub(crate) fn mismatches_of_new_collectives_are_errors_on_every_rank<L: Matrix>(
             assert!(t.contains("recv_counts"), "n={n} rank {rank}: {t}");
             assert!(*fast, "n={n} rank {rank}: {t}");
         }
+    }
+}
+
+/// Options that decide how a call is carried out — reproducible mode, a
+/// forced algorithm, a pipeline's segment size, the topology setting, the
+/// library collectives switch — differing between nodes are a mismatch on
+/// every participant in check mode, within a second, naming the option
+/// and the ranks: blocking, non-blocking and host-rooted calls alike (they
+/// used to return wrong sums or wait). Calls that agree work afterwards.
+pub(crate) fn options_that_differ_are_mismatches_on_every_rank<L: Matrix>() {
+    use hypercomm::collective::Topology;
+    use hypercomm_algo::RingOrder;
+    // What each case's message must name, and whether the node that
+    // differs from node 0 is the last one (else node 1).
+    let named = [
+        ("reproducible off vs on", false),
+        ("algorithm ring vs recursive-doubling", true),
+        ("segment_bytes 64 bytes vs 128 bytes", false),
+        ("topology ring (Gray order, forward) vs auto", true),
+        ("topology ring (Gray order, forward) vs auto", true),
+        ("library collectives off vs on", false),
+    ];
+    for n in [2usize, 3] {
+        let out = launch::<L, _, _>(n, |comm| {
+            let me = comm.rank();
+            let last = me == n - 1;
+            let x = [me as i64 + 1];
+            let mut o = [0i64];
+            let mut errs = Vec::new();
+            // 1. Reproducible mode on node 0 only.
+            let rep = CollOpts {
+                reproducible: me == 0,
+                ..CollOpts::default()
+            };
+            errs.push(timed_err(|| {
+                comm.allreduce_into_with(&x, &mut o, Sum, &rep)
+            }));
+            // 2. Another forced algorithm on the last node.
+            let alg = opts(if last {
+                Algorithm::Ring
+            } else {
+                Algorithm::RecursiveDoubling
+            });
+            errs.push(timed_err(|| {
+                comm.allreduce_into_with(&x, &mut o, Sum, &alg)
+            }));
+            // 3. A pipelined broadcast whose segments differ on node 1.
+            let seg = CollOpts {
+                algorithm: Algorithm::Chain,
+                segment_bytes: Some(if me == 1 { 64 } else { 128 }),
+                ..CollOpts::default()
+            };
+            let mut b = vec![me as u64; 64];
+            errs.push(timed_err(|| comm.bcast_with(&mut b, 0usize, &seg)));
+            // 4. A topology setting on the last node only; 5. the same,
+            // non-blocking.
+            if last {
+                comm.set_topology(Topology::Ring(RingOrder::GRAY));
+            }
+            errs.push(timed_err(|| comm.allreduce_into(&x, &mut o, Sum)));
+            errs.push(timed_err(|| {
+                hypercomm::scope(|s| comm.iallreduce(s, &x, &mut o, Sum)?.wait())
+            }));
+            comm.set_topology(Topology::Auto);
+            // 6. Library collectives on node 0 only (compared on every
+            // transport, although only one with a library acts on them).
+            comm.set_native_collectives(me == 0);
+            errs.push(timed_err(|| comm.allreduce_into(&x, &mut o, Sum)));
+            comm.set_native_collectives(false);
+            comm.allreduce_into(&x, &mut o, Sum)?;
+            Ok::<_, Error>((errs, o[0]))
+        })
+        .unwrap();
+        for (r, (errs, sum)) in out.iter().enumerate() {
+            assert_eq!(*sum, (n * (n + 1) / 2) as i64, "n={n} rank {r}");
+            assert_eq!(errs.len(), named.len(), "n={n} rank {r}");
+            for (case, ((kind, text, fast), (what, last))) in errs.iter().zip(named).enumerate() {
+                let at = format!("n={n} rank {r} case {}: {kind}: {text}", case + 1);
+                assert_eq!(kind, "CollectiveMismatch", "{at}");
+                let who = if last { n - 1 } else { 1 };
+                let diff = format!("rank {who} differs from rank 0: options differ ({what}");
+                assert!(text.contains(&diff), "{at}");
+                assert!(*fast, "not within a second: {at}");
+            }
+            assert_eq!(errs, &out[0].0, "n={n} rank {r}: every rank says the same");
+        }
+        // Host-rooted: the nodes disagree about reproducible mode in a
+        // reduce to the host; every participant fails, the host too.
+        let (h, nodes) = launch_with_host::<L, _, _, _, _>(
+            n,
+            |host| {
+                let e = timed_err(|| host.reduce(&[0u32; 0], Sum, Rank::Host).map(|_| ()));
+                let sum = host.reduce(&[0u32; 0], Sum, Rank::Host)?;
+                Ok::<_, Error>((e, sum))
+            },
+            |comm| {
+                let rep = CollOpts {
+                    reproducible: comm.rank() == 0,
+                    ..CollOpts::default()
+                };
+                let x = [comm.rank() as u32 + 1];
+                let e = timed_err(|| comm.reduce_into_with(&x, &mut [], Sum, Rank::Host, &rep));
+                comm.reduce(&x, Sum, Rank::Host)?;
+                Ok::<_, Error>(e)
+            },
+        )
+        .unwrap();
+        let (host_err, sum) = h;
+        assert_eq!(sum, Some(vec![(n * (n + 1) / 2) as u32]), "n={n}");
+        for (who, (kind, text, fast)) in std::iter::once(("host".to_string(), &host_err)).chain(
+            nodes
+                .iter()
+                .enumerate()
+                .map(|(r, e)| (format!("node {r}"), e)),
+        ) {
+            assert_eq!(kind, "CollectiveMismatch", "n={n} {who}: {text}");
+            assert!(
+                text.contains("reproducible off vs on"),
+                "n={n} {who}: {text}"
+            );
+            assert!(*fast, "n={n} {who}: not within a second: {text}");
+        }
+    }
+}
+
+/// Equal options other than the defaults pass the check and give what a
+/// serial fold gives: reproducible mode with a segment size, a forced
+/// pipelined broadcast, a ring topology setting, the library collectives
+/// switch, on blocking and non-blocking calls; and a reduce to the host
+/// whose host passes no options while the nodes ask for reproducible mode
+/// (the host's part does not depend on them).
+pub(crate) fn equal_non_default_options_match_a_serial_fold<L: Matrix>() {
+    use hypercomm::collective::Topology;
+    use hypercomm_algo::RingOrder;
+    let count = 100;
+    for n in [1usize, 2, 3, 5] {
+        let serial_sum: Vec<i64> = (0..count)
+            .map(|i| (0..n).map(|r| val(r, i)).sum())
+            .collect();
+        let serial_max: Vec<i64> = (0..count)
+            .map(|i| (0..n).map(|r| val(r, i)).max().unwrap())
+            .collect();
+        let out = launch::<L, _, _>(n, |comm| {
+            let me = comm.rank();
+            comm.set_topology(Topology::Ring(RingOrder::GRAY));
+            let input: Vec<i64> = (0..count).map(|i| val(me, i)).collect();
+            let mut sum = vec![0i64; count];
+            let rep = CollOpts {
+                reproducible: true,
+                segment_bytes: Some(64),
+                ..CollOpts::default()
+            };
+            comm.allreduce_into_with(&input, &mut sum, Sum, &rep)?;
+            let mut b = if me == n - 1 {
+                input.clone()
+            } else {
+                vec![0i64; count]
+            };
+            let chain = CollOpts {
+                algorithm: Algorithm::Chain,
+                segment_bytes: Some(128),
+                ..CollOpts::default()
+            };
+            comm.bcast_with(&mut b, n - 1, &chain)?;
+            let mut isum = vec![0i64; count];
+            hypercomm::scope(|s| comm.iallreduce(s, &input, &mut isum, Sum)?.wait())?;
+            comm.set_native_collectives(true);
+            let mx = comm.allreduce(&input, Max)?;
+            comm.set_native_collectives(false);
+            comm.set_topology(Topology::Auto);
+            Ok::<_, Error>((sum, b, isum, mx))
+        })
+        .unwrap();
+        let want_b: Vec<i64> = (0..count).map(|i| val(n - 1, i)).collect();
+        for (r, (sum, b, isum, mx)) in out.iter().enumerate() {
+            assert_eq!(sum, &serial_sum, "reproducible allreduce n={n} rank {r}");
+            assert_eq!(b, &want_b, "chain bcast n={n} rank {r}");
+            assert_eq!(isum, &serial_sum, "iallreduce n={n} rank {r}");
+            assert_eq!(mx, &serial_max, "allreduce max n={n} rank {r}");
+        }
+        let (h, _) = launch_with_host::<L, _, _, _, _>(
+            n,
+            |host| host.reduce(&[0i64; 0], Sum, Rank::Host),
+            |comm| {
+                let rep = CollOpts {
+                    reproducible: true,
+                    ..CollOpts::default()
+                };
+                let input: Vec<i64> = (0..count).map(|i| val(comm.rank(), i)).collect();
+                comm.reduce_into_with(&input, &mut [], Sum, Rank::Host, &rep)
+            },
+        )
+        .unwrap();
+        assert_eq!(h, Some(serial_sum), "reduce to the host n={n}");
     }
 }
 
