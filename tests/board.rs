@@ -456,6 +456,119 @@ fn check_mode_finds_a_mismatch_between_board_and_messages() {
     });
 }
 
+/// Calls whose options differ between the nodes so that some run on the
+/// board and the others on messages (reproducible mode and a topology
+/// setting keep a call off the board; forcing an algorithm takes it off or
+/// on): in check mode every node gets the mismatch, naming the option,
+/// instead of reading a board buffer that holds a signature but no data
+/// (the others' allreduce used to return 9 where 10 was right). Returns
+/// every case's message; then calls that agree work, with the right sums.
+fn option_mismatches(comm: &Comm) -> Result<Vec<String>, Error> {
+    use hypercomm::Topology;
+    let (me, n) = (comm.rank(), comm.size());
+    let x = [me as u64 + 1];
+    let mut o = [0u64];
+    let mut texts = Vec::new();
+    let expect = |r: Result<(), Error>, what: &str, texts: &mut Vec<String>| match r {
+        Err(Error::CollectiveMismatch(t)) => {
+            assert!(t.contains(what), "rank {me} of {n}: {t}");
+            texts.push(t);
+        }
+        other => panic!("rank {me} of {n}, {what}: expected a mismatch, got {other:?}"),
+    };
+    // Reproducible mode on node 0 only: its allreduce runs on messages,
+    // the others' on the board.
+    let rep = CollOpts {
+        reproducible: me == 0,
+        ..CollOpts::default()
+    };
+    let r = comm.allreduce_into_with(&x, &mut o, Sum, &rep);
+    expect(r, "reproducible off vs on", &mut texts);
+    // The same for a broadcast, node 1 reproducible.
+    let rep = CollOpts {
+        reproducible: me == 1,
+        ..CollOpts::default()
+    };
+    let r = comm.bcast_with(&mut [me as u8; 4], 0usize, &rep);
+    expect(r, "reproducible on vs off", &mut texts);
+    // A topology setting on the last node only.
+    if me == n - 1 {
+        comm.set_topology(Topology::Hypercube);
+    }
+    let r = comm.allreduce_into(&x, &mut o, Sum);
+    comm.set_topology(Topology::Auto);
+    expect(r, "topology hypercube vs auto", &mut texts);
+    // The board forced on node 0, recursive doubling on the others.
+    let alg = CollOpts {
+        algorithm: if me == 0 {
+            Algorithm::Board
+        } else {
+            Algorithm::RecursiveDoubling
+        },
+        ..CollOpts::default()
+    };
+    let r = comm.allreduce_into_with(&x, &mut o, Sum, &alg);
+    expect(r, "algorithm recursive-doubling vs board", &mut texts);
+    // Calls that agree: on the board, then on messages.
+    let sum = (n * (n + 1) / 2) as u64;
+    comm.allreduce_into(&x, &mut o, Sum)?;
+    assert_eq!(o[0], sum, "rank {me} of {n}: board allreduce");
+    let rep = CollOpts {
+        reproducible: true,
+        ..CollOpts::default()
+    };
+    comm.allreduce_into_with(&x, &mut o, Sum, &rep)?;
+    assert_eq!(o[0], sum, "rank {me} of {n}: reproducible allreduce");
+    comm.barrier()?;
+    Ok(texts)
+}
+
+/// [`option_mismatches`] on threads (one exchange up to 8 nodes, a fan-in
+/// and fan-out with 9) and on shared memory (threads sharing a segment).
+#[test]
+fn check_mode_finds_options_that_differ_between_board_and_messages() {
+    watchdog("board_option_mismatch", || {
+        for (kind, n) in [
+            (TransportKind::Thread, 2),
+            (TransportKind::Thread, 3),
+            (TransportKind::Thread, 9),
+            (TransportKind::Shm, 2),
+            (TransportKind::Shm, 3),
+        ] {
+            let out = hypercomm::run_on(kind, n, |comm| {
+                comm.set_check(true);
+                option_mismatches(comm)
+            })
+            .unwrap();
+            for (r, texts) in out.iter().enumerate() {
+                assert_eq!(texts.len(), 4, "{kind:?}, {n} ranks, rank {r}");
+                assert_eq!(
+                    texts, &out[0],
+                    "{kind:?}, {n} ranks: every rank says the same"
+                );
+            }
+        }
+    });
+}
+
+/// [`option_mismatches`] among real processes over shared memory.
+#[test]
+fn shm_processes_find_options_that_differ_between_board_and_messages() {
+    let test = "shm_processes_find_options_that_differ_between_board_and_messages";
+    let out = Processes::new(3)
+        .transport(TransportKind::Shm)
+        .key(test)
+        .args([test, "--exact", "--nocapture", "--test-threads=1", "-q"])
+        .timeout(Duration::from_secs(120))
+        .run(|comm| {
+            let comm = comm.with_timeout(Some(Duration::from_secs(30)));
+            comm.set_check(true);
+            option_mismatches(&comm).map(|t| t.len())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out, vec![4; 3]);
+}
+
 /// In check mode, a bcast or reduce against a barrier or allreduce, with
 /// node 0 on either side: every rank gets the same mismatch, and calls
 /// that agree work afterwards. Up to 8 nodes every call is one exchange;
