@@ -178,12 +178,13 @@ impl Comm {
         let me = parts.me;
         // Counts differ per node: the signature carries digests of what
         // this node sends and expects, whose sums over the nodes agree
-        // exactly when every pair agrees (task.rs).
+        // exactly when every pair agrees (task.rs), in the places of count
+        // and counts digest (`Check`).
         let check = Check {
-            sends: (0..p)
+            count: (0..p)
                 .map(|q| pair_digest(me, q, send_counts[q]))
                 .fold(0, u64::wrapping_add),
-            expects: (0..p)
+            digest: (0..p)
                 .map(|q| pair_digest(q, me, recv_counts[q]))
                 .fold(0, u64::wrapping_add),
             ..Check::of::<T>(0, opts)

@@ -5,7 +5,7 @@
 //! fills a [`Call`]: the operation, the participants, the root, the input,
 //! the output (the caller's, or a scratch buffer the task owns), the
 //! operator, the schedule, what the check signature says (with the call's
-//! options, [`CallOpts`]) and what to do with the output at the end. The
+//! options, [`Check`]) and what to do with the output at the end. The
 //! blocking front ends of the collectives that the shared-memory board
 //! and the library's own collectives serve leave the choice and the
 //! schedule to a [`Plan`], made into a schedule ([`Call::ready`]) only if
@@ -67,60 +67,48 @@ pub(crate) fn rank_list(p: usize, with_host: bool) -> Vec<Rank> {
         .collect()
 }
 
-/// The options of one call that decide how it is carried out (forced
-/// algorithm, reproducible mode, segment size), as check mode compares
-/// them: a copy of the call's [`CollOpts`] that costs nothing to keep. The
-/// communicator's own settings (topology, library collectives) join them
-/// only when a signature is made ([`Comm::signature`]).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct CallOpts {
-    /// The forced algorithm (`Auto`: none).
-    pub(crate) algorithm: Algorithm,
-    /// Reproducible mode.
-    pub(crate) reproducible: bool,
-    /// The segment size in bytes, when given.
-    pub(crate) segment_bytes: Option<usize>,
-}
-
-impl From<&CollOpts> for CallOpts {
-    fn from(o: &CollOpts) -> CallOpts {
-        CallOpts {
-            algorithm: o.algorithm,
-            reproducible: o.reproducible,
-            segment_bytes: o.segment_bytes,
-        }
-    }
-}
-
 /// What the check-mode signature says about a call besides its operation,
-/// root and operator.
+/// root and operator, and the call's own options that decide how it is
+/// carried out (forced algorithm, reproducible mode, segment size; the
+/// communicator's settings join them only when a signature is made,
+/// [`Comm::signature`]). Kept as small as it was before the options came
+/// in (every call carries one, and a call is moved by copying it): the
+/// digests of an all-to-allv's main phase take the places of count and
+/// counts digest, which it does not use.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Check {
     /// The count every participant must give (`task::ANY_COUNT`: a host
-    /// that learns it from the data).
+    /// that learns it from the data); all-to-allv's main phase: the
+    /// digest of this node's sends.
     pub(crate) count: u64,
+    /// Digest of the counts of a variable-count call (0: none);
+    /// all-to-allv's main phase: the digest of what this node expects to
+    /// receive.
+    pub(crate) digest: u64,
+    /// The forced algorithm (`Auto`: none).
+    pub(crate) algorithm: Algorithm,
+    /// The segment size in bytes when given (at most `u32::MAX`).
+    pub(crate) segment: u32,
     /// The element type's code.
     pub(crate) elem: u8,
     /// Scan kind, or the phase of a composed call (0: the main phase;
     /// `task::BAD_ARGS`: this participant's arguments are invalid).
     pub(crate) variant: u8,
-    /// Digest of the counts of a variable-count call (0: none).
-    pub(crate) digest: u64,
-    /// All-to-allv: digest of this node's sends.
-    pub(crate) sends: u64,
-    /// All-to-allv: digest of what this node expects to receive.
-    pub(crate) expects: u64,
-    /// The call's options.
-    pub(crate) opts: CallOpts,
+    /// Reproducible mode and whether a segment size was given, as the
+    /// signature's option flags say them.
+    pub(crate) flags: u8,
 }
 
 impl Check {
     /// `count` elements of `T`, main phase, with options `opts`.
     pub(crate) fn of<T: Element>(count: usize, opts: &CollOpts) -> Check {
+        let (flags, segment) = super::sig_opts::call_flags(opts);
         Check {
             count: count as u64,
             elem: T::CODE,
-            opts: opts.into(),
+            algorithm: opts.algorithm,
+            flags,
+            segment,
             ..Check::default()
         }
     }
@@ -329,7 +317,10 @@ impl Comm {
     /// call says of itself, with its options and this communicator's
     /// topology setting and library collectives switch. The host of a call
     /// rooted at it states no options: its part (one send or receive) is
-    /// the same whatever they are, and the nodes choose the rest.
+    /// the same whatever they are, and the nodes choose the rest. Never
+    /// inlined: only check mode calls it, and inlined it cost calls with
+    /// check mode off some 50 instructions (other inlining it displaced).
+    #[inline(never)]
     pub(crate) fn signature<T: Element, O: Operator<T>, S>(
         &self,
         call: &Call<'_, T, O, S>,
@@ -345,7 +336,7 @@ impl Comm {
         let opts = if host_root && call.root == Some(call.parts.me) {
             Opts::ANY
         } else {
-            Opts::of(&call.check.opts, self.topology(), self.native_collectives())
+            Opts::of(&call.check, self.topology(), self.native_collectives())
         };
         Signature::of(call.kind, root_code, &call.check, operator, opts)
     }

@@ -311,7 +311,10 @@ impl Comm {
     }
 
     /// `call` on the library: the signature check, then the one call, as
-    /// one trace block.
+    /// one trace block. Never inlined: inlined, it made a call on our
+    /// schedules copy itself once more in `run_blocking` (some 50
+    /// instructions a call with check mode off).
+    #[inline(never)]
     fn run_native<T: Element, O: Operator<T>, S>(
         &self,
         n: &dyn Native,

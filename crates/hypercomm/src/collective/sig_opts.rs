@@ -37,6 +37,19 @@ pub(crate) struct Opts {
 const REPRODUCIBLE: u8 = 1;
 /// [`Opts::flags`]: a segment size was given.
 const SEGMENTED: u8 = 2;
+
+/// The flags ([`REPRODUCIBLE`], [`SEGMENTED`]) and the segment size (at
+/// most `u32::MAX`, 0 when not given) of a call with options `o`, as its
+/// [`Check`](super::call::Check) keeps them.
+pub(crate) fn call_flags(o: &super::CollOpts) -> (u8, u32) {
+    let mut flags = u8::from(o.reproducible);
+    let mut segment = 0;
+    if let Some(b) = o.segment_bytes {
+        flags |= SEGMENTED;
+        segment = u32::try_from(b).unwrap_or(u32::MAX);
+    }
+    (flags, segment)
+}
 /// [`Opts::flags`]: the communicator hands calls to the library.
 const NATIVE: u8 = 4;
 /// [`Opts::flags`]: this participant states no options (any match).
@@ -52,27 +65,16 @@ impl Opts {
         segment: 0,
     };
 
-    /// The options of a call with `call`'s own on a communicator with
-    /// topology setting `topology` and library collectives `native`.
-    pub(crate) fn of(call: &super::call::CallOpts, topology: Topology, native: bool) -> Opts {
-        let mut flags = 0;
-        if call.reproducible {
-            flags |= REPRODUCIBLE;
-        }
-        if call.segment_bytes.is_some() {
-            flags |= SEGMENTED;
-        }
-        if native {
-            flags |= NATIVE;
-        }
+    /// The options of a call whose check says `call`'s own, on a
+    /// communicator with topology setting `topology` and library
+    /// collectives `native`.
+    pub(crate) fn of(call: &super::call::Check, topology: Topology, native: bool) -> Opts {
         let [kind, gray, forward] = super::legacy::topo_code(topology);
         Opts {
             algorithm: algorithm_code(call.algorithm),
-            flags,
+            flags: call.flags & (REPRODUCIBLE | SEGMENTED) | if native { NATIVE } else { 0 },
             topology: kind | gray << 4 | (forward ^ 1) << 5,
-            segment: call
-                .segment_bytes
-                .map_or(0, |b| u32::try_from(b).unwrap_or(u32::MAX)),
+            segment: call.segment,
         }
     }
 

@@ -110,16 +110,22 @@ impl Signature {
         operator: u8,
         opts: Opts,
     ) -> Signature {
+        // The digests of an all-to-allv's main phase are where the others'
+        // count and counts digest are (`Check`); its signature carries no
+        // count (nor does its count exchange phase's).
+        let a2a = kind == Collective::Alltoallv;
+        let digests = a2a && check.variant == 0;
+        let (count, digest) = (check.count, check.digest);
         Signature {
             op: kind.code(),
             root,
-            count: check.count,
+            count: if a2a { 0 } else { count },
             elem: check.elem,
             operator,
             variant: check.variant,
-            digest: check.digest,
-            sends: check.sends,
-            expects: check.expects,
+            digest: if a2a { 0 } else { digest },
+            sends: if digests { count } else { 0 },
+            expects: if digests { digest } else { 0 },
             opts,
         }
     }
@@ -531,6 +537,8 @@ fn op_name_of(code: u8) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collective::call::Check;
+    use crate::collective::CollOpts;
     use hypercomm_algo::{Algorithm, Topology};
 
     fn sig(op: Collective, count: u64) -> Signature {
@@ -549,12 +557,12 @@ mod tests {
     }
 
     fn opts(algorithm: Algorithm, reproducible: bool, segment: Option<usize>) -> Opts {
-        let call = super::super::call::CallOpts {
+        let call = CollOpts {
             algorithm,
             reproducible,
             segment_bytes: segment,
         };
-        Opts::of(&call, Topology::Auto, false)
+        Opts::of(&Check::of::<u8>(0, &call), Topology::Auto, false)
     }
 
     #[test]
@@ -566,11 +574,14 @@ mod tests {
         assert_eq!(Signature::decode(&s.encode()), s);
         let o = Signature {
             opts: Opts::of(
-                &super::super::call::CallOpts {
-                    algorithm: Algorithm::Ring,
-                    reproducible: true,
-                    segment_bytes: Some(1 << 40),
-                },
+                &Check::of::<u8>(
+                    0,
+                    &CollOpts {
+                        algorithm: Algorithm::Ring,
+                        reproducible: true,
+                        segment_bytes: Some(1 << 40),
+                    },
+                ),
                 Topology::BiRing(hypercomm_algo::RingOrder {
                     gray: true,
                     forward: false,
