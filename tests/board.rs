@@ -456,6 +456,27 @@ fn check_mode_finds_a_mismatch_between_board_and_messages() {
     });
 }
 
+/// Check mode on some ranks only: a rank with it on finds the board slot
+/// of a rank with it off holding no signature, and says so (set_check
+/// must agree) instead of listing an operation called "collective" and a
+/// count of 0; the rank with it off still gets the right sum.
+#[test]
+fn a_rank_with_check_mode_off_is_named() {
+    watchdog("board_check_off", || {
+        let out = hypercomm::run(2, |comm| {
+            comm.set_check(comm.rank() == 1);
+            let mut o = [0u64; 4];
+            let r = comm.allreduce_into(&[comm.rank() as u64 + 1; 4], &mut o, Sum);
+            Ok::<_, Error>((r.map_err(|e| e.to_string()), o))
+        })
+        .unwrap();
+        assert_eq!(out[0], (Ok(()), [3; 4]), "rank 0, check mode off");
+        let e = out[1].0.as_ref().unwrap_err();
+        assert!(e.contains("allreduce: rank 0 stated no signature"), "{e}");
+        assert!(e.contains("set_check"), "{e}");
+    });
+}
+
 /// Calls whose options differ between the nodes so that some run on the
 /// board and the others on messages (reproducible mode and a topology
 /// setting keep a call off the board; forcing an algorithm takes it off or

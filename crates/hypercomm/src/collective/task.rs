@@ -229,7 +229,13 @@ pub(crate) fn verdict(all: &[u8], with_host: bool) -> Result<()> {
     let sigs: Vec<Signature> = all.chunks(SIG_BYTES).map(Signature::decode).collect();
     match compare(&sigs, &rank_list(sigs.len(), with_host)) {
         Some(msg) => {
-            let what = op_name_of(sigs.iter().map(|s| s.op).min().unwrap_or(0));
+            let what = op_name_of(
+                sigs.iter()
+                    .map(|s| s.op)
+                    .filter(|&o| o > 0)
+                    .min()
+                    .unwrap_or(0),
+            );
             Err(Error::CollectiveMismatch(format!("{what}: {msg}")))
         }
         None => Ok(()),
@@ -249,6 +255,20 @@ pub(crate) fn compare(sigs: &[Signature], ranks: &[Rank]) -> Option<String> {
         return Some(format!(
             "{} called it with invalid arguments (its own error says which)",
             bad.join(", ")
+        ));
+    }
+    // No operation has code 0: such a signature is a board slot that a
+    // participant without check mode never wrote.
+    let silent: Vec<String> = sigs
+        .iter()
+        .zip(ranks)
+        .filter(|(s, _)| s.op == 0)
+        .map(|(_, r)| r.to_string())
+        .collect();
+    if !silent.is_empty() {
+        return Some(format!(
+            "{} stated no signature: check mode is off there (set_check must be the same on every rank)",
+            silent.join(", ")
         ));
     }
     // The first participant that states a count is the reference for
