@@ -17,8 +17,6 @@ use std::ffi::{c_char, c_int, c_void};
 
 const LIB: &str = "PICL";
 
-const NOT_OPEN: &str = "communication is not open (call open0 first)";
-
 fn rank(id: i32) -> CResult<Rank> {
     match id {
         HOST => Ok(Rank::Host),
@@ -230,7 +228,7 @@ pub unsafe extern "C" fn send0(buf: *const c_void, bytes: c_int, r#type: c_int, 
         let t = send_tag(r#type)?;
         // In the state's borrow (no clone of the communicator per message).
         with(|st| {
-            let w = st.world.as_ref().ok_or(NOT_OPEN)?;
+            let w = st.world.as_ref().ok_or_else(|| state::not_open(st))?;
             if dest == -1 {
                 let me = w.me();
                 for r in (0..w.size()).map(Rank::Node).filter(|&r| r != me) {
@@ -256,7 +254,7 @@ pub unsafe extern "C" fn recv0(buf: *mut c_void, bytes: c_int, r#type: c_int) {
         let b = unsafe { bytes_mut(buf, bytes as i64) }?;
         let t = tag(r#type)?;
         with(|st| {
-            let w = st.world.as_ref().ok_or(NOT_OPEN)?;
+            let w = st.world.as_ref().ok_or_else(|| state::not_open(st))?;
             let s = w.recv_into(b, Source::Any, t).map_err(err)?;
             st.last = [s.len as i32, s.tag as i32, s.source.to_picl()];
             Ok(())
@@ -460,7 +458,7 @@ unsafe fn bcast_impl(
         // the nodes in use, on that same context.
         let children = c.bcast_children(root).map_err(err)?;
         with(|st| {
-            let w = st.world.as_ref().ok_or(NOT_OPEN)?;
+            let w = st.world.as_ref().ok_or_else(|| state::not_open(st))?;
             children
                 .into_iter()
                 .try_for_each(|ch| send_on_its_way(w, b, ch, t).map_err(err))
@@ -506,7 +504,11 @@ unsafe fn combine(
         // SAFETY: the caller's contract (items of the datatype).
         let b = unsafe { bytes_mut(buf, items as i64 * ty.size() as i64) }?;
         with(|st| {
-            let c = st.in_use.as_ref().or(st.world.as_ref()).ok_or(NOT_OPEN)?;
+            let c = st
+                .in_use
+                .as_ref()
+                .or(st.world.as_ref())
+                .ok_or_else(|| state::not_open(st))?;
             reduce::reduce(c, b, ty, op, to)
         })
     })

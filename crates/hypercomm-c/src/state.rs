@@ -90,14 +90,18 @@ pub(crate) fn err(e: Error) -> String {
 }
 
 /// This process's node number for messages (the host's is −32768): its
-/// rank in the job, or before it joined (or after it left) what its
-/// launcher says; `None` outside any job.
+/// rank in the job, the host's once a process started by hand has called
+/// open0, or before it joined (or after it left) what its launcher says;
+/// `None` outside any job.
 fn who() -> Option<i32> {
     STATE
         .try_with(|s| {
-            s.try_borrow()
-                .ok()
-                .and_then(|s| s.world.as_ref().map(|w| w.me().to_picl()))
+            s.try_borrow().ok().and_then(|s| {
+                s.world
+                    .as_ref()
+                    .map(|w| w.me().to_picl())
+                    .or(s.requested.map(|_| HOST))
+            })
         })
         .ok()
         .flatten()
@@ -250,6 +254,20 @@ pub(crate) unsafe fn get(p: *const i32) -> i32 {
     }
 }
 
+/// Why a PICL routine that needs the world finds none: open0 not called,
+/// or called by a process started by hand, which is the host and must
+/// start its nodes with load0 first.
+pub(crate) fn not_open(st: &State) -> String {
+    match st.requested {
+        Some(n) => format!(
+            "this process was started by hand, so open0 made it the host, and its {n} nodes are \
+             not running yet: call load0 to start them, or start the program with \
+             `hypercomm run -n {n}`"
+        ),
+        None => "communication is not open (call open0 first)".into(),
+    }
+}
+
 /// The world communicator, joining the job first when `join` (CMMD and
 /// the iPSC utilities have no open call).
 pub(crate) fn world(st: &mut State, join: bool) -> CResult<Comm> {
@@ -260,7 +278,7 @@ pub(crate) fn world(st: &mut State, join: bool) -> CResult<Comm> {
         return Err("communication was closed and cannot be opened again".into());
     }
     if !join {
-        return Err("communication is not open (call open0 first)".into());
+        return Err(not_open(st));
     }
     let w = hypercomm::init().map_err(err)?;
     st.aux = Some(w.dup());

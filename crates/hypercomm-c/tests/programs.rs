@@ -694,14 +694,18 @@ fn ipsc_and_cmmd_report_what_a_short_buffer_or_a_bad_root_did() {
     assert!(lines_of(&out, "1")[0].ends_with("got 'ABCDEFGH'"), "{out}");
 }
 
-/// `tests/programs/send_semantics.c` under the launcher with `transport`.
-fn send_semantics(transport: &str, args: &[&str]) -> (String, String) {
+/// `tests/programs/send_semantics.c`, built once.
+fn send_semantics_exe() -> &'static Path {
     static EXE: OnceLock<PathBuf> = OnceLock::new();
-    let exe = EXE.get_or_init(|| {
+    EXE.get_or_init(|| {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/send_semantics.c");
         cc(&src, "send_semantics", false)
-    });
-    let exe = exe.to_str().unwrap();
+    })
+}
+
+/// `tests/programs/send_semantics.c` under the launcher with `transport`.
+fn send_semantics(transport: &str, args: &[&str]) -> (String, String) {
+    let exe = send_semantics_exe().to_str().unwrap();
     let args: Vec<&str> = args
         .iter()
         .map(|a| if *a == "PROG" { exe } else { a })
@@ -770,4 +774,34 @@ fn picl_and_ipsc_sends_and_broadcasts_as_the_manuals_use_them() {
         err.contains("SPGSNW: TARGET -1 (LIST ENTRY 1) IS NOT A NODE"),
         "{err}"
     );
+}
+
+/// A PICL node program run by hand: open0 makes it the host (seed 003: the
+/// host loads the nodes), so its first receive fails, naming the routine
+/// and saying why (the nodes are not running: load0, or `hypercomm run`)
+/// rather than "communication is not open" right after open0 succeeded.
+#[test]
+fn a_picl_node_program_run_by_hand_is_told_to_load_its_nodes() {
+    if !have(&["cc"]) {
+        return;
+    }
+    let out = Command::new("timeout")
+        .arg("60")
+        .arg(send_semantics_exe())
+        .arg("unlaunched")
+        .env_remove("HYPERCOMM_RANK")
+        .output()
+        .expect("running the program");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(!stdout.contains("recv0 returned"), "{stdout}");
+    assert!(
+        stderr.contains("PICL error in recv0 on the host"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("call load0"), "{stderr}");
+    assert!(stderr.contains("hypercomm run -n 4"), "{stderr}");
 }

@@ -15,7 +15,9 @@
  * "sendw": as "exchange" with the iPSC's SENDW and LSENDW.
  * "spgrcw": node 1 receives node 0's sparse global send of 16 bytes into
  *   8 (syslogged) and prints what it kept; then node 0 names target -1
- *   (syslogged: no such node). */
+ *   (syslogged: no such node).
+ * "unlaunched": a node program run by hand: open0 for 4 processors makes
+ *   it the host, and its recv0 must say that the nodes are not running. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +114,12 @@ int main(int argc, char **argv)
         bcast0(&v, sizeof v, 7, 0);
         printf("bcast0: %d\n", v);
         close0(0);
+    } else if (strcmp(what, "unlaunched") == 0) {
+        int x;
+        p = 4;
+        open0(&p, &me, &host);
+        recv0(&x, sizeof x, 0);
+        printf("recv0 returned\n");
     } else if (strcmp(what, "spgrcw") == 0) {
         int cnt = -1, list[1] = {1};
         char b[16] = "0123456789abcde", c[17] = "................";
