@@ -245,30 +245,26 @@ pub(crate) fn verdict(all: &[u8], with_host: bool) -> Result<()> {
 /// Compare every participant's signature with participant 0's; describe the
 /// differences, naming ranks and fields.
 pub(crate) fn compare(sigs: &[Signature], ranks: &[Rank]) -> Option<String> {
-    let bad: Vec<String> = sigs
-        .iter()
-        .zip(ranks)
-        .filter(|(s, _)| s.variant == BAD_ARGS)
-        .map(|(_, r)| r.to_string())
-        .collect();
-    if !bad.is_empty() {
+    // The ranks, by name, whose signature is `such`.
+    let ranks_where = |such: fn(&Signature) -> bool| -> Option<String> {
+        let names: Vec<String> = sigs
+            .iter()
+            .zip(ranks)
+            .filter(|(s, _)| such(s))
+            .map(|(_, r)| r.to_string())
+            .collect();
+        (!names.is_empty()).then(|| names.join(", "))
+    };
+    if let Some(bad) = ranks_where(|s| s.variant == BAD_ARGS) {
         return Some(format!(
-            "{} called it with invalid arguments (its own error says which)",
-            bad.join(", ")
+            "{bad} called it with invalid arguments (its own error says which)"
         ));
     }
     // No operation has code 0: such a signature is a board slot that a
     // participant without check mode never wrote.
-    let silent: Vec<String> = sigs
-        .iter()
-        .zip(ranks)
-        .filter(|(s, _)| s.op == 0)
-        .map(|(_, r)| r.to_string())
-        .collect();
-    if !silent.is_empty() {
+    if let Some(silent) = ranks_where(|s| s.op == 0) {
         return Some(format!(
-            "{} stated no signature: check mode is off there (set_check must be the same on every rank)",
-            silent.join(", ")
+            "{silent} stated no signature: check mode is off there (set_check must be the same on every rank)"
         ));
     }
     // The first participant that states a count is the reference for
