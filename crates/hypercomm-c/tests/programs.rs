@@ -662,6 +662,54 @@ fn ipsc_broadcast_and_gcat_reach_every_node_short_of_a_full_cube() {
 }
 
 #[test]
+fn ipsc_gop_and_gcat_leave_each_node_its_subtrees_partial_result() {
+    if !have(&["cc"]) {
+        return;
+    }
+    // Seed 000, sections 3 and 4: "For all other processes, X [BUF]
+    // contains the partial result for their subtrees". Node `rel` (its
+    // number exclusive-or the root's) of GOP's tree has the children
+    // `rel ^ bit` for every bit above its highest one, so its subtree is
+    // every `e` that agrees with `rel` up to that bit; in GCAT's tree the
+    // children are `rel + bit` for every bit below its lowest one, so its
+    // subtree is `rel .. rel + lowest bit`, concatenated in that order.
+    for n in [2usize, 4, 8] {
+        let (out, err) = cube_edges(n, "partials");
+        for me in 0..n {
+            let mut want = Vec::new();
+            for root in 0..n {
+                let rel = me ^ root;
+                let gop: Vec<usize> = match rel.checked_ilog2() {
+                    None => (0..n).collect(),
+                    Some(h) => (0..n).filter(|e| e % (2 << h) == rel).collect(),
+                };
+                let node = |e: usize| e ^ root;
+                let sum: usize = gop.iter().map(|&e| node(e) + 1).sum();
+                let squares: usize = gop.iter().map(|&e| node(e) * node(e)).sum();
+                let max = gop.iter().map(|&e| node(e) * 5 % 7).max().unwrap();
+                let span = if rel == 0 {
+                    n
+                } else {
+                    1 << rel.trailing_zeros()
+                };
+                let cat: String = (rel..rel + span)
+                    .map(|e| {
+                        ((b'a' + node(e) as u8) as char)
+                            .to_string()
+                            .repeat(node(e) % 2 + 1)
+                    })
+                    .collect();
+                want.push(format!("gop + root {root}: {sum} {squares}"));
+                want.push(format!("gop M root {root}: {max}"));
+                want.push(format!("gcat root {root}: '{cat}' cnt {}", cat.len()));
+            }
+            assert_eq!(lines_of(&out, &me.to_string()), want, "{n} nodes:\n{err}");
+        }
+        assert!(!err.contains("GOP") && !err.contains("GCAT"), "{err}");
+    }
+}
+
+#[test]
 fn ipsc_and_cmmd_report_what_a_short_buffer_or_a_bad_root_did() {
     if !have(&["cc"]) {
         return;
@@ -685,6 +733,27 @@ fn ipsc_and_cmmd_report_what_a_short_buffer_or_a_bad_root_did() {
     assert_eq!(lines_of(&out, "1"), ["gop x 2"], "{err}");
     assert!(
         err.contains("GOP: ROOT -1 IS NOT A NODE OF THIS SUBCUBE"),
+        "{err}"
+    );
+    // GOP and GCAT where each node names itself the root: check mode
+    // names the root on every node, and nobody waits; then a GCAT whose
+    // result outgrows the root's 2 bytes: syslogged there, what fits kept.
+    let (out, err) = cube_edges(4, "badroots");
+    for me in 0..4 {
+        let lines = lines_of(&out, &me.to_string());
+        assert_eq!(lines[0], format!("gop x {} gcat cnt 1", me + 1), "{err}");
+    }
+    assert_eq!(lines_of(&out, "0")[1], "gcat root 0: 'ab' cnt 2", "{err}");
+    assert_eq!(
+        err.matches("GOP: THE ROOT DIFFERS BETWEEN THE NODES (0 AND 3)")
+            .count(),
+        4,
+        "{err}"
+    );
+    assert_eq!(err.matches("GCAT: THE ROOT DIFFERS").count(), 4, "{err}");
+    assert_eq!(
+        err.matches("GCAT: BUFFER LENGTH EXCEEDED").count(),
+        1,
         "{err}"
     );
     // CMMD_send_and_receive: FALSE when the partner took 8 of the 16 bytes

@@ -8,7 +8,11 @@
  * "gray": GINV(GRAY(i)) for negative and positive i.
  * "gop": GOP with root -1 (syslogged, not node 0's sum).
  * "sar": node 0 sends 16 bytes with CMMD_send_and_receive, node 1 takes 8
- *   of them with CMMD_receive and sends 4 back. */
+ *   of them with CMMD_receive and sends 4 back.
+ * "partials": GOP ('+' on two doubles, 'M' on one) and GCAT at every root;
+ *   every node prints what X, BUF and CNT hold after each.
+ * "badroots": GOP and GCAT where every node names itself the root, then
+ *   GCAT into 2-byte buffers (too short at node 0). */
 #include <stdio.h>
 #include <string.h>
 #include "cmmd.h"
@@ -57,6 +61,28 @@ int main(int argc, char **argv)
         double x = me + 1;
         gop(1, 5, &x, 1, '+', -1, dim, 0);
         printf("gop x %g\n", x);
+    } else if (strcmp(what, "partials") == 0) {
+        for (int root = 0; root < n; root++) {
+            double x[2] = {me + 1, me * me}, y = (me * 5) % 7, work[2];
+            gop(1, 5, x, 2, '+', root, dim, work);
+            printf("gop + root %d: %g %g\n", root, x[0], x[1]);
+            gop(1, 6, &y, 1, 'M', root, dim, work);
+            printf("gop M root %d: %g\n", root, y);
+            char buf[64];
+            int len = me % 2 + 1, cnt = -1;
+            memset(buf, 'a' + me, len);
+            gcat(1, 7, buf, sizeof buf, len, &cnt, root, dim);
+            printf("gcat root %d: '%.*s' cnt %d\n", root, cnt, buf, cnt);
+        }
+    } else if (strcmp(what, "badroots") == 0) {
+        double x = me + 1, work;
+        char buf[2] = {'a' + me, 0};
+        int cnt = -1;
+        gop(1, 5, &x, 1, '+', me, dim, &work);
+        gcat(1, 7, buf, 2, 1, &cnt, me, dim);
+        printf("gop x %g gcat cnt %d\n", x, cnt);
+        gcat(1, 7, buf, 2, 1, &cnt, 0, dim);
+        printf("gcat root 0: '%.*s' cnt %d\n", cnt, buf, cnt);
     } else if (strcmp(what, "sar") == 0) {
         char out[16] = "ABCDEFGHIJKLMNO", in[16];
         if (me == 0) {
