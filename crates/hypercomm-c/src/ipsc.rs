@@ -25,8 +25,12 @@ fn world() -> CResult<Comm> {
     with(|st| state::world(st, true))
 }
 
-/// The subcube of dimension `dim` containing this node.
+/// The subcube of dimension `dim` containing this node. The host takes
+/// part in none: the seed's "CALLED BY NON PARTICIPANT".
 fn cube(w: &Comm, dim: c_int) -> CResult<Comm> {
+    if w.is_host() {
+        return Err("called by non participant (the host belongs to no subcube)".into());
+    }
     if !(0..31).contains(&dim) {
         return Err(format!("dimension {dim} is out of range"));
     }

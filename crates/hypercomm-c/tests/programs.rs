@@ -486,6 +486,16 @@ fn errors_name_the_routine_and_the_node_and_stop_the_job_or_are_syslogged() {
     let (out, err) = run_failing(&["-n", "1", e, "gcat"]);
     assert!(out.contains("gcat returned on node 0"), "{out}");
     assert!(err.contains("GCAT: BUFFER LENGTH EXCEEDED"), "{err}");
+    // The host is no participant of GOP or GCAT (seed 000, section 8).
+    let out = launch(
+        "shm",
+        &["-n", "1", "--host", e, "hostgop", "--", e, "hostgop"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let out = check("errors hostgop", out);
+    assert!(out.contains("gop and gcat returned on the host"), "{out}");
+    assert!(err.contains("GOP: CALLED BY NON PARTICIPANT"), "{err}");
+    assert!(err.contains("GCAT: CALLED BY NON PARTICIPANT"), "{err}");
 }
 
 #[test]

@@ -1,7 +1,8 @@
 /* Misuse that the manuals call errors: argv[1] picks one. "recv0": node 1
  * receives an 8-byte message into a 4-byte buffer. "combiner": a bitwise
  * combiner on float operands (CMMD: "a fatal error"). "gcat": GCAT with a
- * contribution longer than the buffer (iPSC: syslogged, GCAT returns). */
+ * contribution longer than the buffer (iPSC: syslogged, GCAT returns).
+ * "hostgop": the host calls GOP and GCAT (iPSC: not a participant). */
 #include <stdio.h>
 #include <string.h>
 #include "picl.h"
@@ -29,6 +30,13 @@ int main(int argc, char **argv)
         int cnt = -1;
         gcat(1, 3, buf, 4, 8, &cnt, 0, 0);
         printf("gcat returned on node %d\n", mynode());
+    } else if (strcmp(what, "hostgop") == 0 && mynode() == -32768) {
+        double x = 1.0;
+        char buf[4] = "abc";
+        int cnt = -1;
+        gop(1, 5, &x, 1, '+', -32768, 0, 0);
+        gcat(1, 3, buf, 4, 1, &cnt, -32768, 0);
+        printf("gop and gcat returned on the host\n");
     }
     return 0;
 }
