@@ -509,9 +509,22 @@ unsafe fn combine(
                 .as_ref()
                 .or(st.world.as_ref())
                 .ok_or_else(|| state::not_open(st))?;
+            host_only_as_root(c, to)?;
             reduce::reduce(c, b, ty, op, to)
         })
     })
+}
+
+/// PICL's g*0 on the host: "it never makes sense to call g-0 on the host
+/// with root set to a node processor ID number" (seed 003: the host owns
+/// no vector; it takes part only to receive the result).
+fn host_only_as_root(c: &Comm, to: To) -> CResult<()> {
+    match to {
+        To::Root(Rank::Node(r)) if c.is_host() => Err(format!(
+            "on the host the root must be the host (-32768): root {r} is a node, and the host owns no vector to combine"
+        )),
+        _ => Ok(()),
+    }
 }
 
 macro_rules! gops {
@@ -561,7 +574,9 @@ pub unsafe extern "C" fn gcomb0(
         let c = with(high)?;
         // SAFETY: the caller's contract.
         let b = unsafe { bytes_mut(buf, items as i64 * ty.size() as i64) }?;
-        reduce::reduce_user(&c, b, ty, comb, datatype, rank(root)?)
+        let root = rank(root)?;
+        host_only_as_root(&c, To::Root(root))?;
+        reduce::reduce_user(&c, b, ty, comb, datatype, root)
     })
 }
 

@@ -496,6 +496,14 @@ fn errors_name_the_routine_and_the_node_and_stop_the_job_or_are_syslogged() {
     assert!(out.contains("gop and gcat returned on the host"), "{out}");
     assert!(err.contains("GOP: CALLED BY NON PARTICIPANT"), "{err}");
     assert!(err.contains("GCAT: CALLED BY NON PARTICIPANT"), "{err}");
+    // PICL: g*0 on the host with a node as the root "never makes sense"
+    // (seed 003): named, the job stopped.
+    let (_, err) = run_failing(&["-n", "1", "--host", e, "hostgsum", "--", e, "hostgsum"]);
+    assert!(err.contains("PICL error in gsum0 on the host"), "{err}");
+    assert!(
+        err.contains("on the host the root must be the host (-32768)"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -2,7 +2,9 @@
  * receives an 8-byte message into a 4-byte buffer. "combiner": a bitwise
  * combiner on float operands (CMMD: "a fatal error"). "gcat": GCAT with a
  * contribution longer than the buffer (iPSC: syslogged, GCAT returns).
- * "hostgop": the host calls GOP and GCAT (iPSC: not a participant). */
+ * "hostgop": the host calls GOP and GCAT (iPSC: not a participant).
+ * "hostgsum": the host calls gsum0 with node 0 as the root (PICL: it
+ *   "never makes sense"). */
 #include <stdio.h>
 #include <string.h>
 #include "picl.h"
@@ -30,6 +32,13 @@ int main(int argc, char **argv)
         int cnt = -1;
         gcat(1, 3, buf, 4, 8, &cnt, 0, 0);
         printf("gcat returned on node %d\n", mynode());
+    } else if (strcmp(what, "hostgsum") == 0) {
+        int p, me, host;
+        double x = 1.0;
+        open0(&p, &me, &host);
+        if (me == host)
+            gsum0(&x, 1, 5, 3, 0);
+        close0(0);
     } else if (strcmp(what, "hostgop") == 0 && mynode() == -32768) {
         double x = 1.0;
         char buf[4] = "abc";
