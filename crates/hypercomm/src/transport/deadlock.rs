@@ -58,6 +58,12 @@ pub(crate) trait JobView {
     fn unsettled(&self) -> bool {
         false
     }
+    /// Whether every endpoint may be blocked or ended, from a count the
+    /// job keeps (never false when all are): when false, [`detect`] reads
+    /// no endpoint. Default: maybe.
+    fn may_be_quiet(&self) -> bool {
+        true
+    }
     /// Whether endpoint `e`, found blocked, can really still run (shared
     /// memory: its process exists). Default: yes.
     fn alive(&self, e: usize) -> bool {
@@ -69,7 +75,7 @@ pub(crate) trait JobView {
 /// Is the job deadlocked? The epoch of every endpoint (0 for an ended one)
 /// when it is. See the module docs.
 pub(crate) fn detect(v: &impl JobView) -> Option<Vec<u64>> {
-    if v.aborted() {
+    if v.aborted() || !v.may_be_quiet() {
         return None;
     }
     let n = v.endpoints();

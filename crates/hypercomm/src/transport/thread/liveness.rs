@@ -112,6 +112,10 @@ impl deadlock::JobView for ThreadJob {
     fn unsettled(&self) -> bool {
         self.lends.unsettled()
     }
+    fn may_be_quiet(&self) -> bool {
+        let quiet = self.blocked.load(Ordering::SeqCst) + self.ends.load(Ordering::SeqCst);
+        quiet >= self.slots.len() as u64
+    }
 }
 
 impl ThreadEndpoint {
@@ -129,6 +133,7 @@ impl ThreadEndpoint {
         slot.sent.store(self.sent.get(), Ordering::SeqCst);
         slot.drained.store(self.drained.get(), Ordering::SeqCst);
         slot.ends_seen.store(ends, Ordering::SeqCst);
+        self.job.blocked.fetch_add(1, Ordering::SeqCst);
         let e = slot.epoch.fetch_add(1, Ordering::SeqCst) + 1;
         self.last_epoch.set(e);
         Some(true)

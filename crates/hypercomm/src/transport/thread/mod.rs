@@ -90,6 +90,12 @@ pub struct ThreadJob {
     abort_flag: AtomicBool,
     /// Endpoints that have ended so far.
     ends: AtomicU64,
+    /// Endpoints in a blocked wait, counted before their epoch turns odd
+    /// and until after it turns even again: with `ends`, at least the
+    /// number the deadlock detector would find quiet, so that it reads
+    /// every endpoint only when all may be (with a thousand threads, each
+    /// blocked wait reading every endpoint took most of a barrier's time).
+    blocked: AtomicU64,
     /// A declared deadlock: each endpoint's blocked epoch (0: not in it)
     /// and what every endpoint waited for.
     deadlock: Mutex<Option<(Vec<u64>, String)>>,
@@ -123,6 +129,7 @@ impl ThreadJob {
             aborted: Mutex::new(None),
             abort_flag: AtomicBool::new(false),
             ends: AtomicU64::new(0),
+            blocked: AtomicU64::new(0),
             deadlock: Mutex::new(None),
             lends: Arc::default(),
             board: crate::transport::board::board_memory(endpoints),
@@ -372,6 +379,7 @@ impl Transport for ThreadEndpoint {
         slot.sleeping.store(false, Ordering::Relaxed);
         if blocked {
             slot.epoch.fetch_add(1, Ordering::SeqCst);
+            self.job.blocked.fetch_sub(1, Ordering::SeqCst);
         }
     }
 
