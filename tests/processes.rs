@@ -1017,3 +1017,41 @@ fn ranks_choose_the_same_algorithms_whatever_their_host_or_cores() {
         assert_eq!(choices[1], choices[0], "{kind}: rank 1 chose differently");
     }
 }
+
+#[test]
+fn threads_the_system_refuses_end_the_job_with_an_error_not_a_hang() {
+    // Without a launcher `hypercomm::run(n, …)` starts n threads. Under an
+    // address-space limit the system refuses some of them: the ranks
+    // already started must not wait for ever for the ones that never ran,
+    // and the error must say which rank could not start and what to do.
+    let faults = example_bin("faults");
+    let mut cmd = Command::new("timeout");
+    cmd.args([
+        "120",
+        "sh",
+        "-c",
+        "ulimit -v 300000; exec \"$0\" threads 2000",
+    ])
+    .arg(&faults);
+    let out = run(cmd);
+    assert!(out.status.success(), "{}", out.both());
+    assert!(
+        out.stdout
+            .contains("threads error: I/O error in run: could not start the thread of rank"),
+        "{}",
+        out.both()
+    );
+    assert!(out.stdout.contains("run fewer ranks"), "{}", out.both());
+    // The same program with threads to spare: the allreduce is the serial
+    // sum of the ranks.
+    let out = run({
+        let mut c = Command::new(&faults);
+        c.args(["threads", "50"]);
+        c
+    });
+    assert!(
+        out.stdout.contains(&format!("threads sum {}", 49 * 50 / 2)),
+        "{}",
+        out.both()
+    );
+}

@@ -34,6 +34,11 @@
 //!   With `pin`, rank 0 first runs itself again under `taskset -c 0`, so
 //!   that the ranks differ in the cores they may use.
 //!
+//! * `threads N`, run without a launcher: `hypercomm::run` with `N`
+//!   threads, each adding its rank in an allreduce; prints `threads sum S`
+//!   or `threads error: <error>`, and exits 0 either way (the test limits
+//!   the threads the process may start).
+//!
 //! Not a user example: it exists to be killed, aborted and probed.
 
 use hypercomm::{Comm, Error, Rank, ANY_SOURCE};
@@ -266,6 +271,17 @@ fn main() {
         && args.get(2).map(String::as_str) == Some("pin")
     {
         pin_rank_zero(&args);
+    }
+    if args.get(1).map(String::as_str) == Some("threads") {
+        let n: usize = args[2].parse().expect("a number of threads");
+        let r = hypercomm::run(n, |c| {
+            c.allreduce_one(c.rank() as u64, hypercomm::collective::Sum)
+        });
+        match r {
+            Ok(v) => println!("threads sum {}", v[0]),
+            Err(e) => println!("threads error: {e}"),
+        }
+        return;
     }
     let comm = hypercomm::init().expect("init");
     assert!(comm.me() != Rank::Host, "this program has no host part");

@@ -83,6 +83,10 @@ fn no_nodes(op: &'static str) -> Error {
 /// assert_eq!(squares, vec![0, 1, 4, 9]);
 /// ```
 ///
+/// The threads start only once all of them exist: when the system
+/// refuses one (its limit on threads or address space), none runs `f`,
+/// and `run` returns [`Error::Io`] naming the rank that could not start.
+///
 /// **Started by a launcher** (`hypercomm run -n 4 ./prog`, `mpirun -n 4
 /// ./prog`, `srun -n 4 ./prog`) the same call joins the job instead: this
 /// process runs `f` as its rank, node 0 gets every rank's result in rank
@@ -179,35 +183,87 @@ where
     env_settings()?;
     let tr = trace_begin(&builders, n, false)?;
     let order = AtomicUsize::new(0);
-    let ended: Vec<Ended<R>> = std::thread::scope(|s| {
-        let handles: Vec<_> = builders
-            .into_iter()
-            .enumerate()
-            .map(|(i, b)| {
-                let (f, order, tr) = (&f, &order, &tr);
-                std::thread::Builder::new()
-                    .name(format!("hypercomm-rank-{i}"))
-                    .spawn_scoped(s, move || run_rank(b, false, order, tr, f))
-                    .expect("spawning a rank thread")
-            })
-            .collect();
-        handles.into_iter().map(join).collect()
+    let gate = Gate::default();
+    let ended = std::thread::scope(|s| {
+        let mut handles = Vec::with_capacity(n);
+        for (i, b) in builders.into_iter().enumerate() {
+            let (f, order, tr, gate) = (&f, &order, &tr, &gate);
+            let t = std::thread::Builder::new()
+                .name(format!("hypercomm-rank-{i}"))
+                .spawn_scoped(s, move || {
+                    gate.pass().then(|| run_rank(b, false, order, tr, f))
+                });
+            match t {
+                Ok(h) => handles.push(h),
+                Err(e) => return Err(gate.refuse(&format!("rank {i}"), n, e)),
+            }
+        }
+        gate.open();
+        Ok(handles.into_iter().map(join).collect())
     });
-    let r = finish(ended, None::<Ended<()>>).map(|(v, _)| v);
+    let r = ended.and_then(|ended| finish(ended, None::<Ended<()>>).map(|(v, _)| v));
     trace::job_end(tr)?;
     r
 }
 
-fn join<R>(h: std::thread::ScopedJoinHandle<'_, Ended<R>>) -> Ended<R> {
-    h.join().unwrap_or_else(|p| Ended {
-        outcome: Outcome::Failed {
-            message: panic_message(&*p),
-            source: None,
-            primary: true,
-            seq: usize::MAX,
-        },
-        fault: None,
-    })
+/// Where a job's threads wait until all of them have been started: when
+/// the system refuses one more thread (its limit on threads or memory),
+/// the ones already started return without running, and the job ends
+/// with an error naming the rank, instead of waiting for ever for ranks
+/// that never ran.
+#[derive(Default)]
+struct Gate {
+    open: std::sync::Mutex<Option<bool>>,
+    cv: std::sync::Condvar,
+}
+
+impl Gate {
+    /// Wait until the gate opens (true) or is refused (false).
+    fn pass(&self) -> bool {
+        let mut g = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(go) = *g {
+                return go;
+            }
+            g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn set(&self, go: bool) {
+        *self.open.lock().unwrap_or_else(|p| p.into_inner()) = Some(go);
+        self.cv.notify_all();
+    }
+
+    /// Every thread was started: let them run.
+    fn open(&self) {
+        self.set(true);
+    }
+
+    /// The thread of `who` (of a job of `n` nodes) could not be started:
+    /// send the others home, and say so.
+    fn refuse(&self, who: &str, n: usize, e: std::io::Error) -> Error {
+        self.set(false);
+        Error::other_io(
+            "run",
+            format!(
+                "could not start the thread of {who} of {n} nodes ({e}): this process may start no more threads; run fewer ranks, or run them as processes (hypercomm run -n {n})"
+            ),
+        )
+    }
+}
+
+fn join<R>(h: std::thread::ScopedJoinHandle<'_, Option<Ended<R>>>) -> Ended<R> {
+    h.join()
+        .map(|e| e.expect("the gate opened"))
+        .unwrap_or_else(|p| Ended {
+            outcome: Outcome::Failed {
+                message: panic_message(&*p),
+                source: None,
+                primary: true,
+                seq: usize::MAX,
+            },
+            fault: None,
+        })
 }
 
 fn finish<R, H>(nodes: Vec<Ended<R>>, host: Option<Ended<H>>) -> Result<(Vec<R>, Option<H>)> {
@@ -353,29 +409,35 @@ where
     let tr = trace_begin(&builders, n, true)?;
     let host_builder = builders.pop().expect("n + 1 builders");
     let order = AtomicUsize::new(0);
-    let (nodes, host) = std::thread::scope(|s| {
-        let (orderr, trr) = (&order, &tr);
+    let gate = Gate::default();
+    let ended = std::thread::scope(|s| {
+        let (orderr, trr, gater) = (&order, &tr, &gate);
         let hh = std::thread::Builder::new()
             .name("hypercomm-host".into())
             .spawn_scoped(s, move || {
-                run_rank(host_builder, true, orderr, trr, host_fn)
+                gater
+                    .pass()
+                    .then(|| run_rank(host_builder, true, orderr, trr, host_fn))
             })
-            .expect("spawning the host thread");
-        let handles: Vec<_> = builders
-            .into_iter()
-            .enumerate()
-            .map(|(i, b)| {
-                let (f, order, tr) = (&node_fn, &order, &tr);
-                std::thread::Builder::new()
-                    .name(format!("hypercomm-rank-{i}"))
-                    .spawn_scoped(s, move || run_rank(b, true, order, tr, f))
-                    .expect("spawning a rank thread")
-            })
-            .collect();
+            .map_err(|e| gate.refuse("the host", n, e))?;
+        let mut handles = Vec::with_capacity(n);
+        for (i, b) in builders.into_iter().enumerate() {
+            let (f, order, tr, gate) = (&node_fn, &order, &tr, &gate);
+            let t = std::thread::Builder::new()
+                .name(format!("hypercomm-rank-{i}"))
+                .spawn_scoped(s, move || {
+                    gate.pass().then(|| run_rank(b, true, order, tr, f))
+                });
+            match t {
+                Ok(h) => handles.push(h),
+                Err(e) => return Err(gate.refuse(&format!("rank {i}"), n, e)),
+            }
+        }
+        gate.open();
         let nodes: Vec<Ended<R>> = handles.into_iter().map(join).collect();
-        (nodes, join(hh))
+        Ok((nodes, join(hh)))
     });
-    let r = finish(nodes, Some(host));
+    let r = ended.and_then(|(nodes, host)| finish(nodes, Some(host)));
     trace::job_end(tr)?;
     let (v, h) = r?;
     Ok((h.expect("host outcome"), v))
