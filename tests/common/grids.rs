@@ -41,6 +41,7 @@ macro_rules! grids_suite {
             halo_several_fields_of_mixed_types,
             halo_contiguous_faces_move_straight_between_arrays,
             halo_in_place_between_threads,
+            halo_masks_that_empty_some_ranks_faces,
             grid_bad_input_fails_on_every_rank,
             subarrays_to_coordinates_and_the_host,
             gather_and_scatter_whole_fields,
@@ -1497,5 +1498,51 @@ pub(crate) fn halo_in_place_between_threads<L: Launcher>() {
             Ok(bad)
         });
         assert!(bad.is_empty(), "{bad:#?}");
+    }
+}
+
+pub(crate) fn halo_masks_that_empty_some_ranks_faces<L: Launcher>() {
+    // Uneven blocks with colour masks and one-way direction masks: a mask
+    // can leave one rank's face along an axis empty while its neighbour's
+    // holds points. The default plan (`InPlace::Auto`) must still take one
+    // road per axis on every rank (between threads: copied in place or
+    // packed); each rank deciding alone, [3, 1] over 8 x 9 points with
+    // "i odd" and only the upward flow of axis 0 waited for ever.
+    let dirs = [
+        Directions::ALL,
+        Directions::NONE.with(0, Side::Lower),
+        Directions::NONE.with(0, Side::Upper),
+        Directions::NONE.with(1, Side::Lower),
+        Directions::NONE.with(1, Side::Upper),
+    ];
+    for dims in [[3, 1], [1, 3], [3, 2]] {
+        for per in [[false, false], [true, true]] {
+            let bad = on_grid::<L>(&dims, &per, |_, cart| {
+                let mut bad = Vec::new();
+                for global in [[8, 9], [9, 8]] {
+                    let grid = Grid::new(cart, &global, 1)?;
+                    for code in 0..7 {
+                        for (d, &directions) in dirs.iter().enumerate() {
+                            let opts = HaloOpts {
+                                colour: Colour::from_suprenum_2d(code)?,
+                                directions,
+                                ..HaloOpts::default()
+                            };
+                            let what =
+                                format!("{dims:?} {per:?} {global:?} colour {code} directions {d}");
+                            bad.extend(check_exchange(
+                                &grid,
+                                Location::CENTRE,
+                                &opts,
+                                false,
+                                &what,
+                            )?);
+                        }
+                    }
+                }
+                Ok(bad)
+            });
+            assert!(bad.is_empty(), "{bad:#?}");
+        }
     }
 }

@@ -137,7 +137,9 @@ pub enum InPlace {
     /// Along the axes whose faces are runs of a cache line or more on
     /// average (rows, planes): a face of single strided points moves a
     /// line between cores per point when written in place, but a line per
-    /// eight points in a packed message.
+    /// eight points in a packed message. Decided for every node at once
+    /// (an axis is in place where every node's faces along it are long),
+    /// so that both ends of each face take the same road.
     #[default]
     Auto,
     /// Along every axis.
@@ -336,15 +338,30 @@ impl Grid {
                     }
                 }
             }
+            phases.push(ph);
+        }
+        // Both ends of a face must take the same road (copied in place, or
+        // packed into a message), so `Auto` decides each axis for all the
+        // nodes at once: in place where every node's faces on it are long
+        // enough. Decided rank by rank, a rank whose only face a colour
+        // mask emptied chose in place while its neighbour packed, and the
+        // two waited for each other.
+        let long: Vec<u32> = match (threads, in_place) {
+            (true, InPlace::Auto) => {
+                let mine: Vec<u32> = phases.iter().map(|p| u32::from(p.runs_long())).collect();
+                nodes.allreduce(&mine, crate::collective::Min)?
+            }
+            _ => vec![1; phases.len()],
+        };
+        for (ph, long) in phases.iter_mut().zip(long) {
             let peers = ph.sends.iter().chain(&ph.recvs).any(|x| x.peer != me);
             ph.in_place = threads
                 && peers
                 && match in_place {
-                    InPlace::Auto => ph.runs_long(),
+                    InPlace::Auto => long == 1,
                     InPlace::Always => true,
                     InPlace::Never => false,
                 };
-            phases.push(ph);
         }
         let in_place = phases.iter().any(|p| p.in_place);
         Ok(Halo {
