@@ -1037,6 +1037,21 @@ pub(crate) fn grid_bad_input_fails_on_every_rank<L: Launcher>() {
             |_, _| Colour::from_suprenum_2d(9).map(|_| ()),
             "colour code 9",
         ),
+        (
+            "points beyond indexing",
+            |_, c| Grid::new(c, &[usize::MAX, usize::MAX], 1).map(|_| ()),
+            "more than a grid indexes along one axis",
+        ),
+        (
+            "halo beyond indexing",
+            |_, c| Grid::new(c, &[16, 8], usize::MAX / 2).map(|_| ()),
+            "more than a grid indexes along one axis",
+        ),
+        (
+            "storage beyond memory",
+            |_, c| Grid::new(c, &[1 << 39, 1 << 39, 1 << 30], 0).map(|_| ()),
+            "larger than memory can address",
+        ),
     ];
     for (name, case, needle) in cases {
         let r = launch::<L, _, _>(4, |comm| {
@@ -1051,6 +1066,40 @@ pub(crate) fn grid_bad_input_fails_on_every_rank<L: Launcher>() {
             }
         }
     }
+    // The owner of a point outside the domain, along an axis the process
+    // grid has or one it has not: none.
+    let r = launch::<L, _, _>(4, |comm| {
+        let cart = comm.cartesian(&[4], &[false])?.unwrap();
+        let g = Grid::new(&cart, &[16, 8], 1)?;
+        Ok([
+            [0, 100, 0],
+            [0, -1, 0],
+            [0, 0, 3],
+            [-1, 0, 0],
+            [16, 0, 0],
+            [13, 7, 0],
+        ]
+        .map(|p| g.owner_of(p)))
+    })
+    .unwrap();
+    let want = [None, None, None, None, None, Some(3)];
+    assert!(r.iter().all(|o| *o == want), "{r:?}");
+    // A subarray for the host of a job that has none: the grid's own
+    // routine is named.
+    let r = launch::<L, _, _>(2, |comm| {
+        let cart = comm.cartesian(&[2], &[false])?.unwrap();
+        let g = Grid::new(&cart, &[8, 8], 1)?;
+        let u = g.field::<f64>();
+        Ok(g.send_subarray(&u, &g.inner(), Place::Host, 1)
+            .unwrap_err()
+            .to_string())
+    })
+    .unwrap();
+    assert!(
+        r.iter()
+            .all(|m| m.contains("Grid::send_subarray") && m.contains("host")),
+        "{r:?}"
+    );
     // A field of the wrong type for a plan: an error on the caller, before
     // anything is sent.
     let r = launch::<L, _, _>(2, |comm| {

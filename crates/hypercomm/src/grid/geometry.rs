@@ -10,6 +10,11 @@ use crate::error::{Error, Result};
 use crate::topology::{agree, Cart};
 use bytemuck::Pod;
 
+/// The most points, halos included, a grid has along one axis (2^40: far
+/// beyond any machine's memory, and far from the `isize` arithmetic of
+/// regions overflowing).
+pub const MAX_EXTENT: usize = 1 << 40;
+
 /// A global grid of points (2-D or 3-D) partitioned over a Cartesian
 /// process grid: each node owns a block of *inner* points (a strict
 /// partition of the domain) and stores a halo around it. Made collectively
@@ -125,12 +130,31 @@ impl Grid {
                     p + 1
                 )));
             }
+            let extent = n
+                .checked_add(halo[a][0])
+                .and_then(|x| x.checked_add(halo[a][1]));
+            if extent.is_none_or(|x| x > MAX_EXTENT) {
+                return Err(bad(format!(
+                    "axis {a}: {n} points with halos {:?} are more than a grid indexes along one axis ({MAX_EXTENT})",
+                    halo[a]
+                )));
+            }
             g.global[a] = n;
             g.splits[a] = s.clone();
             g.pdims[a] = p;
             g.periodic[a] = cart.periodic().get(a).copied().unwrap_or(false);
             g.coords[a] = cart.coords().get(a).copied().unwrap_or(0);
             g.halo[a] = halo[a];
+        }
+        // This node's storage, halos included, must be addressable in
+        // bytes of the widest element (a field of it is allocated whole).
+        let st = g.storage();
+        let points = (0..3).try_fold(1usize, |acc, a| acc.checked_mul(st.len(a) as usize));
+        if points.is_none_or(|p| p > isize::MAX as usize / 16) {
+            return Err(bad(format!(
+                "the storage of one rank ({:?} points with halos) is larger than memory can address",
+                (0..ndim).map(|a| st.len(a)).collect::<Vec<_>>()
+            )));
         }
         Ok(g)
     }
@@ -241,13 +265,14 @@ impl Grid {
 
     /// The grid rank whose inner points contain `p` (a point of the domain).
     pub fn owner_of(&self, p: [isize; 3]) -> Option<usize> {
-        let mut c = Vec::with_capacity(self.ndim);
-        for (a, &x) in p.iter().enumerate().take(self.cart.ndims()) {
-            if x < 0 || x >= self.global[a] as isize {
-                return None;
-            }
-            c.push(owner(&self.splits[a], x as usize) as isize);
+        // Every axis of the domain (an axis without one is a single
+        // point, 0), not only the process grid's.
+        if (0..3).any(|a| p[a] < 0 || p[a] >= self.global[a] as isize) {
+            return None;
         }
+        let c: Vec<isize> = (0..self.cart.ndims())
+            .map(|a| owner(&self.splits[a], p[a] as usize) as isize)
+            .collect();
         self.cart.rank_of(&c)
     }
 

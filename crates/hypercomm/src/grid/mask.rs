@@ -153,6 +153,10 @@ impl Directions {
     }
 
     /// This mask with the flow along `axis` towards `toward` added.
+    ///
+    /// # Panics
+    /// If `axis` is 3 or more (grids have at most three axes), as indexing
+    /// past the end of an array does.
     pub fn with(self, axis: usize, toward: Side) -> Directions {
         Directions(self.0 | Self::bit(axis, toward))
     }

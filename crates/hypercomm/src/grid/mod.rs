@@ -81,7 +81,7 @@ mod subarray;
 pub use agglomerate::{Agglomeration, PayloadOrder};
 pub use block::{block_range, block_splits, coarsen_splits, merge_splits, owner};
 pub use field::{Field, FieldData, Region, Run};
-pub use geometry::Grid;
+pub use geometry::{Grid, MAX_EXTENT};
 pub use glops::{GlobalOp, Glop, GlopsOpts, Value};
 pub use halo::{FieldSpec, Fields, Halo, HaloOpts, InPlace, Pending};
 pub use mask::{Colour, Directions, Location, Pos, Side};

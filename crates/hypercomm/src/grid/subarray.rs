@@ -41,6 +41,12 @@ const HEADER: usize = 24;
 impl Grid {
     fn rank_of_place(&self, p: Place<'_>, op: &'static str) -> Result<Rank> {
         match p {
+            Place::Host if !self.comm.has_host() => Err(Error::InvalidRank {
+                rank: Rank::Host,
+                op,
+                size: self.comm.size(),
+                host: "",
+            }),
             Place::Host => Ok(Rank::Host),
             Place::Coords(c) => {
                 let ci: Vec<isize> = c.iter().map(|&x| x as isize).collect();
@@ -70,7 +76,7 @@ impl Grid {
         to: Place<'_>,
         tag: u32,
     ) -> Result<()> {
-        const OP: &str = "send_subarray";
+        const OP: &str = "Grid::send_subarray";
         check_tag(tag, OP)?;
         if !src.storage().covers(region) {
             return Err(Error::InvalidArgument {
@@ -98,7 +104,7 @@ impl Grid {
         from: Place<'_>,
         tag: u32,
     ) -> Result<Region> {
-        const OP: &str = "recv_subarray";
+        const OP: &str = "Grid::recv_subarray";
         check_tag(tag, OP)?;
         let src = self.rank_of_place(from, OP)?;
         let (msg, st) = self.comm.recv_vec::<u8>(src, tag)?;
