@@ -253,6 +253,34 @@ pub(crate) fn main(a: SimArgs) -> Result<ExitCode, String> {
 
 /// Simulate one collective and print its time.
 fn predict(a: &SimArgs, c: Collective) -> Result<(), String> {
+    // Options of `sim run` and `calibrate` that a prediction would
+    // silently ignore.
+    for (given, what) in [
+        (
+            a.trace.is_some(),
+            "--trace: only `sim run` traces a program",
+        ),
+        (
+            a.compute != "zero",
+            "--compute: only `sim run` runs computation between calls",
+        ),
+        (
+            a.word_bytes != 8.0,
+            "--word-bytes: only `sim run` turns a program's bytes into words",
+        ),
+        (
+            a.transport != TransportKind::Thread,
+            "--transport: only `sim calibrate` measures a transport",
+        ),
+        (
+            c == Collective::Barrier && a.words.is_some(),
+            "-m/--words: a barrier carries no data",
+        ),
+    ] {
+        if given {
+            return Err(format!("{what}; a prediction would ignore it"));
+        }
+    }
     let p = a
         .nodes
         .ok_or("-p P (the number of nodes) is required for a prediction")?;
@@ -302,9 +330,13 @@ fn predict(a: &SimArgs, c: Collective) -> Result<(), String> {
         )?,
         Format::Text => {
             outln!(
-                "{} of {} words on a {p}-node {network} ({} routing, {} port{}{}), algorithm {alg}",
+                "{}{} on a {p}-node {network} ({} routing, {} port{}{}), algorithm {alg}",
                 c.name(),
-                words,
+                match (c, words) {
+                    (Collective::Barrier, _) => String::new(),
+                    (_, 1) => " of 1 word".into(),
+                    (_, w) => format!(" of {w} words"),
+                },
                 model.routing.name(),
                 model.ports.name(),
                 if model.ports == Ports::One { "" } else { "s" },
@@ -324,7 +356,14 @@ fn predict(a: &SimArgs, c: Collective) -> Result<(), String> {
             outln!("  predicted time: {time}")?;
             if let Some(f) = closed_form(c, network, model.routing) {
                 let seeds = a.algorithm.is_none_or(|x| x == Algorithm::Auto);
-                if (f.holds)(p) && seeds && a.segment.is_none() && model.cores().is_none() {
+                // The seed's forms are for one port per node.
+                let one_port = model.ports == Ports::One;
+                if (f.holds)(p)
+                    && seeds
+                    && a.segment.is_none()
+                    && model.cores().is_none()
+                    && one_port
+                {
                     let want = (f.time)(p, words as f64, model.costs);
                     outln!("  seed 001 closed form: {} = {want}", f.text)?;
                 }
@@ -359,6 +398,7 @@ fn run(a: &SimArgs) -> Result<ExitCode, String> {
         (a.words.is_some(), "-m/--words"),
         (a.segment.is_some(), "--segment"),
         (a.format.is_some(), "--format"),
+        (a.transport != TransportKind::Thread, "--transport"),
     ] {
         if given {
             return Err(format!(

@@ -172,6 +172,40 @@ fn text_output_names_the_algorithm_and_the_closed_form() {
 }
 
 #[test]
+fn the_closed_form_is_shown_only_for_one_port_and_words_are_counted() {
+    let args = [
+        "bcast",
+        "--topology",
+        "ring",
+        "-p",
+        "7",
+        "-m",
+        "10",
+        "--ts",
+        "100",
+        "--tw",
+        "1",
+    ];
+    // One port: the seed's ⌈p/2⌉·(ts + tw·m) + ⌊p/2⌋·th = 4 · 110.
+    let out = stdout(&sim(&args));
+    assert!(out.contains("predicted time: 440"), "{out}");
+    assert!(
+        out.contains("closed form: ⌈p/2⌉·(ts + tw·m) + ⌊p/2⌋·th = 440"),
+        "{out}"
+    );
+    // All ports: both directions of the ring at once, faster than the
+    // one-port form, which is then not printed.
+    let all: Vec<&str> = args.iter().copied().chain(["--ports", "all"]).collect();
+    let out = stdout(&sim(&all));
+    assert!(out.contains("predicted time: 430"), "{out}");
+    assert!(!out.contains("closed form"), "{out}");
+    let out = stdout(&sim(&["reduce", "-p", "4", "-m", "1"]));
+    assert!(out.starts_with("reduce of 1 word on a 4-node"), "{out}");
+    let out = stdout(&sim(&["barrier", "-p", "4"]));
+    assert!(out.starts_with("barrier on a 4-node"), "{out}");
+}
+
+#[test]
 fn bad_parameters_are_clear_errors() {
     let err = |args: &[&str], want: &str| {
         let o = sim(args);
@@ -236,6 +270,27 @@ fn bad_parameters_are_clear_errors() {
             &format!("{name}: sim run runs the program's own calls"),
         );
     }
+    err(
+        &["run", "-p", "4", "--transport", "shm", "true"],
+        "--transport: sim run runs the program's own calls",
+    );
+    // And the options of `run` and `calibrate` by predictions.
+    for (opt, val, name) in [
+        (
+            "--trace",
+            "y.json",
+            "--trace: only `sim run` traces a program",
+        ),
+        ("--compute", "cpu:3", "--compute: only `sim run`"),
+        ("--word-bytes", "4", "--word-bytes: only `sim run`"),
+        ("--transport", "shm", "--transport: only `sim calibrate`"),
+    ] {
+        err(&["bcast", "-p", "4", opt, val], name);
+    }
+    err(
+        &["barrier", "-p", "4", "-m", "10"],
+        "-m/--words: a barrier carries no data",
+    );
     err(
         &[
             "bcast",
