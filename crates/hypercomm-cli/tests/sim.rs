@@ -246,6 +246,17 @@ fn bad_parameters_are_clear_errors() {
         &["alltoall", "-p", "65536", "--topology", "full"],
         "alltoall with bruck: on p = 65536 nodes the schedules would hold at least",
     );
+    // Long paths multiply a schedule's events: an all-to-all of 3 000
+    // nodes on a ring would cross 6.75·10^9 links (p · p²/4), and one of
+    // 2 048 on a mesh 1.3·10^8 (7.9 GB before it was refused).
+    err(
+        &["alltoall", "-p", "3000", "--topology", "ring"],
+        "alltoall with pairwise: on p = 3000 nodes the messages would cross about 6750000000 links in all",
+    );
+    err(
+        &["alltoall", "-p", "2048", "--topology", "mesh"],
+        "the messages would cross about",
+    );
     err(&["bcast", "-p", "0"], "at least one node (p = 0)");
     err(
         &["bcast", "-p", "8", "extra"],

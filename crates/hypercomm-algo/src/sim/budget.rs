@@ -15,7 +15,9 @@
 //!   segment, p times the segments of a pipelined algorithm is at most
 //!   [`MAX_PARTICIPANT_MESSAGES`] ([`simulate_entry`](super::simulate_entry)).
 //!   The schedules' operations, local ones included, are at most
-//!   [`MAX_OPS`]: generating them is work too.
+//!   [`MAX_OPS`]: generating them is work too. The links the messages
+//!   cross, estimated from two participants' schedules, are at most
+//!   [`MAX_HOPS`].
 //!
 //! A 2^20-node hypercube allreduce (about 2^24.3 messages and 510 MiB of
 //! state) is well within it; an all-to-all on 2^29 nodes is not.
@@ -24,6 +26,16 @@ use super::network::{Model, Network};
 
 /// The most messages one simulation sends: 2^28.
 pub const MAX_MESSAGES: u64 = 1 << 28;
+
+/// The most links the messages of one simulation cross in all: 2^25.
+/// Each link a message crosses is an event, held until its time comes, so
+/// long paths (a ring's p/4 on average) multiply both the work and the
+/// memory of the messages: an all-to-all of 3 000 nodes on a ring would
+/// cross 7·10^9 links, one of 2 048 on a mesh 1.3·10^8 (7.9 GB). At 50–60
+/// bytes an event (measured), 2^25 stays within 2 GiB and a few seconds;
+/// an all-to-all of 1 024 nodes on a mesh (2.2·10^7) or of 2 048 on a
+/// hypercube (2.3·10^7) is within it.
+pub const MAX_HOPS: u64 = 1 << 25;
 
 /// The most operations (messages, local copies and combines) the
 /// schedules of one simulation hold in all, generated one participant at
@@ -155,6 +167,40 @@ mod tests {
 
     /// A pipelined broadcast of many segments is refused before its
     /// schedule is generated.
+    #[test]
+    fn links_crossed_beyond_the_budget_are_refused() {
+        // Pairwise all-to-all on a ring of 2 048: every node sends to
+        // every other, p/4 links away on average: 2 048 · 2 047 · 512
+        // (the exact mean distance over a ring of even p is p²/4/(p − 1)).
+        let ring = Model::new(Network::Ring, 2048, C).unwrap();
+        let params = Call::new(2048, 1);
+        let e = simulate_entry(
+            &ring,
+            entry(Collective::Alltoall, Algorithm::Pairwise),
+            &params.params(0),
+            1.0,
+        )
+        .unwrap_err();
+        match e {
+            SimError::Hops { p, at_least, limit } => {
+                assert_eq!((p, limit), (2048, MAX_HOPS));
+                assert_eq!(at_least, 2048 * 2048 * 2048 / 4);
+            }
+            e => panic!("{e}"),
+        }
+        // The same on a hypercube of 1 024 is within it, and runs.
+        let cube = Model::new(Network::Hypercube, 1024, C).unwrap();
+        let params = Call::new(1024, 1);
+        let o = simulate_entry(
+            &cube,
+            entry(Collective::Alltoall, Algorithm::Pairwise),
+            &params.params(0),
+            1.0,
+        )
+        .unwrap();
+        assert_eq!(o.messages, 1024 * 1023);
+    }
+
     #[test]
     fn segments_beyond_the_budget_are_refused() {
         let chain = entry(Collective::Bcast, Algorithm::Chain);

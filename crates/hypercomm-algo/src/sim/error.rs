@@ -61,6 +61,17 @@ pub enum SimError {
         /// The limit exceeded.
         limit: u64,
     },
+    /// Messages that would cross more links in all than the simulator
+    /// takes on ([`MAX_HOPS`](super::budget::MAX_HOPS)), estimated from
+    /// two participants' schedules.
+    Hops {
+        /// Participants.
+        p: usize,
+        /// The links crossed, estimated.
+        at_least: u64,
+        /// The limit exceeded.
+        limit: u64,
+    },
     /// Schedules that hold more operations (messages, copies, combines)
     /// than the simulator generates
     /// ([`MAX_OPS`](super::budget::MAX_OPS)).
@@ -143,6 +154,12 @@ impl fmt::Display for SimError {
                 f,
                 "on p = {p} nodes the schedules would send at least {at_least} messages; \
                  the simulator takes on at most {limit}"
+            ),
+            SimError::Hops { p, at_least, limit } => write!(
+                f,
+                "on p = {p} nodes the messages would cross about {at_least} links in all; \
+                 the simulator takes on at most {limit} (every link a message crosses is \
+                 an event: long paths, as on a ring or a large mesh, multiply them)"
             ),
             SimError::Ops { p, at_least, limit } => write!(
                 f,

@@ -122,8 +122,8 @@ mod simulate;
 mod tests;
 
 pub use budget::{
-    sparse_links, state_bytes, LINK_BYTES, MAX_MESSAGES, MAX_OPS, MAX_PARTICIPANT_MESSAGES,
-    MAX_STATE_BYTES, NODE_BYTES, SPARSE_LINK_BYTES,
+    sparse_links, state_bytes, LINK_BYTES, MAX_HOPS, MAX_MESSAGES, MAX_OPS,
+    MAX_PARTICIPANT_MESSAGES, MAX_STATE_BYTES, NODE_BYTES, SPARSE_LINK_BYTES,
 };
 pub use error::SimError;
 pub use fabric::{Fabric, Flight, Hopped, Next, Started, Traffic};

@@ -19,7 +19,8 @@
 //! they were made.
 
 use super::budget::{
-    sparse_links, state_bytes, MAX_MESSAGES, MAX_OPS, MAX_PARTICIPANT_MESSAGES, MAX_STATE_BYTES,
+    sparse_links, state_bytes, MAX_HOPS, MAX_MESSAGES, MAX_OPS, MAX_PARTICIPANT_MESSAGES,
+    MAX_STATE_BYTES,
 };
 use super::error::SimError;
 use super::fabric::{Fabric, Flight, Next};
@@ -572,6 +573,16 @@ fn messages(s: &Schedule) -> (u64, u64) {
     })
 }
 
+/// The links the sends of participant `me` (on endpoint `me`) cross.
+fn hops(model: &Model, me: usize, s: &Schedule) -> u64 {
+    s.ops()
+        .map(|op| match op {
+            Op::Send { to, .. } if *to < model.endpoints() => model.distance(me, *to) as u64,
+            _ => 0,
+        })
+        .sum()
+}
+
 /// Whether `messages` of `p` participants are within [`MAX_MESSAGES`].
 fn within(p: usize, messages: u64) -> Result<(), SimError> {
     if messages > MAX_MESSAGES {
@@ -717,25 +728,42 @@ pub fn simulate_entry(
         });
     }
     let mut gen = |me: usize| entry.generate(&Params { me, ..*params });
+    // The middle and last participants' messages, operations and the
+    // links their messages cross, as many for each of the p (on the
+    // networks simulated every node sees alike distances): refuse at once
+    // what would exceed the budget, rather than after generating
+    // schedules up to it. Links last: counting them walks every path.
+    if p > 1 {
+        let sample = [p / 2, p - 1].map(|me| (me, gen(me)));
+        // The fewer of the two, for each of the p.
+        let each = |f: &dyn Fn(usize, &Schedule) -> u64| {
+            let [a, b] = &sample;
+            f(a.0, &a.1).min(f(b.0, &b.1)).saturating_mul(p as u64)
+        };
+        affordable(
+            model,
+            p,
+            each(&|_, s| {
+                let (a, b) = messages(s);
+                a.max(b)
+            }),
+        )?;
+        generable(p, each(&|_, s| s.ops().count() as u64))?;
+        let at_least = each(&|me, s| hops(model, me, s));
+        if at_least > MAX_HOPS {
+            return Err(SimError::Hops {
+                p,
+                at_least,
+                limit: MAX_HOPS,
+            });
+        }
+    }
     if let Some(alike) = alike(entry, params) {
         if let Some((pool, i)) = shared_pool(entry, params, alike)? {
             let sends = (0..pool.len(i)).filter(|&j| !pool.op(i, j).is_recv());
             let sends = (sends.count() as u64).saturating_mul(p as u64);
             return run(model, &pool, &mut |_| i, words_per_element, sends);
         }
-    }
-    // The middle and last participants' messages, as many for each of the
-    // p: refuse at once what would exceed the budget, rather than after
-    // generating schedules up to it.
-    if p > 1 {
-        let sample = [p / 2, p - 1].map(|me| {
-            let s = gen(me);
-            let (a, b) = messages(&s);
-            (a.max(b), s.ops().count() as u64)
-        });
-        let each = |f: fn(&(u64, u64)) -> u64| f(&sample[0]).min(f(&sample[1]));
-        affordable(model, p, each(|s| s.0).saturating_mul(p as u64))?;
-        generable(p, each(|s| s.1).saturating_mul(p as u64))?;
     }
     simulate(model, p, &mut gen, words_per_element)
 }
