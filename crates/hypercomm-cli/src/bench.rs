@@ -452,6 +452,12 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
     if a.repeat == 0 || a.iters == 0 {
         return Err("--iters and --repeat must be at least 1".into());
     }
+    if a.transport == TransportKind::Sim {
+        return Err(
+            "--transport sim: bench measures wall-clock time on a real transport; the simulator predicts instead: hypercomm sim OP -p N (or hypercomm sim run for a program)"
+                .into(),
+        );
+    }
     if let Op::Halo = a.op {
         return crate::bench_halo::main(&a);
     }

@@ -253,6 +253,11 @@ fn bad_input_is_a_clear_error() {
             2,
         ),
         (
+            &["latency", "--transport", "sim"][..],
+            "--transport sim: bench measures wall-clock time on a real transport",
+            1,
+        ),
+        (
             &["allreduce", "--algorithm", "telepathy"][..],
             "unknown algorithm \"telepathy\"",
             2,

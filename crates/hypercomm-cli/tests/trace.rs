@@ -200,6 +200,17 @@ fn files_without_records_or_with_bad_ones_are_errors_naming_them() {
             raw("hypercomm-trace-raw-1", r#""1 0 0 3 3 3","4 10 0 1 5 -8""#),
             "node 0's record 2: not a trace record",
         ),
+        // The views written for people are not read back, and say so.
+        (
+            "view.json",
+            r#"{"displayTimeUnit":"ns","traceEvents":[]}"#.into(),
+            "is a Chrome/Perfetto JSON trace, written for viewing and not read back",
+        ),
+        (
+            "view.html",
+            "<!DOCTYPE html>\n<html><body></body></html>\n".into(),
+            "is an HTML report, written for viewing and not read back",
+        ),
     ];
     for (name, body, want) in cases {
         let p = file(name, &body);
@@ -218,6 +229,28 @@ fn files_without_records_or_with_bad_ones_are_errors_naming_them() {
             assert!(err.contains(want), "{sub} {name}: want {want:?}: {err}");
             assert!(out.stdout.is_empty(), "{sub} {name}: no output");
         }
+    }
+    // Real views made from a PICL trace are refused alike.
+    let picl = file("for-views.trace", PICL);
+    for (to, says) in [("chrome", "Chrome/Perfetto JSON"), ("html", "HTML report")] {
+        let view = picl.with_extension(to);
+        let out = Command::new(env!("CARGO_BIN_EXE_hypercomm"))
+            .args(["trace", "convert", "--to", to, "-o"])
+            .arg(&view)
+            .arg(&picl)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let out = Command::new(env!("CARGO_BIN_EXE_hypercomm"))
+            .args(["trace", "stats"])
+            .arg(&view)
+            .output()
+            .unwrap();
+        assert!(
+            text(&out.stderr).contains(says),
+            "{to}: {}",
+            text(&out.stderr)
+        );
     }
     // The same raw stream with its records intact and the right format is
     // read (the cases above differ from it only where they are bad).

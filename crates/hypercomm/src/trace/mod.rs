@@ -518,7 +518,27 @@ fn read_one(p: &Path) -> Result<FileTrace> {
     if text.trim().is_empty() {
         return Err(empty());
     }
-    if text.trim_start().starts_with('{') {
+    let head = text.trim_start();
+    let view =
+        if head.starts_with('[') || (head.starts_with('{') && head.contains("\"traceEvents\"")) {
+            Some("a Chrome/Perfetto JSON trace")
+        } else if head.len() >= 9 && head[..9].eq_ignore_ascii_case("<!doctype")
+            || head.starts_with("<html")
+        {
+            Some("an HTML report")
+        } else {
+            None
+        };
+    if let Some(view) = view {
+        return Err(io_err(
+            "trace read",
+            p,
+            format!(
+                "is {view}, written for viewing and not read back: give the PICL trace (verbose or compact) or the raw streams it was made from"
+            ),
+        ));
+    }
+    if head.starts_with('{') {
         let r: raw::Raw = serde_json::from_str(&text).map_err(|e| io_err("trace read", p, e))?;
         // A process whose rank did not record writes a file without
         // records: fine, as long as some file of the job has some.
