@@ -185,25 +185,46 @@ where
     let order = AtomicUsize::new(0);
     let gate = Gate::default();
     let ended = std::thread::scope(|s| {
-        let mut handles = Vec::with_capacity(n);
-        for (i, b) in builders.into_iter().enumerate() {
-            let (f, order, tr, gate) = (&f, &order, &tr, &gate);
-            let t = std::thread::Builder::new()
-                .name(format!("hypercomm-rank-{i}"))
-                .spawn_scoped(s, move || {
-                    gate.pass().then(|| run_rank(b, false, order, tr, f))
-                });
-            match t {
-                Ok(h) => handles.push(h),
-                Err(e) => return Err(gate.refuse(&format!("rank {i}"), n, e)),
-            }
-        }
+        let handles = spawn_nodes(s, builders, false, &f, &order, &tr, &gate)?;
         gate.open();
         Ok(handles.into_iter().map(join).collect())
     });
     let r = ended.and_then(|ended| finish(ended, None::<Ended<()>>).map(|(v, _)| v));
     trace::job_end(tr)?;
     r
+}
+
+/// Start a thread per node builder in scope `s`, each waiting at `gate`
+/// before it runs `f` as its rank (`host`: the job has a host). A thread
+/// the system refuses sends the started ones home and is the error.
+fn spawn_nodes<'scope, 'env, R, E, F>(
+    s: &'scope std::thread::Scope<'scope, 'env>,
+    builders: Vec<Box<dyn Builder>>,
+    host: bool,
+    f: &'env F,
+    order: &'env AtomicUsize,
+    tr: &'env Option<std::sync::Arc<trace::JobTrace>>,
+    gate: &'env Gate,
+) -> Result<Vec<std::thread::ScopedJoinHandle<'scope, Option<Ended<R>>>>>
+where
+    R: Send + 'scope,
+    E: Into<BoxError>,
+    F: Fn(&Comm) -> std::result::Result<R, E> + Sync,
+{
+    let n = builders.len();
+    let mut handles = Vec::with_capacity(n);
+    for (i, b) in builders.into_iter().enumerate() {
+        let t = std::thread::Builder::new()
+            .name(format!("hypercomm-rank-{i}"))
+            .spawn_scoped(s, move || {
+                gate.pass().then(|| run_rank(b, host, order, tr, f))
+            });
+        match t {
+            Ok(h) => handles.push(h),
+            Err(e) => return Err(gate.refuse(&format!("rank {i}"), n, e)),
+        }
+    }
+    Ok(handles)
 }
 
 /// Where a job's threads wait until all of them have been started: when
@@ -420,19 +441,7 @@ where
                     .then(|| run_rank(host_builder, true, orderr, trr, host_fn))
             })
             .map_err(|e| gate.refuse("the host", n, e))?;
-        let mut handles = Vec::with_capacity(n);
-        for (i, b) in builders.into_iter().enumerate() {
-            let (f, order, tr, gate) = (&node_fn, &order, &tr, &gate);
-            let t = std::thread::Builder::new()
-                .name(format!("hypercomm-rank-{i}"))
-                .spawn_scoped(s, move || {
-                    gate.pass().then(|| run_rank(b, true, order, tr, f))
-                });
-            match t {
-                Ok(h) => handles.push(h),
-                Err(e) => return Err(gate.refuse(&format!("rank {i}"), n, e)),
-            }
-        }
+        let handles = spawn_nodes(s, builders, true, &node_fn, &order, &tr, &gate)?;
         gate.open();
         let nodes: Vec<Ended<R>> = handles.into_iter().map(join).collect();
         Ok((nodes, join(hh)))
