@@ -29,7 +29,8 @@
 //!
 //! * `choices [pin]`: every rank prints the cores it may use and the
 //!   algorithm its collectives would choose, collective by collective and
-//!   size by size (`rank R cores C choices …`), then checks an allreduce
+//!   size by size (`rank R cores C choices N of DIGEST`, the choices in
+//!   full on standard error), then checks an allreduce
 //!   of 256 KiB and an allgather against a serial fold (`rank R sums ok`).
 //!   With `pin`, rank 0 first runs itself again under `taskset -c 0`, so
 //!   that the ranks differ in the cores they may use.
@@ -233,7 +234,18 @@ fn choices(comm: &Comm) -> i32 {
         }
     }
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    println!("rank {me} cores {cores} choices {}", line.join(","));
+    // A digest on standard output, one short line (an MPI launcher's
+    // output forwarding splits and interleaves lines longer than a pipe
+    // writes at once); the choices in full on standard error.
+    let all = line.join(",");
+    let digest = all.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    eprintln!("rank {me} chose {all}");
+    println!(
+        "rank {me} cores {cores} choices {} of {digest:016x}",
+        line.len()
+    );
     let p = comm.size();
     let mut ok = true;
     // 4 KiB to 256 KiB: the sizes where the ranks' choices have differed.

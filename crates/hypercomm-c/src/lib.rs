@@ -90,5 +90,6 @@ pub mod fortran;
 pub mod ipsc;
 pub mod picl;
 mod reduce;
+mod spanning;
 mod state;
 mod tracing;

@@ -23,6 +23,8 @@
 //! state) is well within it; an all-to-all on 2^29 nodes is not.
 
 use super::network::{Model, Network};
+use super::SimError;
+use crate::schedule::{Op, Schedule};
 
 /// The most messages one simulation sends: 2^28.
 pub const MAX_MESSAGES: u64 = 1 << 28;
@@ -87,6 +89,29 @@ pub fn sparse_links(model: &Model, messages: u64) -> u64 {
     p.saturating_mul(p.saturating_sub(1))
         .min(messages)
         .saturating_mul(SPARSE_LINK_BYTES)
+}
+
+/// The links the sends of participant `me` (on endpoint `me`) cross.
+pub(crate) fn hops(model: &Model, me: usize, s: &Schedule) -> u64 {
+    s.ops()
+        .map(|op| match op {
+            Op::Send { to, .. } if *to < model.endpoints() => model.distance(me, *to) as u64,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Whether messages of `p` participants that cross `at_least` links in
+/// all are within [`MAX_HOPS`].
+pub(crate) fn crossable(p: usize, at_least: u64) -> Result<(), SimError> {
+    if at_least > MAX_HOPS {
+        return Err(SimError::Hops {
+            p,
+            at_least,
+            limit: MAX_HOPS,
+        });
+    }
+    Ok(())
 }
 
 /// `bytes` as MiB, rounded up.

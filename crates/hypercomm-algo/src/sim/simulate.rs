@@ -19,7 +19,7 @@
 //! they were made.
 
 use super::budget::{
-    sparse_links, state_bytes, MAX_HOPS, MAX_MESSAGES, MAX_OPS, MAX_PARTICIPANT_MESSAGES,
+    crossable, hops, sparse_links, state_bytes, MAX_MESSAGES, MAX_OPS, MAX_PARTICIPANT_MESSAGES,
     MAX_STATE_BYTES,
 };
 use super::error::SimError;
@@ -573,16 +573,6 @@ fn messages(s: &Schedule) -> (u64, u64) {
     })
 }
 
-/// The links the sends of participant `me` (on endpoint `me`) cross.
-fn hops(model: &Model, me: usize, s: &Schedule) -> u64 {
-    s.ops()
-        .map(|op| match op {
-            Op::Send { to, .. } if *to < model.endpoints() => model.distance(me, *to) as u64,
-            _ => 0,
-        })
-        .sum()
-}
-
 /// Whether `messages` of `p` participants are within [`MAX_MESSAGES`].
 fn within(p: usize, messages: u64) -> Result<(), SimError> {
     if messages > MAX_MESSAGES {
@@ -749,14 +739,7 @@ pub fn simulate_entry(
             }),
         )?;
         generable(p, each(&|_, s| s.ops().count() as u64))?;
-        let at_least = each(&|me, s| hops(model, me, s));
-        if at_least > MAX_HOPS {
-            return Err(SimError::Hops {
-                p,
-                at_least,
-                limit: MAX_HOPS,
-            });
-        }
+        crossable(p, each(&|me, s| hops(model, me, s)))?;
     }
     if let Some(alike) = alike(entry, params) {
         if let Some((pool, i)) = shared_pool(entry, params, alike)? {
