@@ -565,6 +565,11 @@ fn info_level_and_exit() {
         assert_eq!(trace::info().levels, trace::Levels::all(0));
         trace::exit();
         trace::mark(5); // after exit: nothing
+                        // PICL: "traceflush can be called one more time before it, too, is
+                        // disabled", so that trace_exit ends the trace.
+        for _ in 0..3 {
+            trace::flush();
+        }
         assert!(!trace::is_tracing());
         Ok::<_, Error>(())
     })
@@ -592,6 +597,34 @@ fn info_level_and_exit() {
         !t.records.iter().any(|r| r.kind == Kind::Close),
         "exit before close: no close record"
     );
+    for node in [0, 1] {
+        let last = t.records.iter().rfind(|r| r.node == node).unwrap();
+        assert!(
+            matches!(last.kind, Kind::TraceExit { .. }),
+            "node {node}: {last:?}"
+        );
+    }
+}
+
+/// A trace buffer larger than a rank may keep is refused, naming the
+/// variable, instead of an allocation that aborts the process.
+#[test]
+fn a_trace_buffer_beyond_the_limit_is_named() {
+    let p = tmp("huge-buffer.trace");
+    for records in ["1000000000000", "18446744073709551615"] {
+        let out = std::process::Command::new(common::procs::example_bin("hello"))
+            .env("HYPERCOMM_TRACE", &p)
+            .env("HYPERCOMM_TRACE_BUFFER", records)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{records}: {err}");
+        assert!(
+            err.contains("HYPERCOMM_TRACE_BUFFER")
+                && err.contains("more than a rank's buffer holds"),
+            "{records}: {err}"
+        );
+    }
 }
 
 /// `HYPERCOMM_TRACE` traces an unchanged program (run in a child process so

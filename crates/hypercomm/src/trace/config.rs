@@ -7,6 +7,10 @@ use crate::error::{Error, Result};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// The most records a rank's trace buffer holds: 2^24 (1 GiB of 64-byte
+/// records); a larger [`Config::buffer`] is taken as this.
+pub const MAX_BUFFER: usize = 1 << 24;
+
 /// Output format of a trace file.
 ///
 /// With the `clap` feature it is a `clap::ValueEnum` (`--to`), with the
@@ -116,7 +120,8 @@ pub struct Config {
     pub output: Output,
     /// Initial levels (PICL tracelevel).
     pub levels: Levels,
-    /// Buffer size per rank, in records (at least 16; 64 bytes each).
+    /// Buffer size per rank, in records (at least 16, at most
+    /// [`MAX_BUFFER`]; 64 bytes each).
     pub buffer: usize,
     /// What to do when the buffer is full.
     pub policy: Policy,
@@ -206,6 +211,15 @@ impl Config {
                     format!("{b:?} is not a number of records"),
                 )
             })?;
+            if c.buffer > MAX_BUFFER {
+                return Err(bad(
+                    "HYPERCOMM_TRACE_BUFFER",
+                    format!(
+                        "{} records is more than a rank's buffer holds ({MAX_BUFFER} records of 64 bytes, 1 GiB)",
+                        c.buffer
+                    ),
+                ));
+            }
         }
         if let Some(p) = get("HYPERCOMM_TRACE_POLICY") {
             c.policy = match p.trim() {

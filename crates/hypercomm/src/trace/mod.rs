@@ -76,7 +76,7 @@ pub(crate) mod recorder;
 pub mod report;
 
 pub use clock::{Manual, Monotonic, TimeSource};
-pub use config::{parse_levels, Config, Info, Output, Policy, Ranks};
+pub use config::{parse_levels, Config, Info, Output, Policy, Ranks, MAX_BUFFER};
 pub use event::{Event, Kind, Levels, Record, Trace, HOST_ID};
 pub use recorder::hook;
 

@@ -98,6 +98,8 @@ pub(crate) struct RankRec {
     policy: Policy,
     stopped: bool,
     pub(crate) exited: bool,
+    /// The one flush PICL allows after traceexit has been made.
+    flushed_after_exit: bool,
     ops: Vec<Op>,
     start: i64,
     idle: i64,
@@ -153,7 +155,7 @@ fn buffer(cap: usize) -> Vec<Record> {
 
 impl RankRec {
     pub(crate) fn new(cfg: &Config, node: i32, nodes: u32, collector: Arc<Collector>) -> RankRec {
-        let cap = cfg.buffer.max(MIN_BUFFER);
+        let cap = cfg.buffer.clamp(MIN_BUFFER, super::config::MAX_BUFFER);
         RankRec {
             node,
             nodes,
@@ -164,6 +166,7 @@ impl RankRec {
             policy: cfg.policy,
             stopped: false,
             exited: false,
+            flushed_after_exit: false,
             ops: Vec::with_capacity(8),
             start: 0,
             idle: 0,
@@ -256,6 +259,16 @@ impl RankRec {
 
     /// Hand the buffer to the collector and record the flush.
     pub(crate) fn flush_now(&mut self) {
+        if self.exited {
+            // PICL: "traceflush can be called one more time before it,
+            // too, is disabled", so that trace_exit is the last record.
+            if !self.flushed_after_exit {
+                self.flushed_after_exit = true;
+                let recs = std::mem::take(&mut self.buf);
+                self.collector.append(self.node, recs, None);
+            }
+            return;
+        }
         let t0 = self.now();
         let recs = std::mem::take(&mut self.buf);
         self.collector.append(self.node, recs, None);
