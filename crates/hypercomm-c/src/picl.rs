@@ -701,7 +701,7 @@ pub unsafe extern "C" fn traceinfo(
 /// tracemark: a user mark of `marktype`.
 #[no_mangle]
 pub extern "C" fn tracemark(marktype: c_int) {
-    trace::mark(marktype.max(0) as u32);
+    trace::mark(marktype);
 }
 
 /// tracemsg: a line of text (80 characters at most) in the trace.

@@ -359,6 +359,19 @@ fn a_traced_picl_program_writes_a_file_the_report_opens() {
         assert_eq!(nodes.into_iter().collect::<Vec<_>>(), vec![-32768, 0, 1, 2]);
         assert!(text.contains("trace_message") && text.contains("ring done"));
         assert!(text.contains("send clock"), "{text}");
+        // tracemark's type is the user's integer, a negative one too.
+        let marks: Vec<(i32, i64)> = tr
+            .records
+            .iter()
+            .filter_map(|r| match r.kind {
+                hypercomm::trace::Kind::TraceMark { mark } => Some((r.node, mark)),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            marks.contains(&(-32768, -7)) && marks.contains(&(-32768, 1)),
+            "{marks:?}"
+        );
         let html = built().join(format!("ring-{t}.html"));
         let out = Command::new(profile_dir().join("hypercomm"))
             .args(["trace", "report"])

@@ -17,6 +17,7 @@ int main(int argc, char **argv)
         tracelevel(3, 3, 3);
         tracehost(100000, 0);
         tracemark(1);
+        tracemark(-7);
         close0(1);
         return 0;
     }

@@ -123,7 +123,7 @@ pub fn level(event: i32, compstats: i32, commstats: i32) {
 }
 
 /// Record a user mark (PICL tracemark).
-pub fn mark(mark: u32) {
+pub fn mark(mark: i32) {
     recorder::with(|r| r.mark(mark));
 }
 

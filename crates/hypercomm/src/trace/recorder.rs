@@ -475,11 +475,11 @@ impl RankRec {
     }
 
     /// trace_mark.
-    pub(crate) fn mark(&mut self, m: u32) {
+    pub(crate) fn mark(&mut self, m: i32) {
         let t = self.now();
         self.stats(t, 1);
         if self.levels.event >= 1 {
-            self.push(t, Kind::TraceMark { mark: m as i64 });
+            self.push(t, Kind::TraceMark { mark: i64::from(m) });
         }
     }
 
