@@ -7,6 +7,7 @@
 
 use crate::reduce::OpCode;
 use crate::state::{err, CResult};
+use hypercomm::collective::{Max, Min, Operator, Prod, Sum};
 use hypercomm::Comm;
 use std::ffi::c_int;
 
@@ -53,6 +54,14 @@ pub(crate) fn agree(c: &Comm, fields: &[(&str, i64)]) -> CResult<()> {
 /// both have.
 pub(crate) fn gop_tree(c: &Comm, x: &mut [u8], op: OpCode, r: usize) -> CResult<()> {
     let rel = c.rank() ^ r;
+    // The library's operators, so that a full subcube combines exactly as
+    // the collective that serves the others does (NaN included).
+    let combine: fn(f64, f64) -> f64 = match op {
+        OpCode::Sum => |a, b| Sum.combine(a, b),
+        OpCode::Prod => |a, b| Prod.combine(a, b),
+        OpCode::Max => |a, b| Max.combine(a, b),
+        _ => |a, b| Min.combine(a, b),
+    };
     let mut work = vec![0u8; x.len()];
     let mut bit = c.size() / 2;
     while bit > rel {
@@ -69,14 +78,7 @@ pub(crate) fn gop_tree(c: &Comm, x: &mut [u8], op: OpCode, r: usize) -> CResult<
             .chunks_exact_mut(8)
             .zip(work.chunks_exact(8))
         {
-            let (a0, w0) = (f(a), f(w));
-            let v = match op {
-                OpCode::Sum => a0 + w0,
-                OpCode::Prod => a0 * w0,
-                OpCode::Max => a0.max(w0),
-                _ => a0.min(w0),
-            };
-            a.copy_from_slice(&v.to_ne_bytes());
+            a.copy_from_slice(&combine(f(a), f(w)).to_ne_bytes());
         }
         bit /= 2;
     }
