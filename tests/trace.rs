@@ -848,3 +848,59 @@ fn an_unknown_trace_format_is_named() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// PICL (section 6.2): a node is idle while it runs communication
+/// routines ("all of the time spent in a call to recv0", and the
+/// high-level routines are made of them), and busy is the time stamp less
+/// the idle time. A node that waits in a collective for a late partner is
+/// idle for the wait, on the shared-memory board and on messages alike,
+/// and its busy time never goes back from one compstats record to the
+/// next.
+#[test]
+fn a_wait_in_a_collective_is_idle_and_busy_time_never_goes_back() {
+    const LATE: Duration = Duration::from_millis(150);
+    let p = tmp("idle.verbose");
+    let mut cfg = Config::new(&p, Output::PiclVerbose);
+    cfg.levels = trace::Levels::all(4);
+    trace::enable(cfg);
+    hypercomm::run(2, |comm: &Comm| {
+        let late = || {
+            if comm.rank() == 1 {
+                std::thread::sleep(LATE);
+            }
+        };
+        late();
+        comm.barrier()?;
+        late();
+        comm.allreduce_one(1u64, hypercomm::collective::Sum)?;
+        // Large enough to go by messages, not the board.
+        let big = vec![1.0f64; 1 << 16];
+        late();
+        comm.allreduce(&big, hypercomm::collective::Sum)?;
+        Ok::<_, Error>(())
+    })
+    .unwrap();
+    trace::disable();
+    let t = trace::read_files(&[p]).unwrap();
+    let stats: Vec<(i64, i64)> = t
+        .records
+        .iter()
+        .filter(|r| r.node == 0)
+        .filter_map(|r| match r.kind {
+            Kind::Compstats { idle } => Some((r.time, idle)),
+            _ => None,
+        })
+        .collect();
+    assert!(stats.len() > 6, "compstats records of node 0: {stats:?}");
+    for w in stats.windows(2) {
+        let (busy0, busy1) = (w[0].0 - w[0].1, w[1].0 - w[1].1);
+        assert!(busy1 >= busy0, "busy time went back: {w:?}");
+        assert!(w[1].1 >= w[0].1, "idle time went back: {w:?}");
+    }
+    let (_, idle) = *stats.last().unwrap();
+    let waited = 3 * LATE.as_nanos() as i64;
+    assert!(
+        idle >= waited * 9 / 10,
+        "node 0 waited about {waited} ns for node 1 in collectives, idle {idle} ns"
+    );
+}

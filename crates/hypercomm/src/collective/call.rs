@@ -537,7 +537,8 @@ impl Comm {
                 // mode, also when the check fails, so that the next call's
                 // tags agree.
                 let _ = self.next_tag(false);
-                if let Err(e) = self.board_check(b, &self.signature(&call), what) {
+                let sig = self.signature(&call);
+                if let Err(e) = recorder::in_wait(|| self.board_check(b, &sig, what)) {
                     let _ = self.next_tag(false);
                     return Err(e);
                 }

@@ -6,9 +6,12 @@
 //! predictable branch per event.
 //!
 //! Timed operations nest (a wait inside a collective inside a receive…): a
-//! small stack keeps the entry time of each; idle time (PICL's definition:
-//! all time spent in communication routines) grows by the outermost one's
-//! duration when it returns.
+//! small stack keeps the entry time of each. Idle time (PICL's definition:
+//! all time spent in communication routines) runs while the outermost one
+//! is open: a statistics record inside it counts the idle time up to its
+//! own time stamp, so busy time (time stamp − idle) never goes back. A
+//! blocking call whose inner messages are not traced (the shared-memory
+//! board, the MPI library's own collectives) is one wait: idle.
 //!
 //! PICL's `message` and `sync` records come from
 //! [`Comm::message`](crate::Comm::message) and
@@ -102,6 +105,8 @@ pub(crate) struct RankRec {
     flushed_after_exit: bool,
     ops: Vec<Op>,
     start: i64,
+    /// Idle time up to the start of the open outermost operation (all of
+    /// it when none is open).
     idle: i64,
     received: i64,
     recv_volume: i64,
@@ -240,10 +245,24 @@ impl RankRec {
     #[inline]
     fn stats(&mut self, t: i64, lvl: i32) {
         if self.levels.compstats >= lvl {
-            self.push(t, Kind::Compstats { idle: self.idle });
+            self.push(
+                t,
+                Kind::Compstats {
+                    idle: self.idle_at(t),
+                },
+            );
         }
         if self.levels.commstats >= lvl {
             self.push(t, self.commstats());
+        }
+    }
+
+    /// Cumulative idle time at `t`: what is settled, and the time so far
+    /// of the outermost operation still open (communication, so idle).
+    fn idle_at(&self, t: i64) -> i64 {
+        match self.ops.first() {
+            Some(op) => self.idle + (t - op.t0).max(0),
+            None => self.idle,
         }
     }
 
@@ -498,7 +517,12 @@ impl RankRec {
         }
         let t = self.now();
         if self.levels.compstats >= 1 {
-            self.push_final(t, Kind::Compstats { idle: self.idle });
+            self.push_final(
+                t,
+                Kind::Compstats {
+                    idle: self.idle_at(t),
+                },
+            );
         }
         if self.levels.commstats >= 1 {
             let k = self.commstats();
@@ -608,8 +632,18 @@ pub(crate) fn active() -> bool {
 /// own collectives, the shared-memory board).
 pub(crate) fn in_block<R>(op: u8, root: Option<u32>, seq: u32, f: impl FnOnce() -> R) -> R {
     hook(Event::BlockBegin { op, root, seq });
-    let r = f();
+    let r = in_wait(f);
     hook(Event::BlockEnd { op, root, seq });
+    r
+}
+
+/// Run `f`, a wait whose inner messages are not traced (a call on the
+/// shared-memory board, a signature exchange there), as one wait: its
+/// time is idle.
+pub(crate) fn in_wait<R>(f: impl FnOnce() -> R) -> R {
+    hook(Event::Wait);
+    let r = f();
+    hook(Event::Done);
     r
 }
 
