@@ -904,3 +904,32 @@ fn a_wait_in_a_collective_is_idle_and_busy_time_never_goes_back() {
         "node 0 waited about {waited} ns for node 1 in collectives, idle {idle} ns"
     );
 }
+
+/// A trace that cannot be written is an error before the job starts,
+/// naming the path, and the program does not run: a long run must not
+/// learn at its end that its trace is lost.
+#[test]
+fn a_trace_path_that_cannot_be_written_stops_the_job_before_it_runs() {
+    let dir = tmp("missing-dir");
+    let ran = std::sync::atomic::AtomicBool::new(false);
+    for (p, says) in [
+        (dir.join("no").join("run.trace"), "does not exist"),
+        (dir.parent().unwrap().to_path_buf(), "is a directory"),
+    ] {
+        trace::enable(Config::new(&p, Output::PiclVerbose));
+        let r = hypercomm::run(2, |_: &Comm| {
+            ran.store(true, std::sync::atomic::Ordering::SeqCst);
+            Ok::<_, Error>(())
+        });
+        trace::disable();
+        let e = r
+            .expect_err("an unwritable trace path is an error")
+            .to_string();
+        assert!(e.contains(&p.display().to_string()), "names the path: {e}");
+        assert!(e.contains(says), "says why ({says}): {e}");
+        assert!(
+            !ran.load(std::sync::atomic::Ordering::SeqCst),
+            "the job ran"
+        );
+    }
+}

@@ -218,6 +218,8 @@ fn begin(
         None => Config::from_env()?,
     };
     let Some(mut cfg) = cfg else { return Ok(None) };
+    #[cfg(feature = "trace")]
+    writable(&cfg.path)?;
     if let Some(l) = PENDING_LEVELS.with(|p| p.borrow_mut().take()) {
         cfg.levels = l;
     }
@@ -451,6 +453,45 @@ pub fn finish_process(job: Option<Arc<JobTrace>>, node: i32) -> Result<PathBuf> 
         .clone();
     write_raw(&p, &streams, Some(job.shape()))?;
     Ok(p)
+}
+
+#[cfg(feature = "trace")]
+/// Whether the trace can be written where `path` says (its directory, or
+/// beside it the per-process raw files), checked before the job starts: a
+/// long run should not learn at its end that its trace is lost.
+fn writable(path: &Path) -> Result<()> {
+    let bad = |e: &dyn std::fmt::Display| io_err("trace", path, e);
+    if path.as_os_str().is_empty() {
+        return Err(Error::InvalidArgument {
+            op: "trace",
+            what: "the trace file's path is empty".into(),
+        });
+    }
+    if path.is_dir() {
+        return Err(bad(&"is a directory, not a file to write the trace to"));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(bad(&format_args!(
+            "cannot write the trace: directory {} does not exist",
+            dir.display()
+        )));
+    }
+    // Open without truncating (a file that exists keeps its contents until
+    // the job writes it); one that did not exist is removed again.
+    let existed = path.exists();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|e| bad(&format_args!("cannot write the trace: {e}")))?;
+    if !existed {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
 }
 
 #[cfg(feature = "trace")]
