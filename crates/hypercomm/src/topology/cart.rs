@@ -84,6 +84,9 @@ pub struct Cart {
     embedding: Embedding,
 }
 
+/// The most ranks [`dims_create`] and [`dims_fill`] arrange (2^32 − 1).
+pub const MAX_DIMS_RANKS: usize = u32::MAX as usize;
+
 /// Balanced dimensions for `n` ranks on `ndims` axes (MPI `Dims_create`):
 /// the product is `n`, the lengths are as close to each other as possible
 /// (the largest is smallest), in non-increasing order.
@@ -104,12 +107,20 @@ pub fn dims_fill(n: usize, dims: &mut [usize]) -> Result<()> {
     if n == 0 {
         return Err(bad("no ranks to arrange".into()));
     }
-    let fixed: usize = dims.iter().filter(|&&d| d != 0).product();
-    if !n.is_multiple_of(fixed) {
+    if n > MAX_DIMS_RANKS {
         return Err(bad(format!(
-            "{n} ranks cannot be split with the fixed lengths {dims:?} (their product {fixed} does not divide {n})"
+            "{n} ranks: at most {MAX_DIMS_RANKS} can be arranged"
         )));
     }
+    let fixed = dims
+        .iter()
+        .filter(|&&d| d != 0)
+        .try_fold(1usize, |p, &d| p.checked_mul(d).filter(|&p| p <= n));
+    let Some(fixed) = fixed.filter(|&f| n.is_multiple_of(f)) else {
+        return Err(bad(format!(
+            "{n} ranks cannot be split with the fixed lengths {dims:?} (their product does not divide {n})"
+        )));
+    };
     let free = dims.iter().filter(|&&d| d == 0).count();
     let rest = n / fixed;
     if free == 0 {
@@ -121,12 +132,14 @@ pub fn dims_fill(n: usize, dims: &mut [usize]) -> Result<()> {
             )))
         };
     }
-    // Exhaustive over non-increasing factorisations: the smallest largest
-    // factor, then the smallest spread.
+    // Exhaustive over non-increasing factorisations into divisors of
+    // `rest` (largest first): the smallest largest factor, then the
+    // smallest spread.
     fn search(
         rest: usize,
         k: usize,
         max: usize,
+        divisors: &[usize],
         cur: &mut Vec<usize>,
         best: &mut Option<Vec<usize>>,
     ) {
@@ -146,16 +159,57 @@ pub fn dims_fill(n: usize, dims: &mut [usize]) -> Result<()> {
             }
             return;
         }
-        for d in (1..=max.min(rest)).rev() {
-            if rest.is_multiple_of(d) {
+        for &d in divisors {
+            if d > max || d > rest || !rest.is_multiple_of(d) {
+                continue;
+            }
+            // No k factors of at most d make `rest`: nor do smaller ones.
+            if d.checked_pow(k as u32).is_some_and(|p| p < rest) {
+                break;
+            }
+            // What this path can reach at best: its first factor, and a
+            // spread of at least first − d.
+            let first = cur.first().copied().unwrap_or(d);
+            if best
+                .as_ref()
+                .is_some_and(|b| (first, first - d) >= (b[0], b[0] - b[b.len() - 1]))
+            {
+                continue;
+            }
+            {
                 cur.push(d);
-                search(rest / d, k - 1, d, cur, best);
+                search(rest / d, k - 1, d, divisors, cur, best);
                 cur.pop();
             }
         }
     }
+    // The divisors of `rest`, largest first (trial division up to its
+    // square root: at most 65 536 steps).
+    let mut divisors = Vec::new();
+    let mut d = 1;
+    while d * d <= rest {
+        if rest.is_multiple_of(d) {
+            divisors.push(d);
+            if d * d != rest {
+                divisors.push(rest / d);
+            }
+        }
+        d += 1;
+    }
+    divisors.sort_unstable_by(|a, b| b.cmp(a));
+    // The first (largest) factor from the smallest up: the first that
+    // leads anywhere is the answer's, and the search below it only
+    // narrows the spread.
     let mut best = None;
-    search(rest, free, rest, &mut Vec::new(), &mut best);
+    for &d in divisors.iter().rev() {
+        if d.checked_pow(free as u32).is_some_and(|p| p < rest) {
+            continue;
+        }
+        search(rest, free, d, &divisors, &mut Vec::new(), &mut best);
+        if best.is_some() {
+            break;
+        }
+    }
     let best = best.expect("1 × … × rest always works");
     let mut it = best.into_iter();
     for d in dims.iter_mut().filter(|d| **d == 0) {
@@ -475,6 +529,27 @@ mod tests {
     }
 
     #[test]
+    fn dims_of_large_or_impossible_counts_answer_at_once() {
+        // A prime: one long axis (trial division, not a walk over every
+        // length).
+        assert_eq!(
+            dims_create(2_147_483_647, 3).unwrap(),
+            vec![2_147_483_647, 1, 1]
+        );
+        assert_eq!(
+            dims_create(735_134_400, 8).unwrap(),
+            vec![17, 15, 14, 13, 12, 12, 11, 10]
+        );
+        let e = dims_create(usize::MAX, 2).unwrap_err().to_string();
+        assert!(e.contains("at most 4294967295"), "{e}");
+        // Fixed lengths whose product overflows.
+        let e = dims_fill(8, &mut [usize::MAX, 2, 0])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not divide 8"), "{e}");
+    }
+
+    #[test]
     fn linear_is_axis_0_fastest() {
         assert_eq!(linear(&[3, 2], &[1, 1]), 4);
         assert_eq!(unlinear(&[3, 2], 4), vec![1, 1]);
@@ -496,6 +571,29 @@ mod tests {
                 fits(n, k, m)
             }).unwrap();
             prop_assert_eq!(d[0], best);
+        }
+
+        #[test]
+        fn dims_have_the_smallest_spread_among_the_most_balanced(n in 1usize..400, k in 1usize..6) {
+            // Every non-increasing factorisation, by brute force.
+            fn all(n: usize, k: usize, max: usize, cur: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+                if k == 0 {
+                    if n == 1 { out.push(cur.clone()); }
+                    return;
+                }
+                for d in 1..=max.min(n) {
+                    if n.is_multiple_of(d) {
+                        cur.push(d);
+                        all(n / d, k - 1, d, cur, out);
+                        cur.pop();
+                    }
+                }
+            }
+            let mut every = Vec::new();
+            all(n, k, n, &mut Vec::new(), &mut every);
+            let key = |v: &Vec<usize>| (v[0], v[0] - v[v.len() - 1]);
+            let want = every.iter().map(key).min().unwrap();
+            prop_assert_eq!(key(&dims_create(n, k).unwrap()), want);
         }
 
         #[test]
