@@ -403,20 +403,36 @@ impl Cart {
     /// periodic axis), or `None` past an edge, on the host, or for an axis
     /// the grid does not have.
     pub fn neighbour(&self, axis: usize, disp: isize) -> Option<usize> {
+        self.step(axis, disp as i128)
+    }
+
+    /// [`Cart::neighbour`] in a width where no displacement overflows
+    /// (`isize::MIN` included, negated by [`Cart::shift`]).
+    fn step(&self, axis: usize, disp: i128) -> Option<usize> {
         if self.is_host() || axis >= self.dims.len() {
             return None;
         }
-        let mut c: Vec<isize> = self.coords.iter().map(|&x| x as isize).collect();
-        c[axis] += disp;
-        self.rank_of(&c)
+        let d = self.dims[axis] as i128;
+        let to = self.coords[axis] as i128 + disp;
+        let to = if self.periodic[axis] {
+            to.rem_euclid(d)
+        } else if (0..d).contains(&to) {
+            to
+        } else {
+            return None;
+        };
+        let mut c = self.coords.clone();
+        c[axis] = to as usize;
+        Some(linear(&self.dims, &c))
     }
 
     /// Where data moving by `disp` along `axis` comes from and goes to (MPI
     /// `Cart_shift`); `None` where there is no such rank.
     pub fn shift(&self, axis: usize, disp: isize) -> Shift {
+        let disp = disp as i128;
         Shift {
-            source: self.neighbour(axis, -disp),
-            dest: self.neighbour(axis, disp),
+            source: self.step(axis, -disp),
+            dest: self.step(axis, disp),
         }
     }
 
@@ -547,6 +563,26 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("does not divide 8"), "{e}");
+    }
+
+    #[test]
+    fn shifts_by_any_displacement_wrap_or_leave_without_overflow() {
+        let out = crate::run(3, |comm| {
+            let ring = comm.cartesian(&[3], &[true])?.expect("in the grid");
+            let line = comm.cartesian(&[3], &[false])?.expect("in the grid");
+            let me = ring.coords()[0] as i128;
+            let at = |d: i128| Some((me + d).rem_euclid(3) as usize);
+            for disp in [isize::MAX, isize::MIN, isize::MIN + 1, -4, 5] {
+                let s = ring.shift(0, disp);
+                assert_eq!(s.dest, at(disp as i128), "dest of {disp}");
+                assert_eq!(s.source, at(-(disp as i128)), "source of {disp}");
+                let s = line.shift(0, disp);
+                assert_eq!((s.dest, s.source), (None, None), "{disp} on a line");
+            }
+            Ok::<_, crate::Error>(ring.shift(0, 1).dest)
+        })
+        .unwrap();
+        assert_eq!(out, vec![Some(1), Some(2), Some(0)]);
     }
 
     #[test]

@@ -144,8 +144,9 @@ impl Mesh {
     /// when the mesh does not use `node`.
     pub fn neighbour(&self, node: usize, axis: usize, disp: isize) -> Option<usize> {
         let mut c = self.coords(node)?;
-        let l = *self.dims.get(axis)? as isize;
-        let moved = c[axis] as isize + disp;
+        // In a width where no displacement overflows.
+        let l = *self.dims.get(axis)? as i128;
+        let moved = c[axis] as i128 + disp as i128;
         c[axis] = if self.periodic[axis] {
             moved.rem_euclid(l) as usize
         } else if (0..l).contains(&moved) {
@@ -173,6 +174,26 @@ impl Mesh {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn any_displacement_wraps_or_leaves_without_overflow() {
+        let ring = Mesh::new(&[5], &[true]).unwrap();
+        let line = Mesh::new(&[5], &[false]).unwrap();
+        for c in 0..5usize {
+            let node = ring.node(&[c]).unwrap();
+            assert_eq!(line.node(&[c]), Some(node));
+            let c = c as i128;
+            for disp in [isize::MAX, isize::MIN, isize::MIN + 1, -7, 12] {
+                let to = (c + disp as i128).rem_euclid(5) as usize;
+                assert_eq!(
+                    ring.neighbour(node, 0, disp),
+                    ring.node(&[to]),
+                    "{node} {disp}"
+                );
+                assert_eq!(line.neighbour(node, 0, disp), None, "{node} {disp}");
+            }
+        }
+    }
 
     #[test]
     fn a_ring_is_the_gray_code() {
