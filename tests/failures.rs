@@ -772,6 +772,51 @@ fn timeout_says_what_it_waited_for() {
     });
 }
 
+/// A send that hands its data over (`send_vec`, `send_obj`,
+/// `send_strided`) and must wait for credit at a receiver that takes
+/// nothing obeys the handle's timeout like every other blocking call.
+#[test]
+fn owned_sends_waiting_for_credit_obey_the_handle_timeout() {
+    watchdog("owned sends time out", || {
+        hypercomm::run(3, |comm| {
+            let comm = timed(comm);
+            if comm.rank() == 0 {
+                // Waits for rank 2 only: rank 1's messages stay unreceived,
+                // and nothing lets rank 1 past its credit.
+                comm.recv::<u8>(2, 9)?;
+                return Ok(());
+            }
+            if comm.rank() == 2 {
+                comm.recv::<u8>(1, 9)?;
+                comm.send::<u8>(&[1], 0, 9)?;
+                return Ok(());
+            }
+            let short = comm.with_timeout(Some(Duration::from_millis(300)));
+            // Half the credit at rank 0 is taken: another half does not fit.
+            short.send_vec(vec![1u8; hypercomm::SENDER_CREDIT / 2], 0, 1)?;
+            let big = vec![1u8; hypercomm::SENDER_CREDIT / 2];
+            for op in ["send_vec", "send_obj", "send_strided"] {
+                let t = Instant::now();
+                let e = match op {
+                    "send_vec" => short.send_vec(big.clone(), 0, 1),
+                    "send_obj" => short.send_obj(&big, 0, 1),
+                    _ => short.send_strided(&big, big.len(), 0, 1, 0, 1),
+                }
+                .unwrap_err();
+                let waited = t.elapsed();
+                assert!(
+                    matches!(&e, Error::Timeout { op: o, .. } if o == op),
+                    "{op}: expected a Timeout, got {e:?}"
+                );
+                assert!(waited < Duration::from_secs(5), "{op}: {waited:?}");
+            }
+            comm.send::<u8>(&[1], 2, 9)?;
+            Ok::<_, Error>(())
+        })
+        .unwrap();
+    });
+}
+
 /// Child-process side of [`timeout_from_environment`] (the environment is
 /// process-global, so the variable is set only in a child process).
 fn timeout_from_environment_child(mode: &str) {

@@ -162,6 +162,8 @@ impl Comm {
             self.inner.ctx,
             tag,
             Payload::Vec(Box::new(v)),
+            self.timeout,
+            "send_vec",
         )
     }
 
@@ -286,8 +288,15 @@ impl Comm {
             message: e.to_string(),
         })?;
         let ep = self.ep(dest, "send_obj")?;
-        self.engine()
-            .send_owned(self.group(), ep, self.inner.ctx, tag, Payload::Bytes(bytes))
+        self.engine().send_owned(
+            self.group(),
+            ep,
+            self.inner.ctx,
+            tag,
+            Payload::Bytes(bytes),
+            self.timeout,
+            "send_obj",
+        )
     }
 
     #[cfg(feature = "serde")]
@@ -409,6 +418,8 @@ impl Comm {
             self.inner.ctx,
             tag,
             Payload::Bytes(packed),
+            self.timeout,
+            "send_strided",
         )
     }
 

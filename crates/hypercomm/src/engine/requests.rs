@@ -273,8 +273,10 @@ impl Engine {
     }
 
     /// Send an owned payload (vector hand-off); completes at once, unless
-    /// the receiver has no credit for it: then it waits for credit (with
-    /// the job's default timeout).
+    /// the receiver has no credit for it: then operation `op` waits for
+    /// credit, failing after `timeout` (the caller's handle's, as every
+    /// other blocking send).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn send_owned(
         &self,
         g: &Rc<Group>,
@@ -282,6 +284,8 @@ impl Engine {
         ctx: u64,
         tag: u32,
         p: Payload,
+        timeout: Option<Duration>,
+        op: &'static str,
     ) -> Result<()> {
         self.check_dst(g, dst)?;
         let len = p.len();
@@ -312,7 +316,7 @@ impl Engine {
             queued: true,
         });
         self.wait_for_credit(dst, frame, id);
-        self.wait_req(id, self.default_timeout, "send").map(|_| ())
+        self.wait_req(id, timeout, op).map(|_| ())
     }
 
     /// A frame that waited for credit was handed to the transport (with
