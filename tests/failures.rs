@@ -1067,6 +1067,7 @@ fn bad_input_gives_errors_not_panics() {
             comm.send(&[0u8; 12], peer, 8)?;
             comm.send(&[0u8; 12], peer, 10)?;
             comm.send(&[0u8; 12], peer, 9)?;
+            comm.send(&[0u8; 12], peer, 12)?;
             let bad_len = |tag, len, elem_size| Error::BadLength {
                 from: node(peer),
                 tag,
@@ -1106,6 +1107,14 @@ fn bad_input_gives_errors_not_panics() {
             let mut w = [0u32; 4];
             let st = scope(|s| comm.irecv(s, &mut w, peer, 9)?.wait())?;
             assert_eq!(st.count::<u32>(), 3);
+            // So does the receiving half of a send_recv.
+            let mut w = [0u64; 4];
+            let e = comm.send_recv(&[0u8; 12], peer, 11, &mut w, peer, 11);
+            assert_eq!(e.unwrap_err(), bad_len(11, 12, 8));
+            let mut w = [0u32; 4];
+            let st = comm.send_recv(&[0u8; 0], peer, 13, &mut w, peer, 12)?;
+            assert_eq!(st.count::<u32>(), 3);
+            comm.recv_into::<u8>(&mut [], peer, 13)?;
             // Communicator constructors.
             assert!(matches!(
                 comm.prefix(0),

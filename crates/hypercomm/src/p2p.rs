@@ -330,7 +330,7 @@ impl Comm {
     ) -> Result<Status> {
         let m = self.matcher(src.into(), recvtag.into(), "send_recv")?;
         let dst = self.ep(dest.into(), "send_recv")?;
-        self.exchange_raw(
+        let (st, _) = self.exchange_raw(
             bytemuck::cast_slice(sendbuf),
             dst,
             sendtag,
@@ -338,8 +338,11 @@ impl Comm {
             Layout::Contiguous,
             m,
             false,
-        )
-        .map(|(st, _)| st)
+        )?;
+        // As for `recv_into`: a message that is not a whole number of
+        // elements is an error, not a silently dropped remainder.
+        check_elems::<U>(&st)?;
+        Ok(st)
     }
 
     #[allow(clippy::too_many_arguments)]
