@@ -63,6 +63,41 @@ fn wildcard_never_crosses_dup() {
     });
 }
 
+/// Each communicator has a global OR flag of its own: a bit set through a
+/// split half reaches neither the world's flag nor the other half's, and
+/// a bit set through the world reaches every rank of it, also after the
+/// same rank set its bit through a half.
+#[test]
+fn global_or_is_per_communicator() {
+    watchdog("global_or_is_per_communicator", || {
+        launch::<L, _, _>(4, |comm| {
+            let half = comm.split(Some((comm.rank() / 2) as u32), 0)?.unwrap();
+            if comm.rank() == 0 {
+                half.set_global_or(true);
+            }
+            comm.barrier()?;
+            if comm.rank() == 1 {
+                common::poll_until(common::OP_TIMEOUT, "rank 0's bit in the half", || {
+                    half.get_global_or()
+                });
+            }
+            comm.barrier()?;
+            assert!(!comm.get_global_or(), "a half's bit is not the world's");
+            assert_eq!(half.get_global_or(), comm.rank() < 2);
+            comm.barrier()?;
+            if comm.rank() == 0 {
+                comm.set_global_or(true);
+            }
+            common::poll_until(common::OP_TIMEOUT, "rank 0's bit in the world", || {
+                comm.get_global_or()
+            });
+            comm.barrier()?;
+            Ok::<_, Error>(())
+        })
+        .unwrap();
+    });
+}
+
 #[test]
 fn wildcard_never_crosses_split() {
     watchdog("wildcard_never_crosses_split", || {

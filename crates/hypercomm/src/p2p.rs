@@ -572,15 +572,18 @@ impl Comm {
     }
 
     /// Set this rank's bit of the global OR flag (CMMD set_global_or).
-    /// Non-blocking; other ranks see it eventually.
+    /// Non-blocking; the other members see it eventually. Every
+    /// communicator has a flag of its own (a `dup` or `split` starts with
+    /// every bit clear).
     pub fn set_global_or(&self, value: bool) {
-        self.engine().set_global_or(self.group(), value);
+        self.engine()
+            .set_global_or(self.group(), self.inner.ctx, value);
     }
 
     /// The OR of the latest global-OR bits known from all members (CMMD
     /// get_global_or). Non-blocking and eventually consistent.
     pub fn get_global_or(&self) -> bool {
-        self.engine().get_global_or(self.group())
+        self.engine().get_global_or(self.group(), self.inner.ctx)
     }
 }
 

@@ -121,7 +121,9 @@ pub(super) struct State {
     reqs: Slab,
     next_sync: u64,
     acks: Vec<(u64, usize)>,
-    global_or: Vec<bool>,
+    /// The global-OR bits of every endpoint, per communicator (its user
+    /// context): each communicator has a flag of its own.
+    global_or: std::collections::HashMap<u64, Vec<bool>>,
     abort: Option<(u32, String)>,
     /// Per endpoint: the endpoint it reported as the cause of its failure
     /// ([`Kind::Gone`](crate::wire::Kind::Gone)), if it did.
@@ -208,7 +210,6 @@ impl Engine {
         Engine {
             t,
             st: RefCell::new(State {
-                global_or: vec![false; n],
                 blamed: vec![None; n],
                 announced: vec![false; n],
                 ..Default::default()

@@ -187,26 +187,44 @@ impl Engine {
 
     // ------------------------------------------------------------ global OR
 
-    /// Set this endpoint's global-OR bit and tell the members of `g`.
-    pub(crate) fn set_global_or(&self, g: &Group, v: bool) {
+    /// Set this endpoint's global-OR bit of the communicator with user
+    /// context `ctx` and tell the members of its group `g`.
+    pub(crate) fn set_global_or(&self, g: &Group, ctx: u64, v: bool) {
         let changed = {
             let mut st = self.st.borrow_mut();
+            let n = self.t.endpoints();
+            let bits = st.global_or.entry(ctx).or_insert_with(|| vec![false; n]);
             let me = self.me as usize;
-            let old = st.global_or[me];
-            st.global_or[me] = v;
+            let old = bits[me];
+            bits[me] = v;
             old != v
         };
         if changed {
             for m in g.members().filter(|&m| m != self.me) {
-                self.control(m, Kind::GlobalOr, v as u64, Vec::new());
+                let _ = self.t.send(Frame {
+                    header: Header {
+                        kind: Kind::GlobalOr,
+                        flags: 0,
+                        src: self.me,
+                        dst: m,
+                        context: ctx,
+                        tag: 0,
+                        id: v as u64,
+                        len: 0,
+                    },
+                    payload: Payload::Bytes(Vec::new()),
+                });
             }
         }
     }
 
-    /// The OR of the latest bits known from the members of `g`.
-    pub(crate) fn get_global_or(&self, g: &Group) -> bool {
+    /// The OR of the latest bits known from the members of `g` for the
+    /// communicator with user context `ctx`.
+    pub(crate) fn get_global_or(&self, g: &Group, ctx: u64) -> bool {
         self.progress();
         let st = self.st.borrow();
-        g.members().any(|m| st.global_or[m as usize])
+        st.global_or
+            .get(&ctx)
+            .is_some_and(|bits| g.members().any(|m| bits[m as usize]))
     }
 }
