@@ -32,6 +32,7 @@ macro_rules! conformance_suite {
             wildcards,
             probe,
             truncation_keeps_message,
+            truncated_message_goes_to_the_next_posted_receive,
             zero_length,
             large_message_64mib,
             large_messages_at_every_boundary,
@@ -407,6 +408,52 @@ pub(crate) fn truncation_keeps_message<L: Launcher>() {
         assert_eq!(p.received, 1000);
         assert_eq!(p.status, st(node(1), 8, BIG2));
         assert_eq!(b1000, big2[..1000]);
+        Ok(())
+    })
+    .unwrap();
+}
+
+/// A message too long for the first posted receive it matches stays
+/// available, so the next posted receive that matches it takes it, before
+/// any later message of the same sender (non-overtaking): eager and
+/// borrowed messages, a window of receives and a blocking one.
+pub(crate) fn truncated_message_goes_to_the_next_posted_receive<L: Launcher>() {
+    launch::<L, _, _>(2, |comm| {
+        for len in [16usize, 3 * EAGER_LIMIT] {
+            if comm.rank() == 0 {
+                comm.recv_into::<u8>(&mut [], 1, 1)?; // go
+                comm.send(&pattern(1, len), 1, 2)?;
+                comm.send(&pattern(2, 8), 1, 3)?;
+                continue;
+            }
+            let mut small = [0u8; 4];
+            let mut any = vec![0u8; len];
+            let mut late = vec![0u8; len];
+            let (e, first, second) = scope(|s| {
+                let r1 = comm.irecv(s, &mut small, 0, 2)?;
+                let r2 = comm.irecv(s, &mut any, 0, ANY_TAG)?;
+                let r3 = comm.irecv(s, &mut late, 0, ANY_TAG)?;
+                comm.send::<u8>(&[], 0, 1)?;
+                let e = r1.wait().unwrap_err();
+                Ok::<_, Error>((e, r2.wait()?, r3.wait()?))
+            })?;
+            assert!(
+                matches!(
+                    e,
+                    Error::Truncated {
+                        tag: 2,
+                        capacity: 4,
+                        ..
+                    }
+                ),
+                "{e:?}"
+            );
+            assert_eq!(first, st(node(0), 2, len), "the earlier message first");
+            assert!(any == pattern(1, len));
+            assert_eq!(second, st(node(0), 3, 8));
+            assert!(late[..8] == pattern(2, 8));
+            assert_eq!(comm.iprobe(ANY_SOURCE, ANY_TAG)?, None);
+        }
         Ok(())
     })
     .unwrap();

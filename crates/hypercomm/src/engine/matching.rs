@@ -332,32 +332,44 @@ impl Engine {
         }
     }
 
-    pub(super) fn arrive(&self, msg: Msg) {
+    pub(super) fn arrive(&self, mut msg: Msg) {
         let mut st = self.st.borrow_mut();
-        let Some(i) = st.posted.iter().position(|p| p.m.hits(&msg)) else {
-            self.count_unexpected(msg.src, msg.payload.len(), true);
-            st.unexpected.push_back(msg);
-            return;
-        };
-        let Some(p) = take_posted(&mut st.posted, i) else {
-            return;
-        };
-        // SAFETY: the posted buffer was a live `&mut [u8]` of the request's
-        // scope, which cannot end before the request is completed or removed.
-        let dst = unsafe { std::slice::from_raw_parts_mut(p.buf.ptr, p.buf.len) };
-        let (src, len) = (msg.src, msg.payload.len());
-        let (result, leftover) = self.deliver(msg, dst, p.layout);
-        match leftover {
-            Some(m) => {
-                self.count_unexpected(src, len, true);
-                st.unexpected.push_back(m);
+        // A receive too short for the message fails with `Truncated` and
+        // leaves it available: the next posted receive that matches it
+        // takes it (before any later message of its sender), else it waits
+        // among the unexpected ones.
+        let mut from = 0;
+        loop {
+            let Some(i) = st.posted.iter().skip(from).position(|p| p.m.hits(&msg)) else {
+                self.count_unexpected(msg.src, msg.payload.len(), true);
+                st.unexpected.push_back(msg);
+                return;
+            };
+            let i = from + i;
+            let Some(p) = take_posted(&mut st.posted, i) else {
+                return;
+            };
+            // SAFETY: the posted buffer was a live `&mut [u8]` of the
+            // request's scope, which cannot end before the request is
+            // completed or removed.
+            let dst = unsafe { std::slice::from_raw_parts_mut(p.buf.ptr, p.buf.len) };
+            let (src, len) = (msg.src, msg.payload.len());
+            let (result, leftover) = self.deliver(msg, dst, p.layout);
+            if p.req == BLOCKING {
+                st.blocking = Some(result);
+            } else if let Some(r) = st.reqs.get_mut(p.req) {
+                r.state = ReqState::done(result);
             }
-            None => self.taken(src, len),
-        }
-        if p.req == BLOCKING {
-            st.blocking = Some(result);
-        } else if let Some(r) = st.reqs.get_mut(p.req) {
-            r.state = ReqState::done(result);
+            match leftover {
+                Some(m) => {
+                    msg = m;
+                    from = i;
+                }
+                None => {
+                    self.taken(src, len);
+                    return;
+                }
+            }
         }
     }
 
