@@ -75,3 +75,33 @@ fn chains_of_lent_segments_are_not_taken_for_deadlocks() {
         b.join().expect("second job").expect("second job's ranks");
     });
 }
+
+/// Reduce-scatterv blocks that one node gives differently (the same total,
+/// another split) are a mismatch on every node in check mode, as they are
+/// for gatherv and scatterv, and the nodes stay in step: the blocks used to
+/// go unchecked, so one node failed on a message's length, another waited
+/// and a third returned a wrong block.
+#[test]
+fn reduce_scatterv_counts_that_differ_are_a_mismatch_on_every_rank() {
+    use hypercomm::collective::Sum;
+    use hypercomm::{Error, TransportKind};
+    let n = 3;
+    let out = hypercomm::run_on(TransportKind::Thread, n, |comm| {
+        let me = comm.rank();
+        let counts = if me == 0 { vec![2, 0, 1] } else { vec![1; n] };
+        let mut block = vec![0i32; counts[me]];
+        let e = comm
+            .reduce_scatterv_into(&[1i32; 3], &counts, &mut block, Sum)
+            .unwrap_err();
+        let after = comm.allreduce(&[1i32], Sum)?;
+        Ok::<_, Error>((e, after))
+    })
+    .unwrap();
+    for (r, (e, after)) in out.iter().enumerate() {
+        assert!(
+            matches!(e, Error::CollectiveMismatch(m) if m.contains("counts")),
+            "rank {r}: {e}"
+        );
+        assert_eq!(after, &[n as i32], "rank {r}");
+    }
+}

@@ -362,7 +362,9 @@ impl Comm {
             output: Output::Borrowed(output),
             op: Some(op),
             sched,
-            check: Check::of::<T>(total, opts),
+            // The blocks, not only their total: nodes that split the
+            // vector differently would exchange blocks of other lengths.
+            check: Check::of_counts::<T>(total, counts, opts),
             finish: None,
         })
     }
