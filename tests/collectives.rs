@@ -105,3 +105,63 @@ fn reduce_scatterv_counts_that_differ_are_a_mismatch_on_every_rank() {
         assert_eq!(after, &[n as i32], "rank {r}");
     }
 }
+
+/// Arguments that are invalid on one node only — a forced algorithm the
+/// collective does not have, gatherv counts of the wrong length, a root's
+/// buffer of the wrong length, a block that is not the node's count — fail
+/// that node with its own error and every other node with a mismatch that
+/// names it, and the nodes stay in step: the next collective works.
+#[test]
+fn invalid_arguments_on_one_rank_fail_every_rank_and_keep_them_in_step() {
+    use hypercomm::collective::Sum;
+    use hypercomm::{CollOpts, Error, TransportKind};
+    let n = 3;
+    let out = hypercomm::run_on(TransportKind::Thread, n, |comm| {
+        let me = comm.rank();
+        let mut errs = Vec::new();
+        let bruck = CollOpts {
+            algorithm: "bruck".parse().unwrap(),
+            ..CollOpts::default()
+        };
+        let opts = if me == 0 { bruck } else { CollOpts::default() };
+        errs.push(comm.bcast_with(&mut [1u8; 3], 0usize, &opts));
+        let opts_r = if me == 2 {
+            CollOpts {
+                algorithm: "pairwise".parse().unwrap(),
+                ..CollOpts::default()
+            }
+        } else {
+            CollOpts::default()
+        };
+        let mut r = vec![0i32; if me == 0 { 2 } else { 0 }];
+        errs.push(comm.reduce_into_with(&[1i32; 2], &mut r, Sum, 0usize, &opts_r));
+        let counts = if me == 1 { vec![1; n + 1] } else { vec![1; n] };
+        let mut g = vec![0i32; if me == 0 { n } else { 0 }];
+        errs.push(comm.gatherv_into(&[1i32], &mut g, &counts, 0usize));
+        let mut g = vec![0i32; if me == 0 { n + 1 } else { 0 }];
+        errs.push(comm.gatherv_into(&[1i32], &mut g, &[1; 3], 0usize));
+        let mine = vec![1i32; if me == 1 { 2 } else { 1 }];
+        errs.push(comm.allgatherv_into(&mine, &mut [0; 3], &[1; 3]));
+        let input = vec![1i32; if me == 0 { n + 1 } else { 0 }];
+        errs.push(comm.scatterv_into(&input, &[1; 3], &mut [0], 0usize));
+        let after = comm.allreduce(&[1i32], Sum)?;
+        Ok::<_, Error>((errs, after))
+    })
+    .unwrap();
+    let bad = [0, 2, 1, 0, 1, 0];
+    for (r, (errs, after)) in out.iter().enumerate() {
+        for (k, e) in errs.iter().enumerate() {
+            match e {
+                Err(Error::InvalidArgument { .. }) if r == bad[k] => {}
+                Err(Error::CollectiveMismatch(m))
+                    if r != bad[k]
+                        && m.contains(&format!(
+                            "rank {} called it with invalid arguments",
+                            bad[k]
+                        )) => {}
+                other => panic!("call {k}, rank {r}: {other:?}"),
+            }
+        }
+        assert_eq!(after, &[n as i32], "rank {r}");
+    }
+}

@@ -240,22 +240,18 @@ impl Comm {
             );
         }
         let me = self.node_parts("gatherv")?.me;
-        if counts.len() == self.size() {
-            need_len("gatherv", "input", input.len(), counts[me])?;
-        }
         let total: usize = counts.iter().sum();
-        self.run_blocking(
-            self.gatherv_call(
-                input,
-                counts,
-                output,
-                root,
-                Collective::Gatherv,
-                total,
-                opts,
-            )?,
-            opts,
-        )
+        let built = if counts.len() == self.size() {
+            need_len("gatherv", "input", input.len(), counts[me])
+        } else {
+            Ok(())
+        }
+        .and_then(|()| {
+            let kind = Collective::Gatherv;
+            self.gatherv_call(input, counts, output, root, kind, total, opts)
+        });
+        let call = self.announce_bad(Collective::Gatherv, "gatherv", built, false)?;
+        self.run_blocking(call, opts)
     }
 
     /// Gather blocks of any lengths at `root` (a node or the host) and
@@ -485,15 +481,13 @@ impl Comm {
         opts: &CollOpts,
     ) -> Result<()> {
         let me = self.node_parts("allgatherv")?.me;
-        if counts.len() == self.size() {
-            need_len("allgatherv", "input", input.len(), counts[me])?;
+        let built = if counts.len() == self.size() {
+            need_len("allgatherv", "input", input.len(), counts[me])
+        } else {
+            Ok(())
         }
-        let call = self.announce_bad(
-            Collective::Allgatherv,
-            "allgatherv",
-            self.allgatherv_call(input, counts, output, opts),
-            false,
-        )?;
+        .and_then(|()| self.allgatherv_call(input, counts, output, opts));
+        let call = self.announce_bad(Collective::Allgatherv, "allgatherv", built, false)?;
         self.run_blocking(call, opts)
     }
 
@@ -649,18 +643,10 @@ impl Comm {
                 opts,
             );
         }
-        self.run_blocking(
-            self.scatterv_call(
-                input,
-                counts,
-                output,
-                root,
-                Collective::Scatterv,
-                total,
-                opts,
-            )?,
-            opts,
-        )
+        let kind = Collective::Scatterv;
+        let built = self.scatterv_call(input, counts, output, root, kind, total, opts);
+        let call = self.announce_bad(kind, "scatterv", built, false)?;
+        self.run_blocking(call, opts)
     }
 
     /// Scatter blocks of different lengths from `root` (a node or the

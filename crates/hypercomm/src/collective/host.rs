@@ -152,6 +152,16 @@ impl Comm {
         Err(e)
     }
 
+    /// [`Comm::announce_bad`] for an error `e` found after the call was
+    /// made (the algorithm it forces cannot serve it), before anything was
+    /// sent: the error to return.
+    pub(crate) fn announced(&self, kind: Collective, what: &'static str, e: Error) -> Error {
+        match self.announce_bad::<()>(kind, what, Err(e), false) {
+            Err(e) => e,
+            Ok(()) => unreachable!("announce_bad returns the error it is given"),
+        }
+    }
+
     /// Take part in a call's check exchange with invalid arguments (so that
     /// every other participant fails), and return `e`. With check mode off
     /// only the call's tags are drawn, to keep the sequence aligned.

@@ -303,9 +303,17 @@ impl Comm {
         mut call: Call<'_, T, O, S>,
         opts: &CollOpts,
     ) -> Result<()> {
-        match self.native_for(&call, opts)? {
+        // A forced algorithm this call cannot run is an invalid argument
+        // found before anything is sent: announced, as the front ends
+        // announce theirs, so that the other nodes fail too.
+        let (kind, what) = (call.kind, call.what);
+        let native = self.native_for(&call, opts);
+        match native.map_err(|e| self.announced(kind, what, e))? {
             None if self.try_board(&mut call, opts)? => Ok(()),
-            None => self.run(call.ready(self)?),
+            None => {
+                let call = call.ready(self);
+                self.run(call.map_err(|e| self.announced(kind, what, e))?)
+            }
             Some((n, ty, red)) => self.run_native(n, &mut call, ty, red),
         }
     }

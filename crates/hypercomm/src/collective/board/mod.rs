@@ -428,7 +428,8 @@ impl Comm {
         } else {
             std::mem::align_of::<T>()
         };
-        let Some(b) = self.board_serves(call.kind, (bytes, align), &call.parts, opts)? else {
+        let serves = self.board_serves(call.kind, (bytes, align), &call.parts, opts);
+        let Some(b) = serves.map_err(|e| self.announced(call.kind, call.what, e))? else {
             return Ok(false);
         };
         let sig = self.check_mode().then(|| self.signature(call));
