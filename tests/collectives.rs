@@ -165,3 +165,47 @@ fn invalid_arguments_on_one_rank_fail_every_rank_and_keep_them_in_step() {
         assert_eq!(after, &[n as i32], "rank {r}");
     }
 }
+
+/// The same for the forms that learn the counts first (gatherv, scatterv,
+/// alltoallv) and for reduce_scatter's block length: an invalid argument
+/// on one node — a root out of range, the root's counts of the wrong
+/// length, send counts of the wrong length, an input that is not a whole
+/// number of blocks — used to leave the other nodes in the count exchange
+/// while that node went on, so every later call failed too.
+#[test]
+fn invalid_arguments_to_count_learning_forms_fail_every_rank_and_keep_them_in_step() {
+    use hypercomm::collective::Sum;
+    use hypercomm::{Error, TransportKind};
+    let n = 3;
+    let out = hypercomm::run_on(TransportKind::Thread, n, |comm| {
+        let me = comm.rank();
+        let mut errs = Vec::new();
+        let root = if me == 1 { n } else { 0 };
+        errs.push(comm.gatherv(&[1i32], root).map(|_| ()));
+        let counts = if me == 0 { vec![1; n + 1] } else { vec![] };
+        errs.push(comm.scatterv(&[1i32; 4], &counts, 0usize).map(|_| ()));
+        let send = if me == 2 { vec![1; n + 1] } else { vec![1; n] };
+        errs.push(comm.alltoallv(&[1i32; 3], &send).map(|_| ()));
+        let input = vec![1i32; if me == 1 { n + 1 } else { n }];
+        errs.push(comm.reduce_scatter(&input, Sum).map(|_| ()));
+        let after = comm.allreduce(&[1i32], Sum)?;
+        Ok::<_, Error>((errs, after))
+    })
+    .unwrap();
+    let bad = [1, 0, 2, 1];
+    for (r, (errs, after)) in out.iter().enumerate() {
+        for (k, e) in errs.iter().enumerate() {
+            match e {
+                Err(Error::InvalidArgument { .. } | Error::InvalidRank { .. }) if r == bad[k] => {}
+                Err(Error::CollectiveMismatch(m))
+                    if r != bad[k]
+                        && m.contains(&format!(
+                            "rank {} called it with invalid arguments",
+                            bad[k]
+                        )) => {}
+                other => panic!("call {k}, rank {r}: {other:?}"),
+            }
+        }
+        assert_eq!(after, &[n as i32], "rank {r}");
+    }
+}

@@ -210,7 +210,8 @@ impl Comm {
     ) -> Result<(Vec<T>, Vec<usize>)> {
         let parts = self.node_parts("alltoallv")?;
         let p = parts.eps.len();
-        need_len("alltoallv", "send_counts", send_counts.len(), p)?;
+        let ok = need_len("alltoallv", "send_counts", send_counts.len(), p);
+        self.announce_bad(Collective::Alltoallv, "alltoallv", ok, false)?;
         let sc = counts_to_u64(send_counts);
         let mut rc = vec![0u64; p];
         let sched = algo::alltoall_pairwise(parts.me, p, 1);
@@ -270,13 +271,14 @@ impl Comm {
     ) -> Result<Vec<T>> {
         let p = self.size();
         if !input.len().is_multiple_of(p.max(1)) {
-            return Err(Error::InvalidArgument {
+            let e = Error::InvalidArgument {
                 op: "reduce_scatter",
                 what: format!(
                     "input has {} elements, not a multiple of {p} nodes",
                     input.len()
                 ),
-            });
+            };
+            return Err(self.announced(Collective::ReduceScatter, "reduce_scatter", e));
         }
         let mut out = vec![T::zeroed(); input.len() / p];
         self.reduce_scatter_into(input, &mut out, op)?;

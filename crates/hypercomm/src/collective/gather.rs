@@ -303,7 +303,8 @@ impl Comm {
             return Ok(None);
         }
         let p = self.size();
-        let r = self.root_index(root, p, "gatherv")?;
+        let r = self.root_index(root, p, "gatherv");
+        let r = self.announce_bad(Collective::Gatherv, "gatherv", r, false)?;
         let counts = self.exchange_counts(input.len(), Collective::Gatherv, Some(r))?;
         let at_root = self.me() == root;
         let total: usize = counts.iter().sum();
@@ -707,10 +708,15 @@ impl Comm {
             return Ok(out);
         }
         let parts = self.node_parts("scatterv")?;
-        let r = self.root_index(root, p, "scatterv")?;
+        let r = self.root_index(root, p, "scatterv").and_then(|r| {
+            if parts.me == r {
+                need_len("scatterv", "the root's counts", counts.len(), p)?;
+            }
+            Ok(r)
+        });
+        let r = self.announce_bad(Collective::Scatterv, "scatterv", r, false)?;
         let mut c = vec![0u64; p];
         if parts.me == r {
-            need_len("scatterv", "the root's counts", counts.len(), p)?;
             c = counts_to_u64(counts);
         }
         let sched = algo::bcast_binomial(parts.me, p, r, p);
