@@ -209,3 +209,41 @@ fn invalid_arguments_to_count_learning_forms_fail_every_rank_and_keep_them_in_st
         assert_eq!(after, &[n as i32], "rank {r}");
     }
 }
+
+/// A barrier whose forced algorithm differs between nodes is a mismatch on
+/// every node in check mode, as it is for every other collective: the
+/// barrier's signature used to state no options, so a tree barrier on one
+/// node and a dissemination barrier on the others waited for each other
+/// until the deadlock detector (or the timeout) ended the job.
+#[test]
+fn barrier_algorithms_that_differ_are_a_mismatch_on_every_rank() {
+    use hypercomm::collective::Sum;
+    use hypercomm::{CollOpts, Error, TransportKind};
+    for n in [2usize, 3, 5] {
+        let out = hypercomm::run_on(TransportKind::Thread, n, |comm| {
+            let alg = if comm.rank() == 0 {
+                "tree"
+            } else {
+                "dissemination"
+            };
+            let opts = CollOpts {
+                algorithm: alg.parse().unwrap(),
+                ..CollOpts::default()
+            };
+            let sub = comm.dup();
+            let e = [comm.barrier_with(&opts), sub.barrier_with(&opts)];
+            let after = sub.allreduce(&[1i32], Sum)?;
+            Ok::<_, Error>((e, after))
+        })
+        .unwrap();
+        for (r, (e, after)) in out.iter().enumerate() {
+            for e in e {
+                assert!(
+                    matches!(e, Err(Error::CollectiveMismatch(m)) if m.contains("algorithm")),
+                    "n={n} rank {r}: {e:?}"
+                );
+            }
+            assert_eq!(after, &[n as i32], "n={n} rank {r}");
+        }
+    }
+}

@@ -211,6 +211,9 @@ impl Comm {
     ) -> Result<Call<'static, u8, NoOp, Plan>> {
         let p = parts.eps.len();
         let sched = Plan::new(opts, 0, Params::new(parts.me, p));
+        // No data, but the options: nodes that force different barriers
+        // would wait for each other.
+        let (flags, segment) = sig_opts::call_flags(opts);
         Ok(Call {
             kind: Collective::Barrier,
             what: "barrier",
@@ -220,7 +223,12 @@ impl Comm {
             output: Output::Borrowed(&mut []),
             op: None,
             sched,
-            check: Check::default(),
+            check: Check {
+                algorithm: opts.algorithm,
+                flags,
+                segment,
+                ..Check::default()
+            },
             finish: None,
         })
     }
