@@ -145,3 +145,24 @@ fn a_closed_stderr_does_not_stop_the_launcher() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(3), "{status:?}");
 }
+
+/// A rank that leaves a process behind holding its output (`daemon &`)
+/// does not keep the launcher: once every rank has ended, the launcher
+/// forwards what is left and exits with the job's code instead of waiting
+/// for that process (Ctrl-C and --timeout could not end it either).
+#[test]
+fn a_process_left_behind_holding_the_output_does_not_keep_the_launcher() {
+    let t = std::time::Instant::now();
+    let o = run(&["-n", "1", "sh", "-c", "sleep 30 & echo $!; exit 3"]);
+    let took = t.elapsed();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    if let Some(pid) = out.trim().strip_prefix("[0] ") {
+        let _ = Command::new("kill").arg(pid).status();
+    }
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(out.starts_with("[0] "), "the rank's line was lost: {out:?}");
+    assert!(
+        took < std::time::Duration::from_secs(10),
+        "the launcher waited {took:?} for the process left behind"
+    );
+}

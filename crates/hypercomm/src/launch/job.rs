@@ -555,9 +555,7 @@ pub fn run_job(spec: &JobSpec) -> Result<JobOutcome> {
         culprit,
         results,
     } = m.run(&rv.events);
-    for f in forwarders {
-        let _ = f.join();
-    }
+    output::join(forwarders);
     drop(prepared);
     let culprit = culprit.map(|ep| {
         if host && ep == spec.nodes {

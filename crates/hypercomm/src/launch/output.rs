@@ -2,6 +2,42 @@
 //! stderr, line by line, each line labelled with its rank.
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Lines forwarded so far, by every forwarder of this process.
+static FORWARDED: AtomicU64 = AtomicU64::new(0);
+/// Forwarders writing a line right now (a slow reader of our output may
+/// hold them there).
+static WRITING: AtomicUsize = AtomicUsize::new(0);
+
+/// How long [`join`] waits for a pipe that has nothing more to read.
+const IDLE: Duration = Duration::from_millis(500);
+
+/// Wait for the forwarders of processes that have all ended. What their
+/// pipes still hold is read at once; a pipe that stays open and silent
+/// [`IDLE`] longer is held by a process they left behind (`sh -c 'daemon
+/// & exit 3'`), and its forwarder is left to it: the job is over, and the
+/// launcher must not wait for that process (Ctrl-C, `--timeout` and a
+/// failing rank would otherwise hang it).
+pub(crate) fn join(handles: Vec<JoinHandle<()>>) {
+    let mut seen = FORWARDED.load(Ordering::SeqCst);
+    let mut quiet_since = Instant::now();
+    while handles.iter().any(|h| !h.is_finished()) {
+        let now = FORWARDED.load(Ordering::SeqCst);
+        if now != seen || WRITING.load(Ordering::SeqCst) > 0 {
+            seen = now;
+            quiet_since = Instant::now();
+        } else if quiet_since.elapsed() >= IDLE {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for h in handles.into_iter().filter(|h| h.is_finished()) {
+        let _ = h.join();
+    }
+}
 
 /// How the lines of one stream are labelled.
 #[derive(Debug, Clone)]
@@ -103,12 +139,15 @@ pub(crate) fn forward_watched(
                 }
             }
             let out = label.apply(&line);
+            WRITING.fetch_add(1, Ordering::SeqCst);
             let _ = if to_stderr {
                 std::io::stderr().lock().write_all(&out)
             } else {
                 let mut o = std::io::stdout().lock();
                 o.write_all(&out).and_then(|_| o.flush())
             };
+            WRITING.fetch_sub(1, Ordering::SeqCst);
+            FORWARDED.fetch_add(1, Ordering::SeqCst);
         }
     })
 }

@@ -95,9 +95,7 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(
     });
     let after: Box<dyn FnOnce() + Send> = Box::new(move || {
         bg.finish();
-        for f in forwarders {
-            let _ = f.join();
-        }
+        super::output::join(forwarders);
     });
     let joined = connect_rendezvous(&rv.addr.to_string(), &secret, &jobid, n).and_then(|ctl| {
         join_job(
