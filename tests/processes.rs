@@ -532,6 +532,33 @@ fn ctrl_c_stops_the_whole_job() {
     assert!(stderr.contains("interrupted"), "{stderr}");
 }
 
+/// A rank started through a shell that does not `exec` it (`sh -c 'prog;
+/// true'`): --timeout stops the shell, the launcher ends with 124 although
+/// the program it left behind still holds its output and its connection,
+/// and that program ends with the launcher.
+#[test]
+fn timeout_ends_a_job_whose_ranks_left_their_program_behind() {
+    let prog = example_bin("faults");
+    let script = format!(
+        "{} wait-file /nonexistent/never & echo pid $!; wait",
+        prog.display()
+    );
+    let mut c = launcher();
+    c.args(["-n", "2", "--timeout", "3", "sh", "-c", &script]);
+    let t = Instant::now();
+    let out = run(c);
+    let took = t.elapsed();
+    let pids: Vec<i32> = pids_in(&out.stdout).iter().map(|&p| p as i32).collect();
+    common::procs::gone_within(&pids, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(124), "{}", out.both());
+    assert_eq!(pids.len(), 2, "{}", out.both());
+    assert!(
+        took < Duration::from_secs(15),
+        "took {took:?}: {}",
+        out.both()
+    );
+}
+
 /// `hypercomm sim run` stops its program on SIGTERM or SIGINT, as the
 /// launcher stops its ranks, and exits with 130; nothing is left running.
 #[test]

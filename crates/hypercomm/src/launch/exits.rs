@@ -70,11 +70,18 @@ pub(crate) fn describe_remote_exit(status: ExitStatus) -> (String, Option<i32>) 
     }
 }
 
-/// Send `sig` to `pid`.
+/// Send `sig` to `pid`, and to its process group when it leads one (the
+/// launcher's ranks: what they started stops with them).
 pub(crate) fn kill(pid: u32, sig: i32) {
-    // SAFETY: kill(2) with a pid we started and have not yet reaped (the
-    // monitor stops signalling a child once its exit was seen).
+    let pid = pid as libc::pid_t;
+    // SAFETY: getpgid(2) and kill(2) with a pid we started and have not
+    // yet reaped (the monitor stops signalling a child once its exit was
+    // seen), so neither it nor its group can be another's.
     unsafe {
-        libc::kill(pid as libc::pid_t, sig);
+        if libc::getpgid(pid) == pid {
+            libc::kill(-pid, sig);
+        } else {
+            libc::kill(pid, sig);
+        }
     }
 }

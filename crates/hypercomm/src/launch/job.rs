@@ -40,7 +40,7 @@ use crate::transport::tcp::auth::{random_bytes, to_hex, SECRET_LEN};
 use crate::transport::TransportKind;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use std::ffi::OsString;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -159,6 +159,10 @@ pub(crate) struct JobVars {
     pub(crate) ssh: Vec<OsString>,
     /// The endpoint that inherits this process's standard input, if any.
     pub(crate) stdin_to: Option<usize>,
+    /// Start each process here in a process group of its own, so that
+    /// stopping it stops what it started too (`sh -c 'prog; true'`). Not
+    /// the one that reads a terminal: it stays in the foreground.
+    pub(crate) own_groups: bool,
 }
 
 /// The contract's variables for endpoint `ep` (without the secret).
@@ -229,8 +233,11 @@ pub(crate) fn start(
     };
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let inherit = vars.inherit.clone();
+    let reads_tty = vars.stdin_to == Some(p.ep) && std::io::stdin().is_terminal();
+    let own_group = vars.own_groups && matches!(p.place, Place::Here { .. }) && !reads_tty;
     // SAFETY: the closure runs between fork and exec and only makes
-    // async-signal-safe system calls (prctl, fcntl) on plain integers.
+    // async-signal-safe system calls (prctl, setpgid, fcntl) on plain
+    // integers.
     unsafe {
         cmd.pre_exec(move || {
             // Die with the launcher (its thread that started us); other
@@ -238,6 +245,9 @@ pub(crate) fn start(
             // way out is all there is.
             #[cfg(target_os = "linux")]
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            if own_group {
+                libc::setpgid(0, 0);
+            }
             for &fd in &inherit {
                 let flags = libc::fcntl(fd, libc::F_GETFD);
                 if flags >= 0 {
@@ -520,6 +530,7 @@ pub fn run_job(spec: &JobSpec) -> Result<JobOutcome> {
         ssh: spec.ssh.clone(),
         // The host is the endpoint after the nodes.
         stdin_to: spec.stdin.then_some(if host { spec.nodes } else { 0 }),
+        own_groups: spec.signals,
     };
     let mut pids = vec![None; endpoints];
     let mut forwarders = Vec::new();

@@ -43,6 +43,9 @@ pub(crate) const GRACE: Duration = Duration::from_secs(2);
 /// exited first. Without such evidence the verdict waits for the end of
 /// the job.
 pub(crate) const WINDOW: Duration = Duration::from_millis(300);
+/// After the last child ended, how long its control connections may stay
+/// open (its last reports are read well within it).
+const LINGER: Duration = Duration::from_secs(1);
 /// After SIGTERM, how long before SIGKILL.
 pub(crate) const KILL_AFTER: Duration = Duration::from_secs(1);
 
@@ -257,6 +260,8 @@ pub(crate) struct Monitor {
     lost_at: Option<Instant>,
     /// What the starter said of a rank's death (rank, signal).
     starter_said: Option<(usize, i32)>,
+    /// When the last child ended.
+    all_exited_at: Option<Instant>,
 }
 
 impl Monitor {
@@ -289,6 +294,7 @@ impl Monitor {
             lost: Vec::new(),
             lost_at: None,
             starter_said: None,
+            all_exited_at: None,
         }
     }
 
@@ -447,10 +453,12 @@ impl Monitor {
         if children {
             // A child that joined may have reported its result just before
             // it exited: its control connection's end (read after every
-            // message on it) says that nothing more will come.
+            // message on it) says that nothing more will come; one open
+            // [`LINGER`] later is a process's that a child left behind.
             all_exited
-                && (0..self.writers.len())
+                && ((0..self.writers.len())
                     .all(|ep| self.writers[ep].is_none() || self.ctl_closed[ep])
+                    || self.all_exited_at.is_some_and(|t| t.elapsed() >= LINGER))
         } else {
             self.ctl_closed.iter().all(|&c| c)
         }
@@ -554,6 +562,10 @@ impl Monitor {
             }
             Event::Exited { ep, status } => {
                 self.exited[ep] = true;
+                let mut pids = self.setup.pids.iter().enumerate();
+                if pids.all(|(e, p)| p.is_none() || self.exited[e]) {
+                    self.all_exited_at.get_or_insert_with(Instant::now);
+                }
                 let (how, code) = match self.remote(ep) {
                     Some(_) => describe_remote_exit(status),
                     None => describe_exit(status),

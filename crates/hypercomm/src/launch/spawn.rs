@@ -46,6 +46,7 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(
         ssh: Vec::new(),
         // The host is this process: it keeps its standard input.
         stdin_to: None,
+        own_groups: false,
     };
     let mut argv: Vec<OsString> = vec![program.as_ref().to_os_string()];
     argv.extend(args.iter().map(|a| a.as_ref().to_os_string()));
