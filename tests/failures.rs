@@ -857,11 +857,14 @@ fn timeout_from_environment_child(mode: &str) {
         // A bad value is an error naming the variable and the value (a
         // timeout too long for a Duration used to panic; a bad yield time
         // was ignored).
-        "invalid" | "invalid-yield" => {
-            let var = if mode == "invalid" {
-                "HYPERCOMM_TIMEOUT"
-            } else {
-                "HYPERCOMM_YIELD_US"
+        "invalid" | "invalid-yield" | "invalid-switch" => {
+            let var = match mode {
+                "invalid" => "HYPERCOMM_TIMEOUT",
+                "invalid-yield" => "HYPERCOMM_YIELD_US",
+                _ => ["HYPERCOMM_CHECK", "HYPERCOMM_SHM_CMA", "HYPERCOMM_HOST"]
+                    .into_iter()
+                    .find(|v| std::env::var(v).is_ok())
+                    .expect("one switch set"),
             };
             let value = std::env::var(var).unwrap();
             let e = hypercomm::run(1, |_| Ok::<_, Error>(())).unwrap_err();
@@ -891,6 +894,10 @@ fn timeout_from_environment() {
             ("invalid", "HYPERCOMM_TIMEOUT", "1e300"),
             ("invalid-yield", "HYPERCOMM_YIELD_US", "fast"),
             ("invalid-yield", "HYPERCOMM_YIELD_US", "-5"),
+            // Switches took any other value silently as on or off.
+            ("invalid-switch", "HYPERCOMM_CHECK", "maybe"),
+            ("invalid-switch", "HYPERCOMM_SHM_CMA", "yes"),
+            ("invalid-switch", "HYPERCOMM_HOST", "2"),
         ] {
             let exe = std::env::current_exe().expect("test binary path");
             let out = std::process::Command::new(exe)
@@ -898,6 +905,9 @@ fn timeout_from_environment() {
                 .env("HYPERCOMM_FAILURES_CHILD", mode)
                 .env_remove("HYPERCOMM_TIMEOUT")
                 .env_remove("HYPERCOMM_YIELD_US")
+                .env_remove("HYPERCOMM_CHECK")
+                .env_remove("HYPERCOMM_SHM_CMA")
+                .env_remove("HYPERCOMM_HOST")
                 .env(var, value)
                 .output()
                 .expect("running the child test process");

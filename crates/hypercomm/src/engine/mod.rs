@@ -165,10 +165,32 @@ pub(crate) struct Engine {
 }
 
 /// Check the engine's environment variables (`HYPERCOMM_TIMEOUT`,
-/// `HYPERCOMM_YIELD_US`): an error names a bad value; the default timeout.
+/// `HYPERCOMM_YIELD_US`, and the switches `HYPERCOMM_CHECK`,
+/// `HYPERCOMM_SHM_CMA` and `HYPERCOMM_HOST`): an error names a bad value;
+/// the default timeout.
 pub(crate) fn env_settings() -> Result<Option<Duration>> {
     waits::env_yield()?;
+    env_switch("HYPERCOMM_CHECK", &["on", "off", "1", "0", "true", "false"])?;
+    env_switch("HYPERCOMM_SHM_CMA", &["1", "0"])?;
+    env_switch("HYPERCOMM_HOST", &["1", "0"])?;
     env_timeout()
+}
+
+/// A switch's value, when set, must be one of `accepted` (a value that
+/// was not one of them used to be taken silently as one of the two).
+fn env_switch(var: &'static str, accepted: &[&str]) -> Result<()> {
+    match std::env::var(var) {
+        Ok(v) if !v.trim().is_empty() && !accepted.contains(&v.trim()) => {
+            Err(Error::InvalidArgument {
+                op: var,
+                what: format!(
+                    "the environment variable is {v:?}; it takes one of {}",
+                    accepted.join(", ")
+                ),
+            })
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Parse `HYPERCOMM_TIMEOUT` (seconds, may be fractional).
