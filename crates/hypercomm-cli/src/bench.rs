@@ -500,7 +500,7 @@ pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
     let min_n = if a.op.is_collective() { 1 } else { 2 };
     if a.n < min_n {
         return Err(format!(
-            "-n {} : {name} needs at least {min_n} rank{}",
+            "-n {}: {name} needs at least {min_n} rank{}",
             a.n,
             if min_n == 1 { "" } else { "s" }
         ));

@@ -146,6 +146,15 @@ pub(crate) fn main(a: RunArgs) -> Result<i32, String> {
     Ok(out.code)
 }
 
+/// The variables the launcher gives each process itself: `-x` cannot
+/// replace them (a rank told another's place fails to join).
+const LAUNCHER_SETS: [&str; 9] = {
+    use hypercomm::launch::env::*;
+    [
+        RANK, NODES, HOST, TRANSPORT, RENDEZVOUS, SECRET, JOB, BIND, SHM_FD,
+    ]
+};
+
 /// The variables of `-x NAME=VALUE` and `-x NAME` (this environment's
 /// value; an error when it has none).
 fn exports(given: &[String]) -> Result<Vec<(OsString, OsString)>, String> {
@@ -162,6 +171,11 @@ fn exports(given: &[String]) -> Result<Vec<(OsString, OsString)>, String> {
             if bad {
                 return Err(format!(
                     "-x {x}: `{name}` is not a variable name (letters, digits and _, not starting with a digit)"
+                ));
+            }
+            if LAUNCHER_SETS.contains(&name) {
+                return Err(format!(
+                    "-x {x}: {name} is set by the launcher for each process (its part in the job) and cannot be given"
                 ));
             }
             let value = match value {

@@ -166,3 +166,35 @@ fn a_process_left_behind_holding_the_output_does_not_keep_the_launcher() {
         "the launcher waited {took:?} for the process left behind"
     );
 }
+
+/// `-x` cannot replace a variable the launcher gives each process (a rank
+/// told another's place used to fail in `init` with a panic-like message
+/// far from its cause); ordinary variables pass.
+#[test]
+fn x_refuses_the_variables_the_launcher_sets_itself() {
+    for var in ["HYPERCOMM_RANK=5", "HYPERCOMM_NODES", "HYPERCOMM_SECRET=00"] {
+        let o = run(&["-n", "2", "-x", var, "true"]);
+        let err = stderr(&o);
+        let name = var.split('=').next().unwrap();
+        assert!(!o.status.success(), "-x {var}: {err}");
+        assert!(
+            err.contains(&format!("-x {var}"))
+                && err.contains(&format!("{name} is set by the launcher")),
+            "-x {var}: {err}"
+        );
+    }
+    let o = run(&[
+        "-n",
+        "1",
+        "-x",
+        "MY_SETTING=3",
+        "sh",
+        "-c",
+        "test \"$MY_SETTING\" = 3",
+    ]);
+    assert!(
+        !stderr(&o).contains("set by the launcher"),
+        "{}",
+        stderr(&o)
+    );
+}
