@@ -60,6 +60,21 @@ fn mpirun_spelling(mut args: Vec<OsString>) -> Result<Vec<OsString>, String> {
     let Some(sub) = args.get(1).and_then(|a| a.to_str()).map(str::to_owned) else {
         return Ok(args);
     };
+    if sub == "bench" {
+        // Its rank count is `-n`; `-np N` (`-npN`, `-np=N`), as for
+        // `run`, means it too (clap read `-np 2` as `-n p`). Bench takes
+        // no program, so no word after it is anyone else's.
+        for a in args.iter_mut().skip(2) {
+            let t = a.to_string_lossy().into_owned();
+            if t == "--" {
+                break;
+            }
+            if let Some(v) = t.strip_prefix("-np") {
+                *a = format!("-n{v}").into();
+            }
+        }
+        return Ok(args);
+    }
     if sub != "run" && sub != "sim" {
         return Ok(args);
     }
@@ -278,7 +293,9 @@ mod tests {
                 "hc run -H a,b -f hf --np 2 ./p",
             ),
             ("hc run --timeout 5 ./p -np", "hc run --timeout 5 ./p -np"),
-            ("hc bench -np 2", "hc bench -np 2"),
+            ("hc bench -np 2", "hc bench -n 2"),
+            ("hc bench latency -np4", "hc bench latency -n4"),
+            ("hc bench -np=3 bw", "hc bench -n=3 bw"),
             ("hc run -n4 ./p -n5", "hc run -n 4 ./p -n5"),
             ("hc run -n=4 ./p", "hc run -n 4 ./p"),
             ("hc run -np4 ./p", "hc run --np 4 ./p"),
