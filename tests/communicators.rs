@@ -424,3 +424,28 @@ fn nested_chains_have_distinct_contexts() {
         }
     });
 }
+
+/// `Cart::shift` by any displacement, `isize::MAX` and `isize::MIN`
+/// included: a periodic axis wraps it, a line has no rank past its edge
+/// (the displacement used to overflow: a panic in a debug build, a wrong
+/// rank in a release build).
+#[test]
+fn cartesian_shifts_by_any_displacement_wrap_or_leave_without_overflow() {
+    let out = hypercomm::run(3, |comm| {
+        let ring = comm.cartesian(&[3], &[true])?.expect("in the grid");
+        let line = comm.cartesian(&[3], &[false])?.expect("in the grid");
+        let me = ring.coords()[0] as i128;
+        let at = |d: i128| Some((me + d).rem_euclid(3) as usize);
+        for disp in [isize::MAX, isize::MIN, isize::MIN + 1, -4, 5] {
+            let s = ring.shift(0, disp);
+            assert_eq!(s.dest, at(disp as i128), "dest of {disp}");
+            assert_eq!(s.source, at(-(disp as i128)), "source of {disp}");
+            assert_eq!(ring.neighbour(0, disp), at(disp as i128), "{disp}");
+            let s = line.shift(0, disp);
+            assert_eq!((s.dest, s.source), (None, None), "{disp} on a line");
+        }
+        Ok::<_, Error>(ring.shift(0, 1).dest)
+    })
+    .unwrap();
+    assert_eq!(out, vec![Some(1), Some(2), Some(0)]);
+}

@@ -566,26 +566,6 @@ mod tests {
     }
 
     #[test]
-    fn shifts_by_any_displacement_wrap_or_leave_without_overflow() {
-        let out = crate::run(3, |comm| {
-            let ring = comm.cartesian(&[3], &[true])?.expect("in the grid");
-            let line = comm.cartesian(&[3], &[false])?.expect("in the grid");
-            let me = ring.coords()[0] as i128;
-            let at = |d: i128| Some((me + d).rem_euclid(3) as usize);
-            for disp in [isize::MAX, isize::MIN, isize::MIN + 1, -4, 5] {
-                let s = ring.shift(0, disp);
-                assert_eq!(s.dest, at(disp as i128), "dest of {disp}");
-                assert_eq!(s.source, at(-(disp as i128)), "source of {disp}");
-                let s = line.shift(0, disp);
-                assert_eq!((s.dest, s.source), (None, None), "{disp} on a line");
-            }
-            Ok::<_, crate::Error>(ring.shift(0, 1).dest)
-        })
-        .unwrap();
-        assert_eq!(out, vec![Some(1), Some(2), Some(0)]);
-    }
-
-    #[test]
     fn linear_is_axis_0_fastest() {
         assert_eq!(linear(&[3, 2], &[1, 1]), 4);
         assert_eq!(unlinear(&[3, 2], 4), vec![1, 1]);
