@@ -114,6 +114,15 @@ impl Comm {
         })
     }
 
+    /// Hand `payload` over to `dest` (operation `op`): it completes at
+    /// once unless it waits for credit, with this handle's timeout.
+    fn send_owned(&self, payload: Payload, dest: Rank, tag: u32, op: &'static str) -> Result<()> {
+        let ep = self.ep(dest, op)?;
+        let (g, ctx) = (self.group(), self.inner.ctx);
+        self.engine()
+            .send_owned(g, ep, ctx, tag, payload, self.timeout, op)
+    }
+
     fn send_bytes(
         &self,
         data: &[u8],
@@ -155,16 +164,7 @@ impl Comm {
         dest: impl Into<Rank>,
         tag: u32,
     ) -> Result<()> {
-        let ep = self.ep(dest.into(), "send_vec")?;
-        self.engine().send_owned(
-            self.group(),
-            ep,
-            self.inner.ctx,
-            tag,
-            Payload::Vec(Box::new(v)),
-            self.timeout,
-            "send_vec",
-        )
+        self.send_owned(Payload::Vec(Box::new(v)), dest.into(), tag, "send_vec")
     }
 
     /// Receive into `buf`. The message may be shorter than `buf`
@@ -287,16 +287,7 @@ impl Comm {
             tag,
             message: e.to_string(),
         })?;
-        let ep = self.ep(dest, "send_obj")?;
-        self.engine().send_owned(
-            self.group(),
-            ep,
-            self.inner.ctx,
-            tag,
-            Payload::Bytes(bytes),
-            self.timeout,
-            "send_obj",
-        )
+        self.send_owned(Payload::Bytes(bytes), dest, tag, "send_obj")
     }
 
     #[cfg(feature = "serde")]
@@ -414,16 +405,7 @@ impl Comm {
         tag: u32,
     ) -> Result<()> {
         let packed = pack_strided(buf, elem_len, stride, count)?;
-        let ep = self.ep(dest.into(), "send_strided")?;
-        self.engine().send_owned(
-            self.group(),
-            ep,
-            self.inner.ctx,
-            tag,
-            Payload::Bytes(packed),
-            self.timeout,
-            "send_strided",
-        )
+        self.send_owned(Payload::Bytes(packed), dest.into(), tag, "send_strided")
     }
 
     /// CMMD receive_v: lay the packed message into `count` elements of

@@ -155,13 +155,8 @@ impl Engine {
             }
             Kind::SyncAck => self.st.borrow_mut().acks.push((h.id, h.len as usize)),
             Kind::GlobalOr => {
-                let n = self.t.endpoints();
                 let mut st = self.st.borrow_mut();
-                let bits = st
-                    .global_or
-                    .entry(h.context)
-                    .or_insert_with(|| vec![false; n]);
-                if let Some(b) = bits.get_mut(h.src as usize) {
+                if let Some(b) = self.or_bits(&mut st, h.context).get_mut(h.src as usize) {
                     *b = h.id != 0;
                 }
             }

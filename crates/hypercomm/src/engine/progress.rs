@@ -3,7 +3,7 @@
 //! that every wait advances (non-blocking collectives).
 
 use super::matching::Offers;
-use super::{Engine, Group};
+use super::{Engine, Group, State};
 use crate::error::Result;
 use crate::trace::recorder::{self, Event};
 use crate::transport::{Arrival, Frame, Payload, Transport};
@@ -170,13 +170,18 @@ impl Engine {
 
     /// Send a control frame (no payload semantics for matching).
     pub(crate) fn control(&self, to: u32, kind: Kind, id: u64, payload: Vec<u8>) {
+        self.control_in(0, to, kind, id, payload);
+    }
+
+    /// [`Engine::control`] about the communicator of context `ctx`.
+    fn control_in(&self, ctx: u64, to: u32, kind: Kind, id: u64, payload: Vec<u8>) {
         let _ = self.t.send(Frame {
             header: Header {
                 kind,
                 flags: 0,
                 src: self.me,
                 dst: to,
-                context: 0,
+                context: ctx,
                 tag: 0,
                 id,
                 len: payload.len() as u64,
@@ -192,30 +197,24 @@ impl Engine {
     pub(crate) fn set_global_or(&self, g: &Group, ctx: u64, v: bool) {
         let changed = {
             let mut st = self.st.borrow_mut();
-            let n = self.t.endpoints();
-            let bits = st.global_or.entry(ctx).or_insert_with(|| vec![false; n]);
             let me = self.me as usize;
+            let bits = self.or_bits(&mut st, ctx);
             let old = bits[me];
             bits[me] = v;
             old != v
         };
         if changed {
             for m in g.members().filter(|&m| m != self.me) {
-                let _ = self.t.send(Frame {
-                    header: Header {
-                        kind: Kind::GlobalOr,
-                        flags: 0,
-                        src: self.me,
-                        dst: m,
-                        context: ctx,
-                        tag: 0,
-                        id: v as u64,
-                        len: 0,
-                    },
-                    payload: Payload::Bytes(Vec::new()),
-                });
+                self.control_in(ctx, m, Kind::GlobalOr, v as u64, Vec::new());
             }
         }
+    }
+
+    /// The global-OR bits of every endpoint for the communicator of context
+    /// `ctx` (all clear until one is set).
+    pub(super) fn or_bits<'s>(&self, st: &'s mut State, ctx: u64) -> &'s mut Vec<bool> {
+        let n = self.t.endpoints();
+        st.global_or.entry(ctx).or_insert_with(|| vec![false; n])
     }
 
     /// The OR of the latest bits known from the members of `g` for the

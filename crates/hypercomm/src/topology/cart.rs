@@ -25,7 +25,7 @@
 //! Not done yet: `Cart_map`-style placement by measured distances; more
 //! than three axes.
 
-use super::mesh::Mesh;
+use super::mesh::{moved, Mesh};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::rank::Rank;
@@ -387,14 +387,7 @@ impl Cart {
         }
         let mut c = Vec::with_capacity(coords.len());
         for (a, &x) in coords.iter().enumerate() {
-            let d = self.dims[a] as isize;
-            if self.periodic[a] {
-                c.push(x.rem_euclid(d) as usize);
-            } else if (0..d).contains(&x) {
-                c.push(x as usize);
-            } else {
-                return None;
-            }
+            c.push(moved(self.dims[a], self.periodic[a], x as i128)?);
         }
         Some(linear(&self.dims, &c))
     }
@@ -412,17 +405,9 @@ impl Cart {
         if self.is_host() || axis >= self.dims.len() {
             return None;
         }
-        let d = self.dims[axis] as i128;
         let to = self.coords[axis] as i128 + disp;
-        let to = if self.periodic[axis] {
-            to.rem_euclid(d)
-        } else if (0..d).contains(&to) {
-            to
-        } else {
-            return None;
-        };
         let mut c = self.coords.clone();
-        c[axis] = to as usize;
+        c[axis] = moved(self.dims[axis], self.periodic[axis], to)?;
         Some(linear(&self.dims, &c))
     }
 

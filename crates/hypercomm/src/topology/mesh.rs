@@ -23,6 +23,19 @@
 use super::hypercube::{gray, gray_inverse};
 use crate::error::{Error, Result};
 
+/// Coordinate `to` on an axis of `len` places: wrapped when the axis is
+/// periodic, `None` past its edge otherwise. In a width where no
+/// coordinate plus displacement overflows (`isize::MIN` negated
+/// included).
+pub(crate) fn moved(len: usize, periodic: bool, to: i128) -> Option<usize> {
+    let len = len as i128;
+    if periodic {
+        Some(to.rem_euclid(len) as usize)
+    } else {
+        (0..len).contains(&to).then_some(to as usize)
+    }
+}
+
 /// A mesh of processes embedded in a hypercube (MESH).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mesh {
@@ -144,16 +157,8 @@ impl Mesh {
     /// when the mesh does not use `node`.
     pub fn neighbour(&self, node: usize, axis: usize, disp: isize) -> Option<usize> {
         let mut c = self.coords(node)?;
-        // In a width where no displacement overflows.
-        let l = *self.dims.get(axis)? as i128;
-        let moved = c[axis] as i128 + disp as i128;
-        c[axis] = if self.periodic[axis] {
-            moved.rem_euclid(l) as usize
-        } else if (0..l).contains(&moved) {
-            moved as usize
-        } else {
-            return None;
-        };
+        let len = *self.dims.get(axis)?;
+        c[axis] = moved(len, self.periodic[axis], c[axis] as i128 + disp as i128)?;
         self.node(&c)
     }
 
