@@ -6,7 +6,8 @@ usage: bench/callgrind_oneway.py hc|ompi FILE...
 Each FILE is the callgrind output of one rank of `hypercomm bench latency`
 (hc) or of `osu latency` (ompi). A rank's blocking receives cost
 M*a + (P - M)*e instructions in all: M messages, P polling passes made
-inside the receives (calls of the engine's `progress`, or of Open MPI's
+inside the receives (calls of the engine's `progress` and of the shared
+memory's `take_next_from`, the fast path's poll, or of Open MPI's
 `opal_progress` from `MPI_Recv`), `a` the receive's own work including the
 pass that finds the message, `e` the cost of a pass that finds nothing.
 Ranks that waited different amounts (P/M from a few to a few hundred)
@@ -20,7 +21,7 @@ import sys
 
 PATTERNS = {
     "hc": dict(send=r"Comm>::send_bytes$", recv=r"Comm>::recv_into$",
-               poll=r"Engine>::progress$"),
+               poll=r"Engine>::progress$|ShmEndpoint>::take_next_from$"),
     "ompi": dict(send=r"^PMPI_Send$", recv=r"^PMPI_Recv$", poll=r"^opal_progress$"),
 }
 

@@ -33,6 +33,7 @@ macro_rules! conformance_suite {
             probe,
             truncation_keeps_message,
             truncated_message_goes_to_the_next_posted_receive,
+            a_blocking_receive_takes_nothing_out_of_turn,
             zero_length,
             large_message_64mib,
             large_messages_at_every_boundary,
@@ -311,6 +312,106 @@ pub(crate) fn probe<L: Launcher>() {
 /// A too-small receive buffer gives Truncated and leaves the message in
 /// place (blocking and posted receives, eager and borrowed messages);
 /// recv_partial takes what fits and an ssend learns how much was taken.
+/// A blocking receive from one source finds, first in the channel from
+/// it, a message it must not take straight away: a synchronous one
+/// (acknowledged only when taken), one too long for its buffer, one on
+/// another communicator, one that a receive posted earlier matches too;
+/// and a partial receive keeps a prefix. The receiver sleeps (which
+/// takes nothing in) while each message arrives, so that it waits in the
+/// channel, not among the unexpected ones, when the receive looks; a
+/// barrier starts each round (on threads and shared memory it sends
+/// nothing through the channels, and no credit comes back through them
+/// ahead of the next message).
+pub(crate) fn a_blocking_receive_takes_nothing_out_of_turn<L: Launcher>() {
+    launch::<L, _, _>(2, |comm| {
+        let other = comm.dup();
+        // Short enough to be at hand whole in every transport's channel.
+        let long = pattern(3, 24);
+        if comm.rank() == 0 {
+            // Sends only once the receiver is out of the barrier (whose
+            // wait takes in what arrives).
+            let next = || {
+                comm.barrier()?;
+                std::thread::sleep(Duration::from_millis(20));
+                Ok::<_, Error>(())
+            };
+            let one = [1u64];
+            scope(|s| comm.issend(s, &one, 1, 1)?.wait())?;
+            next()?;
+            comm.send(&long, 1, 3)?;
+            next()?;
+            other.send(&[3u64], 1, 2)?;
+            comm.send(&[2u64], 1, 2)?;
+            next()?;
+            comm.send(&[4u64], 1, 9)?;
+            comm.send(&[5u64], 1, 9)?;
+            next()?;
+            comm.send(&long, 1, 11)?;
+            return Ok(());
+        }
+        let next = || {
+            comm.barrier()?;
+            std::thread::sleep(Duration::from_millis(100));
+            Ok::<_, Error>(())
+        };
+        std::thread::sleep(Duration::from_millis(100));
+        let mut b = [0u64];
+        // Taken on the frame path, which acknowledges it (else the
+        // sender's wait ends in its timeout).
+        assert_eq!(comm.recv_into(&mut b, 0, 1)?, st(node(0), 1, 8));
+        assert_eq!(b, [1], "the synchronous message");
+        next()?;
+        let e = comm.recv_into(&mut b, 0, 3).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Truncated {
+                    len: 24,
+                    capacity: 8,
+                    tag: 3,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let mut whole = [0u8; 24];
+        assert_eq!(comm.recv_into(&mut whole, 0, 3)?, st(node(0), 3, 24));
+        assert_eq!(
+            whole.as_slice(),
+            long.as_slice(),
+            "kept after the truncation"
+        );
+        next()?;
+        assert_eq!(comm.recv_into(&mut b, 0, 2)?, st(node(0), 2, 8));
+        assert_eq!(b, [2], "passed the other communicator's message");
+        assert_eq!(other.recv_into(&mut b, 0, 2)?, st(node(0), 2, 8));
+        assert_eq!(b, [3], "the other communicator's message");
+        next()?;
+        let (mut first, mut second) = ([0u64], [0u64]);
+        scope(|s| -> hypercomm::Result<()> {
+            let r = comm.irecv(s, &mut first, 0, 9)?;
+            comm.recv_into(&mut second, 0, 9)?;
+            r.wait()?;
+            Ok(())
+        })?;
+        assert_eq!((first, second), ([4], [5]), "posted first, matched first");
+        next()?;
+        let mut head = [0u8; 16];
+        let p = comm.recv_partial(&mut head, 0, 11)?;
+        assert_eq!(
+            p,
+            Partial {
+                status: st(node(0), 11, 24),
+                received: 16
+            }
+        );
+        assert_eq!(head.as_slice(), &long[..16]);
+        assert_eq!(comm.iprobe(0, ANY_TAG)?, None, "nothing else came");
+        Ok(())
+    })
+    .unwrap();
+}
+
 pub(crate) fn truncation_keeps_message<L: Launcher>() {
     const BIG: usize = 50_000;
     const BIG2: usize = 40_000;

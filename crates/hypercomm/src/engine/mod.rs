@@ -13,7 +13,12 @@
 //!   bytes are at hand (a ring slot, an inline payload) to the posted
 //!   receives before it builds a frame
 //!   ([`Transport::try_recv_offer`]);
-//!   a match is copied straight into the receiver's buffer. A small send
+//!   a match is copied straight into the receiver's buffer. A blocking
+//!   receive from one source with nothing else posted first polls that
+//!   source's channel alone ([`Transport::take_from`]) and copies a
+//!   matching message there straight into its buffer, without posting
+//!   itself or running the general wait (for a spinning wait's passes;
+//!   then it posts and waits as any receive). A small send
 //!   goes through [`Transport::send_copied`],
 //!   which writes header and payload into the channel in one go. Neither
 //!   takes a request, an allocation or a lock. A message that streams in
@@ -58,7 +63,8 @@
 //! |---|---|
 //! | `mod.rs` | the [`Engine`] of one endpoint, its state, construction |
 //! | `group.rs` | [`Group`]: how a communicator maps endpoints to ranks |
-//! | `matching.rs` | match criteria, arrival, delivery, blocking receives and probes |
+//! | `matching.rs` | match criteria, arrival, delivery |
+//! | `blocking.rs` | blocking receives (and their fast path) and probes |
 //! | `requests.rs` | sends, posted receives, the request slab, test / wait / withdraw |
 //! | `progress.rs` | draining the transport, control frames, the [`Task`] trait for work advanced by every wait (non-blocking collectives) |
 //! | `flow.rs` | flow control: credit per receiver, frames waiting for it, credit given back |
@@ -77,6 +83,7 @@
 //! their acknowledgement is a frame); a blocking receive inside another's
 //! wait (a task's) looks only at the unexpected queue.
 
+mod blocking;
 mod flow;
 mod group;
 mod matching;

@@ -11,7 +11,8 @@
 //! [`Transport::endpoints`]), moving frames ([`Transport::send`],
 //! [`Transport::try_recv`], [`Transport::wait`]; the eager fast path's
 //! [`Transport::send_copied`] and [`Transport::try_recv_offer`] with its
-//! [`Transport::unclaim`], which have defaults), what is known of the peers
+//! [`Transport::unclaim`], and a blocking receive's
+//! [`Transport::take_from`], which have defaults), what is known of the peers
 //! and of the job ([`Transport::peer_state`], [`Transport::fault`] and its
 //! quick look [`Transport::faulted`]), ending
 //! ([`Transport::abort`], [`Transport::close`]), what selection needs
@@ -215,6 +216,16 @@ pub trait Transport {
             None => Arrival::Nothing,
         }
     }
+    /// The fast path of a blocking receive from one endpoint: offer the
+    /// next arrival from `src` to `taker` when it is a whole data message
+    /// whose bytes are at hand, consuming it only when taken. Anything
+    /// else stays where it is for [`Transport::try_recv_offer`]: no frame
+    /// is built, nothing is flushed or reaped. Never blocks. Default:
+    /// [`Direct::Other`] (no such path).
+    fn take_from(&self, src: usize, taker: &mut dyn Taker) -> Direct {
+        let _ = (src, taker);
+        Direct::Other
+    }
     /// True only when [`Transport::try_recv_offer`] would find nothing and
     /// have nothing of its own to do (no queued frame to flush, no lent
     /// buffer to reap): a cheap look that lets every pass of a wait skip
@@ -311,6 +322,20 @@ pub enum Arrival {
     Withdrawn(usize),
     /// A frame arrived that the offer did not take.
     Frame(Frame),
+}
+
+/// What [`Transport::take_from`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direct {
+    /// The next arrival from the endpoint was a data message and the
+    /// taker took it.
+    Taken,
+    /// Nothing from the endpoint yet.
+    Empty,
+    /// Something else comes first (a control frame, a message that
+    /// streams in, one the taker refused) or the transport has work of
+    /// its own to do: the general path must look.
+    Other,
 }
 
 /// What a posted receive is offered by [`Transport::try_recv_offer`]
@@ -625,6 +650,10 @@ impl Transport for AnyTransport {
         dispatch!(self, t => t.try_recv_offer(taker))
     }
     #[inline]
+    fn take_from(&self, src: usize, taker: &mut dyn Taker) -> Direct {
+        dispatch!(self, t => t.take_from(src, taker))
+    }
+    #[inline]
     fn idle(&self) -> bool {
         dispatch!(self, t => t.idle())
     }
@@ -700,6 +729,9 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
     }
     fn try_recv_offer(&self, taker: &mut dyn Taker) -> Arrival {
         (**self).try_recv_offer(taker)
+    }
+    fn take_from(&self, src: usize, taker: &mut dyn Taker) -> Direct {
+        (**self).take_from(src, taker)
     }
     fn unclaim(&self, src: usize) {
         (**self).unclaim(src)

@@ -68,8 +68,9 @@
 //!
 //! **Files**: `mod.rs` (the endpoint and its `Transport` impl),
 //! `segment.rs` (the segment's layout), `ring.rs` (rings and the send
-//! queue), `lend.rs` (lent buffers across processes), `wake.rs` (futex
-//! waits and wake-ups), `liveness.rs` (peer states, pidfd checks, abort),
+//! queue), `read.rs` (reading the rings), `lend.rs` (lent buffers across
+//! processes), `wake.rs` (futex waits and wake-ups), `liveness.rs` (peer
+//! states, pidfd checks, abort),
 //! `setup.rs` (making the segment, joining a launched job), `sys.rs` (the
 //! system calls).
 //!
@@ -78,7 +79,10 @@
 //! the queue to its receiver ([`Transport::send_copied`]), and a reader
 //! offers it, straight from the ring, to the engine's posted receives
 //! before building any frame ([`Transport::try_recv_offer`]): a receive
-//! already waiting gets one copy, from the ring into its buffer.
+//! already waiting gets one copy, from the ring into its buffer. A
+//! blocking receive from one sender with nothing else posted polls that
+//! sender's ring alone and takes such a record there
+//! ([`Transport::take_from`]), without the engine's general wait.
 //!
 //! **Streams into posted receives.** A message longer than a record (an
 //! eager one is written into its records straight from the sender's buffer
@@ -98,6 +102,7 @@
 
 mod lend;
 mod liveness;
+mod read;
 mod ring;
 mod segment;
 pub(crate) mod setup;
@@ -110,7 +115,8 @@ pub use setup::{create_segment, fd_from_env, share_with_children, ShmBuilder, SH
 
 use super::board::{Board, BoardLocal};
 use super::{
-    Arrival, Borrowed, Fault, Frame, Link, PeerState, Supervisor, Taker, Transport, TransportKind,
+    Arrival, Borrowed, Direct, Fault, Frame, Link, PeerState, Supervisor, Taker, Transport,
+    TransportKind,
 };
 use crate::error::io_err;
 use crate::error::{Error, Result};
@@ -454,6 +460,11 @@ impl Transport for ShmEndpoint {
     #[inline]
     fn try_recv_offer(&self, taker: &mut dyn Taker) -> Arrival {
         self.next_arrival(Some(taker)).unwrap_or(Arrival::Nothing)
+    }
+
+    #[inline]
+    fn take_from(&self, src: usize, taker: &mut dyn Taker) -> Direct {
+        self.take_next_from(src, taker)
     }
 
     #[inline]

@@ -1,17 +1,15 @@
 //! The rings: one lock-free single-producer single-consumer ring of
 //! 64-byte cells per ordered pair of endpoints, in which each record (a
 //! "slot": a control word, then up to 4 KiB of data) takes whole cells;
-//! the sender's queue for frames that wait for ring space, and the
-//! reader's reassembly of multi-slot messages. See the module docs of
-//! [`super`] for the protocol.
+//! the records' control words and kinds, writing them, and the sender's
+//! queue for frames that wait for ring space. Reading them (and the
+//! reassembly of multi-slot messages) is `read.rs`. See the module docs
+//! of [`super`] for the protocol.
 
-use super::segment::{self, Mapping, CELL, CELLS, SLOT_DATA};
-use super::wake::wake_always;
+use super::segment::{CELL, CELLS, SLOT_DATA};
 use super::{lend, ShmEndpoint, CMA_BUSY_MIN, CMA_MIN, LEND_VEC_MIN};
-use crate::transport::{
-    Arrival, Borrowed, Claim, Frame, Lent, OwnedBytes, Payload, Taker, DONE, PENDING,
-};
-use crate::wire::{Header, Kind};
+use crate::transport::{Claim, Frame, Lent, OwnedBytes, Payload, Taker, DONE, PENDING};
+use crate::wire::Header;
 use std::collections::VecDeque;
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -50,7 +48,7 @@ pub(super) fn ctrl(pos: u64, kind: u64, used: usize) -> u64 {
 /// Whether control word `c` is that of a record at position `pos`; its
 /// kind and data bytes.
 #[inline(always)]
-fn parse_ctrl(c: u64, pos: u64) -> Option<(u64, usize)> {
+pub(super) fn parse_ctrl(c: u64, pos: u64) -> Option<(u64, usize)> {
     (c & SEQ_MASK == (pos + 1) & SEQ_MASK)
         .then_some(((c >> SEQ_BITS) & 0xff, ((c >> 52) as usize).min(SLOT_DATA)))
 }
@@ -509,262 +507,5 @@ impl ShmEndpoint {
                 || self.map.head(self.me, *dst).load(Ordering::Acquire) >= *end
                 || !self.receiver_open(*dst)
         })
-    }
-
-    /// Take the frame a slot completes, if any; a data frame whole in its
-    /// first slot is offered to `offer` first (the eager fast path: copied
-    /// straight from the slot by whoever takes it, no frame built).
-    pub(super) fn take_slot(
-        &self,
-        src: usize,
-        inc: &mut In,
-        kind: u64,
-        data: &[u8],
-        offer: Offer<'_, '_>,
-    ) -> Option<Arrival> {
-        match kind {
-            K_FIRST | K_RNDV => {
-                let h = match Header::decode(data) {
-                    Ok(h) if h.src as usize == src && h.dst as usize == self.me => h,
-                    Ok(h) => {
-                        self.protocol(&format!(
-                            "frame from endpoint {} to {} arrived in the ring {src} → {}",
-                            h.src, h.dst, self.me
-                        ));
-                        return None;
-                    }
-                    Err(e) => {
-                        self.protocol(&e.to_string());
-                        return None;
-                    }
-                };
-                let body = &data[Header::SIZE..];
-                // A SyncAck's `len` is a count, not a payload length.
-                let len = usize::try_from(h.stream_payload_len()).unwrap_or(usize::MAX);
-                if kind == K_RNDV {
-                    if body.len() < RNDV_LEN - Header::SIZE {
-                        self.protocol("short rendezvous record");
-                        return None;
-                    }
-                    let u64_at =
-                        |o: usize| u64::from_le_bytes(body[o..o + 8].try_into().expect("8 bytes"));
-                    let slot = u32::from_le_bytes(body[8..12].try_into().expect("4 bytes"));
-                    if slot as usize >= segment::LENDS {
-                        self.protocol("rendezvous names a lend slot out of range");
-                        return None;
-                    }
-                    let remote = lend::Remote {
-                        map: self.map.clone(),
-                        lender: src,
-                        pid: self.map.pid(src).load(Ordering::Relaxed) as i32,
-                        addr: u64_at(0) as usize,
-                        len,
-                        slot: slot as usize,
-                        gen: u64_at(16),
-                        settled: false,
-                    };
-                    return Some(Arrival::Frame(Frame {
-                        header: h,
-                        payload: Payload::Borrowed(Borrowed::remote(Box::new(remote))),
-                    }));
-                }
-                if body.len() >= len {
-                    if let Some(taker) = offer {
-                        if h.kind == Kind::Data && taker.take(&h, &body[..len]) {
-                            return Some(Arrival::Taken);
-                        }
-                    }
-                    return Some(Arrival::Frame(Frame {
-                        header: h,
-                        payload: Payload::copy_of(&body[..len]),
-                    }));
-                }
-                // A posted receive that can hold it gets every slot
-                // straight from the ring (no reassembly, one copy less).
-                if let Some(taker) = offer.filter(|_| h.kind == Kind::Data) {
-                    if let Some(mut claim) = taker.claim(&h) {
-                        if claim.write(0, body) {
-                            inc.partial = Some(Partial::Claimed {
-                                header: h,
-                                claim,
-                                got: body.len(),
-                            });
-                            return None;
-                        }
-                        // Too small after all: given back at once.
-                        let mut v = Vec::with_capacity(len.min(64 << 20));
-                        v.extend_from_slice(body);
-                        inc.partial = Some(Partial::Own(h, v));
-                        return Some(Arrival::Withdrawn(src));
-                    }
-                }
-                let mut v = Vec::with_capacity(len.min(64 << 20));
-                v.extend_from_slice(body);
-                inc.partial = Some(Partial::Own(h, v));
-                None
-            }
-            K_CANCEL => match inc.partial.take() {
-                Some(Partial::Claimed { .. }) => Some(Arrival::Withdrawn(src)),
-                Some(Partial::Own(..)) => {
-                    // Its sender counted it sent: it is out of flight now
-                    // (the deadlock detector compares the two counts).
-                    self.drained.set(self.drained.get() + 1);
-                    None
-                }
-                None => None,
-            },
-            K_CONT => match inc.partial.as_mut()? {
-                Partial::Own(h, v) => {
-                    let total = h.stream_payload_len();
-                    let need = (total as usize).saturating_sub(v.len());
-                    v.extend_from_slice(&data[..need.min(data.len())]);
-                    if (v.len() as u64) < total {
-                        return None;
-                    }
-                    let Some(Partial::Own(header, v)) = inc.partial.take() else {
-                        unreachable!("matched just above")
-                    };
-                    Some(Arrival::Frame(Frame {
-                        header,
-                        payload: Payload::Bytes(v),
-                    }))
-                }
-                Partial::Claimed { header, claim, got } => {
-                    let total = header.len as usize;
-                    let n = total.saturating_sub(*got).min(data.len());
-                    claim.write(*got, &data[..n]);
-                    *got += n;
-                    if *got < total {
-                        return None;
-                    }
-                    let header = *header;
-                    inc.partial = None;
-                    Some(Arrival::Filled(header))
-                }
-            },
-            _ => {
-                self.protocol(&format!("unknown slot kind {kind}"));
-                None
-            }
-        }
-    }
-
-    pub(super) fn protocol(&self, what: &str) {
-        if !self.warned.replace(true) {
-            eprintln!(
-                "hypercomm shm endpoint {}: protocol error, frame skipped: {what}",
-                self.me
-            );
-        }
-    }
-
-    /// Read the ring from `src` up to the next complete frame (offered to
-    /// `offer` first, see `take_slot`).
-    #[inline]
-    pub(super) fn poll_ring(&self, src: usize, mut offer: Offer<'_, '_>) -> Option<Arrival> {
-        let mut incs = self.inc.borrow_mut();
-        let inc = &mut incs[src];
-        if offer.is_none() && matches!(inc.partial, Some(Partial::Claimed { .. })) {
-            // Whoever claimed the buffer is not asking: it could not be
-            // told when the message is in.
-            inc.partial = inc.partial.take().map(Partial::unclaim);
-        }
-        let mut consumed = false;
-        let out = loop {
-            let off = Mapping::ring_cell(inc.ring, inc.head as usize);
-            let c = self.map.at::<AtomicU64>(off).load(Ordering::Acquire);
-            let Some((kind, used)) = parse_ctrl(c, inc.head) else {
-                break None;
-            };
-            // SAFETY: the control word (acquire) says the writer finished
-            // this record (contiguous: one near the end of the cells runs
-            // on into the ring's slack); it will not write it again before
-            // we advance the head below, after the last use of `data`.
-            let data = unsafe { std::slice::from_raw_parts(self.map.bytes(off + 8, used), used) };
-            let f = self.take_slot(src, inc, kind, data, offer.as_deref_mut());
-            let n = cells(used);
-            self.clear_rest(off, inc.head, n);
-            inc.head += n;
-            self.map
-                .ring_head(inc.ring)
-                .store(inc.head, Ordering::Release);
-            consumed = true;
-            match f {
-                // Taken by the offer: nothing to hand over, read on (the
-                // engine would only ask again).
-                Some(Arrival::Taken) => self.drained.set(self.drained.get() + 1),
-                Some(_) => break f,
-                None => {}
-            }
-        };
-        if consumed {
-            fence(Ordering::SeqCst);
-            let want = self.map.ring_space_wanted(inc.ring);
-            if want.load(Ordering::Relaxed) != 0 {
-                want.store(0, Ordering::Relaxed);
-                wake_always(&self.map, src);
-            }
-        }
-        out
-    }
-
-    /// Clear the first word of each further cell of the record at `off`
-    /// (ring position `pos`, `n` cells) before the head passes it: the
-    /// record's data there could otherwise look like the control word of
-    /// a later record at that cell. Cells in the slack are never read as
-    /// control words. (The writer clearing cells instead was measured
-    /// slower; see BENCHMARKS.md.)
-    #[inline(always)]
-    fn clear_rest(&self, off: usize, pos: u64, n: u64) {
-        let first = pos as usize % CELLS;
-        for k in 1..(n as usize).min(CELLS - first) {
-            self.map
-                .at::<AtomicU64>(off + k * CELL)
-                .store(0, Ordering::Relaxed);
-        }
-    }
-
-    /// Is a record waiting in the ring from `src`? The quick look of every
-    /// pass of a wait, before `poll_ring`: one load from an offset kept
-    /// since attach.
-    #[inline(always)]
-    pub(super) fn slot_waiting(&self, src: usize) -> bool {
-        let incs = self.inc.borrow();
-        let inc = &incs[src];
-        let off = Mapping::ring_cell(inc.ring, inc.head as usize);
-        let c = self.map.at::<AtomicU64>(off).load(Ordering::Acquire);
-        parse_ctrl(c, inc.head).is_some()
-    }
-
-    /// Has `src` sent us records we have not read yet? (Asked by a send,
-    /// which may come from inside a read of the rings — a credit frame an
-    /// offer sends — and then says yes.)
-    pub(super) fn sent_us_unread(&self, src: usize) -> bool {
-        if self.inc.try_borrow_mut().is_err() {
-            return true;
-        }
-        self.slot_waiting(src)
-    }
-
-    /// A claimed buffer is given back: what streams in from `src` goes on
-    /// into a vector of our own.
-    pub(super) fn unclaim_from(&self, src: usize) {
-        let mut incs = self.inc.borrow_mut();
-        if let Some(inc) = incs.get_mut(src) {
-            inc.partial = inc.partial.take().map(Partial::unclaim);
-        }
-    }
-
-    /// Drop every frame that arrived (lent buffers are reported dropped).
-    pub(super) fn drain_incoming(&self) {
-        for src in 0..self.n {
-            // Nothing is written into a claimed buffer any more.
-            self.unclaim_from(src);
-            while let Some(f) = self.poll_ring(src, None) {
-                self.drained.set(self.drained.get() + 1);
-                drop(f);
-            }
-            self.inc.borrow_mut()[src].partial = None;
-        }
     }
 }

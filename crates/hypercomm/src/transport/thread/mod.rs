@@ -41,7 +41,7 @@ mod spsc;
 pub use setup::ThreadBuilder;
 
 use super::board::{Board, BoardLocal};
-use super::{Arrival, Fault, Frame, Link, Payload, PeerState, Taker, Transport};
+use super::{Arrival, Direct, Fault, Frame, Link, Payload, PeerState, Taker, Transport};
 use crate::error::Result;
 use crate::wire::{Header, Kind};
 use spsc::{Popped, Spsc};
@@ -144,6 +144,7 @@ impl ThreadJob {
             me,
             out: RefCell::new(vec![None; self.slots.len()]),
             polled: RefCell::new(Vec::new()),
+            from: RefCell::new(Vec::new()),
             seen_generation: Cell::new(usize::MAX),
             next_poll: Cell::new(0),
             sent: Cell::new(0),
@@ -171,6 +172,8 @@ pub struct ThreadEndpoint {
     out: RefCell<Vec<Option<Arc<Spsc>>>>,
     /// The incoming queues (this endpoint is their consumer).
     polled: RefCell<Vec<Arc<Spsc>>>,
+    /// The same queues by sender (for a receive from one sender).
+    from: RefCell<Vec<Option<Arc<Spsc>>>>,
     seen_generation: Cell<usize>,
     next_poll: Cell<usize>,
     /// Frames handed to live receivers and frames taken in (deadlock
@@ -246,6 +249,11 @@ impl ThreadEndpoint {
     fn reload(&self, g: usize) {
         let list = lock(&self.job.slots[self.me].incoming);
         *self.polled.borrow_mut() = list.iter().map(|(_, q)| q.clone()).collect();
+        let mut from = vec![None; self.job.slots.len()];
+        for (src, q) in list.iter() {
+            from[*src] = Some(q.clone());
+        }
+        *self.from.borrow_mut() = from;
         self.seen_generation.set(g);
     }
 
@@ -336,6 +344,24 @@ impl Transport for ThreadEndpoint {
             Popped::Nothing => Arrival::Nothing,
             Popped::Frame(f) => Arrival::Frame(f),
             Popped::Used => Arrival::Taken,
+        }
+    }
+
+    #[inline]
+    fn take_from(&self, src: usize, taker: &mut dyn Taker) -> Direct {
+        self.refresh();
+        let from = self.from.borrow();
+        let Some(q) = from.get(src).and_then(Option::as_ref) else {
+            return Direct::Empty; // nothing from `src` yet
+        };
+        // SAFETY: this endpoint is the only consumer of its queues.
+        match unsafe { q.take_if(|h, b| h.kind == Kind::Data && taker.take(h, b)) } {
+            None => Direct::Empty,
+            Some(true) => {
+                self.drained.set(self.drained.get() + 1);
+                Direct::Taken
+            }
+            Some(false) => Direct::Other,
         }
     }
 

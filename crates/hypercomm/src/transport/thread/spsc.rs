@@ -234,53 +234,14 @@ impl Spsc {
     /// Only one thread may pop at a time.
     #[inline]
     pub(crate) unsafe fn pop_unless(&self, used: impl FnOnce(&Header, &[u8]) -> bool) -> Popped {
-        // SAFETY: the head is the consumer's alone (contract).
-        let h = unsafe { &mut *self.head.get() };
-        if h.seg.is_null() {
-            let s = self.first.load(Ordering::Acquire);
-            if s.is_null() {
-                return Popped::Nothing;
-            }
-            h.seg = s;
-            h.index = 0;
-        }
-        if h.index == SEG {
-            // SAFETY: h.seg is live: only this consumer frees segments.
-            let next = unsafe { (*h.seg).next.load(Ordering::Acquire) };
-            if next.is_null() {
-                return Popped::Nothing;
-            }
-            // Every slot of the old segment has been taken and the producer
-            // has moved on to `next`, so nobody uses it any more: it
-            // becomes the spare, or is freed.
-            let old = h.seg;
-            // SAFETY: live, and ours alone (above).
-            unsafe { (*old).next.store(ptr::null_mut(), Ordering::Relaxed) };
-            if self
-                .spare
-                .compare_exchange(ptr::null_mut(), old, Ordering::Release, Ordering::Relaxed)
-                .is_err()
-            {
-                // SAFETY: as above; not handed to the producer.
-                drop(unsafe { Box::from_raw(old) });
-            }
-            h.seg = next;
-            h.index = 0;
-        }
-        // SAFETY: live segment, as above.
-        let slot = unsafe { &(*h.seg).slots[h.index] };
-        let word = slot.word.load(Ordering::Acquire);
-        if word & SEQ_MASK != (h.pos + 1) & SEQ_MASK {
+        // SAFETY: the consumer alone (contract).
+        let Some((slot, word)) = (unsafe { self.front() }) else {
             return Popped::Nothing;
-        }
-        h.pos += 1;
-        h.index += 1;
-        // SAFETY: the number says the producer finished writing this slot,
-        // and it will not write it again before the segment comes back to
-        // it as the spare; the body is taken (dropped or read) exactly
-        // once. Nothing is written back: the next body here has a larger
-        // number.
+        };
+        // SAFETY: the consumer alone; the slot is taken (dropped or read)
+        // exactly once, here.
         unsafe {
+            self.advance();
             match (word >> SEQ_BITS) as usize {
                 0 => {
                     let frame = slot.frame();
@@ -309,6 +270,109 @@ impl Spsc {
                 }
             }
         }
+    }
+
+    /// Show the oldest frame's header and inline payload to `used` where
+    /// they lie, as [`Spsc::pop_unless`] does, but take it out only when
+    /// `used` took them: otherwise it stays the oldest, untouched (`Some(false)`,
+    /// also for a frame whose payload is not inline). `None`: empty.
+    ///
+    /// # Safety
+    /// Only the consumer may call it.
+    #[inline]
+    pub(crate) unsafe fn take_if(&self, used: impl FnOnce(&Header, &[u8]) -> bool) -> Option<bool> {
+        // SAFETY: the consumer alone (contract).
+        let (slot, word) = unsafe { self.front() }?;
+        // SAFETY: the number says the producer finished writing the slot;
+        // it is dropped (once) only when taken, and then passed.
+        unsafe {
+            let taken = match (word >> SEQ_BITS) as usize {
+                0 => {
+                    let frame = slot.frame();
+                    let taken = match &(*frame).payload {
+                        Payload::Inline(i) => used(&(*frame).header, i.bytes()),
+                        _ => false,
+                    };
+                    if taken {
+                        ptr::drop_in_place(frame);
+                    }
+                    taken
+                }
+                k => used(
+                    &*slot.header(),
+                    std::slice::from_raw_parts(slot.bytes(), (k - 1).min(SHORT)),
+                ),
+            };
+            if taken {
+                self.advance();
+            }
+            Some(taken)
+        }
+    }
+
+    /// The oldest slot and its word, if the producer has finished one
+    /// (moving on to the next segment when the head's is used up).
+    ///
+    /// # Safety
+    /// Only the consumer may call it; the slot is the oldest until
+    /// [`Spsc::advance`].
+    #[inline(always)]
+    unsafe fn front(&self) -> Option<(&Slot, u64)> {
+        // SAFETY: the head is the consumer's alone (contract).
+        let h = unsafe { &mut *self.head.get() };
+        if h.seg.is_null() {
+            let s = self.first.load(Ordering::Acquire);
+            if s.is_null() {
+                return None;
+            }
+            h.seg = s;
+            h.index = 0;
+        }
+        if h.index == SEG {
+            // SAFETY: h.seg is live: only this consumer frees segments.
+            let next = unsafe { (*h.seg).next.load(Ordering::Acquire) };
+            if next.is_null() {
+                return None;
+            }
+            // Every slot of the old segment has been taken and the producer
+            // has moved on to `next`, so nobody uses it any more: it
+            // becomes the spare, or is freed.
+            let old = h.seg;
+            // SAFETY: live, and ours alone (above).
+            unsafe { (*old).next.store(ptr::null_mut(), Ordering::Relaxed) };
+            if self
+                .spare
+                .compare_exchange(ptr::null_mut(), old, Ordering::Release, Ordering::Relaxed)
+                .is_err()
+            {
+                // SAFETY: as above; not handed to the producer.
+                drop(unsafe { Box::from_raw(old) });
+            }
+            h.seg = next;
+            h.index = 0;
+        }
+        // SAFETY: live segment, as above.
+        let slot = unsafe { &(*h.seg).slots[h.index] };
+        let word = slot.word.load(Ordering::Acquire);
+        // The number says whether the producer finished writing this slot;
+        // it will not write it again before the segment comes back to it
+        // as the spare. Nothing is written back: the next body here has a
+        // larger number.
+        (word & SEQ_MASK == (h.pos + 1) & SEQ_MASK).then_some((slot, word))
+    }
+
+    /// Pass the oldest slot (found by [`Spsc::front`]).
+    ///
+    /// # Safety
+    /// Only the consumer may call it, after `front` found a slot, whose
+    /// body it has taken (dropped or read) or will take before the next
+    /// `front`.
+    #[inline(always)]
+    unsafe fn advance(&self) {
+        // SAFETY: the head is the consumer's alone (contract).
+        let h = unsafe { &mut *self.head.get() };
+        h.pos += 1;
+        h.index += 1;
     }
 
     /// Whether a pop would find a frame (consumer only; a hint).
