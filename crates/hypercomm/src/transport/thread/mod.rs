@@ -143,8 +143,7 @@ impl ThreadJob {
             job: self.clone(),
             me,
             out: RefCell::new(vec![None; self.slots.len()]),
-            polled: RefCell::new(Vec::new()),
-            from: RefCell::new(Vec::new()),
+            incoming: RefCell::default(),
             seen_generation: Cell::new(usize::MAX),
             next_poll: Cell::new(0),
             sent: Cell::new(0),
@@ -164,6 +163,16 @@ impl ThreadJob {
     }
 }
 
+/// The queues an endpoint consumes. (Boxed slices: the endpoint is a
+/// variant of [`crate::transport::AnyTransport`], kept small.)
+#[derive(Default)]
+struct Incoming {
+    /// In the order their senders first sent (polled round robin).
+    polled: Box<[Arc<Spsc>]>,
+    /// By sender (a receive from one sender polls its queue alone).
+    from: Box<[Option<Arc<Spsc>>]>,
+}
+
 /// One thread's endpoint.
 pub struct ThreadEndpoint {
     job: Arc<ThreadJob>,
@@ -171,9 +180,7 @@ pub struct ThreadEndpoint {
     /// Queue to each destination, once used (this endpoint is its producer).
     out: RefCell<Vec<Option<Arc<Spsc>>>>,
     /// The incoming queues (this endpoint is their consumer).
-    polled: RefCell<Vec<Arc<Spsc>>>,
-    /// The same queues by sender (for a receive from one sender).
-    from: RefCell<Vec<Option<Arc<Spsc>>>>,
+    incoming: RefCell<Incoming>,
     seen_generation: Cell<usize>,
     next_poll: Cell<usize>,
     /// Frames handed to live receivers and frames taken in (deadlock
@@ -248,12 +255,14 @@ impl ThreadEndpoint {
     #[inline(never)]
     fn reload(&self, g: usize) {
         let list = lock(&self.job.slots[self.me].incoming);
-        *self.polled.borrow_mut() = list.iter().map(|(_, q)| q.clone()).collect();
         let mut from = vec![None; self.job.slots.len()];
         for (src, q) in list.iter() {
             from[*src] = Some(q.clone());
         }
-        *self.from.borrow_mut() = from;
+        *self.incoming.borrow_mut() = Incoming {
+            polled: list.iter().map(|(_, q)| q.clone()).collect(),
+            from: from.into_boxed_slice(),
+        };
         self.seen_generation.set(g);
     }
 
@@ -261,8 +270,9 @@ impl ThreadEndpoint {
     fn anything_waiting(&self) -> bool {
         self.refresh();
         // SAFETY: this endpoint is the only consumer of its incoming queues.
-        self.polled
+        self.incoming
             .borrow()
+            .polled
             .iter()
             .any(|q| !unsafe { q.is_empty() })
     }
@@ -273,7 +283,8 @@ impl ThreadEndpoint {
     #[inline]
     fn poll(&self, mut used: impl FnMut(&Header, &[u8]) -> bool) -> Popped {
         self.refresh();
-        let polled = self.polled.borrow();
+        let incoming = self.incoming.borrow();
+        let polled = &incoming.polled;
         let n = polled.len();
         let start = self.next_poll.get();
         for k in 0..n {
@@ -293,7 +304,7 @@ impl ThreadEndpoint {
 
     fn drain_incoming(&self) {
         self.refresh();
-        for q in self.polled.borrow().iter() {
+        for q in self.incoming.borrow().polled.iter() {
             // SAFETY: this endpoint is the only consumer of its queues.
             while let Some(f) = unsafe { q.pop() } {
                 self.drained.set(self.drained.get() + 1);
@@ -350,8 +361,8 @@ impl Transport for ThreadEndpoint {
     #[inline]
     fn take_from(&self, src: usize, taker: &mut dyn Taker) -> Direct {
         self.refresh();
-        let from = self.from.borrow();
-        let Some(q) = from.get(src).and_then(Option::as_ref) else {
+        let incoming = self.incoming.borrow();
+        let Some(q) = incoming.from.get(src).and_then(Option::as_ref) else {
             return Direct::Empty; // nothing from `src` yet
         };
         // SAFETY: this endpoint is the only consumer of its queues.
