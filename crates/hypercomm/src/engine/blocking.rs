@@ -158,20 +158,7 @@ impl Engine {
                 }
             }
         }
-        let h = t.got?;
-        let len = h.len as usize;
-        self.taken(h.src, len);
-        recorder::hook(Event::Recv {
-            src: h.src,
-            tag: h.tag,
-            len,
-            coll: h.context & 1 == 1,
-        });
-        Some(Ok(RawStatus {
-            src: h.src,
-            tag: h.tag,
-            len,
-        }))
+        Some(Ok(self.took(&t.got?)))
     }
 
     /// Post a blocking receive (no request) and wait for a message to be

@@ -246,17 +246,19 @@ impl Engine {
     /// complete it, give its sender credit back, record it.
     #[inline(always)]
     fn received(&self, st: &mut State, req: u64, h: &Header) {
-        let len = h.len as usize;
-        let status = RawStatus {
-            src: h.src,
-            tag: h.tag,
-            len,
-        };
+        let status = self.took(h);
         if req == BLOCKING {
             st.blocking = Some(Ok(status));
         } else if let Some(r) = st.reqs.get_mut(req) {
             r.state = ReqState::Done(Ok(status));
         }
+    }
+
+    /// A data message with header `h` went straight into a receive's
+    /// buffer: give its sender credit back, record it; its status.
+    #[inline(always)]
+    pub(super) fn took(&self, h: &Header) -> RawStatus {
+        let len = h.len as usize;
         self.taken(h.src, len);
         recorder::hook(Event::Recv {
             src: h.src,
@@ -264,6 +266,11 @@ impl Engine {
             len,
             coll: h.context & 1 == 1,
         });
+        RawStatus {
+            src: h.src,
+            tag: h.tag,
+            len,
+        }
     }
 
     /// A data message that streams in (longer than the transport has at
