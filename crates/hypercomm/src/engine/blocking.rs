@@ -13,11 +13,11 @@ use crate::wire::Header;
 use std::time::Duration;
 
 /// A blocking receive on the fast path ([`Engine::recv_direct`]): takes
-/// a matching message that fits (for a CMMD partial receive, its prefix).
+/// a matching message that its layout takes straight into its buffer.
 struct DirectTaker<'a> {
     m: &'a Match,
     dst: &'a mut [u8],
-    partial: bool,
+    layout: Layout,
     /// The header of the message taken.
     got: Option<Header>,
 }
@@ -28,7 +28,7 @@ impl Taker for DirectTaker<'_> {
         // A synchronous message is acknowledged on the frame path.
         if h.flags != 0
             || !self.m.hits_header(h)
-            || !(self.partial || bytes.len() <= self.dst.len())
+            || !self.layout.takes(bytes.len(), self.dst.len(), true)
         {
             return false;
         }
@@ -124,11 +124,9 @@ impl Engine {
     #[inline]
     fn recv_direct(&self, m: &Match, dst: &mut [u8], layout: Layout) -> Option<Result<RawStatus>> {
         let src = m.src.filter(|&s| s != self.me)?;
-        let partial = match layout {
-            Layout::Contiguous => false,
-            Layout::Partial => true,
-            Layout::Strided { .. } => return None,
-        };
+        if matches!(layout, Layout::Strided { .. }) {
+            return None;
+        }
         {
             let st = self.st.borrow();
             if !st.posted.is_empty() || !st.claims.is_empty() || st.blocking_posted {
@@ -138,7 +136,7 @@ impl Engine {
         let mut t = DirectTaker {
             m,
             dst,
-            partial,
+            layout,
             got: None,
         };
         let mut spins = 0;

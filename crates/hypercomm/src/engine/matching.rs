@@ -104,6 +104,19 @@ pub(crate) enum Layout {
 }
 
 impl Layout {
+    /// Whether a message of `len` bytes goes straight into a buffer of
+    /// `cap` bytes with this layout: whole, or (`prefix`, where the whole
+    /// message is at hand) as the prefix a CMMD partial receive keeps;
+    /// never into a strided one (that is unpacked on the frame path).
+    #[inline(always)]
+    pub(super) fn takes(&self, len: usize, cap: usize, prefix: bool) -> bool {
+        match self {
+            Layout::Contiguous => len <= cap,
+            Layout::Partial => prefix || len <= cap,
+            Layout::Strided { .. } => false,
+        }
+    }
+
     /// Bytes this layout can take.
     pub(super) fn capacity(&self, buf_len: usize) -> usize {
         match *self {
@@ -234,12 +247,7 @@ impl Engine {
             Some(_) => 1 + st.posted.iter().skip(1).position(|p| p.m.hits_header(h))?,
         };
         let p = &st.posted[i];
-        match p.layout {
-            Layout::Contiguous => len <= p.buf.len,
-            Layout::Partial => partial || len <= p.buf.len,
-            Layout::Strided { .. } => false,
-        }
-        .then_some(i)
+        p.layout.takes(len, p.buf.len, partial).then_some(i)
     }
 
     /// A message with header `h` is in the buffer of posted receive `req`:

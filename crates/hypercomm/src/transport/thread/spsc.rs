@@ -218,10 +218,7 @@ impl Spsc {
     #[inline]
     pub(crate) unsafe fn pop(&self) -> Option<Frame> {
         // SAFETY: the consumer alone (contract).
-        match unsafe { self.pop_unless(|_, _| false) } {
-            Popped::Frame(f) => Some(f),
-            _ => None,
-        }
+        unsafe { self.pop_front() }
     }
 
     /// Show the oldest frame's header and inline payload to `used` where
@@ -235,47 +232,43 @@ impl Spsc {
     #[inline]
     pub(crate) unsafe fn pop_unless(&self, used: impl FnOnce(&Header, &[u8]) -> bool) -> Popped {
         // SAFETY: the consumer alone (contract).
-        let Some((slot, word)) = (unsafe { self.front() }) else {
-            return Popped::Nothing;
-        };
-        // SAFETY: the consumer alone; the slot is taken (dropped or read)
-        // exactly once, here.
+        match unsafe { self.take_if(used) } {
+            None => Popped::Nothing,
+            Some(true) => Popped::Used,
+            // SAFETY: as above; the frame refused is still the oldest.
+            Some(false) => unsafe { self.pop_front() }.map_or(Popped::Nothing, Popped::Frame),
+        }
+    }
+
+    /// Take the oldest frame out as a frame of its own (a short message's
+    /// bytes copied out of its slot).
+    ///
+    /// # Safety
+    /// Only the consumer may call it.
+    #[inline]
+    unsafe fn pop_front(&self) -> Option<Frame> {
+        // SAFETY: the consumer alone (contract); the slot is taken (read)
+        // exactly once, here, and then passed.
         unsafe {
+            let (slot, word) = self.front()?;
             self.advance();
-            match (word >> SEQ_BITS) as usize {
-                0 => {
-                    let frame = slot.frame();
-                    let shown = match &(*frame).payload {
-                        Payload::Inline(i) => used(&(*frame).header, i.bytes()),
-                        _ => false,
-                    };
-                    if shown {
-                        ptr::drop_in_place(frame);
-                        Popped::Used
-                    } else {
-                        Popped::Frame(frame.read())
-                    }
-                }
-                k => {
-                    let data = std::slice::from_raw_parts(slot.bytes(), (k - 1).min(SHORT));
-                    let header = &*slot.header();
-                    if used(header, data) {
-                        Popped::Used
-                    } else {
-                        Popped::Frame(Frame {
-                            header: *header,
-                            payload: Payload::copy_of(data),
-                        })
-                    }
-                }
-            }
+            Some(match (word >> SEQ_BITS) as usize {
+                0 => slot.frame().read(),
+                k => Frame {
+                    header: *slot.header(),
+                    payload: Payload::copy_of(std::slice::from_raw_parts(
+                        slot.bytes(),
+                        (k - 1).min(SHORT),
+                    )),
+                },
+            })
         }
     }
 
     /// Show the oldest frame's header and inline payload to `used` where
-    /// they lie, as [`Spsc::pop_unless`] does, but take it out only when
-    /// `used` took them: otherwise it stays the oldest, untouched (`Some(false)`,
-    /// also for a frame whose payload is not inline). `None`: empty.
+    /// they lie (a frame whose payload is not inline is not shown), and
+    /// take it out only when `used` took them (`Some(true)`): otherwise it
+    /// stays the oldest, untouched (`Some(false)`). `None`: empty.
     ///
     /// # Safety
     /// Only the consumer may call it.
