@@ -512,24 +512,45 @@ fn abort_is_printed_and_ends_every_rank() {
     }
 }
 
+/// Ctrl-C, SIGTERM and SIGHUP to the launcher stop the whole job; it exits
+/// with 128 + the signal (the shell's convention: 130 after Ctrl-C) and
+/// says which signal stopped it. Nothing is left running.
 #[test]
 fn ctrl_c_stops_the_whole_job() {
-    let mut c = launcher();
-    c.args(["-n", "3"])
-        .arg(example_bin("faults"))
-        .args(["wait-file", "/nonexistent/never"]);
-    let mut live = Live::start(c);
-    for r in 0..3 {
-        live.wait_for(&format!("[{r}] rendezvous"));
+    for (sig, name, code) in [
+        ("-INT", "SIGINT", 130),
+        ("-TERM", "SIGTERM", 143),
+        ("-HUP", "SIGHUP", 129),
+    ] {
+        let mut c = launcher();
+        c.args(["-n", "3"])
+            .arg(example_bin("faults"))
+            .args(["wait-file", "/nonexistent/never"]);
+        let mut live = Live::start(c);
+        for r in 0..3 {
+            live.wait_for(&format!("[{r}] rendezvous"));
+        }
+        let pid = live.child.id();
+        Command::new("kill")
+            .args([sig, &pid.to_string()])
+            .status()
+            .unwrap();
+        let (status, stdout, stderr) = live.finish();
+        assert_eq!(status.code(), Some(code), "{sig}: {stderr}");
+        assert!(
+            stderr.contains(&format!("interrupted by signal {name}")),
+            "{sig}: {stderr}"
+        );
+        let pids: Vec<u32> = stdout
+            .lines()
+            .filter_map(|l| l.split("] process ").nth(1))
+            .filter_map(|p| p.trim().parse().ok())
+            .collect();
+        assert_eq!(pids.len(), 3, "{sig}: {stdout}");
+        for p in pids {
+            assert!(!pid_alive(p), "{sig}: process {p} was left behind");
+        }
     }
-    let pid = live.child.id();
-    Command::new("kill")
-        .args(["-INT", &pid.to_string()])
-        .status()
-        .unwrap();
-    let (status, _, stderr) = live.finish();
-    assert_eq!(status.code(), Some(130), "{stderr}");
-    assert!(stderr.contains("interrupted"), "{stderr}");
 }
 
 /// A rank started through a shell that does not `exec` it (`sh -c 'prog;
@@ -560,10 +581,11 @@ fn timeout_ends_a_job_whose_ranks_left_their_program_behind() {
 }
 
 /// `hypercomm sim run` stops its program on SIGTERM or SIGINT, as the
-/// launcher stops its ranks, and exits with 130; nothing is left running.
+/// launcher stops its ranks, and exits with 128 + the signal; nothing is
+/// left running.
 #[test]
 fn signals_to_sim_run_stop_its_program() {
-    for sig in ["-TERM", "-INT"] {
+    for (sig, code) in [("-TERM", 143), ("-INT", 130)] {
         let mut c = Command::new(hypercomm_bin());
         c.args(["sim", "run", "sh", "-c", "echo pid $$; exec sleep 60"]);
         let mut live = Live::start(c);
@@ -575,7 +597,7 @@ fn signals_to_sim_run_stop_its_program() {
             .status()
             .unwrap();
         let (status, _, stderr) = live.finish();
-        assert_eq!(status.code(), Some(130), "{sig}: {stderr}");
+        assert_eq!(status.code(), Some(code), "{sig}: {stderr}");
         assert!(stderr.contains("interrupted"), "{sig}: {stderr}");
         let gone = Instant::now() + Duration::from_secs(5);
         while pid_alive(pid) && Instant::now() < gone {

@@ -8,7 +8,8 @@
 //! * `abort A`: after a first exchange rank `A` aborts with a message; every
 //!   other rank is blocked in a receive and prints how it ended, then exits
 //!   4 (or 0 if its operation did not fail, which the test rejects).
-//! * `wait-file PATH`: every rank prints the rendezvous address, then all
+//! * `wait-file PATH`: every rank prints its pid (`process N`) and the
+//!   rendezvous address, then all
 //!   wait until `PATH` exists (node 0 polls and then releases the others
 //!   with a message), exchange a token around the ring and exit 0.
 //! * `where`: prints the variables of the environment contract that say
@@ -165,6 +166,7 @@ fn panic_at(comm: &Comm, p: usize) -> i32 {
 }
 
 fn wait_file(comm: &Comm, path: &str) -> i32 {
+    println!("process {}", std::process::id());
     println!(
         "rendezvous {}",
         std::env::var("HYPERCOMM_RENDEZVOUS").unwrap_or_default()

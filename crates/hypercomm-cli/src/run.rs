@@ -12,7 +12,7 @@ use std::time::Duration;
 /// The long help of `hypercomm run`.
 pub(crate) const LONG_ABOUT: &str = "Start N node processes of PROG (and optionally a host program), connect them into one job and forward their output.
 
-Every process finds its rank with hypercomm::init(). Output lines are prefixed with `[rank] ` (`[host] ` for the host). When a process exits with a non-zero code, is killed by a signal, or aborts, the launcher names it and says why, stops the others (after a 2 s grace period: SIGTERM, then SIGKILL one second later) and exits non-zero: the rank's exit code, 128 + signal, 1 for an abort, 124 for --timeout, 130 after Ctrl-C. Ctrl-C (SIGINT), SIGTERM and SIGHUP stop the whole job. Standard input goes to the host program, or to rank 0 without one (a process started over ssh reads none).";
+Every process finds its rank with hypercomm::init(). Output lines are prefixed with `[rank] ` (`[host] ` for the host). When a process exits with a non-zero code, is killed by a signal, or aborts, the launcher names it and says why, stops the others (after a 2 s grace period: SIGTERM, then SIGKILL one second later) and exits non-zero: the rank's exit code, 128 + signal, 1 for an abort, 124 for --timeout. Ctrl-C (SIGINT), SIGTERM and SIGHUP stop the whole job; the launcher then exits with 128 + that signal (130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP). Standard input goes to the host program, or to rank 0 without one (a process started over ssh reads none).";
 
 /// Start N node processes of PROG (and optionally a host program),
 /// connect them into one job and forward their output.
@@ -22,8 +22,9 @@ Every process finds its rank with hypercomm::init(). Output lines are prefixed w
 /// with a non-zero code, is killed by a signal, or aborts, the launcher
 /// names it and says why, stops the others (after a 2 s grace period:
 /// SIGTERM, then SIGKILL one second later) and exits non-zero (the rank's
-/// exit code, 128 + signal, 1 for an abort, 124 for --timeout, 130 after
-/// Ctrl-C). Ctrl-C stops the whole job.
+/// exit code, 128 + signal, 1 for an abort, 124 for --timeout). Ctrl-C,
+/// SIGTERM and SIGHUP stop the whole job, and the launcher exits with 128 +
+/// that signal (130 after Ctrl-C).
 #[derive(Args, Debug)]
 #[command(
     after_help = "Examples:\n  hypercomm run -n 4 target/release/examples/hello\n  hypercomm run -n 8 --host ./host_prog --transport tcp ./node_prog input.dat\n  hypercomm run -n 2 --hosts 127.0.0.2,127.0.0.3 ./prog\n  hypercomm run -n 8 --hosts node1,node2 --ssh \"ssh -p 2222\" $PWD/prog"

@@ -17,6 +17,7 @@
 use crate::out::{errln, outln};
 use clap::{Args, ValueEnum};
 use hypercomm::collective::registry;
+use hypercomm::launch::job::{signal_name, ProgramEnd};
 use hypercomm::sim::{
     check_algorithm, closed_form, seed_algorithm, simulate_entry, Call, Compute, Config, Costs,
     Model, ModelError, Network, Ports, Routing,
@@ -453,13 +454,19 @@ fn run(a: &SimArgs) -> Result<ExitCode, String> {
         };
         cmd.env("HYPERCOMM_TRACE", spec);
     }
-    let status = hypercomm::launch::job::run_program(&mut cmd)
+    let end = hypercomm::launch::job::run_program(&mut cmd)
         .map_err(|e| format!("could not start {prog:?}: {e}"))?;
     let lines = std::fs::read_to_string(&report).unwrap_or_default();
     let _ = std::fs::remove_file(&report);
-    let Some(status) = status else {
-        errln!("hypercomm sim run: interrupted; {prog} was stopped");
-        return Ok(ExitCode::from(130));
+    let status = match end {
+        ProgramEnd::Status(status) => status,
+        ProgramEnd::Interrupted(sig) => {
+            errln!(
+                "hypercomm sim run: interrupted by {}; {prog} was stopped",
+                signal_name(sig)
+            );
+            return Ok(ExitCode::from((128 + sig).clamp(0, 255) as u8));
+        }
     };
     // `start …` when the program started a job (it says why it failed, if
     // it did), `end=…` when one ended.

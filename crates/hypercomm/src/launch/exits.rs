@@ -13,7 +13,7 @@ pub(crate) fn label(ep: usize, nodes: usize, host: bool) -> String {
 }
 
 /// The name of a signal number.
-pub(crate) fn signal_name(sig: i32) -> String {
+pub fn signal_name(sig: i32) -> String {
     let name = match sig {
         libc::SIGHUP => "SIGHUP",
         libc::SIGINT => "SIGINT",

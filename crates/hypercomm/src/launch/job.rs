@@ -30,6 +30,7 @@
 pub use crate::engine::parse_timeout;
 
 use super::env;
+pub use super::exits::signal_name;
 use super::monitor::{self, Event, Monitor, MonitorSetup, Rendezvous, Verdict};
 use super::output::{self, Label};
 use super::ssh::{self, Place};
@@ -44,7 +45,7 @@ use std::io::{IsTerminal, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -302,29 +303,40 @@ pub(crate) fn start(
     Ok((pid, fw))
 }
 
-/// Set by SIGINT, SIGTERM or SIGHUP once [`install_signal_handlers`] ran.
-static INTERRUPTED: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+/// The number of the last of SIGINT, SIGTERM or SIGHUP this process
+/// received (0: none), once [`install_signal_handlers`] ran.
+static INTERRUPTED: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
 
-/// Route SIGINT, SIGTERM and SIGHUP to the [`INTERRUPTED`] flag instead of
-/// their default action (once per process; later jobs share the flag).
+/// Route SIGINT, SIGTERM and SIGHUP to the [`INTERRUPTED`] number instead
+/// of their default action (once per process; later jobs share it).
 /// signal-hook's handler only stores to the atomic.
-fn install_signal_handlers() -> &'static AtomicBool {
+fn install_signal_handlers() -> &'static AtomicUsize {
     INTERRUPTED.get_or_init(|| {
-        let flag = Arc::new(AtomicBool::new(false));
+        let flag = Arc::new(AtomicUsize::new(0));
         for sig in [SIGINT, SIGTERM, SIGHUP] {
             // Registration fails only for signals that cannot be caught.
-            let _ = signal_hook::flag::register(sig, Arc::clone(&flag));
+            let _ = signal_hook::flag::register_usize(sig, Arc::clone(&flag), sig as usize);
         }
         flag
     })
 }
 
+/// How a program run by [`run_program`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgramEnd {
+    /// It ended by itself with this status.
+    Status(std::process::ExitStatus),
+    /// This process received the signal (SIGINT, SIGTERM or SIGHUP) and
+    /// stopped the program; the convention for the exit code is 128 + it.
+    Interrupted(i32),
+}
+
 /// Run one program to its end with the launcher's handling of SIGINT,
 /// SIGTERM and SIGHUP (`hypercomm sim run`): on one of them the program is
 /// sent SIGTERM, and SIGKILL if it is still there the launcher's grace period
-/// later; it dies with this process too (Linux). `Ok(None)` when a signal
-/// ended it (the command then exits with 130, as `hypercomm run` does).
-pub fn run_program(cmd: &mut Command) -> std::io::Result<Option<std::process::ExitStatus>> {
+/// later; it dies with this process too (Linux). The command then exits with
+/// 128 + the signal, as `hypercomm run` does.
+pub fn run_program(cmd: &mut Command) -> std::io::Result<ProgramEnd> {
     use std::sync::atomic::Ordering;
     let interrupted = install_signal_handlers();
     // SAFETY: the closure runs between fork and exec and makes one
@@ -340,9 +352,12 @@ pub fn run_program(cmd: &mut Command) -> std::io::Result<Option<std::process::Ex
     let mut termed: Option<std::time::Instant> = None;
     loop {
         if let Some(status) = child.try_wait()? {
-            return Ok(termed.is_none().then_some(status));
+            return Ok(match termed {
+                None => ProgramEnd::Status(status),
+                Some(_) => ProgramEnd::Interrupted(interrupted.load(Ordering::Relaxed) as i32),
+            });
         }
-        if interrupted.load(Ordering::Relaxed) {
+        if interrupted.load(Ordering::Relaxed) != 0 {
             match termed {
                 None => {
                     // Not yet reaped: try_wait above saw it running.

@@ -29,7 +29,7 @@ use crate::transport::tcp::{auth, tune};
 use crate::transport::TransportKind;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::ExitStatus;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -171,8 +171,8 @@ pub(crate) struct MonitorSetup {
     pub(crate) starter: Option<(String, u32)>,
     /// Stop the whole job after this long.
     pub(crate) timeout: Option<Duration>,
-    /// Set from a signal handler (Ctrl-C).
-    pub(crate) interrupted: Option<&'static AtomicBool>,
+    /// Set from a signal handler to the signal's number (Ctrl-C: SIGINT).
+    pub(crate) interrupted: Option<&'static AtomicUsize>,
     /// Set when the job should end now (a spawning host finished): the
     /// children get [`GRACE`] to exit, then are stopped.
     pub(crate) stop: Arc<AtomicBool>,
@@ -719,11 +719,12 @@ impl Monitor {
                 self.decide();
             }
             if let Some(flag) = self.setup.interrupted {
-                if flag.load(Ordering::SeqCst) && !interrupted {
+                let sig = flag.load(Ordering::SeqCst) as i32;
+                if sig != 0 && !interrupted {
                     interrupted = true;
-                    self.say("interrupted; stopping the job");
-                    self.failure
-                        .get_or_insert(("interrupted".into(), 130, None));
+                    let what = format!("interrupted by {}", signal_name(sig));
+                    self.say(&format!("{what}; stopping the job"));
+                    self.failure.get_or_insert((what, 128 + sig, None));
                     self.signal_all(libc::SIGTERM);
                     self.term_sent = Some(now);
                 }
