@@ -83,7 +83,6 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(
         interrupted: None,
         stop: stop.clone(),
         verbose: true,
-        transport: TransportKind::Tcp,
     });
     let events = rv.events;
     let handle = std::thread::Builder::new()
