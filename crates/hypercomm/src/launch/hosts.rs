@@ -46,12 +46,16 @@ fn repeat(out: &mut Vec<String>, host: &str, n: usize) {
 }
 
 /// The hosts of `--hosts` entries (`host` or `host:N`), each repeated by
-/// its slot count; blank entries are skipped.
+/// its slot count; blank entries are skipped, but entries that name no
+/// host at all (`--hosts ,`) are an error, as an empty hostfile is.
 pub fn expand_hosts(entries: &[String]) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     for e in entries.iter().map(|e| e.trim()).filter(|e| !e.is_empty()) {
         let (host, n) = host_and_slots(e).map_err(|m| format!("--hosts: {m}"))?;
         repeat(&mut out, host, n.unwrap_or(1));
+    }
+    if out.is_empty() && !entries.is_empty() {
+        return Err(format!("--hosts {:?} names no host", entries.join(",")));
     }
     Ok(out)
 }
@@ -137,5 +141,10 @@ mod tests {
         );
         let e = expand_hosts(&v(&["a:-1"])).unwrap_err();
         assert!(e.contains("--hosts: `-1` is not a slot count"), "{e}");
+        assert_eq!(expand_hosts(&[]).unwrap(), Vec::<String>::new());
+        for blank in [v(&[""]), v(&["", " "])] {
+            let e = expand_hosts(&blank).unwrap_err();
+            assert!(e.contains("names no host"), "{blank:?}: {e}");
+        }
     }
 }
