@@ -82,8 +82,8 @@
 //! fast path for synchronous sends (they build a frame and a request, and
 //! their acknowledgement is a frame); a blocking receive inside another's
 //! wait (a task's) looks only at the unexpected queue; the blocking
-//! receive's fast path ([`Transport::take_from`]) is only on threads and
-//! shared memory, and not for a receive from any source, of a whole
+//! receive's fast path ([`Transport::take_from`]) is only on threads,
+//! shared memory and MPI, and not for a receive from any source, of a whole
 //! message as a vector (`recv_payload`), or with a strided layout.
 
 mod blocking;

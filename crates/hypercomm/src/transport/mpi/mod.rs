@@ -29,7 +29,12 @@
 //!   (`MPI_Start`, `recv.rs`). A data message the engine has a posted
 //!   receive for goes straight into it: a short one copied out of the
 //!   frame message, a bulk payload received into the receive's own buffer
-//!   (no buffer of ours, no second copy). Sends in flight are tested on
+//!   (no buffer of ours, no second copy). A blocking receive from one
+//!   source with nothing else pending tests the oldest receive itself
+//!   ([`Transport::take_from`]) and takes a short message that matches
+//!   straight from it, without the engine's posting and general wait;
+//!   anything else it finds is queued for the general path as usual.
+//!   Sends in flight are tested on
 //!   every pass (`MPI_Test`), which is also what drives MPI's own progress.
 //!   A frame message of up to [`BLOCKING_SEND`] bytes goes by `MPI_Send`
 //!   (no request: it leaves eagerly everywhere, and cannot deadlock as
@@ -60,8 +65,8 @@
 //! them all without the feature.
 //!
 //! Not done yet: point-to-point on MPI's own matching (a blocking 8-byte
-//! round trip costs about 2.4× Open MPI's, our engine's matching and frame
-//! above MPI's; BENCHMARKS.md, "MPI: what a matched probe costs", has the
+//! round trip costs about 2× Open MPI's, our frame and the wildcard
+//! receive's restart above MPI's; BENCHMARKS.md, "MPI: what a matched probe costs", has the
 //! design that could close it); MPI jobs with a host endpoint (an MPI
 //! job's ranks are all nodes), dynamic processes (`MPI_Comm_spawn`),
 //! messages of more than 2^31 − 1 bytes in one piece (they are split).
@@ -75,7 +80,7 @@ pub(crate) mod sys;
 pub use detect::{mpi_rank, started_by_mpi, LAUNCH_VARS};
 pub use setup::MpiBuilder;
 
-use super::{Arrival, Completion, Fault, Frame, Link, Payload, PeerState, Taker};
+use super::{Arrival, Completion, Direct, Fault, Frame, Link, Payload, PeerState, Taker};
 use super::{Lent, RemoteCompletion};
 use super::{Transport, TransportKind};
 use crate::error::{Error, Result};
@@ -541,6 +546,16 @@ impl MpiEndpoint {
     }
 }
 
+/// A taker offered only whole messages: its claims are refused, so a
+/// message that streams in is queued as a frame ([`Transport::take_from`]).
+struct Whole<'a, 'b>(&'a mut (dyn Taker + 'b));
+
+impl Taker for Whole<'_, '_> {
+    fn take(&mut self, header: &Header, bytes: &[u8]) -> bool {
+        self.0.take(header, bytes)
+    }
+}
+
 impl Transport for MpiEndpoint {
     fn endpoint(&self) -> usize {
         self.me
@@ -615,6 +630,29 @@ impl Transport for MpiEndpoint {
                     // A control message, acted on: look again.
                 }
             }
+        }
+    }
+
+    fn take_from(&self, src: usize, taker: &mut dyn Taker) -> Direct {
+        // Frames queued before go first, and sends in flight want the
+        // general path's progress: both are `try_recv_offer`'s.
+        if self.closed.get()
+            || !self.queue.borrow().is_empty()
+            || !self.in_flight.borrow().is_empty()
+        {
+            return Direct::Other;
+        }
+        // All frame messages come through the same wildcard receives, in
+        // order: the next one is the head of every source's channel, `src`'s
+        // included. One `taker` does not take (from elsewhere, a control
+        // message, one that streams in) goes to the queue or is acted on,
+        // and the general path goes on from there.
+        let _ = src;
+        match self.arrive(Some(&mut Whole(taker))) {
+            None => Direct::Empty,
+            Some(Some(Arrival::Taken)) => Direct::Taken,
+            // `Whole` claims no buffer, so no other arrival can come back.
+            Some(_) => Direct::Other,
         }
     }
 
