@@ -34,6 +34,7 @@ macro_rules! conformance_suite {
             truncation_keeps_message,
             truncated_message_goes_to_the_next_posted_receive,
             a_blocking_receive_takes_nothing_out_of_turn,
+            a_receive_from_any_source_takes_nothing_out_of_turn,
             zero_length,
             large_message_64mib,
             large_messages_at_every_boundary,
@@ -407,6 +408,125 @@ pub(crate) fn a_blocking_receive_takes_nothing_out_of_turn<L: Launcher>() {
         );
         assert_eq!(head.as_slice(), &long[..16]);
         assert_eq!(comm.iprobe(0, ANY_TAG)?, None, "nothing else came");
+        Ok(())
+    })
+    .unwrap();
+}
+
+/// The same for blocking receives from any source, with two senders:
+/// whatever is at the head of a sender's channel and is not this
+/// receive's (a synchronous message, a longer one, another communicator's,
+/// one an earlier `irecv` matches, one this rank sent itself) stays for
+/// the receive it belongs to, and messages of both senders interleaved
+/// arrive each once, in each sender's order.
+pub(crate) fn a_receive_from_any_source_takes_nothing_out_of_turn<L: Launcher>() {
+    const K: u64 = 300;
+    launch::<L, _, _>(3, |comm| {
+        let other = comm.dup();
+        let long = pattern(3, 24);
+        let me = comm.rank() as u64;
+        if me > 0 {
+            // Sends only once the receiver is out of the barrier (whose
+            // wait takes in what arrives).
+            let next = || {
+                comm.barrier()?;
+                std::thread::sleep(Duration::from_millis(20));
+                Ok::<_, Error>(())
+            };
+            if me == 1 {
+                scope(|s| comm.issend(s, &[1u64], 0, 1)?.wait())?;
+            }
+            next()?;
+            if me == 2 {
+                comm.send(&long, 0, 3)?;
+            }
+            next()?;
+            if me == 1 {
+                other.send(&[3u64], 0, 2)?;
+            } else {
+                comm.send(&[2u64], 0, 2)?;
+            }
+            next()?;
+            if me == 1 {
+                comm.send(&[4u64], 0, 9)?;
+                comm.send(&[5u64], 0, 9)?;
+            }
+            next()?;
+            for i in 0..K {
+                comm.send(&[me * 1000 + i], 0, 7)?;
+            }
+            return Ok(());
+        }
+        let next = || {
+            comm.barrier()?;
+            std::thread::sleep(Duration::from_millis(100));
+            Ok::<_, Error>(())
+        };
+        std::thread::sleep(Duration::from_millis(100));
+        let mut b = [0u64];
+        // Taken on the frame path, which acknowledges it (else the
+        // sender's wait ends in its timeout).
+        assert_eq!(comm.recv_into(&mut b, ANY_SOURCE, 1)?, st(node(1), 1, 8));
+        assert_eq!(b, [1], "the synchronous message");
+        next()?;
+        let e = comm.recv_into(&mut b, ANY_SOURCE, 3).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Truncated {
+                    len: 24,
+                    capacity: 8,
+                    tag: 3,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let mut whole = [0u8; 24];
+        assert_eq!(
+            comm.recv_into(&mut whole, ANY_SOURCE, 3)?,
+            st(node(2), 3, 24)
+        );
+        assert_eq!(
+            whole.as_slice(),
+            long.as_slice(),
+            "kept after the truncation"
+        );
+        next()?;
+        assert_eq!(comm.recv_into(&mut b, ANY_SOURCE, 2)?, st(node(2), 2, 8));
+        assert_eq!(b, [2], "passed the other communicator's message");
+        assert_eq!(other.recv_into(&mut b, ANY_SOURCE, 2)?, st(node(1), 2, 8));
+        assert_eq!(b, [3], "the other communicator's message");
+        next()?;
+        let (mut first, mut second) = ([0u64], [0u64]);
+        scope(|s| -> hypercomm::Result<()> {
+            let r = comm.irecv(s, &mut first, ANY_SOURCE, 9)?;
+            comm.recv_into(&mut second, ANY_SOURCE, 9)?;
+            r.wait()?;
+            Ok(())
+        })?;
+        assert_eq!((first, second), ([4], [5]), "posted first, matched first");
+        // A message to itself, while the senders' wait in their channels.
+        next()?;
+        comm.send(&[6u64], 0, 5)?;
+        assert_eq!(comm.recv_into(&mut b, ANY_SOURCE, 5)?, st(node(0), 5, 8));
+        assert_eq!(b, [6], "its own message");
+        let mut seen = [0u64; 3];
+        for _ in 0..2 * K {
+            let s = comm.recv_into(&mut b, ANY_SOURCE, 7)?;
+            let Rank::Node(from) = s.source else {
+                panic!("{s:?}")
+            };
+            assert!(from == 1 || from == 2, "{s:?}");
+            assert_eq!(
+                b[0],
+                from as u64 * 1000 + seen[from],
+                "sender {from}'s order"
+            );
+            seen[from] += 1;
+        }
+        assert_eq!(seen, [0, K, K]);
+        assert_eq!(comm.iprobe(ANY_SOURCE, ANY_TAG)?, None, "nothing else came");
         Ok(())
     })
     .unwrap();

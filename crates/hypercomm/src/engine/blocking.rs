@@ -1,6 +1,7 @@
 //! Blocking receives and probes: a receive takes a matching unexpected
-//! message, else (the fast path) polls its one sender's channel while
-//! nothing else is posted, else posts itself and waits; probes look at the
+//! message, else (the fast path) polls its one sender's channel (or, from
+//! any source, the channels in turn) while nothing else is posted, else
+//! posts itself and waits; probes look at the
 //! unexpected queue after draining the transport.
 
 use super::matching::{Layout, Match, RawStatus};
@@ -111,19 +112,22 @@ impl Engine {
         r.map_err(|e| map_err(e, g))
     }
 
-    /// The fast path of a blocking receive from one source, when nothing
-    /// else is posted: poll that source's channel alone
-    /// ([`Transport::take_from`]) and copy a matching message that is
-    /// there whole straight into `dst`, for up to a spinning wait's
-    /// passes. `None` — something else came first, the channel has work
-    /// of its own, or nothing came — leaves everything to the general
-    /// path (which then posts the receive and waits, checking abort,
-    /// failures, deadlock and the deadline). Non-overtaking holds: with
-    /// no receive posted, a message from `src` is either in the
+    /// The fast path of a blocking receive from one source (or any), when
+    /// nothing else is posted: poll that source's channel alone (or the
+    /// channels in turn, [`Transport::take_from`]) and copy a matching
+    /// message that is there whole straight into `dst`, for up to a
+    /// spinning wait's passes. `None` — something else came first, the
+    /// channel has work of its own, or nothing came — leaves everything to
+    /// the general path (which then posts the receive and waits, checking
+    /// abort, failures, deadlock and the deadline). Non-overtaking holds:
+    /// with no receive posted, a message from a source is either in the
     /// unexpected queue (looked at first) or next in its channel.
     #[inline]
     fn recv_direct(&self, m: &Match, dst: &mut [u8], layout: Layout) -> Option<Result<RawStatus>> {
-        let src = m.src.filter(|&s| s != self.me)?;
+        // A message to itself is the general path's.
+        if m.src == Some(self.me) {
+            return None;
+        }
         if matches!(layout, Layout::Strided { .. }) {
             return None;
         }
@@ -141,7 +145,7 @@ impl Engine {
         };
         let mut spins = 0;
         loop {
-            match self.t.take_from(src as usize, &mut t) {
+            match self.t.take_from(m.src.map(|s| s as usize), &mut t) {
                 Direct::Taken => break,
                 Direct::Other => return None,
                 Direct::Empty => {

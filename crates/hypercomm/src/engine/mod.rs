@@ -14,8 +14,8 @@
 //!   receives before it builds a frame
 //!   ([`Transport::try_recv_offer`]);
 //!   a match is copied straight into the receiver's buffer. A blocking
-//!   receive from one source with nothing else posted first polls that
-//!   source's channel alone ([`Transport::take_from`]) and copies a
+//!   receive with nothing else posted first polls its source's channel
+//!   alone, or the channels in turn ([`Transport::take_from`]), and copies a
 //!   matching message there straight into its buffer, without posting
 //!   itself or running the general wait (for a spinning wait's passes;
 //!   then it posts and waits as any receive). A small send
@@ -83,7 +83,8 @@
 //! their acknowledgement is a frame); a blocking receive inside another's
 //! wait (a task's) looks only at the unexpected queue; the blocking
 //! receive's fast path ([`Transport::take_from`]) is only on threads,
-//! shared memory and MPI, and not for a receive from any source, of a whole
+//! shared memory and MPI (from any source on shared memory only in jobs of
+//! up to 4 processes), and not of a whole
 //! message as a vector (`recv_payload`), or with a strided layout.
 
 mod blocking;

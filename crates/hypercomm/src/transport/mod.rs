@@ -220,9 +220,13 @@ pub trait Transport {
     /// next arrival from `src` to `taker` when it is a whole data message
     /// whose bytes are at hand, consuming it only when taken. Anything
     /// else stays where it is for [`Transport::try_recv_offer`]: no frame
-    /// is built, nothing is flushed or reaped. Never blocks. Default:
+    /// is built, nothing is flushed or reaped. Never blocks. With `src`
+    /// `None`, from any endpoint (another than this one): the next arrival
+    /// of whichever channel the transport looks at first that has one,
+    /// [`Direct::Other`] as soon as one it looks at has something else at
+    /// its head (or this endpoint's own channel has anything). Default:
     /// [`Direct::Other`] (no such path).
-    fn take_from(&self, src: usize, taker: &mut dyn Taker) -> Direct {
+    fn take_from(&self, src: Option<usize>, taker: &mut dyn Taker) -> Direct {
         let _ = (src, taker);
         Direct::Other
     }
@@ -650,7 +654,7 @@ impl Transport for AnyTransport {
         dispatch!(self, t => t.try_recv_offer(taker))
     }
     #[inline]
-    fn take_from(&self, src: usize, taker: &mut dyn Taker) -> Direct {
+    fn take_from(&self, src: Option<usize>, taker: &mut dyn Taker) -> Direct {
         dispatch!(self, t => t.take_from(src, taker))
     }
     #[inline]
@@ -730,7 +734,7 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
     fn try_recv_offer(&self, taker: &mut dyn Taker) -> Arrival {
         (**self).try_recv_offer(taker)
     }
-    fn take_from(&self, src: usize, taker: &mut dyn Taker) -> Direct {
+    fn take_from(&self, src: Option<usize>, taker: &mut dyn Taker) -> Direct {
         (**self).take_from(src, taker)
     }
     fn unclaim(&self, src: usize) {

@@ -633,7 +633,7 @@ impl Transport for MpiEndpoint {
         }
     }
 
-    fn take_from(&self, src: usize, taker: &mut dyn Taker) -> Direct {
+    fn take_from(&self, src: Option<usize>, taker: &mut dyn Taker) -> Direct {
         // Frames queued before go first, and sends in flight want the
         // general path's progress: both are `try_recv_offer`'s.
         if self.closed.get()
@@ -644,9 +644,10 @@ impl Transport for MpiEndpoint {
         }
         // All frame messages come through the same wildcard receives, in
         // order: the next one is the head of every source's channel, `src`'s
-        // included. One `taker` does not take (from elsewhere, a control
-        // message, one that streams in) goes to the queue or is acted on,
-        // and the general path goes on from there.
+        // included (or of any source's, `src` being `None`). One `taker`
+        // does not take (from elsewhere, a control message, one that
+        // streams in) goes to the queue or is acted on, and the general
+        // path goes on from there.
         let _ = src;
         match self.arrive(Some(&mut Whole(taker))) {
             None => Direct::Empty,

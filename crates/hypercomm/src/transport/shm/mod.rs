@@ -463,8 +463,11 @@ impl Transport for ShmEndpoint {
     }
 
     #[inline]
-    fn take_from(&self, src: usize, taker: &mut dyn Taker) -> Direct {
-        self.take_next_from(src, taker)
+    fn take_from(&self, src: Option<usize>, taker: &mut dyn Taker) -> Direct {
+        match src {
+            Some(src) => self.take_next_from(src, taker),
+            None => self.take_next_any(taker),
+        }
     }
 
     #[inline]

@@ -9,7 +9,7 @@ use super::ring::{
 };
 use super::segment::{self, Mapping, CELL, CELLS};
 use super::wake::wake_always;
-use super::{lend, ShmEndpoint};
+use super::{lend, ShmEndpoint, DOORBELL_MIN};
 use crate::transport::{Arrival, Borrowed, Direct, Frame, Payload, Taker};
 use crate::wire::{Header, Kind};
 use std::sync::atomic::{fence, AtomicU64, Ordering};
@@ -235,14 +235,77 @@ impl ShmEndpoint {
     /// also how `bench/callgrind_oneway.py` counts polls.)
     #[inline(never)]
     pub(super) fn take_next_from(&self, src: usize, taker: &mut dyn Taker) -> Direct {
-        if src == self.me
-            || src >= self.n
-            || self.queued.get() > 0
-            || !self.owned.borrow().is_empty()
-            || !self.unpulled.borrow().is_empty()
-        {
+        if src == self.me || src >= self.n || self.busy() {
             return Direct::Other;
         }
+        self.take_head(src, taker)
+    }
+
+    /// The fast path of a blocking receive from any source: the rings in
+    /// turn from where the last take left off, each as `take_next_from`
+    /// does; `Other` at the first head that is not taken, or when this
+    /// endpoint's own ring holds anything (the general path's). In jobs of
+    /// more than `DOORBELL_MIN` endpoints an unchanged doorbell since the
+    /// last scan that found every ring empty (this one's or the general
+    /// path's) means nothing came, as in `next_arrival`.
+    #[inline(never)]
+    pub(super) fn take_next_any(&self, taker: &mut dyn Taker) -> Direct {
+        if self.busy() {
+            return Direct::Other;
+        }
+        let bell = if self.n > DOORBELL_MIN {
+            let bell = self.map.doorbell(self.me).load(Ordering::Acquire);
+            if bell == self.bell_seen.get() && !self.rescan.get() {
+                return Direct::Empty;
+            }
+            Some(bell)
+        } else {
+            None
+        };
+        let start = self.next_poll.get();
+        for k in 0..self.n {
+            let src = (start + k) % self.n;
+            let got = if src == self.me {
+                match self.to_self.get() && self.slot_waiting(src) {
+                    true => Direct::Other,
+                    false => Direct::Empty,
+                }
+            } else {
+                self.take_head(src, taker)
+            };
+            match got {
+                Direct::Empty => {}
+                Direct::Taken => {
+                    self.next_poll.set((src + 1) % self.n);
+                    self.rescan.set(true);
+                    return Direct::Taken;
+                }
+                Direct::Other => {
+                    self.rescan.set(true);
+                    return Direct::Other;
+                }
+            }
+        }
+        if let Some(bell) = bell {
+            self.bell_seen.set(bell);
+            self.rescan.set(false);
+        }
+        Direct::Empty
+    }
+
+    /// Work of this endpoint's own that only the general path does: frames
+    /// queued to flush, lends to reap or to pull.
+    #[inline(always)]
+    fn busy(&self) -> bool {
+        self.queued.get() > 0
+            || !self.owned.borrow().is_empty()
+            || !self.unpulled.borrow().is_empty()
+    }
+
+    /// The record at the head of the ring from `src` (another endpoint),
+    /// taken when it is a whole data message `taker` takes.
+    #[inline(always)]
+    fn take_head(&self, src: usize, taker: &mut dyn Taker) -> Direct {
         let mut incs = self.inc.borrow_mut();
         let inc = &mut incs[src];
         let off = Mapping::ring_cell(inc.ring, inc.head as usize);

@@ -359,21 +359,56 @@ impl Transport for ThreadEndpoint {
     }
 
     #[inline]
-    fn take_from(&self, src: usize, taker: &mut dyn Taker) -> Direct {
+    fn take_from(&self, src: Option<usize>, taker: &mut dyn Taker) -> Direct {
         self.refresh();
         let incoming = self.incoming.borrow();
-        let Some(q) = incoming.from.get(src).and_then(Option::as_ref) else {
-            return Direct::Empty; // nothing from `src` yet
-        };
-        // SAFETY: this endpoint is the only consumer of its queues.
-        match unsafe { q.take_if(|h, b| h.kind == Kind::Data && taker.take(h, b)) } {
-            None => Direct::Empty,
-            Some(true) => {
-                self.drained.set(self.drained.get() + 1);
-                Direct::Taken
+        let mut offer = |q: &Spsc| {
+            // SAFETY: this endpoint is the only consumer of its queues.
+            match unsafe { q.take_if(|h, b| h.kind == Kind::Data && taker.take(h, b)) } {
+                None => Direct::Empty,
+                Some(true) => {
+                    self.drained.set(self.drained.get() + 1);
+                    Direct::Taken
+                }
+                Some(false) => Direct::Other,
             }
-            Some(false) => Direct::Other,
+        };
+        if let Some(src) = src {
+            return match incoming.from.get(src).and_then(Option::as_ref) {
+                Some(q) => offer(q),
+                None => Direct::Empty, // nothing from `src` yet
+            };
         }
+        // Any source: the queues in the general poll's order, from where
+        // it left off; a message to this endpoint itself is the general
+        // path's.
+        let own = incoming.from.get(self.me).and_then(Option::as_ref);
+        let polled = &incoming.polled;
+        let n = polled.len();
+        let start = self.next_poll.get();
+        for k in 0..n {
+            let i = (start + k) % n;
+            let q = &polled[i];
+            let got = if own.is_some_and(|o| Arc::ptr_eq(o, q)) {
+                // SAFETY: as above; the look takes nothing.
+                match unsafe { q.take_if(|_, _| false) } {
+                    None => Direct::Empty,
+                    Some(_) => Direct::Other,
+                }
+            } else {
+                offer(q)
+            };
+            match got {
+                Direct::Empty => {}
+                Direct::Taken => {
+                    // The next look starts after it, as a fair poll would.
+                    self.next_poll.set((i + 1) % n);
+                    return Direct::Taken;
+                }
+                Direct::Other => return Direct::Other,
+            }
+        }
+        Direct::Empty
     }
 
     #[inline]
