@@ -256,6 +256,7 @@ impl ShmEndpoint {
                 what: format!("endpoint {me} is already attached (or has ended)"),
             });
         }
+        map.populate_rings(me);
         let inc = (0..endpoints)
             .map(|src| In {
                 ring: map.ring(src, me),
