@@ -362,26 +362,7 @@ pub(crate) fn a_blocking_receive_takes_nothing_out_of_turn<L: Launcher>() {
         assert_eq!(comm.recv_into(&mut b, 0, 1)?, st(node(0), 1, 8));
         assert_eq!(b, [1], "the synchronous message");
         next()?;
-        let e = comm.recv_into(&mut b, 0, 3).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                Error::Truncated {
-                    len: 24,
-                    capacity: 8,
-                    tag: 3,
-                    ..
-                }
-            ),
-            "{e:?}"
-        );
-        let mut whole = [0u8; 24];
-        assert_eq!(comm.recv_into(&mut whole, 0, 3)?, st(node(0), 3, 24));
-        assert_eq!(
-            whole.as_slice(),
-            long.as_slice(),
-            "kept after the truncation"
-        );
+        kept_after_truncation(comm, 0, 0, &long)?;
         next()?;
         assert_eq!(comm.recv_into(&mut b, 0, 2)?, st(node(0), 2, 8));
         assert_eq!(b, [2], "passed the other communicator's message");
@@ -411,6 +392,34 @@ pub(crate) fn a_blocking_receive_takes_nothing_out_of_turn<L: Launcher>() {
         Ok(())
     })
     .unwrap();
+}
+
+/// A 24-byte message `long` from node `from` with tag 3, received first
+/// into 8 bytes (truncated: an error, and the message stays) and then
+/// whole, from `src` (its rank or any).
+fn kept_after_truncation(
+    comm: &hypercomm::Comm,
+    src: impl Into<hypercomm::Source> + Copy,
+    from: usize,
+    long: &[u8],
+) -> hypercomm::Result<()> {
+    let e = comm.recv_into(&mut [0u64], src, 3).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Truncated {
+                len: 24,
+                capacity: 8,
+                tag: 3,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let mut whole = [0u8; 24];
+    assert_eq!(comm.recv_into(&mut whole, src, 3)?, st(node(from), 3, 24));
+    assert_eq!(whole.as_slice(), long, "kept after the truncation");
+    Ok(())
 }
 
 /// The same for blocking receives from any source, with two senders:
@@ -469,29 +478,7 @@ pub(crate) fn a_receive_from_any_source_takes_nothing_out_of_turn<L: Launcher>()
         assert_eq!(comm.recv_into(&mut b, ANY_SOURCE, 1)?, st(node(1), 1, 8));
         assert_eq!(b, [1], "the synchronous message");
         next()?;
-        let e = comm.recv_into(&mut b, ANY_SOURCE, 3).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                Error::Truncated {
-                    len: 24,
-                    capacity: 8,
-                    tag: 3,
-                    ..
-                }
-            ),
-            "{e:?}"
-        );
-        let mut whole = [0u8; 24];
-        assert_eq!(
-            comm.recv_into(&mut whole, ANY_SOURCE, 3)?,
-            st(node(2), 3, 24)
-        );
-        assert_eq!(
-            whole.as_slice(),
-            long.as_slice(),
-            "kept after the truncation"
-        );
+        kept_after_truncation(comm, ANY_SOURCE, 2, &long)?;
         next()?;
         assert_eq!(comm.recv_into(&mut b, ANY_SOURCE, 2)?, st(node(2), 2, 8));
         assert_eq!(b, [2], "passed the other communicator's message");
