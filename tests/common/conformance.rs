@@ -331,11 +331,7 @@ pub(crate) fn a_blocking_receive_takes_nothing_out_of_turn<L: Launcher>() {
         if comm.rank() == 0 {
             // Sends only once the receiver is out of the barrier (whose
             // wait takes in what arrives).
-            let next = || {
-                comm.barrier()?;
-                std::thread::sleep(Duration::from_millis(20));
-                Ok::<_, Error>(())
-            };
+            let next = || barrier_then_sleep(comm, 20);
             let one = [1u64];
             scope(|s| comm.issend(s, &one, 1, 1)?.wait())?;
             next()?;
@@ -350,11 +346,7 @@ pub(crate) fn a_blocking_receive_takes_nothing_out_of_turn<L: Launcher>() {
             comm.send(&long, 1, 11)?;
             return Ok(());
         }
-        let next = || {
-            comm.barrier()?;
-            std::thread::sleep(Duration::from_millis(100));
-            Ok::<_, Error>(())
-        };
+        let next = || barrier_then_sleep(comm, 100);
         std::thread::sleep(Duration::from_millis(100));
         let mut b = [0u64];
         // Taken on the frame path, which acknowledges it (else the
@@ -392,6 +384,14 @@ pub(crate) fn a_blocking_receive_takes_nothing_out_of_turn<L: Launcher>() {
         Ok(())
     })
     .unwrap();
+}
+
+/// A barrier, then `ms` milliseconds of sleep (messages sent meanwhile
+/// wait in the channels).
+fn barrier_then_sleep(comm: &hypercomm::Comm, ms: u64) -> hypercomm::Result<()> {
+    comm.barrier()?;
+    std::thread::sleep(Duration::from_millis(ms));
+    Ok(())
 }
 
 /// A 24-byte message `long` from node `from` with tag 3, received first
@@ -437,11 +437,7 @@ pub(crate) fn a_receive_from_any_source_takes_nothing_out_of_turn<L: Launcher>()
         if me > 0 {
             // Sends only once the receiver is out of the barrier (whose
             // wait takes in what arrives).
-            let next = || {
-                comm.barrier()?;
-                std::thread::sleep(Duration::from_millis(20));
-                Ok::<_, Error>(())
-            };
+            let next = || barrier_then_sleep(comm, 20);
             if me == 1 {
                 scope(|s| comm.issend(s, &[1u64], 0, 1)?.wait())?;
             }
@@ -466,11 +462,7 @@ pub(crate) fn a_receive_from_any_source_takes_nothing_out_of_turn<L: Launcher>()
             }
             return Ok(());
         }
-        let next = || {
-            comm.barrier()?;
-            std::thread::sleep(Duration::from_millis(100));
-            Ok::<_, Error>(())
-        };
+        let next = || barrier_then_sleep(comm, 100);
         std::thread::sleep(Duration::from_millis(100));
         let mut b = [0u64];
         // Taken on the frame path, which acknowledges it (else the
