@@ -573,6 +573,7 @@ pub fn run_job(spec: &JobSpec) -> Result<JobOutcome> {
         interrupted,
         stop: Arc::new(AtomicBool::new(false)),
         verbose: spec.verbose,
+        transport: spec.transport,
     });
     let Verdict {
         code,

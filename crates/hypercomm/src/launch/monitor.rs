@@ -26,6 +26,7 @@
 use super::control::{self, Ctl};
 pub(crate) use super::exits::{describe_exit, describe_remote_exit, kill, label, signal_name};
 use crate::transport::tcp::{auth, tune};
+use crate::transport::TransportKind;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -177,6 +178,9 @@ pub(crate) struct MonitorSetup {
     pub(crate) stop: Arc<AtomicBool>,
     /// Print diagnostics (the launcher) or stay quiet (Slurm rank 0).
     pub(crate) verbose: bool,
+    /// The job's transport: a program built without the library's feature
+    /// of that name cannot join.
+    pub(crate) transport: TransportKind,
 }
 
 /// How much a failure says about the cause of a job's failure, best first.
@@ -591,8 +595,9 @@ impl Monitor {
                             // joins runs alone (a job of one, or threads)
                             // while the launcher believes it runs a job.
                             let what = format!(
-                                "{} exited without joining the job: it never called hypercomm::init or run, and the ranks that do would wait for it (the launcher runs hypercomm programs)",
+                                "{} exited without joining the job: it never called hypercomm::init or run (it is not a hypercomm program, or one built without the library's `{}` feature that went on after init's error)",
                                 self.label(ep),
+                                self.setup.transport.name()
                             );
                             self.fail(ep, what, 1, Class::Unexplained);
                         }

@@ -167,6 +167,7 @@ pub(crate) fn join(s: &SlurmEnv, host: bool) -> Result<Comm> {
             interrupted: None,
             stop: Arc::new(AtomicBool::new(false)),
             verbose: true,
+            transport: TransportKind::Tcp,
         });
         let events = rv.events;
         std::thread::Builder::new()

@@ -83,6 +83,7 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(
         interrupted: None,
         stop: stop.clone(),
         verbose: true,
+        transport: TransportKind::Tcp,
     });
     let events = rv.events;
     let handle = std::thread::Builder::new()
