@@ -178,8 +178,7 @@ pub(crate) struct MonitorSetup {
     pub(crate) stop: Arc<AtomicBool>,
     /// Print diagnostics (the launcher) or stay quiet (Slurm rank 0).
     pub(crate) verbose: bool,
-    /// The job's transport: a program built without the library's feature
-    /// of that name cannot join.
+    /// The job's transport (its feature is named when a rank never joins).
     pub(crate) transport: TransportKind,
 }
 
