@@ -83,9 +83,8 @@
 //! their acknowledgement is a frame); a blocking receive inside another's
 //! wait (a task's) looks only at the unexpected queue; the blocking
 //! receive's fast path ([`Transport::take_from`]) is only on threads,
-//! shared memory and MPI (from any source on shared memory only in jobs of
-//! up to 4 processes), and not of a whole
-//! message as a vector (`recv_payload`), or with a strided layout.
+//! shared memory and MPI, and not for a receive of a whole message as a
+//! vector (`recv_payload`) or with a strided layout.
 
 mod blocking;
 mod flow;

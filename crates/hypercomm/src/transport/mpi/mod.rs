@@ -29,8 +29,8 @@
 //!   (`MPI_Start`, `recv.rs`). A data message the engine has a posted
 //!   receive for goes straight into it: a short one copied out of the
 //!   frame message, a bulk payload received into the receive's own buffer
-//!   (no buffer of ours, no second copy). A blocking receive from one
-//!   source with nothing else pending tests the oldest receive itself
+//!   (no buffer of ours, no second copy). A blocking receive (from one
+//!   source or any) with nothing else pending tests the oldest receive itself
 //!   ([`Transport::take_from`]) and takes a short message that matches
 //!   straight from it, without the engine's posting and general wait;
 //!   anything else it finds is queued for the general path as usual.
@@ -633,7 +633,7 @@ impl Transport for MpiEndpoint {
         }
     }
 
-    fn take_from(&self, src: Option<usize>, taker: &mut dyn Taker) -> Direct {
+    fn take_from(&self, _src: Option<usize>, taker: &mut dyn Taker) -> Direct {
         // Frames queued before go first, and sends in flight want the
         // general path's progress: both are `try_recv_offer`'s.
         if self.closed.get()
@@ -648,7 +648,6 @@ impl Transport for MpiEndpoint {
         // does not take (from elsewhere, a control message, one that
         // streams in) goes to the queue or is acted on, and the general
         // path goes on from there.
-        let _ = src;
         match self.arrive(Some(&mut Whole(taker))) {
             None => Direct::Empty,
             Some(Some(Arrival::Taken)) => Direct::Taken,
