@@ -13,12 +13,17 @@
 //! carrying the record's ring position, kind and length, then the encoded
 //! wire header ([`crate::wire::Header`]) and the payload — that takes
 //! whole cells, so small messages follow one another in consecutive cache
-//! lines (an 8-byte message is exactly one). The reader polls the control
-//! word of the next record of each peer; the writer publishes a record with
-//! one release store. A record holds at most 4 088 bytes after its
-//! control word (4 040 of payload after the header); longer payloads
-//! continue in further records (any size, pipelined: the reader drains
-//! records while the writer fills them). A record that starts near the end
+//! lines. A plain data message that fits one record (no synchronous send)
+//! goes as a *short* record instead, whose 16-byte header holds only the
+//! context and the tag (the ring names the sender and the receiver, the
+//! record's length the payload's): up to 40 bytes of payload are one
+//! cache line, and the reader has no wire header to decode. The reader
+//! polls the control word of the next record of each peer; the writer
+//! publishes a record with one release store. A record holds at most 4 088
+//! bytes after its control word (4 072 of payload in a short record, 4 040
+//! after a whole header); longer payloads continue in further records (any
+//! size, pipelined: the reader drains records while the writer fills
+//! them). A record that starts near the end
 //! of the cells runs on into 4 KiB of slack after them, so every record is
 //! contiguous. Only a record's first cell holds a control word: the reader
 //! clears the first word of the others before it frees them, so that data
@@ -75,8 +80,9 @@
 //! system calls).
 //!
 //! **Eager fast path.** A message whose header and payload fit one record
-//! (up to 4 040 bytes) is written into it in one go when nothing waits in
-//! the queue to its receiver ([`Transport::send_copied`]), and a reader
+//! (up to 4 072 bytes; a synchronous one up to 4 040) is written into it
+//! in one go when nothing waits in the queue to its receiver
+//! ([`Transport::send_copied`]), and a reader
 //! offers it, straight from the ring, to the engine's posted receives
 //! before building any frame ([`Transport::try_recv_offer`]): a receive
 //! already waiting gets one copy, from the ring into its buffer. A
@@ -425,7 +431,7 @@ impl Transport for ShmEndpoint {
             && (!was_empty
                 || self.map.lends_out.load(Ordering::Relaxed) > 0
                 || !self.ring_empty(dst, &mut o.ring)
-                || !self.has_room(dst, &mut o.ring, len));
+                || !self.has_room(dst, &mut o.ring, false, len));
         let mut item = self.prepare(frame, busy);
         if was_empty {
             // Nothing queued before it: write straight into the ring (the
@@ -493,7 +499,8 @@ impl Transport for ShmEndpoint {
         }
         let mut outs = self.out.borrow_mut();
         let o = &mut outs[dst];
-        if !o.queue.is_empty() || !self.has_room(dst, &mut o.ring, data.len()) {
+        let short = ring::short_form(&header, data.len());
+        if !o.queue.is_empty() || !self.has_room(dst, &mut o.ring, short, data.len()) {
             drop(outs);
             return self.send_copied_slow(header, data);
         }
@@ -501,6 +508,11 @@ impl Transport for ShmEndpoint {
         // into their slots in one go, no frame built (and, for a message
         // longer than a slot, no copy of it made first).
         self.sent.set(self.sent.get() + 1);
+        if short {
+            self.put_slot(dst, &mut o.ring, ring::K_SHORT, Some(&header), data);
+            self.wake_receiver(dst);
+            return Ok(true);
+        }
         let first = data.len().min(SLOT_DATA - Header::SIZE);
         self.put_slot(
             dst,

@@ -5,7 +5,8 @@
 //! of [`super`], the writing side in `ring.rs`.
 
 use super::ring::{
-    cells, parse_ctrl, In, Offer, Partial, K_CANCEL, K_CONT, K_FIRST, K_RNDV, RNDV_LEN,
+    cells, decode_short, parse_ctrl, In, Offer, Partial, K_CANCEL, K_CONT, K_FIRST, K_RNDV,
+    K_SHORT, RNDV_LEN,
 };
 use super::segment::{self, Mapping, CELL, CELLS};
 use super::wake::wake_always;
@@ -27,6 +28,21 @@ impl ShmEndpoint {
         offer: Offer<'_, '_>,
     ) -> Option<Arrival> {
         match kind {
+            K_SHORT => {
+                let Some((h, body)) = decode_short(src, self.me, data) else {
+                    self.protocol("short record without its header");
+                    return None;
+                };
+                if let Some(taker) = offer {
+                    if taker.take(&h, body) {
+                        return Some(Arrival::Taken);
+                    }
+                }
+                Some(Arrival::Frame(Frame {
+                    header: h,
+                    payload: Payload::copy_of(body),
+                }))
+            }
             K_FIRST | K_RNDV => {
                 let h = match Header::decode(data) {
                     Ok(h) if h.src as usize == src && h.dst as usize == self.me => h,
@@ -313,24 +329,37 @@ impl ShmEndpoint {
         let Some((kind, used)) = parse_ctrl(c, inc.head) else {
             return Direct::Empty;
         };
-        if kind != K_FIRST || inc.partial.is_some() {
+        if (kind != K_SHORT && kind != K_FIRST) || inc.partial.is_some() {
             return Direct::Other;
         }
         // SAFETY: as in `poll_ring`: the writer finished this record and
         // will not write it again before the head passes it, below, after
         // the last use of `data`.
         let data = unsafe { std::slice::from_raw_parts(self.map.bytes(off + 8, used), used) };
-        let Ok(h) = Header::decode(data) else {
-            return Direct::Other; // reported by the general path
+        // Anything malformed is the general path's to report.
+        let (h, body) = if kind == K_SHORT {
+            match decode_short(src, self.me, data) {
+                Some(x) => x,
+                None => return Direct::Other,
+            }
+        } else {
+            let Ok(h) = Header::decode(data) else {
+                return Direct::Other;
+            };
+            let body = &data[Header::SIZE..];
+            match usize::try_from(h.len) {
+                Ok(len)
+                    if len <= body.len()
+                        && h.kind == Kind::Data
+                        && h.src as usize == src
+                        && h.dst as usize == self.me =>
+                {
+                    (h, &body[..len])
+                }
+                _ => return Direct::Other,
+            }
         };
-        let body = &data[Header::SIZE..];
-        let whole = usize::try_from(h.len).is_ok_and(|len| len <= body.len());
-        if h.kind != Kind::Data
-            || h.src as usize != src
-            || h.dst as usize != self.me
-            || !whole
-            || !taker.take(&h, &body[..h.len as usize])
-        {
+        if !taker.take(&h, body) {
             return Direct::Other;
         }
         self.pass_record(inc, off, used);

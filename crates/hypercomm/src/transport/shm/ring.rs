@@ -1,5 +1,5 @@
 //! The rings: one lock-free single-producer single-consumer ring of
-//! 64-byte cells per ordered pair of endpoints, in which each record (a
+//! 32-byte cells per ordered pair of endpoints, in which each record (a
 //! "slot": a control word, then up to 4 KiB of data) takes whole cells;
 //! the records' control words and kinds, writing them, and the sender's
 //! queue for frames that wait for ring space. Reading them (and the
@@ -9,7 +9,7 @@
 use super::segment::{CELL, CELLS, SLOT_DATA};
 use super::{lend, ShmEndpoint, CMA_BUSY_MIN, CMA_MIN, LEND_VEC_MIN};
 use crate::transport::{Claim, Frame, Lent, OwnedBytes, Payload, Taker, DONE, PENDING};
-use crate::wire::Header;
+use crate::wire::{Header, Kind};
 use std::collections::VecDeque;
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -26,6 +26,55 @@ pub(super) const K_RNDV: u64 = 3;
 
 /// The rest of a partly written message will not come (sender withdrew).
 pub(super) const K_CANCEL: u64 = 4;
+
+/// A whole plain data message in a compact record: [`SHORT_HEAD`] bytes
+/// (the context, the tag) stand for its wire header, as everything else
+/// in it is known: the kind (data), no flags, no sync key, the sender
+/// (the ring's writer), the receiver (its reader), the length (what
+/// follows). An 8-byte message is then a 32-byte record, two to a cache
+/// line.
+pub(super) const K_SHORT: u64 = 5;
+
+/// Bytes of a short record's header: context (`u64`), tag (`u32`), four
+/// bytes of zero.
+pub(super) const SHORT_HEAD: usize = 16;
+
+/// Whether a message of `len` payload bytes with header `h` goes as one
+/// short record.
+#[inline(always)]
+pub(super) fn short_form(h: &Header, len: usize) -> bool {
+    h.kind == Kind::Data && h.flags == 0 && h.id == 0 && len <= SLOT_DATA - SHORT_HEAD
+}
+
+/// A short record's header bytes for `h`.
+#[inline(always)]
+fn encode_short(h: &Header) -> [u8; SHORT_HEAD] {
+    let mut b = [0u8; SHORT_HEAD];
+    b[..8].copy_from_slice(&h.context.to_le_bytes());
+    b[8..12].copy_from_slice(&h.tag.to_le_bytes());
+    b
+}
+
+/// The wire header a short record of `data` (its header bytes and
+/// payload) in the ring from `src` to `dst` stands for, and its payload;
+/// `None` when it is too short to be one.
+#[inline(always)]
+pub(super) fn decode_short(src: usize, dst: usize, data: &[u8]) -> Option<(Header, &[u8])> {
+    let (head, body) = data.split_first_chunk::<SHORT_HEAD>()?;
+    let (context, rest) = head.split_first_chunk::<8>()?;
+    let (tag, _) = rest.split_first_chunk::<4>()?;
+    let h = Header {
+        kind: Kind::Data,
+        flags: 0,
+        src: src as u32,
+        dst: dst as u32,
+        context: u64::from_le_bytes(*context),
+        tag: u32::from_le_bytes(*tag),
+        id: 0,
+        len: body.len() as u64,
+    };
+    Some((h, body))
+}
 
 /// Bytes of a rendezvous record: header, address, slot, pad, generation.
 pub(super) const RNDV_LEN: usize = Header::SIZE + 24;
@@ -59,10 +108,13 @@ pub(super) fn cells(used: usize) -> u64 {
     (8 + used).div_ceil(CELL) as u64
 }
 
-/// Cells a message of `len` payload bytes takes with its header: full
-/// records, then one for what is left.
+/// Cells a message of `len` payload bytes takes with its header (a short
+/// record's when `short`): full records, then one for what is left.
 #[inline(always)]
-fn message_cells(len: usize) -> u64 {
+fn message_cells(short: bool, len: usize) -> u64 {
+    if short {
+        return cells(SHORT_HEAD + len);
+    }
     let total = Header::SIZE + len;
     if total <= SLOT_DATA {
         return cells(total);
@@ -227,10 +279,10 @@ impl ShmEndpoint {
     }
 
     /// Is there room in the ring to `dst` for a payload of `len` bytes
-    /// and its header?
+    /// and its header (a short record's when `short`)?
     #[inline(always)]
-    pub(super) fn has_room(&self, dst: usize, r: &mut RingOut, len: usize) -> bool {
-        self.free_cells(dst, r, message_cells(len))
+    pub(super) fn has_room(&self, dst: usize, r: &mut RingOut, short: bool, len: usize) -> bool {
+        self.free_cells(dst, r, message_cells(short, len))
     }
 
     /// Are `need` cells free in the ring to `dst`? (The reader's head is
@@ -256,10 +308,11 @@ impl ShmEndpoint {
         self.free_cells(dst, r, cells(SLOT_DATA))
     }
 
-    /// Write one slot of `kind` holding `header` (encoded, when there is
-    /// one) followed by `body`, and publish it. Inlined into every caller:
-    /// a small message's header and payload go to the slot as two fixed
-    /// stores and one copy.
+    /// Write one slot of `kind` holding `header` (encoded as the kind
+    /// wants it, when there is one: a short record's [`SHORT_HEAD`] bytes
+    /// or the whole wire header) followed by `body`, and publish it.
+    /// Inlined into every caller: a small message's header and payload go
+    /// to the slot as fixed stores and one copy.
     #[inline(always)]
     pub(super) fn put_slot(
         &self,
@@ -270,7 +323,11 @@ impl ShmEndpoint {
         body: &[u8],
     ) {
         let off = self.map.cell(self.me, dst, r.tail as usize);
-        let at = if header.is_some() { Header::SIZE } else { 0 };
+        let at = match (header, kind) {
+            (None, _) => 0,
+            (Some(_), K_SHORT) => SHORT_HEAD,
+            (Some(_), _) => Header::SIZE,
+        };
         let used = at + body.len();
         debug_assert!(used <= SLOT_DATA);
         let data = self.map.bytes(off + 8, used);
@@ -279,8 +336,12 @@ impl ShmEndpoint {
         // checked by `bytes`), and the header and `body` are separate
         // local values.
         unsafe {
-            if let Some(h) = header {
-                std::ptr::copy_nonoverlapping(h.encode().as_ptr(), data, Header::SIZE);
+            match header {
+                Some(h) if kind == K_SHORT => {
+                    std::ptr::copy_nonoverlapping(encode_short(h).as_ptr(), data, SHORT_HEAD)
+                }
+                Some(h) => std::ptr::copy_nonoverlapping(h.encode().as_ptr(), data, Header::SIZE),
+                None => {}
             }
             std::ptr::copy_nonoverlapping(body.as_ptr(), data.wrapping_add(at), body.len());
         }
@@ -342,7 +403,11 @@ impl ShmEndpoint {
                             Lent::Remote(_) => &[],
                         },
                     };
-                    if !*started {
+                    if !*started && short_form(header, bytes.len()) {
+                        self.put_slot(dst, r, K_SHORT, Some(header), bytes);
+                        *off = bytes.len();
+                        *started = true;
+                    } else if !*started {
                         let n = bytes.len().min(SLOT_DATA - Header::SIZE);
                         self.put_slot(dst, r, K_FIRST, Some(header), &bytes[..n]);
                         *off = n;

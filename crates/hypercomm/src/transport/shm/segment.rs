@@ -33,11 +33,12 @@ use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 pub(super) const MAGIC: u64 = 0x0031_4d48_5343_4d48; // "HMCSHM1\0"
-pub(super) const VERSION: u32 = 5;
+pub(super) const VERSION: u32 = 6;
 
 /// Bytes per ring cell (a cache line). A record — a control word, then
 /// its data — takes whole cells, so small messages follow one another in
-/// consecutive cache lines rather than one to a page.
+/// consecutive cache lines rather than one to a page; a short record
+/// (`ring::K_SHORT`) of up to 40 bytes of payload is one line.
 pub(super) const CELL: usize = 64;
 /// Cells per ring.
 pub(super) const CELLS: usize = 2048;

@@ -38,22 +38,37 @@ fn one_process_two_endpoints_fifo_and_sizes() {
     let fd = create_segment(2).unwrap();
     let a = ShmEndpoint::attach(fd.try_clone().unwrap(), 2, 0).unwrap();
     let b = ShmEndpoint::attach(fd, 2, 1).unwrap();
-    // More than a ring's worth, of many sizes (some span slots).
-    let sizes = [0usize, 1, 32, 33, 4000, 4040, 4041, 9000, 70_000];
+    // More than a ring's worth, of many sizes (some span slots; around
+    // the largest short record, 4 072 bytes, and the largest first record
+    // after a whole header, 4 040), through both ways of sending: as a
+    // frame (queued when the ring is full) and copied straight into the
+    // ring when it has room. Every header field comes back as sent.
+    let sizes = [
+        0usize, 1, 32, 33, 40, 41, 4000, 4040, 4041, 4072, 4073, 9000, 70_000,
+    ];
     let mut sent = Vec::new();
     for i in 0..200 {
         let len = sizes[i % sizes.len()];
         let data: Vec<u8> = (0..len).map(|j| (i * 7 + j) as u8).collect();
-        a.send(frame(0, 1, i as u32, &data)).unwrap();
-        sent.push(data);
+        let mut f = frame(0, 1, i as u32, &data);
+        f.header.context = (i as u64) << 40 | 0xbeef;
+        f.header.tag |= (i as u32) << 24;
+        let header = f.header;
+        if i % 2 == 1 {
+            // Written, or queued as a copy when the ring has no room.
+            assert!(a.send_copied(header, &data).unwrap());
+        } else {
+            a.send(f).unwrap();
+        }
+        sent.push((header, data));
     }
     let mut got = 0;
     let t0 = Instant::now();
     while got < sent.len() {
         a.flush();
         if let Some(f) = b.try_recv() {
-            assert_eq!(f.header.tag as usize, got);
-            assert_eq!(payload_vec(f.payload), sent[got]);
+            assert_eq!(f.header, sent[got].0, "message {got}");
+            assert_eq!(payload_vec(f.payload), sent[got].1);
             got += 1;
         }
         assert!(t0.elapsed() < Duration::from_secs(20));
@@ -269,29 +284,47 @@ fn streamed_messages_into_claimed_buffers() {
 /// for at that cell a lap later must never be taken for one: records of
 /// three cells (a lap of 2048 cells is not a multiple of three, so later
 /// laps wait at cells that held data) whose data, at each further cell,
-/// holds the control word of that cell one lap on.
+/// holds the control word of that cell one lap on. Both record forms: a
+/// plain message's short record, a synchronous one's whole header.
 #[test]
 fn data_that_looks_like_a_control_word_is_never_read_as_one() {
+    for sync in [false, true] {
+        looks_like_a_control_word(sync);
+    }
+}
+
+fn looks_like_a_control_word(sync: bool) {
     let fd = create_segment(2).unwrap();
     let a = ShmEndpoint::attach(fd.try_clone().unwrap(), 2, 0).unwrap();
     let b = ShmEndpoint::attach(fd, 2, 1).unwrap();
-    // 8-byte control word, header, payload: 184 bytes, three cells.
-    let len = 128;
-    assert_eq!(ring::cells(Header::SIZE + len), 3);
+    // 8-byte control word, header, payload: three cells either way.
+    let (head, len) = if sync {
+        (Header::SIZE, 128)
+    } else {
+        (ring::SHORT_HEAD, 128)
+    };
+    assert_eq!(ring::cells(head + len), 3);
     let t0 = Instant::now();
     for i in 0..3 * segment::CELLS {
         let pos = a.out.borrow()[1].ring.tail;
         let mut data: Vec<u8> = (0..len).map(|j| (i * 13 + j) as u8).collect();
         for k in 1..3u64 {
-            // The further cell's first word: record offset 64 k, after the
-            // control word and the header.
-            let at = 64 * k as usize - 8 - Header::SIZE;
-            let fake = ring::ctrl(pos + k + segment::CELLS as u64, ring::K_FIRST, 56);
+            // The further cell's first word: record offset CELL k, after
+            // the control word and the header (when it lies in the data).
+            let Some(at) = (segment::CELL * k as usize).checked_sub(8 + head) else {
+                continue;
+            };
+            let fake = ring::ctrl(pos + k + segment::CELLS as u64, ring::K_SHORT, 24);
             data[at..at + 8].copy_from_slice(&fake.to_le_bytes());
+        }
+        let mut f = frame(0, 1, i as u32, &data);
+        if sync {
+            f.header.flags = Header::FLAG_SYNC;
+            f.header.id = i as u64 + 1;
         }
         // The reader looks at the cell before the record is written there.
         assert!(b.try_recv().is_none(), "before message {i}");
-        a.send(frame(0, 1, i as u32, &data)).unwrap();
+        a.send(f).unwrap();
         let f = loop {
             a.flush();
             if let Some(f) = b.try_recv() {
@@ -303,6 +336,7 @@ fn data_that_looks_like_a_control_word_is_never_read_as_one() {
             );
         };
         assert_eq!(f.header.tag as usize, i);
+        assert_eq!(f.header.flags != 0, sync, "message {i}");
         assert_eq!(payload_vec(f.payload), data, "message {i}");
     }
     assert!(b.try_recv().is_none());
