@@ -184,6 +184,9 @@ pub struct ShmEndpoint {
     /// reader has taken them out (`unpulled_reap`): (reader, ring position
     /// after the last slot, completion, length).
     unpulled: RefCell<Vec<(usize, u64, Borrowed, usize)>>,
+    /// Buffers for the copies of messages that wait in a queue (boxed:
+    /// the endpoint is a variant of `AnyTransport`, kept small).
+    spare: Box<RefCell<ring::Spare>>,
     lend_cursor: Cell<usize>,
     next_poll: Cell<usize>,
     /// Whether this endpoint ever sent itself a frame (until then its own
@@ -279,6 +282,7 @@ impl ShmEndpoint {
             queued: Cell::new(0),
             owned: RefCell::new(Vec::new()),
             unpulled: RefCell::new(Vec::new()),
+            spare: Box::default(),
             lend_cursor: Cell::new(0),
             next_poll: Cell::new(0),
             to_self: Cell::new(false),
@@ -315,7 +319,7 @@ impl ShmEndpoint {
         }
         self.send(Frame {
             header,
-            payload: super::Payload::copy_of(data),
+            payload: self.queued_copy(data),
         })
         .map(|()| true)
     }

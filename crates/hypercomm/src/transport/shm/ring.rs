@@ -8,7 +8,7 @@
 
 use super::segment::{CELL, CELLS, SLOT_DATA};
 use super::{lend, ShmEndpoint, CMA_BUSY_MIN, CMA_MIN, LEND_VEC_MIN};
-use crate::transport::{Claim, Frame, Lent, OwnedBytes, Payload, Taker, DONE, PENDING};
+use crate::transport::{Claim, Frame, Inline, Lent, OwnedBytes, Payload, Taker, DONE, PENDING};
 use crate::wire::{Header, Kind};
 use std::collections::VecDeque;
 use std::sync::atomic::{fence, AtomicU64, Ordering};
@@ -195,6 +195,23 @@ impl Partial {
         }
     }
 }
+
+/// Buffers of queued copies kept for the next ones: a window of copies
+/// freed together made the allocator hand their pages back to the
+/// kernel, and the next window fault fresh ones in (16 KiB `bw` at a
+/// third of its rate, BENCHMARKS.md).
+#[derive(Default)]
+pub(super) struct Spare {
+    bufs: Vec<Vec<u8>>,
+    /// Capacity of `bufs`, in bytes.
+    bytes: usize,
+}
+
+/// Most bytes of spare buffers an endpoint keeps.
+const SPARE_BYTES: usize = 2 << 20;
+/// Largest buffer kept (a copied eager message is at most
+/// `EAGER_LIMIT` bytes).
+const SPARE_ONE: usize = 64 * 1024;
 
 /// A handed-off vector lent to a reader.
 pub(super) struct OwnedLend {
@@ -468,22 +485,50 @@ impl ShmEndpoint {
         }
     }
 
-    /// An item is fully in the ring: keep a lent vector alive.
+    /// An item is fully in the ring: keep a lent vector alive, and a
+    /// copy's buffer for the next copy.
     pub(super) fn written(&self, dst: usize, item: Outgoing) {
-        if let Outgoing::Rndv {
-            slot,
-            gen,
-            keep: Some(keep),
-            ..
-        } = item
-        {
-            self.owned.borrow_mut().push(OwnedLend {
+        match item {
+            Outgoing::Rndv {
+                slot,
+                gen,
+                keep: Some(keep),
+                ..
+            } => self.owned.borrow_mut().push(OwnedLend {
                 reader: dst,
                 slot,
                 gen,
                 _keep: keep,
-            });
+            }),
+            Outgoing::Frame {
+                payload: Payload::Bytes(v),
+                ..
+            } => {
+                let mut spare = self.spare.borrow_mut();
+                if v.capacity() <= SPARE_ONE && spare.bytes + v.capacity() <= SPARE_BYTES {
+                    spare.bytes += v.capacity();
+                    spare.bufs.push(v);
+                }
+            }
+            _ => {}
         }
+    }
+
+    /// A copy of `data` for a frame that waits in a queue: short data
+    /// inline, longer data in a spare buffer when one is large enough.
+    pub(super) fn queued_copy(&self, data: &[u8]) -> Payload {
+        if let Some(i) = Inline::new(data) {
+            return Payload::Inline(i);
+        }
+        let mut spare = self.spare.borrow_mut();
+        let Some(k) = spare.bufs.iter().rposition(|v| v.capacity() >= data.len()) else {
+            return Payload::Bytes(data.to_vec());
+        };
+        let mut v = spare.bufs.swap_remove(k);
+        spare.bytes -= v.capacity();
+        v.clear();
+        v.extend_from_slice(data);
+        Payload::Bytes(v)
     }
 
     /// The receiver is gone: drop what waits for it.
