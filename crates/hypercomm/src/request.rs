@@ -148,12 +148,19 @@ pub struct Request<'scope> {
 }
 
 impl<'scope> Request<'scope> {
-    #[inline]
+    /// A request on `comm` in scope `s`: engine request `id`, or none
+    /// (complete at once with `ready`); `elem` is the element size of a
+    /// receive's buffer (1 for sends). Always inlined, so that the request
+    /// is built where the caller returns it: built here and then moved,
+    /// it was stored field by field and read back as whole words, which
+    /// the processor cannot forward from its store buffer.
+    #[inline(always)]
     fn new(
         comm: &Comm,
         s: &'scope Scope<'scope, '_>,
         id: Option<ReqId>,
         ready: Status,
+        elem: u32,
     ) -> Request<'scope> {
         if let Some(id) = id {
             s.started.borrow_mut().push((comm.inner.engine.clone(), id));
@@ -164,7 +171,7 @@ impl<'scope> Request<'scope> {
             timeout: comm.timeout(),
             done: if id.is_none() { Some(Ok(ready)) } else { None },
             waited: false,
-            elem: 1,
+            elem,
             _scope: PhantomData,
         }
     }
@@ -350,6 +357,7 @@ impl Comm {
                 tag,
                 len: bytes.len(),
             },
+            1,
         ))
     }
 
@@ -381,7 +389,7 @@ impl Comm {
             self.engine()
                 .post_recv(self.group(), m, bytes, Layout::Contiguous)?
         };
-        let mut req = Request::new(
+        Ok(Request::new(
             self,
             s,
             Some(id),
@@ -390,9 +398,8 @@ impl Comm {
                 tag: 0,
                 len: 0,
             },
-        );
-        req.elem = u32::try_from(std::mem::size_of::<T>()).unwrap_or(u32::MAX);
-        Ok(req)
+            u32::try_from(std::mem::size_of::<T>()).unwrap_or(u32::MAX),
+        ))
     }
 }
 

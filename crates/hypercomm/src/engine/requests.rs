@@ -79,6 +79,15 @@ pub(super) struct Slab {
 impl Slab {
     #[inline]
     pub(super) fn insert(&mut self, r: Req) -> ReqId {
+        self.insert_with(|| r)
+    }
+
+    /// [`Slab::insert`] of the request `make` builds, built straight into
+    /// its slot (a request built first and then moved in was stored field
+    /// by field and read back as whole words, which the processor cannot
+    /// forward from its store buffer: a stall on every receive posted).
+    #[inline(always)]
+    pub(super) fn insert_with(&mut self, make: impl FnOnce() -> Req) -> ReqId {
         let i = match self.free.pop() {
             Some(i) => i as usize,
             None => {
@@ -89,7 +98,7 @@ impl Slab {
             }
         };
         let slot = &mut self.slots[i];
-        slot.1 = Some(r);
+        slot.1 = Some(make());
         (u64::from(slot.0) << 32) | i as u64
     }
 
@@ -355,7 +364,7 @@ impl Engine {
         // still in the transport will be offered to this receive, straight
         // from the ring, by the next drain (a window of receives, a
         // collective's round, used to pay a drain each).
-        let req = self.push_req(Req {
+        let req = self.st.borrow_mut().reqs.insert_with(|| Req {
             state: ReqState::Recv,
             peer: m.src,
             group: g.clone(),
@@ -443,11 +452,20 @@ impl Engine {
 
     #[inline]
     pub(super) fn poll_req(&self, id: ReqId) -> Option<Result<RawStatus>> {
+        self.req_finished(id).then(|| self.take_finished(id))
+    }
+
+    /// Whether request `id` is finished (a lent send whose buffer was
+    /// read, an awaited acknowledgement that came, are made `Done` here).
+    #[inline]
+    fn req_finished(&self, id: ReqId) -> bool {
         let mut st = self.st.borrow_mut();
         let st = &mut *st;
-        let r = st.reqs.get_mut(id)?;
+        let Some(r) = st.reqs.get_mut(id) else {
+            return false;
+        };
         if r.queued {
-            return None;
+            return false;
         }
         let finished = match &r.state {
             ReqState::Done(_) => true,
@@ -482,12 +500,20 @@ impl Engine {
                 }
             },
         };
-        if !finished {
-            return None;
-        }
-        let r = st.reqs.remove(id).expect("present");
+        finished
+    }
+
+    /// The outcome of request `id`, finished ([`Engine::req_finished`]),
+    /// which is released. Returned as it is, not inside an `Option`, so
+    /// that a caller returning it passes its own return slot down: moved
+    /// out of an `Option` built on the stack, the result was stored field
+    /// by field and read back as whole words, which the processor cannot
+    /// forward from its store buffer (a stall on every request waited for).
+    #[inline(always)]
+    fn take_finished(&self, id: ReqId) -> Result<RawStatus> {
+        let r = self.st.borrow_mut().reqs.remove(id).expect("present");
         match r.state {
-            ReqState::Done(res) => Some(res.map_err(|e| map_err(*e, &r.group))),
+            ReqState::Done(res) => res.map_err(|e| map_err(*e, &r.group)),
             _ => unreachable!("finished requests are Done"),
         }
     }
@@ -535,10 +561,10 @@ impl Engine {
         // Already complete (a window's receive that an earlier wait's drain
         // filled, a queued send that a drain handed on): no pass of the
         // wait loop, whose drain of the transport costs more than looking.
-        if let Some(r) = self.poll_req(id) {
+        if self.req_finished(id) {
             recorder::hook(Event::Wait);
             recorder::hook(Event::Done);
-            return r;
+            return self.take_finished(id);
         }
         self.wait_req_pending(id, timeout, op)
     }
