@@ -23,11 +23,11 @@
 //! bytes after its control word (4 072 of payload in a short record, 4 040
 //! after a whole header); longer payloads continue in further records (any
 //! size, pipelined: the reader drains records while the writer fills
-//! them). A record that starts near the end
-//! of the cells runs on into 4 KiB of slack after them, so every record is
-//! contiguous. Only a record's first cell holds a control word: the reader
-//! clears the first word of the others before it frees them, so that data
-//! is never taken for a record. When a ring is full, frames wait in a
+//! them). A record that starts near the end of the cells runs on into 4
+//! KiB of slack after them, so every record is contiguous. Only a
+//! record's first cell holds a control word: the reader clears the first
+//! word of the others before it frees them, so that data is never taken
+//! for a record. When a ring is full, frames wait in a
 //! per-destination queue of the sender that every later call (send,
 //! receive, wait, close) pushes on; the reader raises the writer when it
 //! frees cells the writer asked for. A lent buffer streamed this way

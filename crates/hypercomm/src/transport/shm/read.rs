@@ -15,6 +15,22 @@ use crate::transport::{Arrival, Borrowed, Direct, Frame, Payload, Taker};
 use crate::wire::{Header, Kind};
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
+/// A message whole in its record (`h`, its payload `body`): taken by
+/// `offer` when it is data the offer takes (the eager fast path: copied
+/// straight from the ring), else a frame of its own.
+#[inline(always)]
+fn whole(h: Header, body: &[u8], offer: Offer<'_, '_>) -> Arrival {
+    if let Some(taker) = offer {
+        if h.kind == Kind::Data && taker.take(&h, body) {
+            return Arrival::Taken;
+        }
+    }
+    Arrival::Frame(Frame {
+        header: h,
+        payload: Payload::copy_of(body),
+    })
+}
+
 impl ShmEndpoint {
     /// Take the frame a slot completes, if any; a data frame whole in its
     /// first slot is offered to `offer` first (the eager fast path: copied
@@ -33,15 +49,7 @@ impl ShmEndpoint {
                     self.protocol("short record without its header");
                     return None;
                 };
-                if let Some(taker) = offer {
-                    if taker.take(&h, body) {
-                        return Some(Arrival::Taken);
-                    }
-                }
-                Some(Arrival::Frame(Frame {
-                    header: h,
-                    payload: Payload::copy_of(body),
-                }))
+                Some(whole(h, body, offer))
             }
             K_FIRST | K_RNDV => {
                 let h = match Header::decode(data) {
@@ -89,15 +97,7 @@ impl ShmEndpoint {
                     }));
                 }
                 if body.len() >= len {
-                    if let Some(taker) = offer {
-                        if h.kind == Kind::Data && taker.take(&h, &body[..len]) {
-                            return Some(Arrival::Taken);
-                        }
-                    }
-                    return Some(Arrival::Frame(Frame {
-                        header: h,
-                        payload: Payload::copy_of(&body[..len]),
-                    }));
+                    return Some(whole(h, &body[..len], offer));
                 }
                 // A posted receive that can hold it gets every slot
                 // straight from the ring (no reassembly, one copy less).
