@@ -14,6 +14,7 @@
 //!
 //! Not done yet: inter-communicators.
 
+use crate::collective::BoardAsk;
 use crate::engine::{Engine, Group, Match};
 use crate::error::{Error, Result};
 use crate::rank::Rank;
@@ -39,6 +40,9 @@ pub(crate) struct CollState {
     /// Whether blocking collectives may go to the transport library's own
     /// (`collective/native.rs`).
     pub(crate) native: Cell<bool>,
+    /// The last question of whether a blocking call goes to the
+    /// shared-memory board, and its answer (`collective/board`).
+    pub(crate) board_memo: Cell<Option<(BoardAsk, bool)>>,
 }
 
 /// Check mode's default: on, unless `HYPERCOMM_CHECK` is `off`, `0` or
@@ -59,6 +63,7 @@ impl Default for CollState {
             check: Cell::new(check_default()),
             memo: Memo::default(),
             native: Cell::new(false),
+            board_memo: Cell::new(None),
         }
     }
 }

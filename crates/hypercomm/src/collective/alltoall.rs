@@ -64,6 +64,10 @@ impl Comm {
         if let Some(done) = done {
             return done;
         }
+        let (none, plain) = (None::<&NoOp>, (input, &mut *output));
+        if let Some(done) = self.board_direct(Collective::Alltoall, None, plain, none, opts) {
+            return done;
+        }
         let call = self.announce_bad(
             Collective::Alltoall,
             "alltoall",

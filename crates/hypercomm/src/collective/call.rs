@@ -114,6 +114,18 @@ impl Check {
         }
     }
 
+    /// A barrier's: no data, but the options (nodes that force different
+    /// barriers would wait for each other).
+    pub(crate) fn barrier(opts: &CollOpts) -> Check {
+        let (flags, segment) = super::sig_opts::call_flags(opts);
+        Check {
+            algorithm: opts.algorithm,
+            flags,
+            segment,
+            ..Check::default()
+        }
+    }
+
     /// [`Check::of`] for a variable-count call with `counts` (one per node).
     pub(crate) fn of_counts<T: Element>(count: usize, counts: &[usize], opts: &CollOpts) -> Check {
         Check {
@@ -334,12 +346,25 @@ impl Comm {
             Some(r) => r as i64,
         };
         let operator = call.op.as_ref().map_or(0, |o| o.code());
-        let opts = if host_root && call.root == Some(call.parts.me) {
-            Opts::ANY
+        if host_root && call.root == Some(call.parts.me) {
+            Signature::of(call.kind, root_code, &call.check, operator, Opts::ANY)
         } else {
-            Opts::of(&call.check, self.topology(), self.native_collectives())
-        };
-        Signature::of(call.kind, root_code, &call.check, operator, opts)
+            self.node_signature(call.kind, root_code, &call.check, operator)
+        }
+    }
+
+    /// The signature of a call of `kind` whose participant states the
+    /// options in force (every one but a host that is the root): its root
+    /// (`-1`: none, `-2`: the host), what it checks, its operator's code.
+    pub(crate) fn node_signature(
+        &self,
+        kind: Collective,
+        root: i64,
+        check: &Check,
+        operator: u8,
+    ) -> Signature {
+        let opts = Opts::of(check, self.topology(), self.native_collectives());
+        Signature::of(kind, root, check, operator, opts)
     }
 
     /// The nodes as participants (the host is not one).

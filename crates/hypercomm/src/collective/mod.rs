@@ -143,6 +143,7 @@ pub mod select;
 mod sig_opts;
 mod task;
 
+pub(crate) use board::BoardAsk;
 pub use hypercomm_algo::segmented::Segmentation;
 pub use hypercomm_algo::{registry, Direction, Inclusion, RingOrder};
 pub use legacy::{ConcatOrder, ARCH_TAG};
@@ -189,6 +190,12 @@ impl Comm {
         if let Some(done) = done {
             return done;
         }
+        let none = None::<&NoOp>;
+        let plain = (&[][..], &mut [][..]);
+        if let Some(done) = self.board_direct::<u8, _>(Collective::Barrier, None, plain, none, opts)
+        {
+            return done;
+        }
         let parts = self.node_parts("barrier")?;
         self.run_blocking(self.barrier_call(parts, opts)?, opts)
     }
@@ -211,9 +218,6 @@ impl Comm {
     ) -> Result<Call<'static, u8, NoOp, Plan>> {
         let p = parts.eps.len();
         let sched = Plan::new(opts, 0, Params::new(parts.me, p));
-        // No data, but the options: nodes that force different barriers
-        // would wait for each other.
-        let (flags, segment) = sig_opts::call_flags(opts);
         Ok(Call {
             kind: Collective::Barrier,
             what: "barrier",
@@ -223,12 +227,7 @@ impl Comm {
             output: Output::Borrowed(&mut []),
             op: None,
             sched,
-            check: Check {
-                algorithm: opts.algorithm,
-                flags,
-                segment,
-                ..Check::default()
-            },
+            check: Check::barrier(opts),
             finish: None,
         })
     }
@@ -270,6 +269,10 @@ impl Comm {
                 },
             );
             if let Some(done) = done {
+                return done;
+            }
+            let (none, plain) = (None::<&NoOp>, (&[][..], &mut *buf));
+            if let Some(done) = self.board_direct(Collective::Bcast, Some(r), plain, none, opts) {
                 return done;
             }
         }
@@ -371,6 +374,12 @@ impl Comm {
                 },
             );
             if let Some(done) = done {
+                return done;
+            }
+            let plain = (input, &mut *output);
+            if let Some(done) =
+                self.board_direct(Collective::Reduce, Some(r), plain, Some(&op), opts)
+            {
                 return done;
             }
         }
@@ -507,6 +516,10 @@ impl Comm {
             },
         );
         if let Some(done) = done {
+            return done;
+        }
+        let plain = (input, &mut *output);
+        if let Some(done) = self.board_direct(Collective::Allreduce, None, plain, Some(&op), opts) {
             return done;
         }
         let call = self.announce_bad(

@@ -150,6 +150,9 @@ pub(super) struct Mapping {
     /// slot: waits look at these instead of reading all LENDS slot words
     /// (a 4-rank 2 MiB allreduce spent 12 % of its time in those reads).
     lent_bits: Vec<[AtomicU64; LENDS / 64]>,
+    /// Where the board's words start and how many there are (0: no
+    /// board), worked out once: every blocking collective asks.
+    board_at: (usize, usize),
     _fd: OwnedFd,
 }
 
@@ -175,12 +178,16 @@ impl Mapping {
                 0,
             )
         }?;
+        let off = board_base(endpoints);
+        let words = (len - off.min(len)) / 8;
+        assert!(words == 0 || (off.is_multiple_of(8) && off + 8 * words <= len));
         Ok(Mapping {
             base: base.cast(),
             len,
             endpoints,
             lends_out: AtomicUsize::new(0),
             lent_bits: (0..endpoints).map(|_| Default::default()).collect(),
+            board_at: (off, words),
             _fd: fd,
         })
     }
@@ -239,12 +246,10 @@ impl Mapping {
 
     /// The board's words (empty when the job has none).
     pub(super) fn board(&self) -> &[AtomicU64] {
-        let off = board_base(self.endpoints);
-        let words = (self.len - off.min(self.len)) / 8;
+        let (off, words) = self.board_at;
         if words == 0 {
             return &[];
         }
-        assert!(off.is_multiple_of(8) && off + 8 * words <= self.len);
         let first = self.base.wrapping_add(off).cast::<AtomicU64>();
         // SAFETY: `words` whole, aligned (page-aligned base, offset a
         // multiple of 8) atomics lie inside the mapping from `off` (checked
