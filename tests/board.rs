@@ -456,6 +456,50 @@ fn check_mode_finds_a_mismatch_between_board_and_messages() {
     });
 }
 
+/// An allgather or an all-to-all in check mode compares the signatures as
+/// it reads the other nodes' blocks: counts or element types that differ,
+/// every call on the board, are the same mismatch on every rank, and the
+/// calls after it agree and deliver.
+#[test]
+fn check_mode_finds_a_mismatch_inside_an_allgather_and_an_alltoall() {
+    watchdog("board_gather_mismatch", || {
+        let out = hypercomm::run(3, |comm| {
+            let me = comm.rank();
+            let mut texts = Vec::new();
+            // Rank 2 gives two elements, the others one.
+            let count = if me == 2 { 2 } else { 1 };
+            let mut all = vec![0u32; 3 * count];
+            let e = comm.allgather_into(&vec![7u32; count], &mut all);
+            texts.push(e.unwrap_err().to_string());
+            // Rank 0 sends u16 blocks, the others u8.
+            let e = if me == 0 {
+                let mut o = [0u16; 3];
+                comm.alltoall_into(&[1u16; 3], &mut o)
+            } else {
+                let mut o = [0u8; 3];
+                comm.alltoall_into(&[1u8; 3], &mut o)
+            };
+            texts.push(e.unwrap_err().to_string());
+            let mut g = [0u32; 3];
+            comm.allgather_into(&[me as u32 + 1], &mut g)?;
+            let mut t = [0u32; 3];
+            let row = [10 * me as u32, 10 * me as u32 + 1, 10 * me as u32 + 2];
+            comm.alltoall_into(&row, &mut t)?;
+            Ok::<_, Error>((texts, g, t))
+        })
+        .unwrap();
+        for (r, (texts, g, t)) in out.iter().enumerate() {
+            assert!(texts[0].contains("count 2 vs 1"), "rank {r}: {}", texts[0]);
+            assert!(texts[0].contains("rank 2"), "rank {r}: {}", texts[0]);
+            assert!(texts[1].contains("element type"), "rank {r}: {}", texts[1]);
+            assert_eq!(texts, &out[0].0, "every rank says the same");
+            assert_eq!(g, &[1, 2, 3]);
+            let r = r as u32;
+            assert_eq!(t, &[r, 10 + r, 20 + r]);
+        }
+    });
+}
+
 /// Check mode on some ranks only: a rank with it on finds the board slot
 /// of a rank with it off holding no signature, and says so (set_check
 /// must agree) instead of listing an operation called "collective" and a

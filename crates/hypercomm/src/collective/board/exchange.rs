@@ -73,6 +73,14 @@ impl Comm {
         if same {
             return Ok(());
         }
+        self.board_verdict(b, seq, sig)
+    }
+
+    /// The verdict on call `seq`'s signatures once some node's words
+    /// differed from this node's (`sig`): every node's, compared field by
+    /// field. A mismatch ends this node's part of the call.
+    fn board_verdict(&self, b: Board<'_>, seq: u64, sig: &Signature) -> Result<()> {
+        let (me, n) = (b.me(), self.size());
         let mut all = [0u8; SIG_BYTES * EXCHANGE_NODES];
         let sigs = &mut all[..n * SIG_BYTES];
         sigs[me * SIG_BYTES..(me + 1) * SIG_BYTES].copy_from_slice(&sig.encode());
@@ -127,20 +135,38 @@ impl Comm {
         let words = sig.map(sig_words).unwrap_or_default();
         b.publish(Buf::Data, seq, 0, &words, give, EVERYONE);
         self.board_wake(b);
-        let arrived =
-            |j: usize| self.board_wait(b, name, j, &what(j), || b.posted(j, Buf::Data, seq));
-        if let Some(s) = sig {
+        // In check mode the signatures were compared once every node had
+        // published: whoever is read below has arrived (and keeps this
+        // call's buffer until this node has consumed it).
+        // An allgather or all-to-all reads every other node's buffer, so
+        // it compares their signatures as it reads their blocks (one look
+        // at each buffer, not two; on a mismatch what was copied into the
+        // output is left there, as after any failed call). A reduction
+        // compares first: its operator never sees another call's bytes.
+        let gathers = matches!(kind, Collective::Allgather | Collective::Alltoall);
+        let agreed = sig.is_some() && !gathers;
+        let arrived = |j: usize| {
+            if agreed {
+                return Ok(());
+            }
+            self.board_wait(b, name, j, &what(j), || b.posted(j, Buf::Data, seq))
+        };
+        if let Some(s) = sig.filter(|_| agreed) {
             self.board_agree(b, name, seq, s, &words)?;
         }
         match kind {
             Collective::Allgather | Collective::Alltoall => {
                 let out: &mut [u8] = bytemuck::cast_slice_mut(part.output);
+                let mut same = true;
                 gather_blocks(kind, (me, n), bytes, out, |j, from, block| {
                     arrived(j)?;
-                    b.read_at(j, Buf::Data, seq, from, block)
-                        .map(|_| ())
-                        .ok_or_else(|| torn(j, seq))
+                    let h = b.read_at(j, Buf::Data, seq, from, block);
+                    same &= h.ok_or_else(|| torn(j, seq))?.sig == words;
+                    Ok(())
                 })?;
+                if let Some(s) = sig.filter(|_| !same) {
+                    self.board_verdict(b, seq, s)?;
+                }
             }
             Collective::Bcast => {
                 if let Some(r) = root.filter(|&r| r != me) {

@@ -43,9 +43,11 @@
 //!
 //! In check mode the signatures travel in the call's own buffers: in an
 //! exchange every node compares them all (`task::verdict`, the same
-//! verdict everywhere) before it reads any data; a call of a fan-in
-//! starts with the signatures to node 0, which compares them and fans
-//! out the verdict with the result. The check costs no extra round. In
+//! verdict everywhere) before it reads any data (an allgather or
+//! all-to-all, which reads every other node's buffer anyway, as it reads
+//! each block: on a mismatch the output holds what was copied); a call
+//! of a fan-in starts with the signatures to node 0, which compares them
+//! and fans out the verdict with the result. The check costs no extra round. In
 //! check mode every call of a job of at most 8 nodes is an exchange, so
 //! nodes that called different collectives still meet in one. A call
 //! that runs on messages (too large, another collective) still has its
