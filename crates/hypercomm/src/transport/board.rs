@@ -357,16 +357,14 @@ impl<'a> Board<'a> {
     ) -> Option<Head> {
         assert!(at + out.len() <= BOARD_BYTES, "board read past the payload");
         let b = self.buf(e, which, seq);
-        let mut sig = [0u64; SIG_WORDS];
-        for (v, w) in sig.iter_mut().zip(&b[B_SIG..B_SIG + SIG_WORDS]) {
-            *v = w.load(Ordering::Relaxed);
-        }
         load_bytes_at(&b[B_PAYLOAD..], at, out);
-        let meta = b[B_META].load(Ordering::Relaxed);
-        // The loads above come before the second look at `seq` (a
-        // seqlock's reader).
-        fence(Ordering::Acquire);
-        (b[B_SEQ].load(Ordering::Relaxed) == seq).then_some(Head { meta, sig })
+        head_of(b, seq)
+    }
+
+    /// [`Board::read`] of the head alone, no payload (what a comparison
+    /// of signatures reads).
+    pub fn head(&self, e: usize, which: Buf, seq: u64) -> Option<Head> {
+        head_of(self.buf(e, which, seq), seq)
     }
 
     /// This endpoint has read the results of calls up to `seq`.
@@ -441,6 +439,20 @@ fn store_bytes(dst: &[AtomicU64], src: &[u8]) {
 /// change the bytes while they are copied, as a seqlock's reader allows
 /// for: the caller looks at the buffer's `seq` word again after the copy
 /// and discards what it read if the word changed ([`Board::read_at`]).
+/// The head of buffer `b` after its payload was read, if it still holds
+/// call `seq`.
+fn head_of(b: &[AtomicU64], seq: u64) -> Option<Head> {
+    let mut sig = [0u64; SIG_WORDS];
+    for (v, w) in sig.iter_mut().zip(&b[B_SIG..B_SIG + SIG_WORDS]) {
+        *v = w.load(Ordering::Relaxed);
+    }
+    let meta = b[B_META].load(Ordering::Relaxed);
+    // The loads above and the payload's come before the second look at
+    // `seq` (a seqlock's reader).
+    fence(Ordering::Acquire);
+    (b[B_SEQ].load(Ordering::Relaxed) == seq).then_some(Head { meta, sig })
+}
+
 fn load_bytes_at(src: &[AtomicU64], at: usize, out: &mut [u8]) {
     assert!(
         at + out.len() <= src.len() * 8,

@@ -65,9 +65,7 @@ impl Comm {
         for j in (0..n).filter(|&j| j != me) {
             let what = || format!("rank {j} on the shared-memory board ({name}, board call {seq})");
             self.board_wait(b, name, j, &what, || b.posted(j, Buf::Data, seq))?;
-            let h = b
-                .read(j, Buf::Data, seq, &mut [])
-                .ok_or_else(|| torn(j, seq))?;
+            let h = b.head(j, Buf::Data, seq).ok_or_else(|| torn(j, seq))?;
             same &= h.sig == *words;
         }
         if same {
@@ -85,9 +83,7 @@ impl Comm {
         let sigs = &mut all[..n * SIG_BYTES];
         sigs[me * SIG_BYTES..(me + 1) * SIG_BYTES].copy_from_slice(&sig.encode());
         for j in (0..n).filter(|&j| j != me) {
-            let h = b
-                .read(j, Buf::Data, seq, &mut [])
-                .ok_or_else(|| torn(j, seq))?;
+            let h = b.head(j, Buf::Data, seq).ok_or_else(|| torn(j, seq))?;
             sig_into(sigs, j, h.sig);
         }
         match verdict(sigs, false) {

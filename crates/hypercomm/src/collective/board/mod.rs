@@ -900,7 +900,7 @@ impl Comm {
                 b.posted(collector, Buf::Result, seq)
             })?;
             let head = b
-                .read(collector, Buf::Result, seq, &mut [])
+                .head(collector, Buf::Result, seq)
                 .ok_or_else(|| torn(collector, seq))?;
             let mut text = Vec::new();
             let out: &mut [u8] = if head.meta != AGREED {
