@@ -69,7 +69,18 @@
 //! detection as for messages): a node about to block raises its flag on
 //! the board, and whoever publishes wakes it with a frame.
 //!
-//! Files: `mod.rs` (selection, the fan-in and fan-out, waits),
+//! Two roads lead there, as to the transport library's collectives
+//! (`collective/native.rs`). The ordinary one builds the call's
+//! description ([`Call`]) and asks [`Comm::try_board`]. The six front ends
+//! first try [`Comm::board_direct`]: the same question
+//! ([`Comm::board_serves`], whose last answer the communicator remembers),
+//! the same signature and the same flow, from the bare arguments, without
+//! a `Call` (about a quarter of a small call's instructions); it declines
+//! whatever is not plainly well formed, so that the ordinary road reports
+//! every error, and nodes on either road meet on the board.
+//!
+//! Files: `mod.rs` (selection, the two roads, the fan-in and fan-out,
+//! waits),
 //! `exchange.rs` (the exchange and the signature check of every node),
 //! `lend.rs` (lends).
 //!
@@ -628,7 +639,7 @@ impl Comm {
     }
 
     /// A call (`kind`, its name, its root) on the board, as one trace
-    /// block: the tags a call on messages would draw, then [`board_call`].
+    /// block: the tags a call on messages would draw, then [`Comm::board_call`].
     fn board_block<T: Element, O: Operator<T>>(
         &self,
         b: Board<'_>,
