@@ -131,14 +131,14 @@ impl Comm {
         let words = sig.map(sig_words).unwrap_or_default();
         b.publish(Buf::Data, seq, 0, &words, give, EVERYONE);
         self.board_wake(b);
-        // In check mode the signatures were compared once every node had
-        // published: whoever is read below has arrived (and keeps this
-        // call's buffer until this node has consumed it).
-        // An allgather or all-to-all reads every other node's buffer, so
-        // it compares their signatures as it reads their blocks (one look
-        // at each buffer, not two; on a mismatch what was copied into the
-        // output is left there, as after any failed call). A reduction
-        // compares first: its operator never sees another call's bytes.
+        // In check mode a reduction, broadcast or barrier compares every
+        // node's signature first (an operator never folds another call's
+        // bytes); whoever it reads then has arrived, and keeps this call's
+        // buffer until this node has consumed it. An allgather or
+        // all-to-all reads every other node's buffer anyway: it compares
+        // the signatures as it reads the blocks (one look at each buffer,
+        // not two; on a mismatch what was copied into the output stays
+        // there, as after any failed call).
         let gathers = matches!(kind, Collective::Allgather | Collective::Alltoall);
         let agreed = sig.is_some() && !gathers;
         let arrived = |j: usize| {

@@ -47,13 +47,13 @@
 //! all-to-all, which reads every other node's buffer anyway, as it reads
 //! each block: on a mismatch the output holds what was copied); a call
 //! of a fan-in starts with the signatures to node 0, which compares them
-//! and fans out the verdict with the result. The check costs no extra round. In
-//! check mode every call of a job of at most 8 nodes is an exchange, so
-//! nodes that called different collectives still meet in one. A call
-//! that runs on messages (too large, another collective) still has its
-//! signatures checked on the board first ([`Comm::board_check`]), so that
-//! two nodes that disagree about a call — one on the board, one on
-//! messages — both get the mismatch. That includes the options that make
+//! and fans out the verdict with the result. The check costs no extra
+//! round. In check mode every call of a job of at most 8 nodes is an
+//! exchange, so nodes that called different collectives still meet in
+//! one. A call that runs on messages (too large, another collective)
+//! still has its signatures checked on the board first
+//! ([`Comm::board_check`]), so that two nodes that disagree about a call
+//! — one on the board, one on messages — both get the mismatch. That includes the options that make
 //! the choice (reproducible mode, the topology setting, a forced
 //! algorithm: the signature states them): a node never reads another's
 //! buffer that holds a signature but no data.
@@ -388,9 +388,9 @@ fn plain_count(
     ok.then_some(count)
 }
 
-/// The bytes a call's `input` and `output` (their lengths) put on the board (an
-/// allgather's block, an all-to-all's row, else the longer of the two) and
-/// their elements' alignment (unbounded for elements without size, which
+/// The bytes a call's `input` and `output` (their lengths) put on the
+/// board (an allgather's block, an all-to-all's row, else the longer of
+/// the two) and their elements' alignment (unbounded for elements without size, which
 /// do not fit the board's accounting either).
 fn board_shape<T>(kind: Collective, input: usize, output: usize) -> (usize, usize) {
     let bytes = std::mem::size_of::<T>()
