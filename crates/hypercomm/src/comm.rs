@@ -14,12 +14,11 @@
 //!
 //! Not done yet: inter-communicators.
 
-use crate::collective::BoardAsk;
 use crate::engine::{Engine, Group, Match};
 use crate::error::{Error, Result};
 use crate::rank::Rank;
 use hypercomm_algo::memo::Memo;
-use hypercomm_algo::Topology;
+use hypercomm_algo::{Collective, Topology};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -43,6 +42,28 @@ pub(crate) struct CollState {
     /// The last question of whether a blocking call goes to the
     /// shared-memory board, and its answer (`collective/board`).
     pub(crate) board_memo: Cell<Option<(BoardAsk, bool)>>,
+}
+
+/// What decides whether a blocking call goes to the shared-memory board
+/// (`collective/board`): the communicator remembers its last question and
+/// answer ([`CollState::board_memo`]), since a program mostly repeats the
+/// same call (working the answer out took some 200 instructions a call).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BoardAsk {
+    pub(crate) kind: Collective,
+    /// Bytes the board would carry, and the element's alignment.
+    pub(crate) bytes: usize,
+    pub(crate) align: usize,
+    /// The forced algorithm, by where its name lies and its length (equal
+    /// for the same constant; two names alike at different places only
+    /// ask again).
+    pub(crate) algorithm: (usize, usize),
+    pub(crate) reproducible: bool,
+    pub(crate) topology: Topology,
+    pub(crate) check: bool,
+    /// The participants: whether the host is one, and how many.
+    pub(crate) with_host: bool,
+    pub(crate) parts: usize,
 }
 
 /// Check mode's default: on, unless `HYPERCOMM_CHECK` is `off`, `0` or

@@ -143,7 +143,6 @@ pub mod select;
 mod sig_opts;
 mod task;
 
-pub(crate) use board::BoardAsk;
 pub use hypercomm_algo::segmented::Segmentation;
 pub use hypercomm_algo::{registry, Direction, Inclusion, RingOrder};
 pub use legacy::{ConcatOrder, ARCH_TAG};
