@@ -377,11 +377,8 @@ impl ShmEndpoint {
     #[inline(always)]
     fn clear_rest(&self, off: usize, pos: u64, n: u64) {
         let first = pos as usize % CELLS;
-        for k in 1..(n as usize).min(CELLS - first) {
-            self.map
-                .at::<AtomicU64>(off + k * CELL)
-                .store(0, Ordering::Relaxed);
-        }
+        let further = (n as usize).min(CELLS - first).saturating_sub(1);
+        self.map.clear_words(off + CELL, CELL, further);
     }
 
     /// Is a record waiting in the ring from `src`? The quick look of every

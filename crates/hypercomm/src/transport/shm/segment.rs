@@ -244,6 +244,27 @@ impl Mapping {
         unsafe { &*self.base.wrapping_add(off).cast::<T>() }
     }
 
+    /// Store 0 into the word at byte offset `off` and into every `stride`
+    /// bytes after it, `count` words in all (the range checked once, not
+    /// word by word as [`Mapping::at`] would).
+    #[inline(always)]
+    pub(super) fn clear_words(&self, off: usize, stride: usize, count: usize) {
+        if count == 0 {
+            return;
+        }
+        let last = (count - 1).saturating_mul(stride).saturating_add(off);
+        if last.saturating_add(8) > self.len || (off | stride) & 7 != 0 {
+            out_of_range(last);
+        }
+        for k in 0..count {
+            // SAFETY: every word lies inside the mapping and is aligned
+            // (checked above for the last and the step), the mapping lives
+            // as long as `self`, and an atomic is valid for any bit pattern.
+            let w = unsafe { &*self.base.wrapping_add(off + k * stride).cast::<AtomicU64>() };
+            w.store(0, Ordering::Relaxed);
+        }
+    }
+
     /// The board's words (empty when the job has none).
     pub(super) fn board(&self) -> &[AtomicU64] {
         let (off, words) = self.board_at;
