@@ -8,16 +8,16 @@
 //! [`ShmEndpoint::attach`]. The layout is in `segment.rs`.
 //!
 //! **Small messages** travel through a lock-free single-producer
-//! single-consumer ring per ordered pair of endpoints: 2048 cells of 64
-//! bytes (a cache line each). A message is a record — a control word
+//! single-consumer ring per ordered pair of endpoints: 4096 cells of 32
+//! bytes (two to a cache line). A message is a record — a control word
 //! carrying the record's ring position, kind and length, then the encoded
 //! wire header ([`crate::wire::Header`]) and the payload — that takes
 //! whole cells, so small messages follow one another in consecutive cache
 //! lines. A plain data message that fits one record (no synchronous send)
 //! goes as a *short* record instead, whose 16-byte header holds only the
 //! context and the tag (the ring names the sender and the receiver, the
-//! record's length the payload's): up to 40 bytes of payload are one
-//! cache line, and the reader has no wire header to decode. The reader
+//! record's length the payload's): up to 8 bytes of payload are one
+//! cell, up to 40 two, and the reader has no wire header to decode. The reader
 //! polls the control word of the next record of each peer; the writer
 //! publishes a record with one release store. A record holds at most 4 088
 //! bytes after its control word (4 072 of payload in a short record, 4 040
@@ -141,7 +141,7 @@ const MAX_SLEEP: Duration = Duration::from_millis(50);
 /// Jobs with more endpoints than this have a doorbell per endpoint: a
 /// waiting reader looks at one word instead of a ring per peer (16 ranks
 /// on 2 cores spent a quarter of their time reading rings). Smaller jobs
-/// poll the rings directly, which keeps a message to one cache line.
+/// poll the rings directly, which keeps a small message to one cache line.
 const DOORBELL_MIN: usize = 4;
 
 /// How often a waiting rank checks that a peer process still exists.

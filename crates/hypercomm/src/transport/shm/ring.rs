@@ -1,5 +1,5 @@
 //! The rings: one lock-free single-producer single-consumer ring of
-//! 64-byte cells per ordered pair of endpoints, in which each record (a
+//! 32-byte cells per ordered pair of endpoints, in which each record (a
 //! "slot": a control word, then up to 4 KiB of data) takes whole cells;
 //! the records' control words and kinds, writing them, and the sender's
 //! queue for frames that wait for ring space. Reading them (and the
@@ -31,8 +31,9 @@ pub(super) const K_CANCEL: u64 = 4;
 /// (the context, the tag) stand for its wire header, as everything else
 /// in it is known: the kind (data), no flags, no sync key, the sender
 /// (the ring's writer), the receiver (its reader), the length (what
-/// follows). Up to 40 bytes of payload then fit one cell (a cache line),
-/// where a whole header left room for 8.
+/// follows). Up to 8 bytes of payload then fit one cell (half a cache
+/// line) and up to 40 two, where a whole header left room for none and
+/// for 8.
 pub(super) const K_SHORT: u64 = 5;
 
 /// Bytes of a short record's header: context (`u64`), tag (`u32`), four

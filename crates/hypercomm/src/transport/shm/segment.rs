@@ -33,15 +33,18 @@ use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 pub(super) const MAGIC: u64 = 0x0031_4d48_5343_4d48; // "HMCSHM1\0"
-pub(super) const VERSION: u32 = 6;
+pub(super) const VERSION: u32 = 7;
 
-/// Bytes per ring cell (a cache line). A record — a control word, then
-/// its data — takes whole cells, so small messages follow one another in
-/// consecutive cache lines rather than one to a page; a short record
-/// (`ring::K_SHORT`) of up to 40 bytes of payload is one line.
-pub(super) const CELL: usize = 64;
-/// Cells per ring.
-pub(super) const CELLS: usize = 2048;
+/// Bytes per ring cell (half a cache line). A record — a control word,
+/// then its data — takes whole cells, so small messages follow one
+/// another in consecutive cells rather than one to a page; a short record
+/// (`ring::K_SHORT`) of up to 8 bytes of payload is one cell, so two of
+/// them share a cache line and a reader that fell behind takes them in
+/// with one line's transfer (cells of 64 bytes, one message a line, gave
+/// `bibw` of 8 bytes 10–12 % less; BENCHMARKS.md).
+pub(super) const CELL: usize = 32;
+/// Cells per ring (128 KiB of cells).
+pub(super) const CELLS: usize = 4096;
 /// Bytes of the largest record (control word + data); a longer message
 /// goes on in further records.
 pub(super) const SLOT: usize = 4096;

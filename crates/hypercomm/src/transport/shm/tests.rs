@@ -282,7 +282,7 @@ fn streamed_messages_into_claimed_buffers() {
 /// A record's data spans several cells, and only its first holds a control
 /// word. Data that looks exactly like the control word a reader will wait
 /// for at that cell a lap later must never be taken for one: records of
-/// three cells (a lap of 2048 cells is not a multiple of three, so later
+/// three cells (a lap of 4096 cells is not a multiple of three, so later
 /// laps wait at cells that held data) whose data, at each further cell,
 /// holds the control word of that cell one lap on. Both record forms: a
 /// plain message's short record, a synchronous one's whole header.
@@ -298,11 +298,8 @@ fn looks_like_a_control_word(sync: bool) {
     let a = ShmEndpoint::attach(fd.try_clone().unwrap(), 2, 0).unwrap();
     let b = ShmEndpoint::attach(fd, 2, 1).unwrap();
     // 8-byte control word, header, payload: three cells either way.
-    let (head, len) = if sync {
-        (Header::SIZE, 128)
-    } else {
-        (ring::SHORT_HEAD, 128)
-    };
+    let head = if sync { Header::SIZE } else { ring::SHORT_HEAD };
+    let len = 3 * segment::CELL - 8 - head - 8;
     assert_eq!(ring::cells(head + len), 3);
     let t0 = Instant::now();
     for i in 0..3 * segment::CELLS {
