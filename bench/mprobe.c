@@ -1,7 +1,9 @@
 /*
  * What keeping a too-long message costs inside MPI itself: an 8-byte
  * ping-pong whose receives are MPI_Recv (MODE 0), MPI_Mprobe +
- * MPI_Get_count + MPI_Mrecv (1), or a loop of MPI_Improbe + MPI_Mrecv (2).
+ * MPI_Get_count + MPI_Mrecv (1), or a loop of MPI_Improbe + MPI_Mrecv (2);
+ * and MPI_Irecv with a loop of MPI_Test (3), the receive a wait that also
+ * watches for other events (an abort, a deadline) would make.
  * A matched probe learns the length before anything is received, which is
  * what a receive that leaves a message it cannot hold in place needs
  * (BENCHMARKS.md, "MPI: what a matched probe costs").
@@ -16,6 +18,13 @@
 static void rx(char *buf, int cap, int src, int mode) {
     if (mode == 0) {
         MPI_Recv(buf, cap, MPI_CHAR, src, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        return;
+    }
+    if (mode == 3) {
+        MPI_Request r;
+        int done = 0;
+        MPI_Irecv(buf, cap, MPI_CHAR, src, 1, MPI_COMM_WORLD, &r);
+        while (!done) MPI_Test(&r, &done, MPI_STATUS_IGNORE);
         return;
     }
     MPI_Message m;
@@ -42,8 +51,8 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int mode = argc > 1 ? atoi(argv[1]) : -1;
     long iters = argc > 2 ? atol(argv[2]) : 0, warm = iters / 10;
-    if (size != 2 || mode < 0 || mode > 2 || iters < 10) {
-        if (me == 0) fprintf(stderr, "usage: mpirun -n 2 ./mprobe MODE(0|1|2) ITERS(>=10)\n");
+    if (size != 2 || mode < 0 || mode > 3 || iters < 10) {
+        if (me == 0) fprintf(stderr, "usage: mpirun -n 2 ./mprobe MODE(0|1|2|3) ITERS(>=10)\n");
         MPI_Finalize();
         return 2;
     }

@@ -66,10 +66,11 @@
 //!
 //! Not done yet: point-to-point on MPI's own matching (a blocking 8-byte
 //! round trip costs about 2× Open MPI's, our frame and the wildcard
-//! receive's restart above MPI's; BENCHMARKS.md, "MPI: what a matched probe costs", has the
-//! design that could close it); MPI jobs with a host endpoint (an MPI
-//! job's ranks are all nodes), dynamic processes (`MPI_Comm_spawn`),
-//! messages of more than 2^31 − 1 bytes in one piece (they are split).
+//! receive's restart above MPI's; BENCHMARKS.md, "MPI: what a matched
+//! probe costs", has the measurements and the plan); MPI jobs with a
+//! host endpoint (an MPI job's ranks are all nodes), dynamic processes
+//! (`MPI_Comm_spawn`), messages of more than 2^31 − 1 bytes in one piece
+//! (they are split).
 
 mod detect;
 pub(crate) mod native;

@@ -12,12 +12,12 @@
 //! bytes (two to a cache line). A message is a record — a control word
 //! carrying the record's ring position, kind and length, then the encoded
 //! wire header ([`crate::wire::Header`]) and the payload — that takes
-//! whole cells, so small messages follow one another in consecutive cache
-//! lines. A plain data message that fits one record (no synchronous send)
+//! whole cells, so small messages follow one another in consecutive
+//! cells. A plain data message that fits one record (no synchronous send)
 //! goes as a *short* record instead, whose 16-byte header holds only the
 //! context and the tag (the ring names the sender and the receiver, the
-//! record's length the payload's): up to 8 bytes of payload are one
-//! cell, up to 40 two, and the reader has no wire header to decode. The reader
+//! record's length the payload's): up to 8 bytes of payload are one cell,
+//! up to 40 two, and the reader has no wire header to decode. The reader
 //! polls the control word of the next record of each peer; the writer
 //! publishes a record with one release store. A record holds at most 4 088
 //! bytes after its control word (4 072 of payload in a short record, 4 040

@@ -32,8 +32,8 @@ pub(super) const K_CANCEL: u64 = 4;
 /// in it is known: the kind (data), no flags, no sync key, the sender
 /// (the ring's writer), the receiver (its reader), the length (what
 /// follows). Up to 8 bytes of payload then fit one cell (half a cache
-/// line) and up to 40 two, where a whole header left room for none and
-/// for 8.
+/// line) and up to 40 two; with the whole wire header a record needs two
+/// cells for 8 bytes.
 pub(super) const K_SHORT: u64 = 5;
 
 /// Bytes of a short record's header: context (`u64`), tag (`u32`), four
