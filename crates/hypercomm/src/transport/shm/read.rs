@@ -5,7 +5,7 @@
 //! of [`super`], the writing side in `ring.rs`.
 
 use super::ring::{
-    cells, decode_short, parse_ctrl, In, Offer, Partial, K_CANCEL, K_CONT, K_FIRST, K_RNDV,
+    cells, decode_short, parse_ctrl, In, Offer, Partial, K_CANCEL, K_CONT, K_FIRST, K_PAD, K_RNDV,
     K_SHORT, RNDV_LEN,
 };
 use super::segment::{self, Mapping, CELL, CELLS};
@@ -123,6 +123,7 @@ impl ShmEndpoint {
                 inc.partial = Some(Partial::Own(h, v));
                 None
             }
+            K_PAD => None,
             K_CANCEL => match inc.partial.take() {
                 Some(Partial::Claimed { .. }) => Some(Arrival::Withdrawn(src)),
                 Some(Partial::Own(..)) => {
@@ -324,8 +325,14 @@ impl ShmEndpoint {
     fn take_head(&self, src: usize, taker: &mut dyn Taker) -> Direct {
         let mut incs = self.inc.borrow_mut();
         let inc = &mut incs[src];
-        let off = Mapping::ring_cell(inc.ring, inc.head as usize);
-        let c = self.map.at::<AtomicU64>(off).load(Ordering::Acquire);
+        let mut off = Mapping::ring_cell(inc.ring, inc.head as usize);
+        let mut c = self.map.at::<AtomicU64>(off).load(Ordering::Acquire);
+        if parse_ctrl(c, inc.head).is_some_and(|(kind, _)| kind == K_PAD) {
+            // A pad before a record of whole lines: pass it, look on.
+            self.pass_record(inc, off, 0);
+            off = Mapping::ring_cell(inc.ring, inc.head as usize);
+            c = self.map.at::<AtomicU64>(off).load(Ordering::Acquire);
+        }
         let Some((kind, used)) = parse_ctrl(c, inc.head) else {
             return Direct::Empty;
         };
@@ -376,9 +383,13 @@ impl ShmEndpoint {
     /// slower; see BENCHMARKS.md.)
     #[inline(always)]
     fn clear_rest(&self, off: usize, pos: u64, n: u64) {
+        // Only further cells that start a line (see `ring::cells`): a
+        // record of more than one cell starts on a line and takes whole
+        // lines.
         let first = pos as usize % CELLS;
-        let further = (n as usize).min(CELLS - first).saturating_sub(1);
-        self.map.clear_words(off + CELL, CELL, further);
+        let within = (n as usize).min(CELLS - first);
+        self.map
+            .clear_words(off + 2 * CELL, 2 * CELL, (within / 2).saturating_sub(1));
     }
 
     /// Is a record waiting in the ring from `src`? The quick look of every

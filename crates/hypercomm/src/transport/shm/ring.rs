@@ -35,6 +35,9 @@ pub(super) const K_CANCEL: u64 = 4;
 /// line) and up to 40 two; with the whole wire header a record needs two
 /// cells for 8 bytes.
 pub(super) const K_SHORT: u64 = 5;
+/// An empty cell before a record of whole lines: a record longer than one
+/// cell starts on a line (see [`cells`]).
+pub(super) const K_PAD: u64 = 6;
 
 /// Bytes of a short record's header: context (`u64`), tag (`u32`), four
 /// bytes of zero.
@@ -103,10 +106,22 @@ pub(super) fn parse_ctrl(c: u64, pos: u64) -> Option<(u64, usize)> {
         .then_some(((c >> SEQ_BITS) & 0xff, ((c >> 52) as usize).min(SLOT_DATA)))
 }
 
-/// Cells a record of `used` data bytes takes.
+/// Cells a record of `used` data bytes takes: one, or whole lines (an
+/// even number). A record of one cell may start in either half of a line;
+/// a longer one starts on a line (after a pad when the ring's tail is in
+/// a line's second half), so a reader finds a record in a line's second
+/// half only right after one that took the first half — whose writer
+/// cleared that second half's first word before publishing it. Of a long
+/// record's further cells, only those that start a line then need
+/// clearing (`read.rs`, `clear_rest`), as with cells of a whole line.
 #[inline(always)]
 pub(super) fn cells(used: usize) -> u64 {
-    (8 + used).div_ceil(CELL) as u64
+    let c = (8 + used).div_ceil(CELL) as u64;
+    if c > 1 {
+        c + (c & 1)
+    } else {
+        c
+    }
 }
 
 /// Cells a message of `len` payload bytes takes with its header (a short
@@ -300,7 +315,8 @@ impl ShmEndpoint {
     /// and its header (a short record's when `short`)?
     #[inline(always)]
     pub(super) fn has_room(&self, dst: usize, r: &mut RingOut, short: bool, len: usize) -> bool {
-        self.free_cells(dst, r, message_cells(short, len))
+        // One cell more: a pad before it, or the other half of its line.
+        self.free_cells(dst, r, message_cells(short, len) + 1)
     }
 
     /// Are `need` cells free in the ring to `dst`? (The reader's head is
@@ -323,7 +339,7 @@ impl ShmEndpoint {
     /// Is there room for a record of any size in the ring to `dst`?
     #[inline]
     pub(super) fn has_space(&self, dst: usize, r: &mut RingOut) -> bool {
-        self.free_cells(dst, r, cells(SLOT_DATA))
+        self.free_cells(dst, r, cells(SLOT_DATA) + 1)
     }
 
     /// Write one slot of `kind` holding `header` (encoded as the kind
@@ -340,7 +356,6 @@ impl ShmEndpoint {
         header: Option<&Header>,
         body: &[u8],
     ) {
-        let off = self.map.cell(self.me, dst, r.tail as usize);
         let at = match (header, kind) {
             (None, _) => 0,
             (Some(_), K_SHORT) => SHORT_HEAD,
@@ -348,6 +363,15 @@ impl ShmEndpoint {
         };
         let used = at + body.len();
         debug_assert!(used <= SLOT_DATA);
+        let n = cells(used);
+        if n > 1 && r.tail & 1 == 1 {
+            // A record of whole lines starts on a line (see `cells`).
+            let pad = self.map.cell(self.me, dst, r.tail as usize);
+            let c = ctrl(r.tail, K_PAD, 0);
+            self.map.at::<AtomicU64>(pad).store(c, Ordering::Release);
+            r.tail += 1;
+        }
+        let off = self.map.cell(self.me, dst, r.tail as usize);
         let data = self.map.bytes(off + 8, used);
         // SAFETY: the slot belongs to the writer (the reader's head has
         // passed it: `has_space`), `data` has room for `used` bytes (bounds
@@ -363,8 +387,16 @@ impl ShmEndpoint {
             }
             std::ptr::copy_nonoverlapping(body.as_ptr(), data.wrapping_add(at), body.len());
         }
+        if n == 1 && r.tail & 1 == 0 {
+            // The line's second half, free (`has_room` counts it): a
+            // reader that takes this record looks there next, and must
+            // find this lap's record or nothing, never older data.
+            self.map
+                .at::<AtomicU64>(off + CELL)
+                .store(0, Ordering::Relaxed);
+        }
         let c = ctrl(r.tail, kind, used);
-        r.tail += cells(used);
+        r.tail += n;
         self.map.at::<AtomicU64>(off).store(c, Ordering::Release);
     }
 
@@ -477,7 +509,7 @@ impl ShmEndpoint {
                 .store(1, Ordering::SeqCst);
             fence(Ordering::SeqCst);
             o.ring.head_seen = self.map.head(self.me, dst).load(Ordering::Acquire);
-            if o.ring.tail - o.ring.head_seen + cells(SLOT_DATA) > CELLS as u64 {
+            if o.ring.tail - o.ring.head_seen + cells(SLOT_DATA) + 1 > CELLS as u64 {
                 break;
             }
         }

@@ -282,35 +282,58 @@ fn streamed_messages_into_claimed_buffers() {
 /// A record's data spans several cells, and only its first holds a control
 /// word. Data that looks exactly like the control word a reader will wait
 /// for at that cell a lap later must never be taken for one: records of
-/// three cells (a lap of 4096 cells is not a multiple of three, so later
-/// laps wait at cells that held data) whose data, at each further cell,
-/// holds the control word of that cell one lap on. Both record forms: a
-/// plain message's short record, a synchronous one's whole header.
+/// six cells (a lap of 4096 cells is not a multiple of six, so later laps
+/// wait at cells that held data) whose data, at each further cell, holds
+/// the control word of that cell one lap on. Both record forms: a plain
+/// message's short record, a synchronous one's whole header.
 #[test]
 fn data_that_looks_like_a_control_word_is_never_read_as_one() {
     for sync in [false, true] {
-        looks_like_a_control_word(sync);
+        looks_like_a_control_word(sync, &[6]);
     }
 }
 
-fn looks_like_a_control_word(sync: bool) {
+/// As above with records of one cell among the long ones, in a pattern
+/// that does not repeat within a lap: a reader then waits in the second
+/// half of lines that held a long record's data one lap before.
+#[test]
+fn data_in_a_line_second_half_is_never_read_as_a_record() {
+    looks_like_a_control_word(false, &[1, 6, 1, 1, 4, 1, 6, 6, 1, 4, 4, 1, 1, 1, 6]);
+}
+
+/// Send `3 * CELLS` messages whose records take `sizes` cells in turn,
+/// each holding at every further cell the control word that cell would
+/// get one lap on, and check that every one arrives whole.
+fn looks_like_a_control_word(sync: bool, sizes: &[u64]) {
     let fd = create_segment(2).unwrap();
     let a = ShmEndpoint::attach(fd.try_clone().unwrap(), 2, 0).unwrap();
     let b = ShmEndpoint::attach(fd, 2, 1).unwrap();
-    // 8-byte control word, header, payload: three cells either way.
     let head = if sync { Header::SIZE } else { ring::SHORT_HEAD };
-    let len = 3 * segment::CELL - 8 - head - 8;
-    assert_eq!(ring::cells(head + len), 3);
     let t0 = Instant::now();
     for i in 0..3 * segment::CELLS {
-        let pos = a.out.borrow()[1].ring.tail;
+        let n = sizes[i % sizes.len()];
+        // 8-byte control word, header, payload: `n` cells.
+        let len = if n == 1 {
+            segment::CELL - 8 - head
+        } else {
+            (n as usize - 1) * segment::CELL - 8 - head + 8
+        };
+        assert_eq!(ring::cells(head + len), n);
+        let pos = {
+            let t = a.out.borrow()[1].ring.tail;
+            // A record of whole lines starts on a line.
+            t + (n > 1 && t % 2 == 1) as u64
+        };
         let mut data: Vec<u8> = (0..len).map(|j| (i * 13 + j) as u8).collect();
-        for k in 1..3u64 {
+        for k in 1..n {
             // The further cell's first word: record offset CELL k, after
             // the control word and the header (when it lies in the data).
             let Some(at) = (segment::CELL * k as usize).checked_sub(8 + head) else {
                 continue;
             };
+            if at + 8 > len {
+                continue;
+            }
             let fake = ring::ctrl(pos + k + segment::CELLS as u64, ring::K_SHORT, 24);
             data[at..at + 8].copy_from_slice(&fake.to_le_bytes());
         }
