@@ -24,10 +24,13 @@
 //! after a whole header); longer payloads continue in further records (any
 //! size, pipelined: the reader drains records while the writer fills
 //! them). A record that starts near the end of the cells runs on into 4
-//! KiB of slack after them, so every record is contiguous. Only a
-//! record's first cell holds a control word: the reader clears the first
-//! word of the others before it frees them, so that data is never taken
-//! for a record. When a ring is full, frames wait in a
+//! KiB of slack after them, so every record is contiguous. A record
+//! takes one cell or whole lines (a longer one starts on a line, after a
+//! pad cell when needed). Only a record's first cell holds a control
+//! word: the reader clears the first word of each further line of a
+//! record before it frees it, and a writer that puts a one-cell record in
+//! a line's first half clears the second half's, so that data is never
+//! taken for a record. When a ring is full, frames wait in a
 //! per-destination queue of the sender that every later call (send,
 //! receive, wait, close) pushes on; the reader raises the writer when it
 //! frees cells the writer asked for. A lent buffer streamed this way

@@ -85,10 +85,11 @@ pub(super) const RNDV_LEN: usize = Header::SIZE + 24;
 
 /// Bits of a control word's sequence number: the ring position of the
 /// record plus one. Only a record's first cell holds a control word; a
-/// reader clears the first word of each further cell of a record it took
-/// (`clear_rest`), so what it later finds at a position not yet written is
-/// an older record's control word (the sequence number of an earlier
-/// position) or zero, never data.
+/// reader clears the first word of each further line of a record it took
+/// (`clear_rest`), and a writer the second half of a line whose first
+/// half it gives a one-cell record (see [`cells`]), so what a reader
+/// later finds at a position not yet written is an older record's control
+/// word (the sequence number of an earlier position) or zero, never data.
 const SEQ_BITS: u32 = 44;
 const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
 

@@ -33,15 +33,16 @@ use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 pub(super) const MAGIC: u64 = 0x0031_4d48_5343_4d48; // "HMCSHM1\0"
-pub(super) const VERSION: u32 = 7;
+pub(super) const VERSION: u32 = 8;
 
 /// Bytes per ring cell (half a cache line). A record — a control word,
-/// then its data — takes whole cells, so small messages follow one
-/// another in consecutive cells rather than one to a page; a short record
-/// (`ring::K_SHORT`) of up to 8 bytes of payload is one cell, so two of
-/// them share a cache line and a reader that fell behind takes them in
-/// with one line's transfer (cells of 64 bytes, one message a line, gave
-/// `bibw` of 8 bytes 10–12 % less; BENCHMARKS.md).
+/// then its data — takes one cell or whole lines (`ring::cells`), so
+/// small messages follow one another in consecutive cells rather than one
+/// to a page; a short record (`ring::K_SHORT`) of up to 8 bytes of
+/// payload is one cell, so two of them share a cache line and a reader
+/// that fell behind takes them in with one line's transfer (cells of 64
+/// bytes, one message a line, gave `bibw` of 8 bytes 7–12 % less;
+/// BENCHMARKS.md).
 pub(super) const CELL: usize = 32;
 /// Cells per ring (128 KiB of cells).
 pub(super) const CELLS: usize = 4096;
