@@ -1,6 +1,7 @@
 //! The rings: one lock-free single-producer single-consumer ring of
 //! 32-byte cells per ordered pair of endpoints, in which each record (a
-//! "slot": a control word, then up to 4 KiB of data) takes whole cells;
+//! "slot": a control word, then up to 4 KiB of data) takes one cell or
+//! whole lines;
 //! the records' control words and kinds, writing them, and the sender's
 //! queue for frames that wait for ring space. Reading them (and the
 //! reassembly of multi-slot messages) is `read.rs`. See the module docs
