@@ -432,13 +432,6 @@ fn store_bytes(dst: &[AtomicU64], src: &[u8]) {
     unsafe { ptr::copy_nonoverlapping(src.as_ptr(), dst.as_ptr() as *mut u8, src.len()) }
 }
 
-/// Load `out.len()` bytes from byte `at` of `src` on (as [`store_bytes`]
-/// stored them).
-///
-/// A plain copy, as for the store. A writer that broke the protocol could
-/// change the bytes while they are copied, as a seqlock's reader allows
-/// for: the caller looks at the buffer's `seq` word again after the copy
-/// and discards what it read if the word changed ([`Board::read_at`]).
 /// The head of buffer `b` after its payload was read, if it still holds
 /// call `seq`.
 fn head_of(b: &[AtomicU64], seq: u64) -> Option<Head> {
@@ -453,6 +446,13 @@ fn head_of(b: &[AtomicU64], seq: u64) -> Option<Head> {
     (b[B_SEQ].load(Ordering::Relaxed) == seq).then_some(Head { meta, sig })
 }
 
+/// Load `out.len()` bytes from byte `at` of `src` on (as [`store_bytes`]
+/// stored them).
+///
+/// A plain copy, as for the store. A writer that broke the protocol could
+/// change the bytes while they are copied, as a seqlock's reader allows
+/// for: the caller looks at the buffer's `seq` word again after the copy
+/// and discards what it read if the word changed ([`Board::read_at`]).
 fn load_bytes_at(src: &[AtomicU64], at: usize, out: &mut [u8]) {
     assert!(
         at + out.len() <= src.len() * 8,

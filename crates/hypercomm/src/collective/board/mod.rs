@@ -53,17 +53,18 @@
 //! one. A call that runs on messages (too large, another collective)
 //! still has its signatures checked on the board first
 //! ([`Comm::board_check`]), so that two nodes that disagree about a call
-//! — one on the board, one on messages — both get the mismatch. That includes the options that make
-//! the choice (reproducible mode, the topology setting, a forced
-//! algorithm: the signature states them): a node never reads another's
-//! buffer that holds a signature but no data.
+//! — one on the board, one on messages — both get the mismatch. That
+//! includes the options that make the choice (reproducible mode, the
+//! topology setting, a forced algorithm: the signature states them): a
+//! node never reads another's buffer that holds a signature but no data.
 //!
 //! Reductions fold in rank order (`((x0 ⊕ x1) ⊕ x2) …`), so they are
 //! right for operators that do not commute, and match a serial fold.
 //!
 //! Selection takes the board for these calls (with the options' algorithm
-//! `Auto`, or [`Algorithm::Board`](super::select::Algorithm::Board) to force it) where it can serve: the
-//! world communicator, not in reproducible mode, no topology setting. A
+//! `Auto`, or [`Algorithm::Board`](super::select::Algorithm::Board) to
+//! force it) where it can serve: the world communicator, not in
+//! reproducible mode, no topology setting. A
 //! trace shows the call as one block. Waits are the engine's wait loop
 //! (spin, yield, block; peer failure, abort, timeout and deadlock
 //! detection as for messages): a node about to block raises its flag on
@@ -71,8 +72,9 @@
 //!
 //! Two roads lead there, as to the transport library's collectives
 //! (`collective/native.rs`). The ordinary one builds the call's
-//! description ([`Call`](super::call::Call)) and asks [`Comm::try_board`]. The six front ends
-//! first try [`Comm::board_direct`]: the same question
+//! description ([`Call`](super::call::Call)) and asks
+//! [`Comm::try_board`]. The six front ends first try
+//! [`Comm::board_direct`]: the same question
 //! ([`Comm::board_serves`], whose last answer the communicator remembers),
 //! the same signature and the same flow, from the bare arguments, without
 //! a `Call` (about a quarter of a small call's instructions); it declines

@@ -126,6 +126,13 @@ pub(super) fn cells(used: usize) -> u64 {
     }
 }
 
+/// Free cells a record of any size needs: its own, and one more for the
+/// pad before it or the other half of its line (see [`cells`]).
+#[inline(always)]
+fn any_record_room() -> u64 {
+    cells(SLOT_DATA) + 1
+}
+
 /// Cells a message of `len` payload bytes takes with its header (a short
 /// record's when `short`): full records, then one for what is left.
 #[inline(always)]
@@ -341,7 +348,7 @@ impl ShmEndpoint {
     /// Is there room for a record of any size in the ring to `dst`?
     #[inline]
     pub(super) fn has_space(&self, dst: usize, r: &mut RingOut) -> bool {
-        self.free_cells(dst, r, cells(SLOT_DATA) + 1)
+        self.free_cells(dst, r, any_record_room())
     }
 
     /// Write one slot of `kind` holding `header` (encoded as the kind
@@ -511,7 +518,7 @@ impl ShmEndpoint {
                 .store(1, Ordering::SeqCst);
             fence(Ordering::SeqCst);
             o.ring.head_seen = self.map.head(self.me, dst).load(Ordering::Acquire);
-            if o.ring.tail - o.ring.head_seen + cells(SLOT_DATA) + 1 > CELLS as u64 {
+            if o.ring.tail - o.ring.head_seen + any_record_room() > CELLS as u64 {
                 break;
             }
         }
