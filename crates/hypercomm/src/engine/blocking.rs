@@ -38,6 +38,10 @@ impl Taker for DirectTaker<'_> {
         self.got = Some(*h);
         true
     }
+    #[inline]
+    fn wants(&self) -> Option<(u64, Option<u32>)> {
+        Some((self.m.ctx, self.m.tag))
+    }
 }
 
 impl Engine {
@@ -154,6 +158,7 @@ impl Engine {
                     }
                     spins += 1;
                     if spins >= self.spins() {
+                        self.t.take_from_end();
                         return None;
                     }
                     std::hint::spin_loop();

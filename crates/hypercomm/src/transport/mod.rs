@@ -230,6 +230,13 @@ pub trait Transport {
         let _ = (src, taker);
         Direct::Other
     }
+    /// The receive that called [`Transport::take_from`] (and was told
+    /// [`Direct::Empty`]) goes to the general path: a transport that
+    /// started a receive of its own for it withdraws it, keeping for
+    /// [`Transport::try_recv_offer`] a message it received after all.
+    /// Default: nothing to do.
+    #[inline]
+    fn take_from_end(&self) {}
     /// True only when [`Transport::try_recv_offer`] would find nothing and
     /// have nothing of its own to do (no queued frame to flush, no lent
     /// buffer to reap): a cheap look that lets every pass of a wait skip
@@ -353,6 +360,12 @@ pub trait Taker {
     /// to have it as a frame. Default: `None`.
     fn claim(&mut self, header: &Header) -> Option<Claim> {
         let _ = header;
+        None
+    }
+    /// The context and tag (`None`: any) of the receive taking, for a
+    /// transport that matches messages itself ([`Transport::take_from`]
+    /// over MPI). Default: `None`, not said.
+    fn wants(&self) -> Option<(u64, Option<u32>)> {
         None
     }
 }
@@ -658,6 +671,10 @@ impl Transport for AnyTransport {
         dispatch!(self, t => t.take_from(src, taker))
     }
     #[inline]
+    fn take_from_end(&self) {
+        dispatch!(self, t => t.take_from_end())
+    }
+    #[inline]
     fn idle(&self) -> bool {
         dispatch!(self, t => t.idle())
     }
@@ -736,6 +753,9 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
     }
     fn take_from(&self, src: Option<usize>, taker: &mut dyn Taker) -> Direct {
         (**self).take_from(src, taker)
+    }
+    fn take_from_end(&self) {
+        (**self).take_from_end()
     }
     fn unclaim(&self, src: usize) {
         (**self).unclaim(src)

@@ -75,18 +75,21 @@
 mod detect;
 pub(crate) mod native;
 mod recv;
+mod send;
 pub(crate) mod setup;
 pub(crate) mod sys;
+mod user;
 
 pub use detect::{mpi_rank, started_by_mpi, LAUNCH_VARS};
 pub use setup::MpiBuilder;
+pub use user::{ANNOUNCE, PLAIN};
 
-use super::{Arrival, Completion, Direct, Fault, Frame, Link, Payload, PeerState, Taker};
-use super::{Lent, RemoteCompletion};
+use super::{Arrival, Direct, Fault, Frame, Link, Payload, PeerState, Taker};
 use super::{Transport, TransportKind};
 use crate::error::{Error, Result};
 use crate::wire::{Header, Kind};
-use std::cell::{Cell, RefCell, UnsafeCell};
+use send::InFlight;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -114,80 +117,6 @@ const POLL: Duration = Duration::from_millis(1);
 struct Posted {
     req: Box<Handle>,
     buf: Box<[u8]>,
-}
-
-/// A send MPI may still be reading: its requests, what keeps its bytes
-/// alive, and whether it completed. Shared with a lender's completion.
-struct InFlight {
-    reqs: UnsafeCell<Vec<Handle>>,
-    done: AtomicBool,
-    len: usize,
-    /// The bytes, when they are ours (`None`: lent by the sender, who keeps
-    /// them until this completes).
-    _keep: Keep,
-}
-
-enum Keep {
-    Bytes(#[allow(dead_code)] Vec<u8>),
-    Vec(#[allow(dead_code)] Box<dyn super::OwnedBytes>),
-    Lent,
-}
-
-// SAFETY: the requests are only touched under the MPI lock (`sys::lock`,
-// taken inside `sys::test`), and the kept bytes are never touched at all
-// until the value is dropped.
-unsafe impl Sync for InFlight {}
-// SAFETY: as above; the kept values are `Send`.
-unsafe impl Send for InFlight {}
-
-impl InFlight {
-    /// Whether MPI is done with every piece (testing the ones still open).
-    fn test(&self) -> Result<bool> {
-        if self.done.load(Ordering::Acquire) {
-            return Ok(true);
-        }
-        let _serial = TEST.lock().unwrap_or_else(|p| p.into_inner());
-        // SAFETY: `TEST` serialises access to the requests, which live as
-        // long as `self`; each was started by `sys::isend`.
-        let reqs = unsafe { &mut *self.reqs.get() };
-        for r in reqs.iter_mut() {
-            // SAFETY: a started (or already completed, then null) request.
-            if unsafe { sys::test(r) }?.is_none() {
-                return Ok(false);
-            }
-        }
-        self.done.store(true, Ordering::Release);
-        Ok(true)
-    }
-}
-
-/// Serialises testing of in-flight sends between the transport's progress
-/// and a lender's completion.
-static TEST: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// The lender's view of a lent payload MPI is sending.
-struct LentSend(Arc<InFlight>);
-
-impl RemoteCompletion for LentSend {
-    fn finished(&self) -> Option<std::result::Result<usize, ()>> {
-        match self.0.test() {
-            Ok(true) => Some(Ok(self.0.len)),
-            Ok(false) => None,
-            Err(_) => Some(Err(())),
-        }
-    }
-    fn revoke(&self) -> bool {
-        // MPI may be reading the buffer: the only safe way out is to let
-        // the send finish (every live peer keeps receiving; a dead one ends
-        // the MPI job).
-        loop {
-            match self.0.test() {
-                Ok(true) => return true,
-                Ok(false) => std::thread::yield_now(),
-                Err(_) => return false,
-            }
-        }
-    }
 }
 
 /// What the supervisor's notices (another thread) and the endpoint share.
@@ -259,8 +188,24 @@ pub struct MpiEndpoint {
     /// one at once (it copies short messages out before `MPI_Isend`
     /// returns), handed to the send in flight when it does not.
     scratch: RefCell<Vec<u8>>,
-    /// Peers whose goodbye has come.
+    /// Peers whose goodbye has come, with every user message they sent.
     finished: RefCell<Vec<bool>>,
+    /// The user context's communicator and the one for the rest of
+    /// announced messages (`user.rs`), and MPI's largest tag.
+    user: Handle,
+    bulk: Handle,
+    tag_ub: i32,
+    /// Per peer: user messages sent to it, received from it, and the count
+    /// its goodbye said it sent; the last announcement key sent to it.
+    sent_user: RefCell<Vec<u64>>,
+    got_user: RefCell<Vec<u64>>,
+    bye: RefCell<Vec<Option<u64>>>,
+    keys: RefCell<Vec<u64>>,
+    /// The blocking receive's direct receive on `user`, if posted, and its
+    /// buffer; the buffer user messages are probed into.
+    direct: RefCell<Option<user::DirectRecv>>,
+    dbuf: RefCell<Vec<u8>>,
+    ubuf: RefCell<Vec<u8>>,
     shared: Arc<Shared>,
     /// The job's supervisor (`hypercomm run --transport mpi`), if any.
     supervisor: RefCell<Option<Box<dyn super::Supervisor>>>,
@@ -279,6 +224,9 @@ impl MpiEndpoint {
     /// the program did).
     pub(crate) fn new() -> Result<MpiEndpoint> {
         let w = sys::init()?;
+        let user = sys::comm_dup(&w.comm)?;
+        let bulk = sys::comm_dup(&w.comm)?;
+        let tag_ub = sys::tag_ub(&user)?;
         let e = MpiEndpoint {
             me: w.rank,
             n: w.size,
@@ -291,6 +239,16 @@ impl MpiEndpoint {
             queue: RefCell::new(VecDeque::new()),
             scratch: RefCell::new(Vec::new()),
             finished: RefCell::new(vec![false; w.size]),
+            user,
+            bulk,
+            tag_ub,
+            sent_user: RefCell::new(vec![0; w.size]),
+            got_user: RefCell::new(vec![0; w.size]),
+            bye: RefCell::new(vec![None; w.size]),
+            keys: RefCell::new(vec![0; w.size]),
+            direct: RefCell::new(None),
+            dbuf: RefCell::new(vec![0; ANNOUNCE]),
+            ubuf: RefCell::new(Vec::new()),
             shared: Arc::new(Shared::default()),
             supervisor: RefCell::new(None),
             protocol: RefCell::new(None),
@@ -343,6 +301,9 @@ impl MpiEndpoint {
         while self.arrive(None).is_some() {
             any = true;
         }
+        while self.arrive_user(None).is_some() {
+            any = true;
+        }
         any
     }
 
@@ -351,167 +312,6 @@ impl MpiEndpoint {
         self.in_flight
             .borrow_mut()
             .retain(|f| !matches!(f.test(), Ok(true)));
-    }
-
-    /// Start sending `frame` to `dst` (another endpoint).
-    fn send_to(&self, dst: usize, frame: Frame) -> Result<()> {
-        let Frame { header, payload } = frame;
-        let hdr = header.encode();
-        let len = payload.len();
-        if len <= EAGER {
-            let mut buf = self.scratch_with(&hdr, len);
-            match payload {
-                Payload::Inline(i) => buf.extend_from_slice(i.bytes()),
-                Payload::Bytes(b) => buf.extend_from_slice(&b),
-                Payload::Vec(v) => buf.extend_from_slice(v.bytes()),
-                Payload::Borrowed(b) => {
-                    if b.with_bytes(|bytes| {
-                        buf.extend_from_slice(bytes);
-                        bytes.len()
-                    })
-                    .is_none()
-                    {
-                        // Revoked before we started: send nothing.
-                        *self.scratch.borrow_mut() = buf;
-                        return Ok(());
-                    }
-                }
-            }
-            return self.send_eager(dst, buf);
-        }
-        // The header alone, then the payload from where it lies.
-        self.start(dst, TAG_FRAME, Keep::Bytes(hdr.to_vec()), None)?;
-        match payload {
-            Payload::Inline(i) => self.start(dst, TAG_BULK, Keep::Bytes(i.bytes().to_vec()), None),
-            Payload::Bytes(b) => self.start(dst, TAG_BULK, Keep::Bytes(b), None),
-            Payload::Vec(v) => self.start(dst, TAG_BULK, Keep::Vec(v), None),
-            Payload::Borrowed(b) => match b.lent {
-                Lent::Local { ptr, len, ref done } => {
-                    let done = done.clone();
-                    if done
-                        .state
-                        .compare_exchange(
-                            super::PENDING,
-                            super::frame::COPYING,
-                            Ordering::AcqRel,
-                            Ordering::Acquire,
-                        )
-                        .is_err()
-                    {
-                        // Revoked: the peer expects bytes, so send zeros.
-                        return self.start(dst, TAG_BULK, Keep::Bytes(vec![0; len]), None);
-                    }
-                    // SAFETY: COPYING keeps the sender's buffer alive and
-                    // unmodified; the completion handed over below keeps it
-                    // so until MPI is done with it (revoke waits for that).
-                    let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
-                    self.start(dst, TAG_BULK, Keep::Lent, Some((bytes, done)))
-                }
-                Lent::Remote(_) => {
-                    let mut v = Vec::with_capacity(len);
-                    let _ = b.with_bytes(|bytes| {
-                        v.extend_from_slice(bytes);
-                        bytes.len()
-                    });
-                    v.resize(len, 0);
-                    self.start(dst, TAG_BULK, Keep::Bytes(v), None)
-                }
-            },
-        }
-    }
-
-    /// The eager frame buffer, emptied, with `hdr` written and room for
-    /// `len` payload bytes after it.
-    #[inline]
-    fn scratch_with(&self, hdr: &[u8], len: usize) -> Vec<u8> {
-        let mut buf = std::mem::take(&mut *self.scratch.borrow_mut());
-        buf.clear();
-        buf.reserve(hdr.len() + len);
-        buf.extend_from_slice(hdr);
-        buf
-    }
-
-    /// `MPI_Isend` one eager frame message; when MPI completes it at once
-    /// (it usually does: a short message is copied out before the call
-    /// returns), keep `buf` for the next one instead of tracking a send.
-    fn send_eager(&self, dst: usize, buf: Vec<u8>) -> Result<()> {
-        if buf.len() <= BLOCKING_SEND {
-            // Returns at once: a message this short leaves eagerly in every
-            // MPI library, and even one that waited for the match could not
-            // deadlock, as every peer keeps frame receives started (and
-            // drives its progress while it sends). No request to test.
-            let sent = sys::send(&self.comm, &buf, dst, TAG_FRAME);
-            *self.scratch.borrow_mut() = buf;
-            return sent;
-        }
-        let mut req = Handle::zeroed();
-        // SAFETY: `buf` stays alive and unmodified until the request is
-        // tested complete below, or moves (its heap memory unmoved) into
-        // the send in flight.
-        unsafe { sys::isend(&self.comm, &buf, dst, TAG_FRAME, &mut req) }?;
-        // SAFETY: the request just started.
-        if unsafe { sys::test(&mut req) }?.is_some() {
-            *self.scratch.borrow_mut() = buf;
-            return Ok(());
-        }
-        self.in_flight.borrow_mut().push(Arc::new(InFlight {
-            reqs: UnsafeCell::new(vec![req]),
-            done: AtomicBool::new(false),
-            len: buf.len(),
-            _keep: Keep::Bytes(buf),
-        }));
-        Ok(())
-    }
-
-    /// `MPI_Isend` the kept bytes (or the lent ones) to `dst` in pieces,
-    /// and track the send until MPI is done with it.
-    fn start(
-        &self,
-        dst: usize,
-        tag: i32,
-        keep: Keep,
-        lent: Option<(&[u8], Arc<Completion>)>,
-    ) -> Result<()> {
-        let bytes: &[u8] = match (&keep, &lent) {
-            (_, Some((b, _))) => b,
-            (Keep::Bytes(b), None) => b,
-            (Keep::Vec(v), None) => v.bytes(),
-            (Keep::Lent, None) => &[],
-        };
-        let pieces = if tag == TAG_FRAME {
-            1
-        } else {
-            bytes.len().div_ceil(PIECE).max(1)
-        };
-        let (ptr, len) = (bytes.as_ptr(), bytes.len());
-        let f = Arc::new(InFlight {
-            reqs: UnsafeCell::new(vec![Handle::zeroed(); pieces]),
-            done: AtomicBool::new(false),
-            len,
-            _keep: keep,
-        });
-        // SAFETY: nobody else sees `f` yet; the requests vector is never
-        // resized, so the handles stay where MPI was told they are.
-        let reqs = unsafe { &mut *f.reqs.get() };
-        // SAFETY: the bytes are the kept value's own heap memory (moved
-        // into `f`, not copied, so the pointer is unchanged) or the
-        // lender's buffer, alive until `f` completes.
-        let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
-        let chunks: Vec<&[u8]> = if tag == TAG_FRAME || bytes.is_empty() {
-            vec![bytes]
-        } else {
-            bytes.chunks(PIECE).collect()
-        };
-        for (piece, req) in chunks.into_iter().zip(reqs.iter_mut()) {
-            // SAFETY: as above; `req` lives in `f`, which lives until the
-            // send completes (held by `in_flight` and by the lender).
-            unsafe { sys::isend(&self.comm, piece, dst, tag, req) }?;
-        }
-        if let Some((_, done)) = lent {
-            done.hand_over(Box::new(LentSend(f.clone())));
-        }
-        self.in_flight.borrow_mut().push(f);
-        Ok(())
     }
 
     fn control(&self, kind: Kind, dst: usize, id: u64, body: &[u8]) -> Frame {
@@ -549,7 +349,7 @@ impl MpiEndpoint {
 
 /// A taker offered only whole messages: its claims are refused, so a
 /// message that streams in is queued as a frame ([`Transport::take_from`]).
-struct Whole<'a, 'b>(&'a mut (dyn Taker + 'b));
+struct Whole<'a, 'b>(pub(super) &'a mut (dyn Taker + 'b));
 
 impl Taker for Whole<'_, '_> {
     fn take(&mut self, header: &Header, bytes: &[u8]) -> bool {
@@ -594,10 +394,15 @@ impl Transport for MpiEndpoint {
             let payload = Payload::copy_of(data);
             return self.send(Frame { header, payload }).map(|()| true);
         }
+        if header.kind == Kind::Data && header.context == 0 {
+            let payload = Payload::copy_of(data);
+            return self.send_user(dst, header, payload).map(|()| true);
+        }
         // Header and bytes straight into the frame message: no frame.
         let mut buf = self.scratch_with(&header.encode(), data.len());
         buf.extend_from_slice(data);
-        self.send_eager(dst, buf).map(|()| true)
+        self.send_eager(&self.comm, TAG_FRAME, dst, buf)
+            .map(|()| true)
     }
 
     fn try_recv(&self) -> Option<Frame> {
@@ -620,9 +425,10 @@ impl Transport for MpiEndpoint {
             return Arrival::Nothing;
         }
         self.test_sends();
+        // Frames, then user messages (their orders are independent).
         loop {
             match self.arrive(Some(&mut *taker)) {
-                None => return Arrival::Nothing,
+                None => break,
                 Some(Some(a)) => return a,
                 Some(None) => {
                     if let Some(f) = self.queue.borrow_mut().pop_front() {
@@ -632,16 +438,32 @@ impl Transport for MpiEndpoint {
                 }
             }
         }
+        loop {
+            match self.arrive_user(Some(&mut *taker)) {
+                None => return Arrival::Nothing,
+                Some(Some(a)) => return a,
+                Some(None) => {
+                    if let Some(f) = self.queue.borrow_mut().pop_front() {
+                        return Arrival::Frame(f);
+                    }
+                }
+            }
+        }
     }
 
-    fn take_from(&self, _src: Option<usize>, taker: &mut dyn Taker) -> Direct {
+    fn take_from(&self, src: Option<usize>, taker: &mut dyn Taker) -> Direct {
         // Frames queued before go first, and sends in flight want the
         // general path's progress: both are `try_recv_offer`'s.
         if self.closed.get()
             || !self.queue.borrow().is_empty()
             || !self.in_flight.borrow().is_empty()
         {
+            self.end_direct();
             return Direct::Other;
+        }
+        // The user context: MPI matches (`user.rs`).
+        if let Some((0, tag)) = taker.wants() {
+            return self.take_direct(src, tag, taker);
         }
         // All frame messages come through the same wildcard receives, in
         // order: the next one is the head of every source's channel, `src`'s
@@ -655,6 +477,10 @@ impl Transport for MpiEndpoint {
             // `Whole` claims no buffer, so no other arrival can come back.
             Some(_) => Direct::Other,
         }
+    }
+
+    fn take_from_end(&self) {
+        self.end_direct();
     }
 
     fn wait(&self, deadline: Option<Instant>) {
@@ -723,7 +549,9 @@ impl Transport for MpiEndpoint {
             sys::abort(&self.comm, 1);
         }
         for j in (0..self.n).filter(|&j| j != self.me) {
-            let f = self.control(Kind::Goodbye, j, 0, &[]);
+            // It says how many user messages we sent (`user.rs`).
+            let sent = self.sent_user.borrow()[j];
+            let f = self.control(Kind::Goodbye, j, sent, &[]);
             if let Err(e) = self.send_to(j, f) {
                 eprintln!("hypercomm: saying goodbye to {j}: {e}");
             }

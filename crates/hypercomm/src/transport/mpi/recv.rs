@@ -139,7 +139,7 @@ impl MpiEndpoint {
             ));
         };
         match h.kind {
-            Kind::Goodbye => self.finished.borrow_mut()[src] = true,
+            Kind::Goodbye => self.goodbye_from(src, h.id),
             Kind::Abort => {
                 let origin = match h.id {
                     0 => src,

@@ -14,7 +14,8 @@
 
 void hc_handle_sizes(int *comm, int *request) {
     *comm = (int)sizeof(MPI_Comm);
-    *request = (int)sizeof(MPI_Request);
+    *request = (int)(sizeof(MPI_Request) > sizeof(MPI_Message) ? sizeof(MPI_Request)
+                                                                 : sizeof(MPI_Message));
 }
 
 /* MPI_Init_thread with `want` (0 single, 1 funneled, 2 serialized, 3
@@ -55,6 +56,23 @@ int hc_world_dup(void *out) {
     int err = MPI_Comm_dup(MPI_COMM_WORLD, c);
     if (err != MPI_SUCCESS) return err;
     return MPI_Comm_set_errhandler(*c, MPI_ERRORS_RETURN);
+}
+
+/* Another duplicate of `comm` (collective), errors returned. */
+int hc_comm_dup(const void *comm, void *out) {
+    MPI_Comm *c = (MPI_Comm *)out;
+    int err = MPI_Comm_dup(*(const MPI_Comm *)comm, c);
+    if (err != MPI_SUCCESS) return err;
+    return MPI_Comm_set_errhandler(*c, MPI_ERRORS_RETURN);
+}
+
+/* The largest tag this MPI takes (MPI_TAG_UB, at least 32767). */
+int hc_tag_ub(const void *comm, int *ub) {
+    int *v = NULL, flag = 0;
+    int err = MPI_Comm_get_attr(*(const MPI_Comm *)comm, MPI_TAG_UB, &v, &flag);
+    if (err != MPI_SUCCESS) return err;
+    *ub = flag && v ? *v : 32767;
+    return MPI_SUCCESS;
 }
 
 int hc_comm_rank(const void *comm, int *rank) { return MPI_Comm_rank(*(const MPI_Comm *)comm, rank); }
@@ -125,13 +143,60 @@ int hc_recv(void *buf, int bytes, int source, int tag, const void *comm, int *go
     return MPI_Get_count(&st, MPI_BYTE, got);
 }
 
-/* *flag: whether the request completed; then its source and byte count. */
-int hc_test(void *req, int *flag, int *source, int *bytes) {
+/* *flag: whether the request completed; then its source, tag and byte
+ * count. */
+int hc_test(void *req, int *flag, int *source, int *tag, int *bytes) {
     MPI_Status st;
     int err = MPI_Test((MPI_Request *)req, flag, &st);
     if (err != MPI_SUCCESS || !*flag) return err;
     *source = st.MPI_SOURCE;
+    *tag = st.MPI_TAG;
     return MPI_Get_count(&st, MPI_BYTE, bytes);
+}
+
+/* A receive of up to `bytes` from `source` (< 0: any) with `tag` (< 0:
+ * any). */
+int hc_irecv(void *buf, int bytes, int source, int tag, const void *comm, void *req) {
+    return MPI_Irecv(buf, bytes, MPI_BYTE, source < 0 ? MPI_ANY_SOURCE : source,
+                     tag < 0 ? MPI_ANY_TAG : tag, *(const MPI_Comm *)comm, (MPI_Request *)req);
+}
+
+/* Cancel a started receive and wait for it to end; *done: it had received
+ * a message after all (then its source, tag and byte count). */
+int hc_cancel_recv(void *req, int *done, int *source, int *tag, int *bytes) {
+    MPI_Status st;
+    MPI_Request *r = (MPI_Request *)req;
+    *done = 0;
+    if (*r == MPI_REQUEST_NULL) return MPI_SUCCESS;
+    int err = MPI_Cancel(r);
+    if (err != MPI_SUCCESS) return err;
+    err = MPI_Wait(r, &st);
+    if (err != MPI_SUCCESS) return err;
+    int cancelled = 0;
+    err = MPI_Test_cancelled(&st, &cancelled);
+    if (err != MPI_SUCCESS || cancelled) return err;
+    *done = 1;
+    *source = st.MPI_SOURCE;
+    *tag = st.MPI_TAG;
+    return MPI_Get_count(&st, MPI_BYTE, bytes);
+}
+
+/* Whether a message from any source with any tag waits on `comm`; then
+ * takes it out of matching into *msg (MPI_Improbe) with its source, tag
+ * and byte count, for hc_mrecv. */
+int hc_improbe(const void *comm, int *flag, int *source, int *tag, int *bytes, void *msg) {
+    MPI_Status st;
+    int err = MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, *(const MPI_Comm *)comm, flag,
+                          (MPI_Message *)msg, &st);
+    if (err != MPI_SUCCESS || !*flag) return err;
+    *source = st.MPI_SOURCE;
+    *tag = st.MPI_TAG;
+    return MPI_Get_count(&st, MPI_BYTE, bytes);
+}
+
+/* Receive the message hc_improbe took (all of its `bytes`). */
+int hc_mrecv(void *buf, int bytes, void *msg) {
+    return MPI_Mrecv(buf, bytes, MPI_BYTE, (MPI_Message *)msg, MPI_STATUS_IGNORE);
 }
 
 /* Cancel a started persistent receive, wait for it to end, free it. */

@@ -82,7 +82,39 @@ extern "C" {
         comm: *const c_void,
         got: *mut c_int,
     ) -> c_int;
-    fn hc_test(req: *mut c_void, flag: *mut c_int, source: *mut c_int, bytes: *mut c_int) -> c_int;
+    fn hc_test(
+        req: *mut c_void,
+        flag: *mut c_int,
+        source: *mut c_int,
+        tag: *mut c_int,
+        bytes: *mut c_int,
+    ) -> c_int;
+    fn hc_comm_dup(comm: *const c_void, out: *mut c_void) -> c_int;
+    fn hc_tag_ub(comm: *const c_void, ub: *mut c_int) -> c_int;
+    fn hc_irecv(
+        buf: *mut c_void,
+        bytes: c_int,
+        source: c_int,
+        tag: c_int,
+        comm: *const c_void,
+        req: *mut c_void,
+    ) -> c_int;
+    fn hc_cancel_recv(
+        req: *mut c_void,
+        done: *mut c_int,
+        source: *mut c_int,
+        tag: *mut c_int,
+        bytes: *mut c_int,
+    ) -> c_int;
+    fn hc_improbe(
+        comm: *const c_void,
+        flag: *mut c_int,
+        source: *mut c_int,
+        tag: *mut c_int,
+        bytes: *mut c_int,
+        msg: *mut c_void,
+    ) -> c_int;
+    fn hc_mrecv(buf: *mut c_void, bytes: c_int, msg: *mut c_void) -> c_int;
     fn hc_cancel(req: *mut c_void) -> c_int;
     fn hc_abort(comm: *const c_void, code: c_int) -> c_int;
     fn hc_error_string(code: c_int, buf: *mut c_char, len: c_int);
@@ -403,15 +435,143 @@ pub(crate) fn recv(comm: &Handle, buf: &mut [u8], source: usize, tag: i32) -> Re
 /// Test a request: `Some((source, bytes))` once complete.
 ///
 /// # Safety
-/// `req` is a request started by [`isend`] or [`start`] (or completed
-/// already: then it is `MPI_REQUEST_NULL` and completes at once).
+/// `req` is a request started by [`isend`], [`irecv`] or [`start`] (or
+/// completed already: then it is `MPI_REQUEST_NULL` and completes at once).
+#[inline]
 pub(crate) unsafe fn test(req: &mut Handle) -> Result<Option<(usize, usize)>> {
-    let (mut flag, mut source, mut bytes) = (0, 0, 0);
+    // SAFETY: the caller's contract.
+    Ok(unsafe { test_tagged(req) }?.map(|m| (m.source, m.bytes)))
+}
+
+/// What a completed receive (or a probe) found: source, tag, byte count.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Found {
+    pub(crate) source: usize,
+    pub(crate) tag: i32,
+    pub(crate) bytes: usize,
+}
+
+impl Found {
+    fn new(source: c_int, tag: c_int, bytes: c_int) -> Found {
+        Found {
+            source: source.max(0) as usize,
+            tag,
+            bytes: bytes.max(0) as usize,
+        }
+    }
+}
+
+/// [`test`], with the tag of what a receive received.
+///
+/// # Safety
+/// As [`test`].
+pub(crate) unsafe fn test_tagged(req: &mut Handle) -> Result<Option<Found>> {
+    let (mut flag, mut source, mut tag, mut bytes) = (0, 0, 0, 0);
     let _g = lock();
     // SAFETY: the caller's contract; plain out-parameters.
-    let code = unsafe { hc_test(req.mut_ptr(), &mut flag, &mut source, &mut bytes) };
+    let code = unsafe { hc_test(req.mut_ptr(), &mut flag, &mut source, &mut tag, &mut bytes) };
     check(code, "MPI_Test")?;
-    Ok((flag != 0).then_some((source.max(0) as usize, bytes.max(0) as usize)))
+    Ok((flag != 0).then(|| Found::new(source, tag, bytes)))
+}
+
+/// A duplicate of `comm` (`MPI_Comm_dup`; collective over its ranks).
+pub(crate) fn comm_dup(comm: &Handle) -> Result<Handle> {
+    let mut out = Handle::zeroed();
+    let _g = lock();
+    // SAFETY: a valid communicator and room for a handle.
+    check(
+        unsafe { hc_comm_dup(comm.ptr(), out.mut_ptr()) },
+        "MPI_Comm_dup",
+    )?;
+    Ok(out)
+}
+
+/// The largest tag MPI takes on `comm` (`MPI_TAG_UB`).
+pub(crate) fn tag_ub(comm: &Handle) -> Result<i32> {
+    let mut ub = 0;
+    let _g = lock();
+    // SAFETY: a valid communicator; an int out-parameter.
+    check(
+        unsafe { hc_tag_ub(comm.ptr(), &mut ub) },
+        "MPI_Comm_get_attr(MPI_TAG_UB)",
+    )?;
+    Ok(ub)
+}
+
+/// Start a receive into `buf` from `source` (`None`: any) with `tag`
+/// (`None`: any).
+///
+/// # Safety
+/// `buf` and `req` must stay alive, unmoved and untouched until the
+/// request completes ([`test_tagged`]) or is cancelled ([`cancel_recv`]).
+pub(crate) unsafe fn irecv(
+    comm: &Handle,
+    buf: &mut [u8],
+    source: Option<usize>,
+    tag: Option<i32>,
+    req: &mut Handle,
+) -> Result<()> {
+    let _g = lock();
+    // SAFETY: the caller's contract.
+    check(
+        unsafe {
+            hc_irecv(
+                buf.as_mut_ptr().cast(),
+                buf.len() as c_int,
+                source.map_or(-1, |s| s as c_int),
+                tag.unwrap_or(-1),
+                comm.ptr(),
+                req.mut_ptr(),
+            )
+        },
+        "MPI_Irecv",
+    )
+}
+
+/// Cancel a receive started by [`irecv`] and wait for it to end: what it
+/// received if it had matched a message after all.
+///
+/// # Safety
+/// As [`irecv`].
+pub(crate) unsafe fn cancel_recv(req: &mut Handle) -> Result<Option<Found>> {
+    let (mut done, mut source, mut tag, mut bytes) = (0, 0, 0, 0);
+    let _g = lock();
+    // SAFETY: the caller's contract; plain out-parameters.
+    let code =
+        unsafe { hc_cancel_recv(req.mut_ptr(), &mut done, &mut source, &mut tag, &mut bytes) };
+    check(code, "MPI_Cancel")?;
+    Ok((done != 0).then(|| Found::new(source, tag, bytes)))
+}
+
+/// Take the next message waiting on `comm` from any source with any tag
+/// out of MPI's matching (`MPI_Improbe`): what it is, and the handle
+/// [`mrecv`] receives it with.
+pub(crate) fn improbe(comm: &Handle) -> Result<Option<(Found, Handle)>> {
+    let (mut flag, mut source, mut tag, mut bytes) = (0, 0, 0, 0);
+    let mut msg = Handle::zeroed();
+    let _g = lock();
+    // SAFETY: a valid communicator; plain out-parameters and room for a
+    // message handle (`init` checked its size).
+    let code = unsafe {
+        hc_improbe(
+            comm.ptr(),
+            &mut flag,
+            &mut source,
+            &mut tag,
+            &mut bytes,
+            msg.mut_ptr(),
+        )
+    };
+    check(code, "MPI_Improbe")?;
+    Ok((flag != 0).then(|| (Found::new(source, tag, bytes), msg)))
+}
+
+/// Receive the message [`improbe`] found into `buf` (exactly its length).
+pub(crate) fn mrecv(buf: &mut [u8], mut msg: Handle) -> Result<()> {
+    let _g = lock();
+    // SAFETY: a live buffer of the message's length and its handle.
+    let code = unsafe { hc_mrecv(buf.as_mut_ptr().cast(), buf.len() as c_int, msg.mut_ptr()) };
+    check(code, "MPI_Mrecv")
 }
 
 /// Cancel a started persistent receive, wait for it to end and free it.

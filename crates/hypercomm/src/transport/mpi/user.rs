@@ -1,0 +1,416 @@
+//! The world's user context on MPI's own matching.
+//!
+//! Data messages of context 0 (the world communicator's point-to-point
+//! traffic, what most programs send) are not frames: they go as MPI
+//! messages on a communicator of their own (`user`), with our tag as
+//! MPI's, so that a blocking receive with nothing else pending can post an
+//! `MPI_Irecv` for exactly its source and tag and let MPI match it
+//! ([`MpiEndpoint::take_direct`]), as a plain MPI program would.
+//!
+//! * **Plain messages**: a payload of at most [`PLAIN`] bytes, not
+//!   synchronous, with a tag below MPI's bound, is the MPI message itself,
+//!   no header.
+//! * **Announced messages**: anything else is announced by a message of
+//!   exactly [`ANNOUNCE`] bytes (`PLAIN + 1`, so never mistaken for a plain
+//!   one): our 48-byte header, an 8-byte key, and the payload's first
+//!   bytes; the rest follows on a second communicator (`bulk`) with the
+//!   key as its tag. The header carries what MPI's envelope cannot: the
+//!   synchronous flag and its acknowledgement id, a tag at or above MPI's
+//!   bound (those travel with the bound as MPI tag).
+//! * **Never truncated by MPI**: every receive we post on `user` has room
+//!   for [`ANNOUNCE`] bytes, so MPI hands over every message whole; a
+//!   message the engine's receive cannot hold is kept by the engine as on
+//!   every transport (truncation keeps the message).
+//! * **Order**: MPI keeps the messages of one source on `user` in order.
+//!   They reach the engine through one door at a time: the direct receive
+//!   while one is posted (nothing else is taken from `user` meanwhile), or
+//!   `MPI_Improbe` in MPI's order otherwise. A direct receive the engine
+//!   gives up on is cancelled; one that matched after all is kept for the
+//!   engine before anything later.
+//! * **Goodbyes** travel on the frame communicator, which MPI does not
+//!   order against `user`: a goodbye says how many user messages its
+//!   sender sent us, and the peer counts as finished only once that many
+//!   have come.
+//!
+//! Not done yet: other communicators' contexts (`dup`, `split`) stay
+//! frames; a receive posted with `irecv` is matched by the engine, so a
+//! window of them pays for `MPI_Improbe` and a copy per message.
+
+use super::send::{append_payload, hold};
+use super::{protocol, sys, Handle, MpiEndpoint, PIECE};
+use crate::transport::{Arrival, Direct, Frame, Payload, Taker};
+use crate::wire::{Header, Kind};
+
+/// Largest payload sent as a plain MPI message on the user communicator.
+pub const PLAIN: usize = 4095;
+/// The length of an announcement (header, key, the payload's first bytes).
+pub const ANNOUNCE: usize = PLAIN + 1;
+/// Where an announcement's payload bytes start.
+const PREFIX_AT: usize = Header::SIZE + 8;
+/// Payload bytes an announcement carries.
+const PREFIX: usize = ANNOUNCE - PREFIX_AT;
+
+/// A receive posted on the user communicator for a blocking receive's
+/// fast path: its request (boxed: MPI holds its address) and what it
+/// matches.
+pub(super) struct DirectRecv {
+    req: Box<Handle>,
+    src: Option<usize>,
+    tag: Option<u32>,
+}
+
+impl MpiEndpoint {
+    /// Whether a message of `len` bytes with header `h` goes plain.
+    #[inline]
+    fn plain(&self, h: &Header, len: usize) -> bool {
+        len <= PLAIN && h.flags == 0 && h.tag < self.tag_ub as u32
+    }
+
+    /// The MPI tag of our `tag`: itself below MPI's bound, else the bound
+    /// (the header of the announcement carries it).
+    #[inline]
+    fn mpi_tag(&self, tag: u32) -> i32 {
+        if tag < self.tag_ub as u32 {
+            tag as i32
+        } else {
+            self.tag_ub
+        }
+    }
+
+    /// Send a data message of the user context to `dst` (another endpoint).
+    pub(super) fn send_user(&self, dst: usize, h: Header, payload: Payload) -> crate::Result<()> {
+        let len = payload.len();
+        self.sent_user.borrow_mut()[dst] += 1;
+        if self.plain(&h, len) {
+            let mut buf = self.scratch_with(&[], len);
+            if !append_payload(&mut buf, payload) {
+                // Revoked before we started: the peer expects bytes.
+                buf.resize(len, 0);
+            }
+            return self.send_eager(&self.user, h.tag as i32, dst, buf);
+        }
+        let key = {
+            let mut k = self.keys.borrow_mut();
+            k[dst] = k[dst].wrapping_add(1);
+            k[dst]
+        };
+        let held = hold(payload);
+        let bytes: &[u8] = match &held {
+            (_, Some((b, _))) => b,
+            (super::send::Keep::Bytes(b), None) => b,
+            (super::send::Keep::Vec(v), None) => v.bytes(),
+            (super::send::Keep::Lent, None) => &[],
+        };
+        let first = bytes.len().min(PREFIX);
+        let mut ann = self.scratch_with(&h.encode(), ANNOUNCE);
+        ann.extend_from_slice(&key.to_le_bytes());
+        ann.extend_from_slice(&bytes[..first]);
+        ann.resize(ANNOUNCE, 0);
+        self.send_eager(&self.user, self.mpi_tag(h.tag), dst, ann)?;
+        if len > first {
+            self.start(&self.bulk, dst, self.key_tag(key), held, first)?;
+        }
+        Ok(())
+    }
+
+    /// The MPI tag of the rest of an announced message with `key`.
+    #[inline]
+    fn key_tag(&self, key: u64) -> i32 {
+        (key % self.tag_ub as u64) as i32
+    }
+
+    /// One user message from `src` with MPI tag `tag` received into
+    /// `msg`: offered to `taker` (a plain one, or an announced one whose
+    /// payload came whole), or received into the buffer it claims, or
+    /// queued as a frame. `Some` when the taker took it.
+    pub(super) fn user_arrival(
+        &self,
+        src: usize,
+        tag: i32,
+        msg: &[u8],
+        taker: Option<&mut dyn Taker>,
+    ) -> Option<Arrival> {
+        self.got_user_from(src);
+        if msg.len() <= PLAIN {
+            let h = Header {
+                kind: Kind::Data,
+                flags: 0,
+                src: src as u32,
+                dst: self.me as u32,
+                context: 0,
+                tag: tag as u32,
+                id: 0,
+                len: msg.len() as u64,
+            };
+            if let Some(t) = taker {
+                if t.take(&h, msg) {
+                    return Some(Arrival::Taken);
+                }
+            }
+            self.queue.borrow_mut().push_back(Frame {
+                header: h,
+                payload: Payload::copy_of(msg),
+            });
+            return None;
+        }
+        let h = match Header::decode(msg) {
+            Ok(h) if msg.len() == ANNOUNCE => h,
+            Ok(_) => {
+                self.fail_protocol(protocol(src, format!("a {}-byte user message", msg.len())));
+                return None;
+            }
+            Err(e) => {
+                self.fail_protocol(protocol(src, e));
+                return None;
+            }
+        };
+        if h.kind != Kind::Data
+            || h.context != 0
+            || h.src as usize != src
+            || h.dst as usize != self.me
+            || self.mpi_tag(h.tag) != tag
+        {
+            self.fail_protocol(protocol(
+                src,
+                format!("an announcement of {h:?} on tag {tag}"),
+            ));
+            return None;
+        }
+        let key = u64::from_le_bytes(msg[Header::SIZE..PREFIX_AT].try_into().expect("8 bytes"));
+        let len = h.len as usize;
+        let first = len.min(PREFIX);
+        let prefix = &msg[PREFIX_AT..PREFIX_AT + first];
+        if let Some(t) = taker {
+            if len == first {
+                if t.take(&h, prefix) {
+                    return Some(Arrival::Taken);
+                }
+            } else if let Some(claim) = t.claim(&h) {
+                if claim.len >= len {
+                    // SAFETY: the claim lends `claim.len` >= `len` writable
+                    // bytes that nothing else touches until we report
+                    // `Filled` or `Withdrawn`, which we do before returning.
+                    let buf = unsafe { std::slice::from_raw_parts_mut(claim.ptr, len) };
+                    buf[..first].copy_from_slice(prefix);
+                    return Some(match self.recv_rest(src, key, &mut buf[first..]) {
+                        Ok(()) => Arrival::Filled(h),
+                        Err(why) => {
+                            self.fail_protocol(why);
+                            Arrival::Withdrawn(src)
+                        }
+                    });
+                }
+                // Cannot happen (a claim holds the whole message).
+                let mut v = vec![0u8; len];
+                v[..first].copy_from_slice(prefix);
+                if let Err(why) = self.recv_rest(src, key, &mut v[first..]) {
+                    self.fail_protocol(why);
+                }
+                self.queue.borrow_mut().push_back(Frame {
+                    header: h,
+                    payload: Payload::Bytes(v),
+                });
+                return Some(Arrival::Withdrawn(src));
+            }
+        }
+        let payload = if len == first {
+            Payload::copy_of(prefix)
+        } else {
+            let mut v = vec![0u8; len];
+            v[..first].copy_from_slice(prefix);
+            if let Err(why) = self.recv_rest(src, key, &mut v[first..]) {
+                self.fail_protocol(why);
+                return None;
+            }
+            Payload::Bytes(v)
+        };
+        self.queue
+            .borrow_mut()
+            .push_back(Frame { header: h, payload });
+        None
+    }
+
+    /// The rest of an announced message from `src` with `key`, into `buf`
+    /// (blocking: it follows its announcement at once).
+    fn recv_rest(&self, src: usize, key: u64, buf: &mut [u8]) -> std::result::Result<(), String> {
+        let tag = self.key_tag(key);
+        for piece in buf.chunks_mut(PIECE) {
+            match sys::recv(&self.bulk, piece, src, tag) {
+                Ok(k) if k == piece.len() => {}
+                Ok(k) => {
+                    return Err(protocol(
+                        src,
+                        format!(
+                            "a payload piece of {k} bytes where {} were due",
+                            piece.len()
+                        ),
+                    ))
+                }
+                Err(e) => return Err(format!("receiving from {src}: {e}")),
+            }
+        }
+        Ok(())
+    }
+
+    /// Count a user message from `src`; a peer whose goodbye said as many
+    /// has finished.
+    fn got_user_from(&self, src: usize) {
+        let n = {
+            let mut g = self.got_user.borrow_mut();
+            g[src] += 1;
+            g[src]
+        };
+        if self.bye.borrow()[src] == Some(n) {
+            self.finished.borrow_mut()[src] = true;
+        }
+    }
+
+    /// `src`'s goodbye came, saying it sent us `sent` user messages.
+    pub(super) fn goodbye_from(&self, src: usize, sent: u64) {
+        self.bye.borrow_mut()[src] = Some(sent);
+        if self.got_user.borrow()[src] == sent {
+            self.finished.borrow_mut()[src] = true;
+        }
+    }
+
+    /// Take the next user message MPI has (after the direct receive's, if
+    /// one was posted), in MPI's order: `None` when there is none,
+    /// `Some(Some(_))` when `taker` took it, `Some(None)` when it was
+    /// queued.
+    pub(super) fn arrive_user(&self, taker: Option<&mut dyn Taker>) -> Option<Option<Arrival>> {
+        if self.direct.borrow().is_some() {
+            self.end_direct();
+            return Some(None);
+        }
+        let (found, msg) = match sys::improbe(&self.user) {
+            Ok(Some(x)) => x,
+            Ok(None) => return None,
+            Err(e) => {
+                self.fail_protocol(format!("probing for user messages: {e}"));
+                return None;
+            }
+        };
+        let mut buf = std::mem::take(&mut *self.ubuf.borrow_mut());
+        buf.resize(found.bytes, 0);
+        let a = match sys::mrecv(&mut buf, msg) {
+            Ok(()) => self.user_arrival(found.source, found.tag, &buf, taker),
+            Err(e) => {
+                self.fail_protocol(format!("receiving a user message: {e}"));
+                None
+            }
+        };
+        *self.ubuf.borrow_mut() = buf;
+        Some(a)
+    }
+
+    /// The blocking receive's fast path on the user context: post (once)
+    /// an `MPI_Irecv` for exactly the receive's source and tag, and test
+    /// it. Nothing else is taken from the user communicator while it is
+    /// posted, so what it receives is the next message of that source
+    /// the receive matches.
+    pub(super) fn take_direct(
+        &self,
+        src: Option<usize>,
+        tag: Option<u32>,
+        taker: &mut dyn Taker,
+    ) -> Direct {
+        if tag.is_some_and(|t| t >= self.tag_ub as u32) {
+            return Direct::Other;
+        }
+        let mut d = self.direct.borrow_mut();
+        if d.as_ref().is_some_and(|x| x.src != src || x.tag != tag) {
+            drop(d);
+            self.end_direct();
+            return Direct::Other;
+        }
+        let r = match &mut *d {
+            Some(x) => {
+                // SAFETY: started below on the boxed request and buffer.
+                unsafe { sys::test_tagged(&mut x.req) }
+            }
+            None => {
+                let mut x = DirectRecv {
+                    req: Box::new(Handle::zeroed()),
+                    src,
+                    tag,
+                };
+                let mut buf = self.dbuf.borrow_mut();
+                // SAFETY: the request is boxed and the buffer is the
+                // endpoint's, neither moved nor touched until the receive
+                // completes or `end_direct` cancels it.
+                let posted = unsafe {
+                    sys::irecv(&self.user, &mut buf, src, tag.map(|t| t as i32), &mut x.req)
+                };
+                if let Err(e) = posted {
+                    drop(d);
+                    self.fail_protocol(format!("posting a receive: {e}"));
+                    return Direct::Other;
+                }
+                let x = d.insert(x);
+                // SAFETY: just started.
+                unsafe { sys::test_tagged(&mut x.req) }
+            }
+        };
+        let found = match r {
+            Ok(Some(f)) => f,
+            Ok(None) => return Direct::Empty,
+            Err(e) => {
+                drop(d);
+                self.fail_protocol(format!("receiving: {e}"));
+                return Direct::Other;
+            }
+        };
+        *d = None;
+        drop(d);
+        let buf = std::mem::take(&mut *self.dbuf.borrow_mut());
+        let a = self.user_arrival(
+            found.source,
+            found.tag,
+            &buf[..found.bytes.min(ANNOUNCE)],
+            Some(&mut super::Whole(taker)),
+        );
+        *self.dbuf.borrow_mut() = buf;
+        match a {
+            Some(Arrival::Taken) => Direct::Taken,
+            _ => Direct::Other,
+        }
+    }
+
+    /// Withdraw the direct receive, if one is posted: cancel it, and queue
+    /// what it received if it had matched a message after all.
+    pub(super) fn end_direct(&self) {
+        let Some(mut x) = self.direct.borrow_mut().take() else {
+            return;
+        };
+        // SAFETY: started by `take_direct` on this boxed request and the
+        // endpoint's buffer.
+        match unsafe { sys::cancel_recv(&mut x.req) } {
+            Ok(None) => {}
+            Ok(Some(found)) => {
+                let buf = std::mem::take(&mut *self.dbuf.borrow_mut());
+                self.user_arrival(
+                    found.source,
+                    found.tag,
+                    &buf[..found.bytes.min(ANNOUNCE)],
+                    None,
+                );
+                *self.dbuf.borrow_mut() = buf;
+            }
+            Err(e) => self.fail_protocol(format!("withdrawing a receive: {e}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An announcement is one byte longer than the longest plain message,
+    /// so the length alone tells them apart, and it has room for its
+    /// header, key and some payload.
+    #[test]
+    fn announcements_are_told_apart_by_length() {
+        assert_eq!(ANNOUNCE, PLAIN + 1);
+        assert!(PREFIX > 0 && PREFIX_AT + PREFIX == ANNOUNCE);
+    }
+}
