@@ -38,6 +38,7 @@ macro_rules! conformance_suite {
             zero_length,
             large_message_64mib,
             large_messages_at_every_boundary,
+            every_size_and_tag_after_the_sender_ended,
             ten_thousand_isends,
             receives_for_later_messages_pass_the_credit,
             self_send,
@@ -789,6 +790,85 @@ pub(crate) fn large_messages_at_every_boundary<L: Launcher>() {
                 );
             }
         }
+        Ok(())
+    })
+    .unwrap();
+}
+
+/// Messages of every size a transport may carry differently (empty,
+/// short, either side of a few KiB and of the eager limit, long), with
+/// ordinary tags and the highest ones, synchronous and not, all reach the
+/// receiver whole and in order; the ordinary ones after the sender has
+/// already finished, taken by receives of every kind (named tag, any tag,
+/// probe and vector, non-blocking).
+pub(crate) fn every_size_and_tag_after_the_sender_ended<L: Launcher>() {
+    const SIZES: [usize; 12] = [
+        0, 8, 4000, 4039, 4040, 4041, 4095, 4096, 4097, 16384, 16385, 70_000,
+    ];
+    const HIGH: [u32; 3] = [u32::MAX, 1 << 31, (1 << 31) - 1];
+    launch::<L, _, _>(2, |comm| {
+        if comm.rank() == 0 {
+            // Synchronous sends: each returns once matched, with the count
+            // taken.
+            for (i, &n) in SIZES.iter().enumerate() {
+                assert_eq!(comm.ssend(&pattern(i, n), 1, 5)?, n, "ssend of {n} bytes");
+            }
+            for (i, &n) in SIZES.iter().enumerate() {
+                comm.send(&pattern(i, n), 1, 10 + i as u32)?;
+                comm.send(&pattern(100 + i, n), 1, HIGH[i % 3])?;
+            }
+            // Returns (and ends) while the receiver still sleeps.
+            return Ok(());
+        }
+        for (i, &n) in SIZES.iter().enumerate() {
+            let mut b = vec![0u8; n];
+            let got = comm.recv_into(&mut b, 0, 5)?;
+            assert_eq!(got, st(node(0), 5, n));
+            assert!(b == pattern(i, n), "ssend of {n} bytes");
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        for (i, &n) in SIZES.iter().enumerate() {
+            let tag = 10 + i as u32;
+            let want = pattern(i, n);
+            match i % 4 {
+                0 => {
+                    let mut b = vec![0u8; n];
+                    assert_eq!(comm.recv_into(&mut b, 0, tag)?, st(node(0), tag, n));
+                    assert!(b == want, "{n} bytes, named tag");
+                }
+                1 => {
+                    let mut b = vec![0u8; n + 10];
+                    assert_eq!(
+                        comm.recv_into(&mut b, ANY_SOURCE, ANY_TAG)?,
+                        st(node(0), tag, n)
+                    );
+                    assert!(b[..n] == want[..], "{n} bytes, any tag");
+                }
+                2 => {
+                    assert_eq!(comm.probe(0, ANY_TAG)?, st(node(0), tag, n));
+                    let (v, got) = comm.recv_vec::<u8>(0, tag)?;
+                    assert_eq!(got, st(node(0), tag, n));
+                    assert!(v == want, "{n} bytes, probed");
+                }
+                _ => {
+                    let mut b = vec![0u8; n];
+                    let got = scope(|s| comm.irecv(s, &mut b, 0, tag)?.wait())?;
+                    assert_eq!(got, st(node(0), tag, n));
+                    assert!(b == want, "{n} bytes, posted");
+                }
+            }
+            let high = HIGH[i % 3];
+            let want = pattern(100 + i, n);
+            let mut b = vec![0u8; n];
+            let got = if i % 2 == 0 {
+                comm.recv_into(&mut b, 0, high)?
+            } else {
+                comm.recv_into(&mut b, 0, ANY_TAG)?
+            };
+            assert_eq!(got, st(node(0), high, n), "tag {high:#x}");
+            assert!(b == want, "{n} bytes with tag {high:#x}");
+        }
+        assert_eq!(comm.iprobe(ANY_SOURCE, ANY_TAG)?, None);
         Ok(())
     })
     .unwrap();
