@@ -195,11 +195,9 @@ pub struct MpiEndpoint {
     user: Handle,
     bulk: Handle,
     tag_ub: i32,
-    /// Per peer: user messages sent to it, received from it, and the count
-    /// its goodbye said it sent; the last announcement key sent to it.
-    sent_user: RefCell<Vec<u64>>,
-    got_user: RefCell<Vec<u64>>,
-    bye: RefCell<Vec<Option<u64>>>,
+    /// User messages sent to and received from each peer (`user.rs`);
+    /// the last announcement key sent to each.
+    tally: RefCell<user::Tally>,
     keys: RefCell<Vec<u64>>,
     /// The blocking receive's direct receive on `user`, if posted, and its
     /// buffer; the buffer user messages are probed into.
@@ -242,9 +240,7 @@ impl MpiEndpoint {
             user,
             bulk,
             tag_ub,
-            sent_user: RefCell::new(vec![0; w.size]),
-            got_user: RefCell::new(vec![0; w.size]),
-            bye: RefCell::new(vec![None; w.size]),
+            tally: RefCell::new(user::Tally::new(w.size)),
             keys: RefCell::new(vec![0; w.size]),
             direct: RefCell::new(None),
             dbuf: RefCell::new(vec![0; ANNOUNCE]),
@@ -550,7 +546,7 @@ impl Transport for MpiEndpoint {
         }
         for j in (0..self.n).filter(|&j| j != self.me) {
             // It says how many user messages we sent (`user.rs`).
-            let sent = self.sent_user.borrow()[j];
+            let sent = self.tally.borrow().sent[j];
             let f = self.control(Kind::Goodbye, j, sent, &[]);
             if let Err(e) = self.send_to(j, f) {
                 eprintln!("hypercomm: saying goodbye to {j}: {e}");

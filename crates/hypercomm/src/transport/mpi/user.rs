@@ -50,6 +50,44 @@ const PREFIX_AT: usize = Header::SIZE + 8;
 /// Payload bytes an announcement carries.
 const PREFIX: usize = ANNOUNCE - PREFIX_AT;
 
+/// Per peer: user messages sent to it and received from it, and what its
+/// goodbye said it sent (MPI does not order the frame communicator, where
+/// goodbyes travel, against the user one).
+pub(super) struct Tally {
+    pub(super) sent: Vec<u64>,
+    got: Vec<u64>,
+    said: Vec<Option<u64>>,
+}
+
+impl Tally {
+    /// For a job of `n` endpoints.
+    pub(super) fn new(n: usize) -> Tally {
+        Tally {
+            sent: vec![0; n],
+            got: vec![0; n],
+            said: vec![None; n],
+        }
+    }
+
+    /// One more user message from `src`: true when that completes what
+    /// its goodbye said (it has finished).
+    pub(super) fn got(&mut self, src: usize) -> bool {
+        self.got[src] += 1;
+        self.said[src] == Some(self.got[src])
+    }
+
+    /// `src`'s goodbye says it sent `sent`: true when all have come.
+    pub(super) fn bye(&mut self, src: usize, sent: u64) -> bool {
+        self.said[src] = Some(sent);
+        self.got[src] == sent
+    }
+}
+
+// An announcement is one byte longer than the longest plain message, so
+// its length alone tells it apart, and it has room for its header, key
+// and some payload.
+const _: () = assert!(ANNOUNCE == PLAIN + 1 && PREFIX > 0 && PREFIX_AT + PREFIX == ANNOUNCE);
+
 /// A receive posted on the user communicator for a blocking receive's
 /// fast path: its request (boxed: MPI holds its address) and what it
 /// matches.
@@ -80,7 +118,7 @@ impl MpiEndpoint {
     /// Send a data message of the user context to `dst` (another endpoint).
     pub(super) fn send_user(&self, dst: usize, h: Header, payload: Payload) -> crate::Result<()> {
         let len = payload.len();
-        self.sent_user.borrow_mut()[dst] += 1;
+        self.tally.borrow_mut().sent[dst] += 1;
         if self.plain(&h, len) {
             let mut buf = self.scratch_with(&[], len);
             if !append_payload(&mut buf, payload) {
@@ -255,20 +293,14 @@ impl MpiEndpoint {
     /// Count a user message from `src`; a peer whose goodbye said as many
     /// has finished.
     fn got_user_from(&self, src: usize) {
-        let n = {
-            let mut g = self.got_user.borrow_mut();
-            g[src] += 1;
-            g[src]
-        };
-        if self.bye.borrow()[src] == Some(n) {
+        if self.tally.borrow_mut().got(src) {
             self.finished.borrow_mut()[src] = true;
         }
     }
 
     /// `src`'s goodbye came, saying it sent us `sent` user messages.
     pub(super) fn goodbye_from(&self, src: usize, sent: u64) {
-        self.bye.borrow_mut()[src] = Some(sent);
-        if self.got_user.borrow()[src] == sent {
+        if self.tally.borrow_mut().bye(src, sent) {
             self.finished.borrow_mut()[src] = true;
         }
     }
@@ -405,9 +437,22 @@ impl MpiEndpoint {
 mod tests {
     use super::*;
 
-    /// An announcement is one byte longer than the longest plain message,
-    /// so the length alone tells them apart, and it has room for its
-    /// header, key and some payload.
+    /// A peer has finished once its goodbye has come and as many user
+    /// messages as it said, in either order.
+    #[test]
+    fn a_goodbye_waits_for_the_messages_it_counts() {
+        let mut t = Tally::new(3);
+        // The goodbye overtakes two of three messages.
+        assert!(!t.got(1));
+        assert!(!t.bye(1, 3));
+        assert!(!t.got(1));
+        assert!(t.got(1));
+        // All came first; another peer's count is its own.
+        assert!(!t.got(2));
+        assert!(t.bye(2, 1));
+        assert!(t.bye(0, 0));
+    }
+
     #[test]
     fn announcements_are_told_apart_by_length() {
         assert_eq!(ANNOUNCE, PLAIN + 1);
