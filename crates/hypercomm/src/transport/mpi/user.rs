@@ -452,10 +452,4 @@ mod tests {
         assert!(t.bye(2, 1));
         assert!(t.bye(0, 0));
     }
-
-    #[test]
-    fn announcements_are_told_apart_by_length() {
-        assert_eq!(ANNOUNCE, PLAIN + 1);
-        assert!(PREFIX > 0 && PREFIX_AT + PREFIX == ANNOUNCE);
-    }
 }
