@@ -199,11 +199,8 @@ pub struct MpiEndpoint {
     /// the last announcement key sent to each.
     tally: RefCell<user::Tally>,
     keys: RefCell<Vec<u64>>,
-    /// The blocking receive's direct receive on `user`, if posted, and its
-    /// buffer; the buffer user messages are probed into.
-    direct: RefCell<Option<user::DirectRecv>>,
-    dbuf: RefCell<Vec<u8>>,
-    ubuf: RefCell<Vec<u8>>,
+    /// The one receive on `user` (`user.rs`).
+    direct: RefCell<user::DirectRecv>,
     shared: Arc<Shared>,
     /// The job's supervisor (`hypercomm run --transport mpi`), if any.
     supervisor: RefCell<Option<Box<dyn super::Supervisor>>>,
@@ -242,9 +239,7 @@ impl MpiEndpoint {
             tag_ub,
             tally: RefCell::new(user::Tally::new(w.size)),
             keys: RefCell::new(vec![0; w.size]),
-            direct: RefCell::new(None),
-            dbuf: RefCell::new(vec![0; ANNOUNCE]),
-            ubuf: RefCell::new(Vec::new()),
+            direct: RefCell::new(user::DirectRecv::new()),
             shared: Arc::new(Shared::default()),
             supervisor: RefCell::new(None),
             protocol: RefCell::new(None),
@@ -329,6 +324,7 @@ impl MpiEndpoint {
     /// Cancel the posted receives and finalise MPI (when ours).
     fn shut_down(&self) {
         self.free_natives();
+        self.end_direct();
         for p in self.posted.borrow_mut().iter_mut() {
             // SAFETY: a persistent receive started by `post` and not
             // completed; its buffer outlives it.
@@ -391,8 +387,7 @@ impl Transport for MpiEndpoint {
             return self.send(Frame { header, payload }).map(|()| true);
         }
         if header.kind == Kind::Data && header.context == 0 {
-            let payload = Payload::copy_of(data);
-            return self.send_user(dst, header, payload).map(|()| true);
+            return self.send_user_copied(dst, header, data).map(|()| true);
         }
         // Header and bytes straight into the frame message: no frame.
         let mut buf = self.scratch_with(&header.encode(), data.len());
@@ -448,18 +443,22 @@ impl Transport for MpiEndpoint {
     }
 
     fn take_from(&self, src: Option<usize>, taker: &mut dyn Taker) -> Direct {
-        // Frames queued before go first, and sends in flight want the
-        // general path's progress: both are `try_recv_offer`'s.
-        if self.closed.get()
-            || !self.queue.borrow().is_empty()
-            || !self.in_flight.borrow().is_empty()
-        {
+        // Frames queued before go first: `try_recv_offer`'s.
+        if self.closed.get() || !self.queue.borrow().is_empty() {
             self.end_direct();
             return Direct::Other;
         }
-        // The user context: MPI matches (`user.rs`).
+        // The user context: MPI matches (`user.rs`). Sends in flight are
+        // tested on the way (each test drives MPI's progress).
         if let Some((0, tag)) = taker.wants() {
+            if !self.in_flight.borrow().is_empty() {
+                self.test_sends();
+            }
             return self.take_direct(src, tag, taker);
+        }
+        // Sends in flight want the general path's progress.
+        if !self.in_flight.borrow().is_empty() {
+            return Direct::Other;
         }
         // All frame messages come through the same wildcard receives, in
         // order: the next one is the head of every source's channel, `src`'s

@@ -14,8 +14,7 @@
 
 void hc_handle_sizes(int *comm, int *request) {
     *comm = (int)sizeof(MPI_Comm);
-    *request = (int)(sizeof(MPI_Request) > sizeof(MPI_Message) ? sizeof(MPI_Request)
-                                                                 : sizeof(MPI_Message));
+    *request = (int)sizeof(MPI_Request);
 }
 
 /* MPI_Init_thread with `want` (0 single, 1 funneled, 2 serialized, 3
@@ -179,24 +178,6 @@ int hc_cancel_recv(void *req, int *done, int *source, int *tag, int *bytes) {
     *source = st.MPI_SOURCE;
     *tag = st.MPI_TAG;
     return MPI_Get_count(&st, MPI_BYTE, bytes);
-}
-
-/* Whether a message from any source with any tag waits on `comm`; then
- * takes it out of matching into *msg (MPI_Improbe) with its source, tag
- * and byte count, for hc_mrecv. */
-int hc_improbe(const void *comm, int *flag, int *source, int *tag, int *bytes, void *msg) {
-    MPI_Status st;
-    int err = MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, *(const MPI_Comm *)comm, flag,
-                          (MPI_Message *)msg, &st);
-    if (err != MPI_SUCCESS || !*flag) return err;
-    *source = st.MPI_SOURCE;
-    *tag = st.MPI_TAG;
-    return MPI_Get_count(&st, MPI_BYTE, bytes);
-}
-
-/* Receive the message hc_improbe took (all of its `bytes`). */
-int hc_mrecv(void *buf, int bytes, void *msg) {
-    return MPI_Mrecv(buf, bytes, MPI_BYTE, (MPI_Message *)msg, MPI_STATUS_IGNORE);
 }
 
 /* Cancel a started persistent receive, wait for it to end, free it. */

@@ -106,15 +106,6 @@ extern "C" {
         tag: *mut c_int,
         bytes: *mut c_int,
     ) -> c_int;
-    fn hc_improbe(
-        comm: *const c_void,
-        flag: *mut c_int,
-        source: *mut c_int,
-        tag: *mut c_int,
-        bytes: *mut c_int,
-        msg: *mut c_void,
-    ) -> c_int;
-    fn hc_mrecv(buf: *mut c_void, bytes: c_int, msg: *mut c_void) -> c_int;
     fn hc_cancel(req: *mut c_void) -> c_int;
     fn hc_abort(comm: *const c_void, code: c_int) -> c_int;
     fn hc_error_string(code: c_int, buf: *mut c_char, len: c_int);
@@ -541,37 +532,6 @@ pub(crate) unsafe fn cancel_recv(req: &mut Handle) -> Result<Option<Found>> {
         unsafe { hc_cancel_recv(req.mut_ptr(), &mut done, &mut source, &mut tag, &mut bytes) };
     check(code, "MPI_Cancel")?;
     Ok((done != 0).then(|| Found::new(source, tag, bytes)))
-}
-
-/// Take the next message waiting on `comm` from any source with any tag
-/// out of MPI's matching (`MPI_Improbe`): what it is, and the handle
-/// [`mrecv`] receives it with.
-pub(crate) fn improbe(comm: &Handle) -> Result<Option<(Found, Handle)>> {
-    let (mut flag, mut source, mut tag, mut bytes) = (0, 0, 0, 0);
-    let mut msg = Handle::zeroed();
-    let _g = lock();
-    // SAFETY: a valid communicator; plain out-parameters and room for a
-    // message handle (`init` checked its size).
-    let code = unsafe {
-        hc_improbe(
-            comm.ptr(),
-            &mut flag,
-            &mut source,
-            &mut tag,
-            &mut bytes,
-            msg.mut_ptr(),
-        )
-    };
-    check(code, "MPI_Improbe")?;
-    Ok((flag != 0).then(|| (Found::new(source, tag, bytes), msg)))
-}
-
-/// Receive the message [`improbe`] found into `buf` (exactly its length).
-pub(crate) fn mrecv(buf: &mut [u8], mut msg: Handle) -> Result<()> {
-    let _g = lock();
-    // SAFETY: a live buffer of the message's length and its handle.
-    let code = unsafe { hc_mrecv(buf.as_mut_ptr().cast(), buf.len() as c_int, msg.mut_ptr()) };
-    check(code, "MPI_Mrecv")
 }
 
 /// Cancel a started persistent receive, wait for it to end and free it.

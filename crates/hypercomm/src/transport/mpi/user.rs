@@ -88,13 +88,35 @@ impl Tally {
 // and some payload.
 const _: () = assert!(ANNOUNCE == PLAIN + 1 && PREFIX > 0 && PREFIX_AT + PREFIX == ANNOUNCE);
 
-/// A receive posted on the user communicator for a blocking receive's
-/// fast path: its request (boxed: MPI holds its address) and what it
-/// matches.
+/// The one receive posted on the user communicator (for a blocking
+/// receive's source and tag, or for any): its request (boxed once: MPI
+/// holds its address while it is posted), what it matches while posted,
+/// and its buffer.
 pub(super) struct DirectRecv {
     req: Box<Handle>,
-    src: Option<usize>,
-    tag: Option<u32>,
+    posted: Option<(Option<usize>, Option<u32>)>,
+    buf: Vec<u8>,
+}
+
+impl DirectRecv {
+    pub(super) fn new() -> DirectRecv {
+        DirectRecv {
+            req: Box::new(Handle::zeroed()),
+            posted: None,
+            buf: vec![0; ANNOUNCE],
+        }
+    }
+}
+
+/// What testing the receive on `user` found.
+enum Polled {
+    /// A message (in the receive's buffer; the receive is free again).
+    Got(sys::Found),
+    /// Nothing yet; the receive stays posted.
+    Empty,
+    /// A receive posted for something else was withdrawn (what it had
+    /// received after all is queued), or posting failed.
+    Withdrawn,
 }
 
 impl MpiEndpoint {
@@ -113,6 +135,17 @@ impl MpiEndpoint {
         } else {
             self.tag_ub
         }
+    }
+
+    /// [`MpiEndpoint::send_user`] of a copy of `data`, which need not
+    /// outlive the call: a short plain one straight from `data`.
+    #[inline]
+    pub(super) fn send_user_copied(&self, dst: usize, h: Header, data: &[u8]) -> crate::Result<()> {
+        if data.len() <= super::BLOCKING_SEND && self.plain(&h, data.len()) {
+            self.tally.borrow_mut().sent[dst] += 1;
+            return sys::send(&self.user, data, dst, h.tag as i32);
+        }
+        self.send_user(dst, h, Payload::copy_of(data))
     }
 
     /// Send a data message of the user context to `dst` (another endpoint).
@@ -305,34 +338,63 @@ impl MpiEndpoint {
         }
     }
 
-    /// Take the next user message MPI has (after the direct receive's, if
-    /// one was posted), in MPI's order: `None` when there is none,
-    /// `Some(Some(_))` when `taker` took it, `Some(None)` when it was
-    /// queued.
+    /// Take the next user message MPI has, in MPI's order: `None` when
+    /// there is none yet, `Some(Some(_))` when `taker` took it,
+    /// `Some(None)` when it was queued (or a direct receive was withdrawn).
+    /// The one receive on `user` is posted for any source and tag and
+    /// stays posted until a message comes or a direct receive needs it.
     pub(super) fn arrive_user(&self, taker: Option<&mut dyn Taker>) -> Option<Option<Arrival>> {
-        if self.direct.borrow().is_some() {
-            self.end_direct();
-            return Some(None);
+        match self.poll_user(None, None) {
+            Polled::Got(found) => {
+                let d = self.direct.borrow();
+                let msg = &d.buf[..found.bytes.min(ANNOUNCE)];
+                Some(self.user_arrival(found.source, found.tag, msg, taker))
+            }
+            Polled::Empty => None,
+            Polled::Withdrawn => Some(None),
         }
-        let (found, msg) = match sys::improbe(&self.user) {
-            Ok(Some(x)) => x,
-            Ok(None) => return None,
-            Err(e) => {
-                self.fail_protocol(format!("probing for user messages: {e}"));
-                return None;
+    }
+
+    /// Post the one receive on `user` for `src` and `tag` (`None`: any)
+    /// unless it is posted for them already, and test it. One posted for
+    /// something else is withdrawn instead ([`MpiEndpoint::end_direct`]).
+    fn poll_user(&self, src: Option<usize>, tag: Option<u32>) -> Polled {
+        let mut d = self.direct.borrow_mut();
+        let DirectRecv { req, posted, buf } = &mut *d;
+        match posted {
+            Some(p) if *p != (src, tag) => {
+                drop(d);
+                self.end_direct();
+                return Polled::Withdrawn;
             }
-        };
-        let mut buf = std::mem::take(&mut *self.ubuf.borrow_mut());
-        buf.resize(found.bytes, 0);
-        let a = match sys::mrecv(&mut buf, msg) {
-            Ok(()) => self.user_arrival(found.source, found.tag, &buf, taker),
-            Err(e) => {
-                self.fail_protocol(format!("receiving a user message: {e}"));
-                None
+            Some(_) => {}
+            None => {
+                // SAFETY: the request is boxed and the buffer is the
+                // endpoint's, neither moved nor touched until the receive
+                // completes or `end_direct` cancels it.
+                let r = unsafe { sys::irecv(&self.user, buf, src, tag.map(|t| t as i32), req) };
+                if let Err(e) = r {
+                    drop(d);
+                    self.fail_protocol(format!("posting a receive: {e}"));
+                    return Polled::Withdrawn;
+                }
+                *posted = Some((src, tag));
             }
-        };
-        *self.ubuf.borrow_mut() = buf;
-        Some(a)
+        }
+        // SAFETY: started above (now or on an earlier call).
+        match unsafe { sys::test_tagged(req) } {
+            Ok(Some(f)) => {
+                *posted = None;
+                Polled::Got(f)
+            }
+            Ok(None) => Polled::Empty,
+            Err(e) => {
+                *posted = None;
+                drop(d);
+                self.fail_protocol(format!("receiving: {e}"));
+                Polled::Withdrawn
+            }
+        }
     }
 
     /// The blocking receive's fast path on the user context: post (once)
@@ -347,88 +409,51 @@ impl MpiEndpoint {
         taker: &mut dyn Taker,
     ) -> Direct {
         if tag.is_some_and(|t| t >= self.tag_ub as u32) {
-            return Direct::Other;
-        }
-        let mut d = self.direct.borrow_mut();
-        if d.as_ref().is_some_and(|x| x.src != src || x.tag != tag) {
-            drop(d);
             self.end_direct();
             return Direct::Other;
         }
-        let r = match &mut *d {
-            Some(x) => {
-                // SAFETY: started below on the boxed request and buffer.
-                unsafe { sys::test_tagged(&mut x.req) }
-            }
-            None => {
-                let mut x = DirectRecv {
-                    req: Box::new(Handle::zeroed()),
-                    src,
-                    tag,
-                };
-                let mut buf = self.dbuf.borrow_mut();
-                // SAFETY: the request is boxed and the buffer is the
-                // endpoint's, neither moved nor touched until the receive
-                // completes or `end_direct` cancels it.
-                let posted = unsafe {
-                    sys::irecv(&self.user, &mut buf, src, tag.map(|t| t as i32), &mut x.req)
-                };
-                if let Err(e) = posted {
-                    drop(d);
-                    self.fail_protocol(format!("posting a receive: {e}"));
-                    return Direct::Other;
+        match self.poll_user(src, tag) {
+            Polled::Got(found) => {
+                let d = self.direct.borrow();
+                let msg = &d.buf[..found.bytes.min(ANNOUNCE)];
+                match self.user_arrival(
+                    found.source,
+                    found.tag,
+                    msg,
+                    Some(&mut super::Whole(taker)),
+                ) {
+                    Some(Arrival::Taken) => Direct::Taken,
+                    _ => Direct::Other,
                 }
-                let x = d.insert(x);
-                // SAFETY: just started.
-                unsafe { sys::test_tagged(&mut x.req) }
             }
-        };
-        let found = match r {
-            Ok(Some(f)) => f,
-            Ok(None) => return Direct::Empty,
-            Err(e) => {
-                drop(d);
-                self.fail_protocol(format!("receiving: {e}"));
-                return Direct::Other;
-            }
-        };
-        *d = None;
-        drop(d);
-        let buf = std::mem::take(&mut *self.dbuf.borrow_mut());
-        let a = self.user_arrival(
-            found.source,
-            found.tag,
-            &buf[..found.bytes.min(ANNOUNCE)],
-            Some(&mut super::Whole(taker)),
-        );
-        *self.dbuf.borrow_mut() = buf;
-        match a {
-            Some(Arrival::Taken) => Direct::Taken,
-            _ => Direct::Other,
+            Polled::Empty => Direct::Empty,
+            Polled::Withdrawn => Direct::Other,
         }
     }
 
     /// Withdraw the direct receive, if one is posted: cancel it, and queue
     /// what it received if it had matched a message after all.
     pub(super) fn end_direct(&self) {
-        let Some(mut x) = self.direct.borrow_mut().take() else {
+        let mut d = self.direct.borrow_mut();
+        let DirectRecv { req, posted, buf } = &mut *d;
+        if posted.take().is_none() {
             return;
-        };
-        // SAFETY: started by `take_direct` on this boxed request and the
-        // endpoint's buffer.
-        match unsafe { sys::cancel_recv(&mut x.req) } {
+        }
+        // SAFETY: started by `take_direct` on this boxed request and buffer.
+        match unsafe { sys::cancel_recv(req) } {
             Ok(None) => {}
             Ok(Some(found)) => {
-                let buf = std::mem::take(&mut *self.dbuf.borrow_mut());
                 self.user_arrival(
                     found.source,
                     found.tag,
                     &buf[..found.bytes.min(ANNOUNCE)],
                     None,
                 );
-                *self.dbuf.borrow_mut() = buf;
             }
-            Err(e) => self.fail_protocol(format!("withdrawing a receive: {e}")),
+            Err(e) => {
+                drop(d);
+                self.fail_protocol(format!("withdrawing a receive: {e}"));
+            }
         }
     }
 }
