@@ -41,8 +41,12 @@ use super::{protocol, sys, Handle, MpiEndpoint, PIECE};
 use crate::transport::{Arrival, Direct, Frame, Payload, Taker};
 use crate::wire::{Header, Kind};
 
-/// Largest payload sent as a plain MPI message on the user communicator.
-pub const PLAIN: usize = 4095;
+/// Largest payload sent as a plain MPI message on the user communicator:
+/// an announcement (one byte more) must leave eagerly, and Open MPI's
+/// shared memory sends eagerly up to 4 KiB with its own header (a
+/// rendezvous per announcement halved the rate of 64 KiB messages, and
+/// under real-time priority stalled the reader's single copy).
+pub const PLAIN: usize = 4031;
 /// The length of an announcement (header, key, the payload's first bytes).
 pub const ANNOUNCE: usize = PLAIN + 1;
 /// Where an announcement's payload bytes start.
