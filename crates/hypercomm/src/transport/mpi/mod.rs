@@ -284,15 +284,21 @@ impl MpiEndpoint {
         self.protocol.borrow_mut().get_or_insert(msg);
     }
 
-    /// Test sends in flight and take every frame that has arrived, in
-    /// order; returns whether anything arrived.
+    /// Test sends in flight and take every frame and user message that has
+    /// arrived, in order; returns whether anything arrived.
     fn progress(&self) -> bool {
+        let mut any = self.progress_frames();
+        while self.arrive_user(None).is_some() {
+            any = true;
+        }
+        any
+    }
+
+    /// [`MpiEndpoint::progress`] of sends and frames only.
+    fn progress_frames(&self) -> bool {
         self.test_sends();
         let mut any = false;
         while self.arrive(None).is_some() {
-            any = true;
-        }
-        while self.arrive_user(None).is_some() {
             any = true;
         }
         any
@@ -481,8 +487,12 @@ impl Transport for MpiEndpoint {
     fn wait(&self, deadline: Option<Instant>) {
         let start = Instant::now();
         loop {
+            // A user message that came stays for the engine's next look,
+            // which offers it to its posted receives (taken here, one
+            // would be copied twice).
             if self.closed.get()
-                || self.progress()
+                || self.progress_frames()
+                || self.user_waiting()
                 || !self.queue.borrow().is_empty()
                 || self.shared.aborted.load(Ordering::Acquire)
             {

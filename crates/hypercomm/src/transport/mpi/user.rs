@@ -99,6 +99,8 @@ const _: () = assert!(ANNOUNCE == PLAIN + 1 && PREFIX > 0 && PREFIX_AT + PREFIX 
 pub(super) struct DirectRecv {
     req: Box<Handle>,
     posted: Option<(Option<usize>, Option<u32>)>,
+    /// What it received, in `buf`, until taken.
+    ready: Option<sys::Found>,
     buf: Vec<u8>,
 }
 
@@ -107,6 +109,7 @@ impl DirectRecv {
         DirectRecv {
             req: Box::new(Handle::zeroed()),
             posted: None,
+            ready: None,
             buf: vec![0; ANNOUNCE],
         }
     }
@@ -114,8 +117,9 @@ impl DirectRecv {
 
 /// What testing the receive on `user` found.
 enum Polled {
-    /// A message (in the receive's buffer; the receive is free again).
-    Got(sys::Found),
+    /// A message (`ready`, in the receive's buffer; the receive is free
+    /// again).
+    Got,
     /// Nothing yet; the receive stays posted.
     Empty,
     /// A receive posted for something else was withdrawn (what it had
@@ -349,14 +353,25 @@ impl MpiEndpoint {
     /// stays posted until a message comes or a direct receive needs it.
     pub(super) fn arrive_user(&self, taker: Option<&mut dyn Taker>) -> Option<Option<Arrival>> {
         match self.poll_user(None, None) {
-            Polled::Got(found) => {
-                let d = self.direct.borrow();
-                let msg = &d.buf[..found.bytes.min(ANNOUNCE)];
-                Some(self.user_arrival(found.source, found.tag, msg, taker))
-            }
+            Polled::Got => Some(self.take_ready(taker)),
             Polled::Empty => None,
             Polled::Withdrawn => Some(None),
         }
+    }
+
+    /// Whether a user message has come (without taking it: the engine's
+    /// next look offers it to its receives, see [`MpiEndpoint::wait`]).
+    pub(super) fn user_waiting(&self) -> bool {
+        !matches!(self.poll_user(None, None), Polled::Empty)
+    }
+
+    /// The message the receive on `user` received, offered to `taker`
+    /// (see [`MpiEndpoint::user_arrival`]).
+    fn take_ready(&self, taker: Option<&mut dyn Taker>) -> Option<Arrival> {
+        let found = self.direct.borrow_mut().ready.take()?;
+        let d = self.direct.borrow();
+        let msg = &d.buf[..found.bytes.min(ANNOUNCE)];
+        self.user_arrival(found.source, found.tag, msg, taker)
     }
 
     /// Post the one receive on `user` for `src` and `tag` (`None`: any)
@@ -364,7 +379,15 @@ impl MpiEndpoint {
     /// something else is withdrawn instead ([`MpiEndpoint::end_direct`]).
     fn poll_user(&self, src: Option<usize>, tag: Option<u32>) -> Polled {
         let mut d = self.direct.borrow_mut();
-        let DirectRecv { req, posted, buf } = &mut *d;
+        let DirectRecv {
+            req,
+            posted,
+            ready,
+            buf,
+        } = &mut *d;
+        if ready.is_some() {
+            return Polled::Got;
+        }
         match posted {
             Some(p) if *p != (src, tag) => {
                 drop(d);
@@ -389,7 +412,8 @@ impl MpiEndpoint {
         match unsafe { sys::test_tagged(req) } {
             Ok(Some(f)) => {
                 *posted = None;
-                Polled::Got(f)
+                *ready = Some(f);
+                Polled::Got
             }
             Ok(None) => Polled::Empty,
             Err(e) => {
@@ -417,43 +441,32 @@ impl MpiEndpoint {
             return Direct::Other;
         }
         match self.poll_user(src, tag) {
-            Polled::Got(found) => {
-                let d = self.direct.borrow();
-                let msg = &d.buf[..found.bytes.min(ANNOUNCE)];
-                match self.user_arrival(
-                    found.source,
-                    found.tag,
-                    msg,
-                    Some(&mut super::Whole(taker)),
-                ) {
-                    Some(Arrival::Taken) => Direct::Taken,
-                    _ => Direct::Other,
-                }
-            }
+            // What came (for this receive, or earlier for any) is the next
+            // message in MPI's order: offered whole, else queued.
+            Polled::Got => match self.take_ready(Some(&mut super::Whole(taker))) {
+                Some(Arrival::Taken) => Direct::Taken,
+                _ => Direct::Other,
+            },
             Polled::Empty => Direct::Empty,
             Polled::Withdrawn => Direct::Other,
         }
     }
 
-    /// Withdraw the direct receive, if one is posted: cancel it, and queue
-    /// what it received if it had matched a message after all.
+    /// Withdraw the receive on `user`, if one is posted: cancel it, and
+    /// keep what it received if it had matched a message after all (the
+    /// next look takes it).
     pub(super) fn end_direct(&self) {
         let mut d = self.direct.borrow_mut();
-        let DirectRecv { req, posted, buf } = &mut *d;
+        let DirectRecv {
+            req, posted, ready, ..
+        } = &mut *d;
         if posted.take().is_none() {
             return;
         }
-        // SAFETY: started by `take_direct` on this boxed request and buffer.
+        // SAFETY: started by `poll_user` on this boxed request and buffer.
         match unsafe { sys::cancel_recv(req) } {
             Ok(None) => {}
-            Ok(Some(found)) => {
-                self.user_arrival(
-                    found.source,
-                    found.tag,
-                    &buf[..found.bytes.min(ANNOUNCE)],
-                    None,
-                );
-            }
+            Ok(Some(found)) => *ready = Some(found),
             Err(e) => {
                 drop(d);
                 self.fail_protocol(format!("withdrawing a receive: {e}"));
