@@ -185,11 +185,12 @@ impl MpiEndpoint {
         ann.extend_from_slice(&key.to_le_bytes());
         ann.extend_from_slice(&bytes[..first]);
         ann.resize(ANNOUNCE, 0);
-        self.send_eager(&self.user, self.mpi_tag(h.tag), dst, ann)?;
+        // The rest first: its envelope is then at the receiver (or on its
+        // way) before the announcement that sends the receiver after it.
         if len > first {
             self.start(&self.bulk, dst, self.key_tag(key), held, first)?;
         }
-        Ok(())
+        self.send_eager(&self.user, self.mpi_tag(h.tag), dst, ann)
     }
 
     /// The MPI tag of the rest of an announced message with `key`.
