@@ -481,7 +481,7 @@ impl Transport for MpiEndpoint {
     }
 
     fn take_from_end(&self) {
-        self.end_direct();
+        self.end_take();
     }
 
     fn wait(&self, deadline: Option<Instant>) {

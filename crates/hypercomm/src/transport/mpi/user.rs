@@ -390,12 +390,14 @@ impl MpiEndpoint {
             return Polled::Got;
         }
         match posted {
-            Some(p) if *p != (src, tag) => {
+            // A receive for any source and tag (the general path's) serves
+            // every look: what it gets is the next message in MPI's order.
+            Some((ps, pt)) if (ps.is_none() || *ps == src) && (pt.is_none() || *pt == tag) => {}
+            Some(_) => {
                 drop(d);
                 self.end_direct();
                 return Polled::Withdrawn;
             }
-            Some(_) => {}
             None => {
                 // SAFETY: the request is boxed and the buffer is the
                 // endpoint's, neither moved nor touched until the receive
@@ -450,6 +452,15 @@ impl MpiEndpoint {
             },
             Polled::Empty => Direct::Empty,
             Polled::Withdrawn => Direct::Other,
+        }
+    }
+
+    /// The blocking receive's fast path is over: withdraw a receive posted
+    /// for its source and tag (one for any stays: it serves the general
+    /// path as well).
+    pub(super) fn end_take(&self) {
+        if self.direct.borrow().posted != Some((None, None)) {
+            self.end_direct();
         }
     }
 
