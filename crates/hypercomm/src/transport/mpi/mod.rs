@@ -10,8 +10,14 @@
 //!   `sys.rs` declares it by hand. No bindings are generated, so no
 //!   libclang, and the same Rust works against Open MPI (pointer handles)
 //!   and MPICH (integer handles).
-//! * **Messages.** All our traffic uses one private duplicate of
-//!   `MPI_COMM_WORLD`. A frame is one MPI message on tag [`TAG_FRAME`]:
+//! * **Messages.** Our traffic uses three private duplicates of
+//!   `MPI_COMM_WORLD`. The world communicator's point-to-point data
+//!   (context 0, what most programs send) goes on MPI's own matching
+//!   (`user.rs`): as plain MPI messages with our tag as MPI's on the
+//!   *user* communicator, or announced there (long, synchronous or
+//!   high-tagged ones) with the rest on the *bulk* communicator.
+//!   Everything else is a frame on the *frame* communicator: one MPI
+//!   message on tag [`TAG_FRAME`]:
 //!   the 48-byte header of [`crate::wire`] followed by the payload, when
 //!   the payload is at most [`EAGER`] bytes; a larger payload follows its
 //!   header as its own message(s) on tag [`TAG_BULK`], sent straight from
@@ -36,6 +42,10 @@
 //!   anything else it finds is queued for the general path as usual.
 //!   Sends in flight are tested on
 //!   every pass (`MPI_Test`), which is also what drives MPI's own progress.
+//!   User messages come through one receive on the user communicator at
+//!   a time, posted for a blocking receive's source and tag (its fast
+//!   path) or for any source and tag (the general path), so they reach
+//!   the engine in MPI's order (`user.rs`).
 //!   A frame message of up to [`BLOCKING_SEND`] bytes goes by `MPI_Send`
 //!   (no request: it leaves eagerly everywhere, and cannot deadlock as
 //!   every peer keeps receives started); a longer eager one is tested once
@@ -47,8 +57,10 @@
 //!   progress loop does) for up to a millisecond and returns.
 //! * **Liveness.** MPI tells nothing of peers until they are gone, and
 //!   then the MPI launcher ends the job (naming the rank). A clean finish
-//!   sends a goodbye to every peer and drains until every peer's goodbye
-//!   has come and every send has completed, then finalises MPI (when we
+//!   sends a goodbye to every peer (saying how many user messages it sent
+//!   that peer, as MPI does not order the frame communicator against the
+//!   user one) and drains until every peer's goodbye and user messages
+//!   have come and every send has completed, then finalises MPI (when we
 //!   initialised it). A rank that fails (`close` with an error) calls
 //!   `MPI_Abort`, which ends the job everywhere. `abort(msg)` sends an
 //!   abort frame to every peer first, so that they report `Aborted` with
@@ -58,16 +70,20 @@
 //!   transport); a communicator may hand a collective to the MPI library's
 //!   own implementation (`native.rs`).
 //!
-//! Files: `mod.rs` (the endpoint), `sys.rs` (the shim's functions),
+//! Files: `mod.rs` (the endpoint), `send.rs` and `recv.rs` (frames),
+//! `user.rs` (the user context on MPI's matching), `sys.rs` (the shim's
+//! functions),
 //! `setup.rs` (the builder), `detect.rs` (was this process started by an
 //! MPI launcher?),
 //! `native.rs` (the library's collectives), `shim.c`; `off.rs` replaces
 //! them all without the feature.
 //!
-//! Not done yet: point-to-point on MPI's own matching (a blocking 8-byte
-//! round trip costs about 2× Open MPI's, our frame and the wildcard
-//! receive's restart above MPI's; BENCHMARKS.md, "MPI: what a matched
-//! probe costs", has the measurements and the plan); MPI jobs with a
+//! Not done yet: other communicators' point-to-point traffic (`dup`,
+//! `split`) is still frames; receives posted with `irecv` are matched by
+//! the engine, so a window of them takes user messages one at a time
+//! through the one receive; a blocking 8-byte round trip still costs
+//! about 1.6× Open MPI's (BENCHMARKS.md, "The world's point-to-point
+//! messages on MPI's own matching"); MPI jobs with a
 //! host endpoint (an MPI job's ranks are all nodes), dynamic processes
 //! (`MPI_Comm_spawn`), messages of more than 2^31 − 1 bytes in one piece
 //! (they are split).
@@ -190,17 +206,9 @@ pub struct MpiEndpoint {
     scratch: RefCell<Vec<u8>>,
     /// Peers whose goodbye has come, with every user message they sent.
     finished: RefCell<Vec<bool>>,
-    /// The user context's communicator and the one for the rest of
-    /// announced messages (`user.rs`), and MPI's largest tag.
-    user: Handle,
-    bulk: Handle,
-    tag_ub: i32,
-    /// User messages sent to and received from each peer (`user.rs`);
-    /// the last announcement key sent to each.
-    tally: RefCell<user::Tally>,
-    keys: RefCell<Vec<u64>>,
-    /// The one receive on `user` (`user.rs`).
-    direct: RefCell<user::DirectRecv>,
+    /// The user context on MPI's matching (`user.rs`; boxed, as every
+    /// transport's endpoint shares one enum).
+    u: Box<user::UserSide>,
     shared: Arc<Shared>,
     /// The job's supervisor (`hypercomm run --transport mpi`), if any.
     supervisor: RefCell<Option<Box<dyn super::Supervisor>>>,
@@ -234,12 +242,14 @@ impl MpiEndpoint {
             queue: RefCell::new(VecDeque::new()),
             scratch: RefCell::new(Vec::new()),
             finished: RefCell::new(vec![false; w.size]),
-            user,
-            bulk,
-            tag_ub,
-            tally: RefCell::new(user::Tally::new(w.size)),
-            keys: RefCell::new(vec![0; w.size]),
-            direct: RefCell::new(user::DirectRecv::new()),
+            u: Box::new(user::UserSide {
+                user,
+                bulk,
+                tag_ub,
+                tally: RefCell::new(user::Tally::new(w.size)),
+                keys: RefCell::new(vec![0; w.size]),
+                direct: RefCell::new(user::DirectRecv::new()),
+            }),
             shared: Arc::new(Shared::default()),
             supervisor: RefCell::new(None),
             protocol: RefCell::new(None),
@@ -555,7 +565,7 @@ impl Transport for MpiEndpoint {
         }
         for j in (0..self.n).filter(|&j| j != self.me) {
             // It says how many user messages we sent (`user.rs`).
-            let sent = self.tally.borrow().sent[j];
+            let sent = self.u.tally.borrow().sent[j];
             let f = self.control(Kind::Goodbye, j, sent, &[]);
             if let Err(e) = self.send_to(j, f) {
                 eprintln!("hypercomm: saying goodbye to {j}: {e}");

@@ -452,10 +452,10 @@ impl Found {
     }
 }
 
-/// [`test`], with the tag of what a receive received.
+/// [`test()`], with the tag of what a receive received.
 ///
 /// # Safety
-/// As [`test`].
+/// As [`test()`].
 pub(crate) unsafe fn test_tagged(req: &mut Handle) -> Result<Option<Found>> {
     let (mut flag, mut source, mut tag, mut bytes) = (0, 0, 0, 0);
     let _g = lock();
@@ -470,10 +470,8 @@ pub(crate) fn comm_dup(comm: &Handle) -> Result<Handle> {
     let mut out = Handle::zeroed();
     let _g = lock();
     // SAFETY: a valid communicator and room for a handle.
-    check(
-        unsafe { hc_comm_dup(comm.ptr(), out.mut_ptr()) },
-        "MPI_Comm_dup",
-    )?;
+    let code = unsafe { hc_comm_dup(comm.ptr(), out.mut_ptr()) };
+    check(code, "MPI_Comm_dup")?;
     Ok(out)
 }
 
@@ -482,10 +480,8 @@ pub(crate) fn tag_ub(comm: &Handle) -> Result<i32> {
     let mut ub = 0;
     let _g = lock();
     // SAFETY: a valid communicator; an int out-parameter.
-    check(
-        unsafe { hc_tag_ub(comm.ptr(), &mut ub) },
-        "MPI_Comm_get_attr(MPI_TAG_UB)",
-    )?;
+    let code = unsafe { hc_tag_ub(comm.ptr(), &mut ub) };
+    check(code, "MPI_Comm_get_attr(MPI_TAG_UB)")?;
     Ok(ub)
 }
 
@@ -537,7 +533,7 @@ pub(crate) unsafe fn cancel_recv(req: &mut Handle) -> Result<Option<Found>> {
 /// Cancel a started persistent receive, wait for it to end and free it.
 ///
 /// # Safety
-/// As [`test`].
+/// As [`test()`].
 pub(crate) unsafe fn cancel(req: &mut Handle) {
     let _g = lock();
     // SAFETY: the caller's contract.

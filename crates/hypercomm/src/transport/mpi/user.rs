@@ -5,7 +5,9 @@
 //! messages on a communicator of their own (`user`), with our tag as
 //! MPI's, so that a blocking receive with nothing else pending can post an
 //! `MPI_Irecv` for exactly its source and tag and let MPI match it
-//! ([`MpiEndpoint::take_direct`]), as a plain MPI program would.
+//! ([`MpiEndpoint::take_direct`]), as a plain MPI program would; the
+//! engine keeps its own semantics (truncation keeps the message, probes,
+//! posted receives, synchronous sends) for everything else.
 //!
 //! * **Plain messages**: a payload of at most [`PLAIN`] bytes, not
 //!   synchronous, with a tag below MPI's bound, is the MPI message itself,
@@ -22,24 +24,32 @@
 //!   message the engine's receive cannot hold is kept by the engine as on
 //!   every transport (truncation keeps the message).
 //! * **Order**: MPI keeps the messages of one source on `user` in order.
-//!   They reach the engine through one door at a time: the direct receive
-//!   while one is posted (nothing else is taken from `user` meanwhile), or
-//!   `MPI_Improbe` in MPI's order otherwise. A direct receive the engine
-//!   gives up on is cancelled; one that matched after all is kept for the
-//!   engine before anything later.
+//!   They reach the engine through one receive on `user` at a time
+//!   ([`DirectRecv`]): posted for the blocking receive's source and tag,
+//!   or for any (the general path's, which also serves a blocking
+//!   receive). One posted for something else is cancelled first; what it
+//!   had received after all is kept, ahead of anything later. What it
+//!   receives waits in its buffer until a look with a receive to offer it
+//!   to takes it (the transport's own wait only asks whether something
+//!   came).
 //! * **Goodbyes** travel on the frame communicator, which MPI does not
 //!   order against `user`: a goodbye says how many user messages its
-//!   sender sent us, and the peer counts as finished only once that many
-//!   have come.
+//!   sender sent us ([`Tally`]), and the peer counts as finished only once
+//!   that many have come.
 //!
 //! Not done yet: other communicators' contexts (`dup`, `split`) stay
 //! frames; a receive posted with `irecv` is matched by the engine, so a
-//! window of them pays for `MPI_Improbe` and a copy per message.
+//! window of them takes messages one at a time through the one receive
+//! and copies each from its buffer (a long one's rest goes straight into
+//! the posted receive); the fast path's own cost (about 1.6× Open MPI's
+//! 8-byte round trip: the engine's checks, flow-control credit, a test
+//! loop in place of a blocking receive).
 
 use super::send::{append_payload, hold};
 use super::{protocol, sys, Handle, MpiEndpoint, PIECE};
 use crate::transport::{Arrival, Direct, Frame, Payload, Taker};
 use crate::wire::{Header, Kind};
+use std::cell::RefCell;
 
 /// Largest payload sent as a plain MPI message on the user communicator:
 /// an announcement (one byte more) must leave eagerly, and Open MPI's
@@ -53,6 +63,22 @@ pub const ANNOUNCE: usize = PLAIN + 1;
 const PREFIX_AT: usize = Header::SIZE + 8;
 /// Payload bytes an announcement carries.
 const PREFIX: usize = ANNOUNCE - PREFIX_AT;
+
+/// The user context's state in the endpoint.
+pub(super) struct UserSide {
+    /// The user communicator and the one for the rest of announced
+    /// messages.
+    pub(super) user: Handle,
+    pub(super) bulk: Handle,
+    /// MPI's largest tag.
+    pub(super) tag_ub: i32,
+    /// User messages sent to and received from each peer.
+    pub(super) tally: RefCell<Tally>,
+    /// The last announcement key sent to each peer.
+    pub(super) keys: RefCell<Vec<u64>>,
+    /// The one receive on `user`.
+    pub(super) direct: RefCell<DirectRecv>,
+}
 
 /// Per peer: user messages sent to it and received from it, and what its
 /// goodbye said it sent (MPI does not order the frame communicator, where
@@ -131,17 +157,17 @@ impl MpiEndpoint {
     /// Whether a message of `len` bytes with header `h` goes plain.
     #[inline]
     fn plain(&self, h: &Header, len: usize) -> bool {
-        len <= PLAIN && h.flags == 0 && h.tag < self.tag_ub as u32
+        len <= PLAIN && h.flags == 0 && h.tag < self.u.tag_ub as u32
     }
 
     /// The MPI tag of our `tag`: itself below MPI's bound, else the bound
     /// (the header of the announcement carries it).
     #[inline]
     fn mpi_tag(&self, tag: u32) -> i32 {
-        if tag < self.tag_ub as u32 {
+        if tag < self.u.tag_ub as u32 {
             tag as i32
         } else {
-            self.tag_ub
+            self.u.tag_ub
         }
     }
 
@@ -150,8 +176,8 @@ impl MpiEndpoint {
     #[inline]
     pub(super) fn send_user_copied(&self, dst: usize, h: Header, data: &[u8]) -> crate::Result<()> {
         if data.len() <= super::BLOCKING_SEND && self.plain(&h, data.len()) {
-            self.tally.borrow_mut().sent[dst] += 1;
-            return sys::send(&self.user, data, dst, h.tag as i32);
+            self.u.tally.borrow_mut().sent[dst] += 1;
+            return sys::send(&self.u.user, data, dst, h.tag as i32);
         }
         self.send_user(dst, h, Payload::copy_of(data))
     }
@@ -159,17 +185,17 @@ impl MpiEndpoint {
     /// Send a data message of the user context to `dst` (another endpoint).
     pub(super) fn send_user(&self, dst: usize, h: Header, payload: Payload) -> crate::Result<()> {
         let len = payload.len();
-        self.tally.borrow_mut().sent[dst] += 1;
+        self.u.tally.borrow_mut().sent[dst] += 1;
         if self.plain(&h, len) {
             let mut buf = self.scratch_with(&[], len);
             if !append_payload(&mut buf, payload) {
                 // Revoked before we started: the peer expects bytes.
                 buf.resize(len, 0);
             }
-            return self.send_eager(&self.user, h.tag as i32, dst, buf);
+            return self.send_eager(&self.u.user, h.tag as i32, dst, buf);
         }
         let key = {
-            let mut k = self.keys.borrow_mut();
+            let mut k = self.u.keys.borrow_mut();
             k[dst] = k[dst].wrapping_add(1);
             k[dst]
         };
@@ -188,15 +214,15 @@ impl MpiEndpoint {
         // The rest first: its envelope is then at the receiver (or on its
         // way) before the announcement that sends the receiver after it.
         if len > first {
-            self.start(&self.bulk, dst, self.key_tag(key), held, first)?;
+            self.start(&self.u.bulk, dst, self.key_tag(key), held, first)?;
         }
-        self.send_eager(&self.user, self.mpi_tag(h.tag), dst, ann)
+        self.send_eager(&self.u.user, self.mpi_tag(h.tag), dst, ann)
     }
 
     /// The MPI tag of the rest of an announced message with `key`.
     #[inline]
     fn key_tag(&self, key: u64) -> i32 {
-        (key % self.tag_ub as u64) as i32
+        (key % self.u.tag_ub as u64) as i32
     }
 
     /// One user message from `src` with MPI tag `tag` received into
@@ -315,7 +341,7 @@ impl MpiEndpoint {
     fn recv_rest(&self, src: usize, key: u64, buf: &mut [u8]) -> std::result::Result<(), String> {
         let tag = self.key_tag(key);
         for piece in buf.chunks_mut(PIECE) {
-            match sys::recv(&self.bulk, piece, src, tag) {
+            match sys::recv(&self.u.bulk, piece, src, tag) {
                 Ok(k) if k == piece.len() => {}
                 Ok(k) => {
                     return Err(protocol(
@@ -335,14 +361,14 @@ impl MpiEndpoint {
     /// Count a user message from `src`; a peer whose goodbye said as many
     /// has finished.
     fn got_user_from(&self, src: usize) {
-        if self.tally.borrow_mut().got(src) {
+        if self.u.tally.borrow_mut().got(src) {
             self.finished.borrow_mut()[src] = true;
         }
     }
 
     /// `src`'s goodbye came, saying it sent us `sent` user messages.
     pub(super) fn goodbye_from(&self, src: usize, sent: u64) {
-        if self.tally.borrow_mut().bye(src, sent) {
+        if self.u.tally.borrow_mut().bye(src, sent) {
             self.finished.borrow_mut()[src] = true;
         }
     }
@@ -361,7 +387,7 @@ impl MpiEndpoint {
     }
 
     /// Whether a user message has come (without taking it: the engine's
-    /// next look offers it to its receives, see [`MpiEndpoint::wait`]).
+    /// next look offers it to its receives; the transport's `wait`).
     pub(super) fn user_waiting(&self) -> bool {
         !matches!(self.poll_user(None, None), Polled::Empty)
     }
@@ -369,8 +395,8 @@ impl MpiEndpoint {
     /// The message the receive on `user` received, offered to `taker`
     /// (see [`MpiEndpoint::user_arrival`]).
     fn take_ready(&self, taker: Option<&mut dyn Taker>) -> Option<Arrival> {
-        let found = self.direct.borrow_mut().ready.take()?;
-        let d = self.direct.borrow();
+        let found = self.u.direct.borrow_mut().ready.take()?;
+        let d = self.u.direct.borrow();
         let msg = &d.buf[..found.bytes.min(ANNOUNCE)];
         self.user_arrival(found.source, found.tag, msg, taker)
     }
@@ -379,7 +405,7 @@ impl MpiEndpoint {
     /// unless it is posted for them already, and test it. One posted for
     /// something else is withdrawn instead ([`MpiEndpoint::end_direct`]).
     fn poll_user(&self, src: Option<usize>, tag: Option<u32>) -> Polled {
-        let mut d = self.direct.borrow_mut();
+        let mut d = self.u.direct.borrow_mut();
         let DirectRecv {
             req,
             posted,
@@ -402,7 +428,7 @@ impl MpiEndpoint {
                 // SAFETY: the request is boxed and the buffer is the
                 // endpoint's, neither moved nor touched until the receive
                 // completes or `end_direct` cancels it.
-                let r = unsafe { sys::irecv(&self.user, buf, src, tag.map(|t| t as i32), req) };
+                let r = unsafe { sys::irecv(&self.u.user, buf, src, tag.map(|t| t as i32), req) };
                 if let Err(e) = r {
                     drop(d);
                     self.fail_protocol(format!("posting a receive: {e}"));
@@ -439,7 +465,7 @@ impl MpiEndpoint {
         tag: Option<u32>,
         taker: &mut dyn Taker,
     ) -> Direct {
-        if tag.is_some_and(|t| t >= self.tag_ub as u32) {
+        if tag.is_some_and(|t| t >= self.u.tag_ub as u32) {
             self.end_direct();
             return Direct::Other;
         }
@@ -459,7 +485,7 @@ impl MpiEndpoint {
     /// for its source and tag (one for any stays: it serves the general
     /// path as well).
     pub(super) fn end_take(&self) {
-        if self.direct.borrow().posted != Some((None, None)) {
+        if self.u.direct.borrow().posted != Some((None, None)) {
             self.end_direct();
         }
     }
@@ -468,7 +494,7 @@ impl MpiEndpoint {
     /// keep what it received if it had matched a message after all (the
     /// next look takes it).
     pub(super) fn end_direct(&self) {
-        let mut d = self.direct.borrow_mut();
+        let mut d = self.u.direct.borrow_mut();
         let DirectRecv {
             req, posted, ready, ..
         } = &mut *d;
