@@ -4,7 +4,7 @@
 //! message, a long one's pieces received straight into the receive's
 //! buffer), everything else queued as a frame or acted on.
 
-use super::{protocol, sys, MpiEndpoint, EAGER, PIECE, TAG_BULK};
+use super::{protocol, sys, Handle, MpiEndpoint, EAGER, PIECE, TAG_BULK};
 use crate::transport::{Arrival, Claim, Frame, Payload, Taker};
 use crate::wire::{Header, Kind};
 
@@ -88,7 +88,7 @@ impl MpiEndpoint {
         // nothing else touches until we report `Filled` or `Withdrawn`,
         // which we do before returning.
         let buf = unsafe { std::slice::from_raw_parts_mut(claim.ptr, want) };
-        match self.recv_pieces(src, buf) {
+        match self.recv_pieces(&self.comm, TAG_BULK, src, buf) {
             Ok(()) => Arrival::Filled(h),
             Err(why) => {
                 self.fail_protocol(why);
@@ -97,11 +97,18 @@ impl MpiEndpoint {
         }
     }
 
-    /// Receive `buf` from `src` in pieces on [`TAG_BULK`] (blocking: they
-    /// follow their header at once); the protocol error if one falls short.
-    fn recv_pieces(&self, src: usize, buf: &mut [u8]) -> std::result::Result<(), String> {
+    /// Receive `buf` from `src` in pieces on `comm` with `tag` (blocking:
+    /// they follow their header or announcement at once); the protocol
+    /// error if one falls short.
+    pub(super) fn recv_pieces(
+        &self,
+        comm: &Handle,
+        tag: i32,
+        src: usize,
+        buf: &mut [u8],
+    ) -> std::result::Result<(), String> {
         for piece in buf.chunks_mut(PIECE) {
-            match sys::recv(&self.comm, piece, src, TAG_BULK) {
+            match sys::recv(comm, piece, src, tag) {
                 Ok(k) if k == piece.len() => {}
                 Ok(k) => {
                     return Err(protocol(
@@ -125,7 +132,7 @@ impl MpiEndpoint {
             Payload::copy_of(inline)
         } else if inline.is_empty() && want > EAGER {
             let mut v = vec![0u8; want];
-            if let Err(why) = self.recv_pieces(src, &mut v) {
+            if let Err(why) = self.recv_pieces(&self.comm, TAG_BULK, src, &mut v) {
                 return self.fail_protocol(why);
             }
             Payload::Bytes(v)

@@ -176,15 +176,10 @@ impl MpiEndpoint {
         comm: &Handle,
         dst: usize,
         tag: i32,
-        (keep, lent): Held,
+        held: Held,
         skip: usize,
     ) -> Result<()> {
-        let bytes: &[u8] = match (&keep, &lent) {
-            (_, Some((b, _))) => b,
-            (Keep::Bytes(b), None) => b,
-            (Keep::Vec(v), None) => v.bytes(),
-            (Keep::Lent, None) => &[],
-        };
+        let bytes = held_bytes(&held);
         let bytes = &bytes[skip.min(bytes.len())..];
         let pieces = if tag == TAG_FRAME {
             1
@@ -192,6 +187,7 @@ impl MpiEndpoint {
             bytes.len().div_ceil(PIECE).max(1)
         };
         let (ptr, len) = (bytes.as_ptr(), bytes.len());
+        let (keep, lent) = held;
         let f = Arc::new(InFlight {
             reqs: UnsafeCell::new(vec![Handle::zeroed(); pieces]),
             done: AtomicBool::new(false),
@@ -220,6 +216,16 @@ impl MpiEndpoint {
         }
         self.in_flight.borrow_mut().push(f);
         Ok(())
+    }
+}
+
+/// The bytes a held payload sends.
+pub(super) fn held_bytes(held: &Held) -> &[u8] {
+    match held {
+        (_, Some((b, _))) => b,
+        (Keep::Bytes(b), None) => b,
+        (Keep::Vec(v), None) => v.bytes(),
+        (Keep::Lent, None) => &[],
     }
 }
 

@@ -45,8 +45,8 @@
 //! 8-byte round trip: the engine's checks, flow-control credit, a test
 //! loop in place of a blocking receive).
 
-use super::send::{append_payload, hold};
-use super::{protocol, sys, Handle, MpiEndpoint, PIECE};
+use super::send::{append_payload, held_bytes, hold};
+use super::{protocol, sys, Handle, MpiEndpoint};
 use crate::transport::{Arrival, Direct, Frame, Payload, Taker};
 use crate::wire::{Header, Kind};
 use std::cell::RefCell;
@@ -200,12 +200,7 @@ impl MpiEndpoint {
             k[dst]
         };
         let held = hold(payload);
-        let bytes: &[u8] = match &held {
-            (_, Some((b, _))) => b,
-            (super::send::Keep::Bytes(b), None) => b,
-            (super::send::Keep::Vec(v), None) => v.bytes(),
-            (super::send::Keep::Lent, None) => &[],
-        };
+        let bytes = held_bytes(&held);
         let first = bytes.len().min(PREFIX);
         let mut ann = self.scratch_with(&h.encode(), ANNOUNCE);
         ann.extend_from_slice(&key.to_le_bytes());
@@ -339,23 +334,7 @@ impl MpiEndpoint {
     /// The rest of an announced message from `src` with `key`, into `buf`
     /// (blocking: it follows its announcement at once).
     fn recv_rest(&self, src: usize, key: u64, buf: &mut [u8]) -> std::result::Result<(), String> {
-        let tag = self.key_tag(key);
-        for piece in buf.chunks_mut(PIECE) {
-            match sys::recv(&self.u.bulk, piece, src, tag) {
-                Ok(k) if k == piece.len() => {}
-                Ok(k) => {
-                    return Err(protocol(
-                        src,
-                        format!(
-                            "a payload piece of {k} bytes where {} were due",
-                            piece.len()
-                        ),
-                    ))
-                }
-                Err(e) => return Err(format!("receiving from {src}: {e}")),
-            }
-        }
-        Ok(())
+        self.recv_pieces(&self.u.bulk, self.key_tag(key), src, buf)
     }
 
     /// Count a user message from `src`; a peer whose goodbye said as many
