@@ -230,12 +230,9 @@ pub trait Transport {
         let _ = (src, taker);
         Direct::Other
     }
-    /// The receive that called [`Transport::take_from`] (and was told
-    /// [`Direct::Empty`]) goes to the general path: a transport that
-    /// started a receive of its own for it withdraws it, keeping for
-    /// [`Transport::try_recv_offer`] a message it received after all.
-    /// Default: nothing to do.
-    #[inline]
+    /// The receive [`Transport::take_from`] told [`Direct::Empty`] goes to
+    /// the general path: withdraw a receive started for it (keeping what
+    /// it received after all). Default: nothing to do.
     fn take_from_end(&self) {}
     /// True only when [`Transport::try_recv_offer`] would find nothing and
     /// have nothing of its own to do (no queued frame to flush, no lent
