@@ -449,6 +449,15 @@ fn memcpy_rate(size: usize, iters: usize) -> f64 {
 }
 
 pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
+    // Started as one rank of someone else's job (`hypercomm run`, `mpirun`,
+    // `srun`), each measurement's job of its own would try to join that
+    // one again: the first failed with "already joined its job".
+    if hypercomm::launch::is_launched() && !Processes::is_copy() {
+        return Err(format!(
+            "bench starts the ranks it measures itself (-n {}, --transport {}): run `hypercomm bench` on its own, not as the program of a job (hypercomm run, mpirun or srun)",
+            a.n, a.transport
+        ));
+    }
     if a.repeat == 0 || a.iters == 0 {
         return Err("--iters and --repeat must be at least 1".into());
     }

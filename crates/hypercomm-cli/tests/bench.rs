@@ -349,3 +349,25 @@ fn bad_input_is_a_clear_error() {
         assert!(err.contains(&format!(" {name},")), "{name}: {err}");
     }
 }
+
+/// Run as the program of a `hypercomm run` job, bench says that it starts
+/// its own ranks (each rank used to fail at its second measurement with
+/// "already joined its job", after printing a header).
+#[test]
+fn under_hypercomm_run_it_says_to_run_it_on_its_own() {
+    let exe = env!("CARGO_BIN_EXE_hypercomm");
+    let out = Command::new(exe)
+        .args([
+            "run", "-n", "2", "--", exe, "bench", "latency", "--sizes", "8",
+        ])
+        .output()
+        .expect("hypercomm runs");
+    let err = text(&out.stderr);
+    let all = format!("{}{err}", text(&out.stdout));
+    assert!(!out.status.success(), "{all}");
+    assert!(
+        err.contains("bench starts the ranks it measures itself") && err.contains("hypercomm run"),
+        "{all}"
+    );
+    assert!(!all.contains("already joined"), "{all}");
+}
