@@ -185,15 +185,17 @@ impl MpiEndpoint {
     /// Send a data message of the user context to `dst` (another endpoint).
     pub(super) fn send_user(&self, dst: usize, h: Header, payload: Payload) -> crate::Result<()> {
         let len = payload.len();
-        self.u.tally.borrow_mut().sent[dst] += 1;
         if self.plain(&h, len) {
             let mut buf = self.scratch_with(&[], len);
             if !append_payload(&mut buf, payload) {
-                // Revoked before we started: the peer expects bytes.
-                buf.resize(len, 0);
+                // Revoked before we started: send nothing.
+                *self.scratch.borrow_mut() = buf;
+                return Ok(());
             }
+            self.u.tally.borrow_mut().sent[dst] += 1;
             return self.send_eager(&self.u.user, h.tag as i32, dst, buf);
         }
+        self.u.tally.borrow_mut().sent[dst] += 1;
         let key = {
             let mut k = self.u.keys.borrow_mut();
             k[dst] = k[dst].wrapping_add(1);
