@@ -283,6 +283,7 @@ impl MpiEndpoint {
         let len = h.len as usize;
         let first = len.min(PREFIX);
         let prefix = &msg[PREFIX_AT..PREFIX_AT + first];
+        let mut withdrawn = false;
         if let Some(t) = taker {
             if len == first {
                 if t.take(&h, prefix) {
@@ -303,17 +304,9 @@ impl MpiEndpoint {
                         }
                     });
                 }
-                // Cannot happen (a claim holds the whole message).
-                let mut v = vec![0u8; len];
-                v[..first].copy_from_slice(prefix);
-                if let Err(why) = self.recv_rest(src, key, &mut v[first..]) {
-                    self.fail_protocol(why);
-                }
-                self.queue.borrow_mut().push_back(Frame {
-                    header: h,
-                    payload: Payload::Bytes(v),
-                });
-                return Some(Arrival::Withdrawn(src));
+                // Cannot happen (a claim holds the whole message); had it,
+                // the message is queued and the receive given back.
+                withdrawn = true;
             }
         }
         let payload = if len == first {
@@ -323,14 +316,14 @@ impl MpiEndpoint {
             v[..first].copy_from_slice(prefix);
             if let Err(why) = self.recv_rest(src, key, &mut v[first..]) {
                 self.fail_protocol(why);
-                return None;
+                return withdrawn.then_some(Arrival::Withdrawn(src));
             }
             Payload::Bytes(v)
         };
         self.queue
             .borrow_mut()
             .push_back(Frame { header: h, payload });
-        None
+        withdrawn.then_some(Arrival::Withdrawn(src))
     }
 
     /// The rest of an announced message from `src` with `key`, into `buf`
