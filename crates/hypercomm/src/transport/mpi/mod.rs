@@ -83,10 +83,10 @@
 //! the engine, so a window of them takes user messages one at a time
 //! through the one receive; a blocking 8-byte round trip still costs
 //! about 1.6× Open MPI's (BENCHMARKS.md, "The world's point-to-point
-//! messages on MPI's own matching"); MPI jobs with a
-//! host endpoint (an MPI job's ranks are all nodes), dynamic processes
-//! (`MPI_Comm_spawn`), messages of more than 2^31 − 1 bytes in one piece
-//! (they are split).
+//! messages on MPI's own matching"); dynamic processes
+//! (`MPI_Comm_spawn`); messages of more than 2^31 − 1 bytes in one piece
+//! (they are split). (A job with a host has it as its last MPI rank,
+//! `HYPERCOMM_HOST=1`; see `hypercomm::init`.)
 
 mod detect;
 pub(crate) mod native;
