@@ -449,9 +449,7 @@ fn memcpy_rate(size: usize, iters: usize) -> f64 {
 }
 
 pub(crate) fn main(a: BenchArgs) -> Result<(), String> {
-    // Started as one rank of someone else's job (`hypercomm run`, `mpirun`,
-    // `srun`), each measurement's job of its own would try to join that
-    // one again: the first failed with "already joined its job".
+    // As a rank of another job, each measurement's own job would join it again.
     if hypercomm::launch::is_launched() && !Processes::is_copy() {
         return Err(format!(
             "bench starts the ranks it measures itself (-n {}, --transport {}): run `hypercomm bench` on its own, not as the program of a job (hypercomm run, mpirun or srun)",
