@@ -85,7 +85,9 @@ impl RemoteCompletion for LentSend {
 }
 
 /// A payload to send from where it lies: what keeps its bytes alive, and
-/// for a lent buffer the bytes and the lender's completion.
+/// for a lent buffer the bytes and the lender's completion (`'static`
+/// stands for "until MPI is done with them": the lender keeps the buffer
+/// until the completion handed over with the send says so).
 pub(super) type Held = (Keep, Option<(&'static [u8], Arc<Completion>)>);
 
 impl MpiEndpoint {

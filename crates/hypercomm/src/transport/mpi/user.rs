@@ -42,8 +42,9 @@
 //! window of them takes messages one at a time through the one receive
 //! and copies each from its buffer (a long one's rest goes straight into
 //! the posted receive); the fast path's own cost (about 1.6× Open MPI's
-//! 8-byte round trip: the engine's checks, flow-control credit, a test
-//! loop in place of a blocking receive).
+//! 8-byte round trip: the engine's checks and matching, flow-control
+//! credit, the trace hook; not the shim's lock, nor the test loop, both
+//! measured).
 
 use super::send::{append_payload, held_bytes, hold};
 use super::{protocol, sys, Handle, MpiEndpoint};
@@ -149,8 +150,11 @@ enum Polled {
     /// Nothing yet; the receive stays posted.
     Empty,
     /// A receive posted for something else was withdrawn (what it had
-    /// received after all is queued), or posting failed.
+    /// received after all is kept as `ready`).
     Withdrawn,
+    /// MPI failed posting or testing the receive (the endpoint's fault
+    /// says so): nothing more to look at.
+    Failed,
 }
 
 impl MpiEndpoint {
@@ -355,7 +359,7 @@ impl MpiEndpoint {
     pub(super) fn arrive_user(&self, taker: Option<&mut dyn Taker>) -> Option<Option<Arrival>> {
         match self.poll_user(None, None) {
             Polled::Got => Some(self.take_ready(taker)),
-            Polled::Empty => None,
+            Polled::Empty | Polled::Failed => None,
             Polled::Withdrawn => Some(None),
         }
     }
@@ -406,7 +410,7 @@ impl MpiEndpoint {
                 if let Err(e) = r {
                     drop(d);
                     self.fail_protocol(format!("posting a receive: {e}"));
-                    return Polled::Withdrawn;
+                    return Polled::Failed;
                 }
                 *posted = Some((src, tag));
             }
@@ -423,7 +427,7 @@ impl MpiEndpoint {
                 *posted = None;
                 drop(d);
                 self.fail_protocol(format!("receiving: {e}"));
-                Polled::Withdrawn
+                Polled::Failed
             }
         }
     }
@@ -451,7 +455,7 @@ impl MpiEndpoint {
                 _ => Direct::Other,
             },
             Polled::Empty => Direct::Empty,
-            Polled::Withdrawn => Direct::Other,
+            Polled::Withdrawn | Polled::Failed => Direct::Other,
         }
     }
 
