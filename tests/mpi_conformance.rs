@@ -1,6 +1,9 @@
 //! The transport conformance suite (`tests/common/conformance.rs`) over the
 //! site's MPI: each test body runs as a job of this test binary started by
-//! `mpirun` (16 nodes and a host, the host being the last MPI rank).
+//! `mpirun` (16 nodes and a host, the host being the last MPI rank), on a
+//! communicator split off the job's world; and the bodies of two and of
+//! three nodes (and the wildcards' four) again on the world itself (jobs of as many nodes), whose
+//! point-to-point messages are MPI's own rather than our frames.
 //!
 //! Built only with the `mpi` feature (`required-features`); `tests/mpi.rs`
 //! runs it against each installed MPI with that MPI's `mpirun`
@@ -12,5 +15,41 @@ mod common;
 mod mpi {
     crate::common::conformance::conformance_suite!(
         crate::common::Processes<crate::common::procs::Mpi>
+    );
+}
+
+/// The bodies of two nodes on the world of a two-process job.
+mod mpi_world2 {
+    crate::common::conformance::conformance_suite!(@tests
+        crate::common::World<crate::common::procs::Mpi, 2>;
+        probe,
+        a_blocking_receive_takes_nothing_out_of_turn,
+        truncation_keeps_message,
+        truncated_message_goes_to_the_next_posted_receive,
+        zero_length,
+        large_message_64mib,
+        large_messages_at_every_boundary,
+        every_size_and_tag_after_the_sender_ended,
+        ten_thousand_isends,
+        typed_and_objects,
+        ssend_completes_after_match,
+        strided_vectors
+    );
+}
+
+/// The bodies of three nodes on the world of a three-process job.
+mod mpi_world3 {
+    crate::common::conformance::conformance_suite!(@tests
+        crate::common::World<crate::common::procs::Mpi, 3>;
+        a_receive_from_any_source_takes_nothing_out_of_turn,
+        nonblocking_wait_any_test
+    );
+}
+
+/// Receives from any source and with any tag on the world of four.
+mod mpi_world4 {
+    crate::common::conformance::conformance_suite!(@tests
+        crate::common::World<crate::common::procs::Mpi, 4>;
+        wildcards
     );
 }

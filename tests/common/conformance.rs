@@ -317,8 +317,10 @@ pub(crate) fn probe<L: Launcher>() {
 /// A blocking receive from one source finds, first in the channel from
 /// it, a message it must not take straight away: a synchronous one
 /// (acknowledged only when taken), one too long for its buffer, one on
-/// another communicator, one that a receive posted earlier matches too;
-/// and a partial receive keeps a prefix. The receiver sleeps (which
+/// another communicator, one that a receive posted earlier matches too,
+/// one with another tag that arrived while a probe for any had looked
+/// (MPI: while the transport's receive for any message was posted); and a
+/// partial receive keeps a prefix. The receiver sleeps (which
 /// takes nothing in) while each message arrives, so that it waits in the
 /// channel, not among the unexpected ones, when the receive looks; a
 /// barrier starts each round (on threads and shared memory it sends
@@ -345,6 +347,9 @@ pub(crate) fn a_blocking_receive_takes_nothing_out_of_turn<L: Launcher>() {
             comm.send(&[5u64], 1, 9)?;
             next()?;
             comm.send(&long, 1, 11)?;
+            next()?;
+            comm.send(&[6u64], 1, 21)?;
+            comm.send(&[7u64], 1, 20)?;
             return Ok(());
         }
         let next = || barrier_then_sleep(comm, 100);
@@ -382,6 +387,12 @@ pub(crate) fn a_blocking_receive_takes_nothing_out_of_turn<L: Launcher>() {
         );
         assert_eq!(head.as_slice(), &long[..16]);
         assert_eq!(comm.iprobe(0, ANY_TAG)?, None, "nothing else came");
+        assert_eq!(comm.iprobe(ANY_SOURCE, ANY_TAG)?, None);
+        next()?;
+        assert_eq!(comm.recv_into(&mut b, 0, 20)?, st(node(0), 20, 8));
+        assert_eq!(b, [7], "its own tag, not the one that came first");
+        assert_eq!(comm.recv_into(&mut b, 0, 21)?, st(node(0), 21, 8));
+        assert_eq!(b, [6]);
         Ok(())
     })
     .unwrap();

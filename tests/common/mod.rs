@@ -16,7 +16,7 @@ pub(crate) mod service;
 pub(crate) mod slurm;
 
 #[allow(unused_imports)]
-pub(crate) use procs::Processes;
+pub(crate) use procs::{Processes, World};
 
 use hypercomm::{BoxError, Comm, Rank};
 use serde::de::DeserializeOwned;

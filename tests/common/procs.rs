@@ -209,8 +209,50 @@ impl ProcTransport for Mpi {
 /// Processes started by `hypercomm run` over transport `T` (TCP by default).
 pub(crate) struct Processes<T: ProcTransport = Tcp>(std::marker::PhantomData<T>);
 
+/// A job of exactly `N` nodes over transport `T` whose bodies run on the
+/// job's world communicator itself, not on a sub-job split off a pool:
+/// the world's context, which over MPI carries point-to-point messages
+/// as MPI's own (a path of its own). For the bodies whose every `launch`
+/// has `N` nodes and no host; instantiated in a module `<kind>_world<N>`.
+pub(crate) struct World<T: ProcTransport, const N: usize>(std::marker::PhantomData<T>);
+
+impl<T: ProcTransport, const N: usize> Launcher for World<T, N> {
+    const LIBRARY_TRANSPORT: bool = T::LIBRARY;
+
+    fn test(name: &'static str, body: fn()) {
+        job_test::<T>(name, body, Some(N))
+    }
+
+    fn run<R, E, F>(n: usize, f: F) -> hypercomm::Result<Vec<R>>
+    where
+        R: Send + Serialize + DeserializeOwned,
+        E: Into<BoxError>,
+        F: Fn(&Comm) -> Result<R, E> + Sync,
+    {
+        Processes::<T>::run(n, f)
+    }
+
+    fn run_with_host<H, R, EH, EN, FH, FN>(
+        n: usize,
+        host_fn: FH,
+        node_fn: FN,
+    ) -> hypercomm::Result<(H, Vec<R>)>
+    where
+        H: Send + Serialize + DeserializeOwned,
+        R: Send + Serialize + DeserializeOwned,
+        EH: Into<BoxError>,
+        EN: Into<BoxError>,
+        FH: FnOnce(&Comm) -> Result<H, EH> + Send,
+        FN: Fn(&Comm) -> Result<R, EN> + Sync,
+    {
+        Processes::<T>::run_with_host(n, host_fn, node_fn)
+    }
+}
+
 thread_local! {
     static WORLD: RefCell<Option<Comm>> = const { RefCell::new(None) };
+    /// Whether the bodies run on the world itself ([`World`]).
+    static ON_WORLD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 fn world() -> Comm {
@@ -257,6 +299,20 @@ fn sub_job<R: Serialize + DeserializeOwned>(
     f: impl FnOnce(&Comm) -> Result<R, String>,
 ) -> hypercomm::Result<(Option<R>, Vec<R>)> {
     let world = world();
+    if ON_WORLD.with(|w| w.get()) {
+        assert!(
+            n == world.size() && !with_host,
+            "a world job of {} nodes runs only bodies of as many nodes, no host",
+            world.size()
+        );
+        let mine: Outcome<R> = Some(f(&world));
+        // Every body has ended before results travel on the world, so
+        // that no receive for any message of a body takes one.
+        world.barrier()?;
+        let bytes = postcard::to_stdvec(&mine).expect("encoding a result");
+        let all = exchange(&world, bytes)?;
+        return collect(&world, all);
+    }
     assert!(
         n <= world.size(),
         "a conformance job of {n} nodes needs a larger pool"
@@ -274,6 +330,15 @@ fn sub_job<R: Serialize + DeserializeOwned>(
     let mine: Outcome<R> = sub.map(|c| f(&c));
     let bytes = postcard::to_stdvec(&mine).expect("encoding a result");
     let all = exchange(&world, bytes)?;
+    collect(&world, all)
+}
+
+/// Every process's outcome (in world order) as the host's result and the
+/// nodes' (the first failure as an error).
+fn collect<R: Serialize + DeserializeOwned>(
+    world: &Comm,
+    all: Vec<Vec<u8>>,
+) -> hypercomm::Result<(Option<R>, Vec<R>)> {
     let mut nodes = Vec::new();
     let mut host = None;
     for (i, b) in all.iter().enumerate() {
@@ -299,51 +364,67 @@ fn sub_job<R: Serialize + DeserializeOwned>(
     Ok((host, nodes))
 }
 
+/// Run test `name`'s `body` in a job over `T`: the pool (16 nodes and a
+/// host; each `launch` a split sub-job), or with `world` = `Some(n)` a
+/// job of exactly `n` nodes and no host whose bodies run on the world
+/// itself (test module `<kind>_world<n>`).
+fn job_test<T: ProcTransport>(name: &'static str, body: fn(), world: Option<usize>) {
+    let module = match world {
+        None => T::KIND.to_string(),
+        Some(n) => format!("{}_world{n}", T::KIND),
+    };
+    let filter = format!("{module}::{name}");
+    // In a copy of this binary (a rank of the job): the body runs with
+    // the world the job gives, in lockstep with the others.
+    let in_world = |w: &Comm| -> Result<(), String> {
+        WORLD.with(|x| *x.borrow_mut() = Some(w.clone()));
+        ON_WORLD.with(|x| x.set(world.is_some()));
+        body();
+        WORLD.with(|x| x.borrow_mut().take());
+        Ok(())
+    };
+    let job = || {
+        let job = hypercomm::launch::Processes::new(world.unwrap_or(POOL))
+            .transport(T::KIND)
+            .key(filter.clone())
+            .args([
+                filter.as_str(),
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("PROPTEST_RNG_SEED", "20240601")
+            .env("HYPERCOMM_TIMEOUT", "60")
+            .timeout(TEST_LIMIT);
+        match world {
+            None => job.run_with_host(in_world, in_world).map(|_| ()),
+            Some(_) => job.run(in_world).map(|_| ()),
+        }
+    };
+    if hypercomm::launch::Processes::is_copy() {
+        // Never returns in the copy started for this test.
+        let _ = job();
+        return;
+    }
+    // One job of 17 processes at a time is plenty for a small machine.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let started = Instant::now();
+    let r = job();
+    assert!(
+        r.is_ok(),
+        "the job running {name} over {} failed after {:?}: {}",
+        T::KIND,
+        started.elapsed(),
+        r.err().map(|e| e.to_string()).unwrap_or_default()
+    );
+}
+
 impl<T: ProcTransport> Launcher for Processes<T> {
     const LIBRARY_TRANSPORT: bool = T::LIBRARY;
 
     fn test(name: &'static str, body: fn()) {
-        let filter = format!("{}::{name}", T::KIND);
-        // In a copy of this binary (a rank of the job): the body runs with
-        // the world the job gives, in lockstep with the others.
-        let in_world = |w: &Comm| -> Result<(), String> {
-            WORLD.with(|x| *x.borrow_mut() = Some(w.clone()));
-            body();
-            WORLD.with(|x| x.borrow_mut().take());
-            Ok(())
-        };
-        let job = || {
-            hypercomm::launch::Processes::new(POOL)
-                .transport(T::KIND)
-                .key(filter.clone())
-                .args([
-                    filter.as_str(),
-                    "--exact",
-                    "--nocapture",
-                    "--test-threads=1",
-                ])
-                .env("PROPTEST_RNG_SEED", "20240601")
-                .env("HYPERCOMM_TIMEOUT", "60")
-                .timeout(TEST_LIMIT)
-                .run_with_host(in_world, in_world)
-        };
-        if hypercomm::launch::Processes::is_copy() {
-            // Never returns in the copy started for this test.
-            let _ = job();
-            return;
-        }
-        // One job of 17 processes at a time is plenty for a small machine.
-        static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-        let started = Instant::now();
-        let r = job();
-        assert!(
-            r.is_ok(),
-            "the job running {name} over {} failed after {:?}: {}",
-            T::KIND,
-            started.elapsed(),
-            r.err().map(|e| e.to_string()).unwrap_or_default()
-        );
+        job_test::<T>(name, body, None)
     }
 
     fn run<R, E, F>(n: usize, f: F) -> hypercomm::Result<Vec<R>>
