@@ -1,7 +1,8 @@
 //! Blocking receives and probes: a receive takes a matching unexpected
 //! message, else (the fast path) polls its one sender's channel (or, from
-//! any source, the channels in turn) while nothing else is posted, else
-//! posts itself and waits; probes look at the
+//! any source, the channels in turn; on a transport that matches the
+//! world's messages itself, [`Transport::take_plain`]) while nothing else
+//! is posted, else posts itself and waits; probes look at the
 //! unexpected queue after draining the transport.
 
 use super::matching::{Layout, Match, RawStatus};
@@ -9,7 +10,7 @@ use super::requests::{Posted, RawBuf};
 use super::{map_err, Engine, Group, BLOCKING};
 use crate::error::{Error, Result};
 use crate::trace::recorder::{self, Event};
-use crate::transport::{Direct, Payload, PeerState, Taker, Transport};
+use crate::transport::{Direct, Payload, PeerState, Plain, Taker, Transport};
 use crate::wire::Header;
 use std::time::Duration;
 
@@ -139,6 +140,18 @@ impl Engine {
             let st = self.st.borrow();
             if !st.posted.is_empty() || !st.claims.is_empty() || st.blocking_posted {
                 return None;
+            }
+        }
+        // The world's messages where the transport matches them itself: a
+        // plain one that fits goes straight into `dst` (untraced: a
+        // recorder wants the blocked wait's events).
+        if let (0, Layout::Contiguous, Some(src), Some(tag), false) =
+            (m.ctx, layout, m.src, m.tag, recorder::active())
+        {
+            match self.t.take_plain(src as usize, tag, dst, self.spins()) {
+                Plain::Taken(len) => return Some(Ok(self.took_from(src, 0, tag, len))),
+                Plain::Other => return None,
+                Plain::Unoffered => {}
             }
         }
         let mut t = DirectTaker {

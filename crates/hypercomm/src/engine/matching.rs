@@ -266,19 +266,21 @@ impl Engine {
     /// buffer: give its sender credit back, record it; its status.
     #[inline(always)]
     pub(super) fn took(&self, h: &Header) -> RawStatus {
-        let len = h.len as usize;
-        self.taken(h.src, len);
+        self.took_from(h.src, h.context, h.tag, h.len as usize)
+    }
+
+    /// [`Engine::took`] of a message from `src` on context `ctx` with
+    /// `tag` and `len` bytes, taken without a header.
+    #[inline]
+    pub(super) fn took_from(&self, src: u32, ctx: u64, tag: u32, len: usize) -> RawStatus {
+        self.taken(src, len);
         recorder::hook(Event::Recv {
-            src: h.src,
-            tag: h.tag,
+            src,
+            tag,
             len,
-            coll: h.context & 1 == 1,
+            coll: ctx & 1 == 1,
         });
-        RawStatus {
-            src: h.src,
-            tag: h.tag,
-            len,
-        }
+        RawStatus { src, tag, len }
     }
 
     /// A data message that streams in (longer than the transport has at

@@ -12,7 +12,8 @@
 //! [`Transport::try_recv`], [`Transport::wait`]; the eager fast path's
 //! [`Transport::send_copied`] and [`Transport::try_recv_offer`] with its
 //! [`Transport::unclaim`], and a blocking receive's
-//! [`Transport::take_from`], which have defaults), what is known of the peers
+//! [`Transport::take_from`] and [`Transport::take_plain`], which have
+//! defaults; `offer.rs` has the types they use), what is known of the peers
 //! and of the job ([`Transport::peer_state`], [`Transport::fault`] and its
 //! quick look [`Transport::faulted`]), ending
 //! ([`Transport::abort`], [`Transport::close`]), what selection needs
@@ -80,6 +81,7 @@ pub mod mpi;
 pub mod mpi;
 pub mod native;
 mod off;
+mod offer;
 #[cfg(all(feature = "shm", target_os = "linux"))]
 pub mod shm;
 #[cfg(not(all(feature = "shm", target_os = "linux")))]
@@ -94,6 +96,7 @@ pub mod tcp;
 pub mod thread;
 
 pub use frame::{Borrowed, Completion, Frame, Inline, LendCount, OwnedBytes, Payload, INLINE_MAX};
+pub use offer::{Arrival, Claim, Direct, Plain, Taker};
 // The cross-process lending that shared memory (and MPI) build on.
 #[cfg(any(all(feature = "shm", target_os = "linux"), feature = "mpi"))]
 pub(crate) use frame::{Lent, RemoteBorrow, RemoteCompletion, DONE, PENDING};
@@ -230,6 +233,18 @@ pub trait Transport {
         let _ = (src, taker);
         Direct::Other
     }
+    /// A blocking receive's plainest path, for a transport that matches
+    /// the world communicator's point-to-point messages (context 0) itself
+    /// (MPI): take the next message from `src` with `tag` straight into
+    /// `dst` when it is a whole data message, not synchronous, that fits,
+    /// polling up to `polls` times; after [`Plain::Other`] the message
+    /// that came, if one did, stays for the general path, and a receive
+    /// started for this one has been withdrawn. Default:
+    /// [`Plain::Unoffered`].
+    fn take_plain(&self, src: usize, tag: u32, dst: &mut [u8], polls: u32) -> Plain {
+        let _ = (src, tag, dst, polls);
+        Plain::Unoffered
+    }
     /// The receive [`Transport::take_from`] told [`Direct::Empty`] goes to
     /// the general path: withdraw a receive started for it (keeping what
     /// it received after all). Default: nothing to do.
@@ -312,108 +327,6 @@ pub trait Transport {
     /// Default: none.
     fn board(&self) -> Option<board::Board<'_>> {
         None
-    }
-}
-
-/// What [`Transport::try_recv_offer`] found.
-pub enum Arrival {
-    /// Nothing has arrived.
-    Nothing,
-    /// A message arrived and the offer took it.
-    Taken,
-    /// The message with this header, whose buffer was claimed when it began
-    /// ([`Taker::claim`]), is now all in that buffer.
-    Filled(Header),
-    /// The sender withdrew the message streaming in from this endpoint
-    /// into a claimed buffer: the rest will not come, and the buffer is
-    /// free again (its contents are unspecified).
-    Withdrawn(usize),
-    /// A frame arrived that the offer did not take.
-    Frame(Frame),
-}
-
-/// What [`Transport::take_from`] found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direct {
-    /// The next arrival from the endpoint was a data message and the
-    /// taker took it.
-    Taken,
-    /// Nothing from the endpoint yet.
-    Empty,
-    /// Something else comes first (a control frame, a message that
-    /// streams in, one the taker refused) or the transport has work of
-    /// its own to do: the general path must look.
-    Other,
-}
-
-/// What a posted receive is offered by [`Transport::try_recv_offer`]
-/// before a frame is built.
-pub trait Taker {
-    /// A whole data message whose bytes are at hand: true when the taker
-    /// copied it out (it is then consumed).
-    fn take(&mut self, header: &Header, bytes: &[u8]) -> bool;
-    /// A data message of `header.len` bytes begins to stream in: a buffer
-    /// of at least that many bytes to write it into as it comes, or `None`
-    /// to have it as a frame. Default: `None`.
-    fn claim(&mut self, header: &Header) -> Option<Claim> {
-        let _ = header;
-        None
-    }
-    /// The context and tag (`None`: any) of the receive taking, for a
-    /// transport that matches messages itself ([`Transport::take_from`]
-    /// over MPI). Default: `None`, not said.
-    fn wants(&self) -> Option<(u64, Option<u32>)> {
-        None
-    }
-}
-
-/// A buffer lent to a transport for one message that streams in
-/// ([`Taker::claim`]).
-pub struct Claim {
-    ptr: *mut u8,
-    len: usize,
-}
-
-impl Claim {
-    /// Lend `len` bytes at `ptr`.
-    ///
-    /// # Safety
-    ///
-    /// `ptr` must be valid for writes of `len` bytes, and nothing else may
-    /// access them, until the transport reports the message
-    /// ([`Arrival::Filled`]) or its withdrawal ([`Arrival::Withdrawn`]), or
-    /// [`Transport::unclaim`] returns.
-    pub unsafe fn new(ptr: *mut u8, len: usize) -> Claim {
-        Claim { ptr, len }
-    }
-
-    /// Copy `bytes` into the buffer at offset `at`; false (nothing copied)
-    /// when they would not fit.
-    pub fn write(&mut self, at: usize, bytes: &[u8]) -> bool {
-        if at.checked_add(bytes.len()).is_none_or(|end| end > self.len) {
-            return false;
-        }
-        // SAFETY: in bounds (checked above) of a buffer this claim may
-        // write (`Claim::new`'s contract); `bytes` is the caller's, not
-        // part of it (the buffer is accessed by nothing else).
-        unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr.add(at), bytes.len());
-        }
-        true
-    }
-
-    /// The first `n` bytes written so far, copied out.
-    pub fn copy_prefix(&self, n: usize) -> Vec<u8> {
-        let n = n.min(self.len);
-        // SAFETY: in bounds, and the buffer is this claim's alone
-        // (`Claim::new`'s contract).
-        unsafe { std::slice::from_raw_parts(self.ptr, n) }.to_vec()
-    }
-}
-
-impl std::fmt::Debug for Claim {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Claim").field("len", &self.len).finish()
     }
 }
 
@@ -668,6 +581,10 @@ impl Transport for AnyTransport {
         dispatch!(self, t => t.take_from(src, taker))
     }
     #[inline]
+    fn take_plain(&self, src: usize, tag: u32, dst: &mut [u8], polls: u32) -> Plain {
+        dispatch!(self, t => t.take_plain(src, tag, dst, polls))
+    }
+    #[inline]
     fn take_from_end(&self) {
         dispatch!(self, t => t.take_from_end())
     }
@@ -750,6 +667,9 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
     }
     fn take_from(&self, src: Option<usize>, taker: &mut dyn Taker) -> Direct {
         (**self).take_from(src, taker)
+    }
+    fn take_plain(&self, src: usize, tag: u32, dst: &mut [u8], polls: u32) -> Plain {
+        (**self).take_plain(src, tag, dst, polls)
     }
     fn take_from_end(&self) {
         (**self).take_from_end()

@@ -100,7 +100,7 @@ pub use detect::{mpi_rank, started_by_mpi, LAUNCH_VARS};
 pub use setup::MpiBuilder;
 pub use user::{ANNOUNCE, PLAIN};
 
-use super::{Arrival, Direct, Fault, Frame, Link, Payload, PeerState, Taker};
+use super::{Arrival, Direct, Fault, Frame, Link, Payload, PeerState, Plain, Taker};
 use super::{Transport, TransportKind};
 use crate::error::{Error, Result};
 use crate::wire::{Header, Kind};
@@ -163,10 +163,17 @@ impl Shared {
         }
         self.abort.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
+    /// What the supervisor saw of `endpoint`'s death, if it died (a
+    /// quick look first: asked on every send).
+    #[inline]
     fn failure(&self, endpoint: usize) -> Option<String> {
         if !self.any_failed.load(Ordering::Acquire) {
             return None;
         }
+        self.failure_of(endpoint)
+    }
+    #[cold]
+    fn failure_of(&self, endpoint: usize) -> Option<String> {
         let f = self.failed.lock().unwrap_or_else(|p| p.into_inner());
         f.iter()
             .find(|(e, _)| *e == endpoint)
@@ -393,12 +400,13 @@ impl Transport for MpiEndpoint {
         self.send_to(dst, frame)
     }
 
+    #[inline]
     fn send_copied(&self, header: Header, data: &[u8]) -> Result<bool> {
         let dst = header.dst as usize;
         if self.peer_state(dst) != PeerState::Alive {
             return Ok(false);
         }
-        if dst == self.me || dst >= self.n || data.len() > EAGER {
+        if dst == self.me || data.len() > EAGER {
             let payload = Payload::copy_of(data);
             return self.send(Frame { header, payload }).map(|()| true);
         }
@@ -490,6 +498,18 @@ impl Transport for MpiEndpoint {
         }
     }
 
+    fn take_plain(&self, src: usize, tag: u32, dst: &mut [u8], polls: u32) -> Plain {
+        // As `take_from`: frames queued before go first.
+        if self.closed.get() || !self.queue.borrow().is_empty() || src >= self.n {
+            self.end_direct();
+            return Plain::Other;
+        }
+        if !self.in_flight.borrow().is_empty() {
+            self.test_sends();
+        }
+        self.take_plain_user(src, tag, dst, polls)
+    }
+
     fn take_from_end(&self) {
         self.end_take();
     }
@@ -516,6 +536,7 @@ impl Transport for MpiEndpoint {
         }
     }
 
+    #[inline]
     fn peer_state(&self, endpoint: usize) -> PeerState {
         match self.finished.borrow().get(endpoint) {
             None => PeerState::Failed(format!("no endpoint {endpoint} in this job")),
@@ -525,6 +546,11 @@ impl Transport for MpiEndpoint {
                 None => PeerState::Alive,
             },
         }
+    }
+
+    #[inline]
+    fn faulted(&self) -> bool {
+        self.protocol.borrow().is_some() || self.shared.aborted.load(Ordering::Acquire)
     }
 
     fn fault(&self) -> Option<Fault> {
