@@ -7,6 +7,7 @@ use std::fmt;
 /// The host is the coordinator of the iPSC, SUPRENUM, PICL and CMMD
 /// programming models. It is distinct from every node; in PICL-format traces
 /// and in the C API it is written `-32768` (see [`Rank::to_picl`]).
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Rank {
     /// Node with this rank (`0..size`).
@@ -55,6 +56,7 @@ impl fmt::Display for Rank {
 }
 
 /// Which sender a receive accepts.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Source {
     /// Any member of the communicator (MPI `ANY_SOURCE`, CMMD `ANY_NODE`).
@@ -86,6 +88,7 @@ impl fmt::Display for Source {
 }
 
 /// Which tag a receive accepts.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Tag {
     /// Any tag (MPI `ANY_TAG`, CMMD `ANY_TAG`, PICL type `-1`).
@@ -112,6 +115,7 @@ impl fmt::Display for Tag {
 }
 
 /// What a receive or probe learned about a message.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Status {
     /// The sender.
@@ -134,10 +138,42 @@ impl Status {
 
 /// The outcome of [`Comm::recv_partial`](crate::Comm::recv_partial): CMMD's
 /// negotiated length, where both sides learn how much was transferred.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Partial {
     /// The message's status; `status.len` is the full length that was sent.
     pub status: Status,
     /// How many bytes were copied into the buffer (`min(len, capacity)`).
     pub received: usize,
+}
+
+#[cfg(all(test, feature = "serde"))]
+mod tests {
+    use super::*;
+
+    /// What a receive learned travels as a value (`Comm::send_obj`, a
+    /// job's results): every form comes back as it went.
+    #[test]
+    fn statuses_and_selectors_round_trip_through_serde() {
+        fn back<T: serde::Serialize + serde::de::DeserializeOwned>(v: &T) -> T {
+            postcard::from_bytes(&postcard::to_stdvec(v).expect("encodes")).expect("decodes")
+        }
+        for source in [Rank::Node(0), Rank::Node(usize::MAX), Rank::Host] {
+            let status = Status {
+                source,
+                tag: u32::MAX,
+                len: 12_345,
+            };
+            assert_eq!(back(&status), status);
+            let partial = Partial {
+                status,
+                received: 7,
+            };
+            assert_eq!(back(&partial), partial);
+            assert_eq!(back(&Source::Rank(source)), Source::Rank(source));
+        }
+        assert_eq!(back(&Source::Any), Source::Any);
+        assert_eq!(back(&Tag::Any), Tag::Any);
+        assert_eq!(back(&Tag::Is(9)), Tag::Is(9));
+    }
 }
