@@ -2,7 +2,8 @@
 //! site's MPI: each test body runs as a job of this test binary started by
 //! `mpirun` (16 nodes and a host, the host being the last MPI rank), on a
 //! communicator split off the job's world; and the bodies of two and of
-//! three nodes (and the wildcards' four) again on the world itself (jobs of as many nodes), whose
+//! three nodes (the wildcards' four, the host's three and a host) again
+//! on the world itself (jobs of as many nodes), whose
 //! point-to-point messages are MPI's own rather than our frames.
 //!
 //! Built only with the `mpi` feature (`required-features`); `tests/mpi.rs`
@@ -51,5 +52,14 @@ mod mpi_world4 {
     crate::common::conformance::conformance_suite!(@tests
         crate::common::World<crate::common::procs::Mpi, 4>;
         wildcards
+    );
+}
+
+/// Nodes and the host (the last MPI rank) on the world of three and a
+/// host.
+mod mpi_world3_host {
+    crate::common::conformance::conformance_suite!(@tests
+        crate::common::World<crate::common::procs::Mpi, 3, true>;
+        host_messages
     );
 }

@@ -209,18 +209,21 @@ impl ProcTransport for Mpi {
 /// Processes started by `hypercomm run` over transport `T` (TCP by default).
 pub(crate) struct Processes<T: ProcTransport = Tcp>(std::marker::PhantomData<T>);
 
-/// A job of exactly `N` nodes over transport `T` whose bodies run on the
-/// job's world communicator itself, not on a sub-job split off a pool:
-/// the world's context, which over MPI carries point-to-point messages
-/// as MPI's own (a path of its own). For the bodies whose every `launch`
-/// has `N` nodes and no host; instantiated in a module `<kind>_world<N>`.
-pub(crate) struct World<T: ProcTransport, const N: usize>(std::marker::PhantomData<T>);
+/// A job of exactly `N` nodes (and a host if `HOST`) over transport `T`
+/// whose bodies run on the job's world communicator itself, not on a
+/// sub-job split off a pool: the world's context, which over MPI carries
+/// point-to-point messages as MPI's own (a path of its own). For the
+/// bodies whose every `launch` has `N` nodes (and a host if `HOST`);
+/// instantiated in a module `<kind>_world<N>` (`<kind>_world<N>_host`).
+pub(crate) struct World<T: ProcTransport, const N: usize, const HOST: bool = false>(
+    std::marker::PhantomData<T>,
+);
 
-impl<T: ProcTransport, const N: usize> Launcher for World<T, N> {
+impl<T: ProcTransport, const N: usize, const HOST: bool> Launcher for World<T, N, HOST> {
     const LIBRARY_TRANSPORT: bool = T::LIBRARY;
 
     fn test(name: &'static str, body: fn()) {
-        job_test::<T>(name, body, Some(N))
+        job_test::<T>(name, body, Some((N, HOST)))
     }
 
     fn run<R, E, F>(n: usize, f: F) -> hypercomm::Result<Vec<R>>
@@ -301,14 +304,19 @@ fn sub_job<R: Serialize + DeserializeOwned>(
     let world = world();
     if ON_WORLD.with(|w| w.get()) {
         assert!(
-            n == world.size() && !with_host,
-            "a world job of {} nodes runs only bodies of as many nodes, no host",
-            world.size()
+            n == world.size() && with_host == world.has_host(),
+            "a world job of {} nodes (host: {}) runs only bodies of as many",
+            world.size(),
+            world.has_host()
         );
         let mine: Outcome<R> = Some(f(&world));
         // Every body has ended before results travel on the world, so
         // that no receive for any message of a body takes one.
-        world.barrier()?;
+        if with_host {
+            world.barrier_with_host()?;
+        } else {
+            world.barrier()?;
+        }
         let bytes = postcard::to_stdvec(&mine).expect("encoding a result");
         let all = exchange(&world, bytes)?;
         return collect(&world, all);
@@ -365,13 +373,15 @@ fn collect<R: Serialize + DeserializeOwned>(
 }
 
 /// Run test `name`'s `body` in a job over `T`: the pool (16 nodes and a
-/// host; each `launch` a split sub-job), or with `world` = `Some(n)` a
-/// job of exactly `n` nodes and no host whose bodies run on the world
-/// itself (test module `<kind>_world<n>`).
-fn job_test<T: ProcTransport>(name: &'static str, body: fn(), world: Option<usize>) {
+/// host; each `launch` a split sub-job), or with `world` = `Some((n,
+/// host))` a job of exactly `n` nodes (and a host if `host`) whose bodies
+/// run on the world itself (test module `<kind>_world<n>`, with a host
+/// `<kind>_world<n>_host`).
+fn job_test<T: ProcTransport>(name: &'static str, body: fn(), world: Option<(usize, bool)>) {
     let module = match world {
         None => T::KIND.to_string(),
-        Some(n) => format!("{}_world{n}", T::KIND),
+        Some((n, false)) => format!("{}_world{n}", T::KIND),
+        Some((n, true)) => format!("{}_world{n}_host", T::KIND),
     };
     let filter = format!("{module}::{name}");
     // In a copy of this binary (a rank of the job): the body runs with
@@ -384,7 +394,7 @@ fn job_test<T: ProcTransport>(name: &'static str, body: fn(), world: Option<usiz
         Ok(())
     };
     let job = || {
-        let job = hypercomm::launch::Processes::new(world.unwrap_or(POOL))
+        let job = hypercomm::launch::Processes::new(world.map_or(POOL, |(n, _)| n))
             .transport(T::KIND)
             .key(filter.clone())
             .args([
@@ -397,8 +407,8 @@ fn job_test<T: ProcTransport>(name: &'static str, body: fn(), world: Option<usiz
             .env("HYPERCOMM_TIMEOUT", "60")
             .timeout(TEST_LIMIT);
         match world {
-            None => job.run_with_host(in_world, in_world).map(|_| ()),
-            Some(_) => job.run(in_world).map(|_| ()),
+            Some((_, false)) => job.run(in_world).map(|_| ()),
+            _ => job.run_with_host(in_world, in_world).map(|_| ()),
         }
     };
     if hypercomm::launch::Processes::is_copy() {
