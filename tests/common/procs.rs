@@ -206,51 +206,22 @@ impl ProcTransport for Mpi {
     const LIBRARY: bool = true;
 }
 
-/// Processes started by `hypercomm run` over transport `T` (TCP by default).
-pub(crate) struct Processes<T: ProcTransport = Tcp>(std::marker::PhantomData<T>);
-
-/// A job of exactly `N` nodes (and a host if `HOST`) over transport `T`
-/// whose bodies run on the job's world communicator itself, not on a
-/// sub-job split off a pool: the world's context, which over MPI carries
+/// Processes started by `hypercomm run` over transport `T` (TCP by
+/// default): a pool of 16 nodes and a host, each `launch` a sub-job split
+/// off it. With `WORLD` = `N` > 0 ([`World`]), a job of exactly `N` nodes
+/// (and a host if `HOST`) whose bodies run on the job's world
+/// communicator itself: the world's context, which over MPI carries
 /// point-to-point messages as MPI's own (a path of its own). For the
 /// bodies whose every `launch` has `N` nodes (and a host if `HOST`);
 /// instantiated in a module `<kind>_world<N>` (`<kind>_world<N>_host`).
-pub(crate) struct World<T: ProcTransport, const N: usize, const HOST: bool = false>(
-    std::marker::PhantomData<T>,
-);
+pub(crate) struct Processes<
+    T: ProcTransport = Tcp,
+    const WORLD: usize = 0,
+    const HOST: bool = false,
+>(std::marker::PhantomData<T>);
 
-impl<T: ProcTransport, const N: usize, const HOST: bool> Launcher for World<T, N, HOST> {
-    const LIBRARY_TRANSPORT: bool = T::LIBRARY;
-
-    fn test(name: &'static str, body: fn()) {
-        job_test::<T>(name, body, Some((N, HOST)))
-    }
-
-    fn run<R, E, F>(n: usize, f: F) -> hypercomm::Result<Vec<R>>
-    where
-        R: Send + Serialize + DeserializeOwned,
-        E: Into<BoxError>,
-        F: Fn(&Comm) -> Result<R, E> + Sync,
-    {
-        Processes::<T>::run(n, f)
-    }
-
-    fn run_with_host<H, R, EH, EN, FH, FN>(
-        n: usize,
-        host_fn: FH,
-        node_fn: FN,
-    ) -> hypercomm::Result<(H, Vec<R>)>
-    where
-        H: Send + Serialize + DeserializeOwned,
-        R: Send + Serialize + DeserializeOwned,
-        EH: Into<BoxError>,
-        EN: Into<BoxError>,
-        FH: FnOnce(&Comm) -> Result<H, EH> + Send,
-        FN: Fn(&Comm) -> Result<R, EN> + Sync,
-    {
-        Processes::<T>::run_with_host(n, host_fn, node_fn)
-    }
-}
+/// [`Processes`] on a world of `N` nodes (and a host if `HOST`).
+pub(crate) type World<T, const N: usize, const HOST: bool = false> = Processes<T, N, HOST>;
 
 thread_local! {
     static WORLD: RefCell<Option<Comm>> = const { RefCell::new(None) };
@@ -430,11 +401,13 @@ fn job_test<T: ProcTransport>(name: &'static str, body: fn(), world: Option<(usi
     );
 }
 
-impl<T: ProcTransport> Launcher for Processes<T> {
+impl<T: ProcTransport, const WORLD: usize, const HOST: bool> Launcher
+    for Processes<T, WORLD, HOST>
+{
     const LIBRARY_TRANSPORT: bool = T::LIBRARY;
 
     fn test(name: &'static str, body: fn()) {
-        job_test::<T>(name, body, None)
+        job_test::<T>(name, body, (WORLD > 0).then_some((WORLD, HOST)))
     }
 
     fn run<R, E, F>(n: usize, f: F) -> hypercomm::Result<Vec<R>>
