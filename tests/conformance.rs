@@ -22,6 +22,21 @@ mod shm {
     );
 }
 
+/// The two-node bodies again on the world of a two-process job (not a
+/// communicator split off a pool), over TCP and over shared memory.
+mod tcp_world2 {
+    crate::common::conformance::conformance_suite!(@world2
+        crate::common::World<crate::common::procs::Tcp, 2>
+    );
+}
+
+/// See `tcp_world2`.
+mod shm_world2 {
+    crate::common::conformance::conformance_suite!(@world2
+        crate::common::World<crate::common::procs::Shm, 2>
+    );
+}
+
 /// A transport from outside the library, to show that the boundary is the
 /// whole contract: it wraps the thread transport and turns every payload
 /// into owned bytes on the way (as a byte-stream transport would), so the

@@ -21,20 +21,8 @@ mod mpi {
 
 /// The bodies of two nodes on the world of a two-process job.
 mod mpi_world2 {
-    crate::common::conformance::conformance_suite!(@tests
-        crate::common::World<crate::common::procs::Mpi, 2>;
-        probe,
-        a_blocking_receive_takes_nothing_out_of_turn,
-        truncation_keeps_message,
-        truncated_message_goes_to_the_next_posted_receive,
-        zero_length,
-        large_message_64mib,
-        large_messages_at_every_boundary,
-        every_size_and_tag_after_the_sender_ended,
-        ten_thousand_isends,
-        typed_and_objects,
-        ssend_completes_after_match,
-        strided_vectors
+    crate::common::conformance::conformance_suite!(@world2
+        crate::common::World<crate::common::procs::Mpi, 2>
     );
 }
 

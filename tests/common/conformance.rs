@@ -27,30 +27,38 @@ use std::time::{Duration, Instant};
 #[allow(unused_macros)]
 macro_rules! conformance_suite {
     ($launcher:ty) => {
+        // The bodies of other sizes (or with a host), then the two-node ones.
         $crate::common::conformance::conformance_suite!(@tests $launcher;
             ordering,
             wildcards,
+            a_receive_from_any_source_takes_nothing_out_of_turn,
+            self_send,
+            send_recv_ring,
+            ring_16_ranks_1000_laps,
+            swap_and_shifts,
+            nonblocking_wait_any_test,
+            host_messages,
+            global_or
+        );
+        $crate::common::conformance::conformance_suite!(@world2 $launcher);
+    };
+    // The bodies whose every `launch` has two nodes and no host, for a
+    // launcher that runs them on the world of a two-node job (`World`).
+    (@world2 $launcher:ty) => {
+        $crate::common::conformance::conformance_suite!(@tests $launcher;
             probe,
+            a_blocking_receive_takes_nothing_out_of_turn,
             truncation_keeps_message,
             truncated_message_goes_to_the_next_posted_receive,
-            a_blocking_receive_takes_nothing_out_of_turn,
-            a_receive_from_any_source_takes_nothing_out_of_turn,
             zero_length,
             large_message_64mib,
             large_messages_at_every_boundary,
             every_size_and_tag_after_the_sender_ended,
             ten_thousand_isends,
             receives_for_later_messages_pass_the_credit,
-            self_send,
-            send_recv_ring,
-            ring_16_ranks_1000_laps,
             typed_and_objects,
-            swap_and_shifts,
             ssend_completes_after_match,
-            nonblocking_wait_any_test,
             strided_vectors,
-            host_messages,
-            global_or,
             flow_control_bounds_a_sleeping_receiver,
             timeout_says_what_the_other_ranks_wait_for
         );
