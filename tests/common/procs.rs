@@ -273,14 +273,14 @@ fn sub_job<R: Serialize + DeserializeOwned>(
     f: impl FnOnce(&Comm) -> Result<R, String>,
 ) -> hypercomm::Result<(Option<R>, Vec<R>)> {
     let world = world();
-    if ON_WORLD.with(|w| w.get()) {
+    let mine: Outcome<R> = if ON_WORLD.with(|w| w.get()) {
         assert!(
             n == world.size() && with_host == world.has_host(),
             "a world job of {} nodes (host: {}) runs only bodies of as many",
             world.size(),
             world.has_host()
         );
-        let mine: Outcome<R> = Some(f(&world));
+        let mine = Some(f(&world));
         // Every body has ended before results travel on the world, so
         // that no receive for any message of a body takes one.
         if with_host {
@@ -288,36 +288,25 @@ fn sub_job<R: Serialize + DeserializeOwned>(
         } else {
             world.barrier()?;
         }
-        let bytes = postcard::to_stdvec(&mine).expect("encoding a result");
-        let all = exchange(&world, bytes)?;
-        return collect(&world, all);
-    }
-    assert!(
-        n <= world.size(),
-        "a conformance job of {n} nodes needs a larger pool"
-    );
-    let color = match world.me() {
-        Rank::Node(r) if r < n => Some(0),
-        Rank::Host if with_host => Some(0),
-        _ => None,
+        mine
+    } else {
+        assert!(
+            n <= world.size(),
+            "a conformance job of {n} nodes needs a larger pool"
+        );
+        let color = match world.me() {
+            Rank::Node(r) if r < n => Some(0),
+            Rank::Host if with_host => Some(0),
+            _ => None,
+        };
+        let key = match world.me() {
+            Rank::Node(r) => r as i64,
+            Rank::Host => i64::MAX,
+        };
+        world.split(color, key)?.map(|c| f(&c))
     };
-    let key = match world.me() {
-        Rank::Node(r) => r as i64,
-        Rank::Host => i64::MAX,
-    };
-    let sub = world.split(color, key)?;
-    let mine: Outcome<R> = sub.map(|c| f(&c));
     let bytes = postcard::to_stdvec(&mine).expect("encoding a result");
     let all = exchange(&world, bytes)?;
-    collect(&world, all)
-}
-
-/// Every process's outcome (in world order) as the host's result and the
-/// nodes' (the first failure as an error).
-fn collect<R: Serialize + DeserializeOwned>(
-    world: &Comm,
-    all: Vec<Vec<u8>>,
-) -> hypercomm::Result<(Option<R>, Vec<R>)> {
     let mut nodes = Vec::new();
     let mut host = None;
     for (i, b) in all.iter().enumerate() {

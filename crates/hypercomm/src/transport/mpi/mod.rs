@@ -82,8 +82,8 @@
 //! `split`) is still frames; receives posted with `irecv` are matched by
 //! the engine, so a window of them takes user messages one at a time
 //! through the one receive; a blocking 8-byte round trip still costs
-//! about 1.6× Open MPI's (BENCHMARKS.md, "The world's point-to-point
-//! messages on MPI's own matching"); dynamic processes
+//! about 1.4× Open MPI's, the engine's layers (BENCHMARKS.md, "What the
+//! engine adds to an 8-byte message over MPI"); dynamic processes
 //! (`MPI_Comm_spawn`); messages of more than 2^31 − 1 bytes in one piece
 //! (they are split). (A job with a host has it as its last MPI rank,
 //! `HYPERCOMM_HOST=1`; see `hypercomm::init`.)
@@ -301,6 +301,25 @@ impl MpiEndpoint {
         self.protocol.borrow_mut().get_or_insert(msg);
     }
 
+    /// Whether a blocking receive's fast path may look now: not after
+    /// close, nor while frames queued before wait for the general path
+    /// (then a receive posted on `user` for it is withdrawn).
+    fn may_look(&self) -> bool {
+        if self.closed.get() || !self.queue.borrow().is_empty() {
+            self.end_direct();
+            return false;
+        }
+        true
+    }
+
+    /// Test the sends in flight, if any, on a look at the user context
+    /// (each test drives MPI's progress).
+    fn test_in_flight(&self) {
+        if !self.in_flight.borrow().is_empty() {
+            self.test_sends();
+        }
+    }
+
     /// Test sends in flight and take every frame and user message that has
     /// arrived, in order; returns whether anything arrived.
     fn progress(&self) -> bool {
@@ -468,16 +487,12 @@ impl Transport for MpiEndpoint {
 
     fn take_from(&self, src: Option<usize>, taker: &mut dyn Taker) -> Direct {
         // Frames queued before go first: `try_recv_offer`'s.
-        if self.closed.get() || !self.queue.borrow().is_empty() {
-            self.end_direct();
+        if !self.may_look() {
             return Direct::Other;
         }
-        // The user context: MPI matches (`user.rs`). Sends in flight are
-        // tested on the way (each test drives MPI's progress).
+        // The user context: MPI matches (`user.rs`).
         if let Some((0, tag)) = taker.wants() {
-            if !self.in_flight.borrow().is_empty() {
-                self.test_sends();
-            }
+            self.test_in_flight();
             return self.take_direct(src, tag, taker);
         }
         // Sends in flight want the general path's progress.
@@ -499,14 +514,10 @@ impl Transport for MpiEndpoint {
     }
 
     fn take_plain(&self, src: usize, tag: u32, dst: &mut [u8], polls: u32) -> Plain {
-        // As `take_from`: frames queued before go first.
-        if self.closed.get() || !self.queue.borrow().is_empty() || src >= self.n {
-            self.end_direct();
+        if !self.may_look() {
             return Plain::Other;
         }
-        if !self.in_flight.borrow().is_empty() {
-            self.test_sends();
-        }
+        self.test_in_flight();
         self.take_plain_user(src, tag, dst, polls)
     }
 
