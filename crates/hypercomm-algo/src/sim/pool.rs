@@ -9,6 +9,11 @@
 //! already kept: on a hypercube every participant of recursive doubling
 //! has the same relative schedule, on a ring every one of the ring
 //! algorithms. A million participants then share a handful of schedules.
+//!
+//! Beside each op its ordinal is kept: how many Sends to (or Recvs from)
+//! the same peer come before it in the schedule. The k-th message from q
+//! to r matches r's k-th Recv from q (FIFO per pair), whatever order the
+//! network delivers them in.
 
 use crate::schedule::{Op, Schedule};
 use std::collections::HashMap;
@@ -74,6 +79,10 @@ pub(crate) enum PoolError {
 pub(crate) struct Pool {
     p: usize,
     ops: Vec<u64>,
+    /// Each op's ordinal among the ops of its kind and peer.
+    ords: Vec<u32>,
+    /// Scratch counts for the ordinals, by kind and relative peer.
+    counts: HashMap<u64, u32>,
     kept: Vec<Kept>,
     heads: [HashMap<u64, u32>; 2],
     hits: [usize; 2],
@@ -131,8 +140,7 @@ impl Pool {
                 continue;
             }
             let idx = self.kept.len() as u32;
-            let start = self.ops.len();
-            self.ops.extend_from_slice(&self.scratch[k]);
+            let start = self.push(k);
             let head = self.heads[k].insert(hs[k], idx).unwrap_or(NONE);
             self.kept.push(Kept {
                 start,
@@ -167,8 +175,7 @@ impl Pool {
             return Ok(i);
         }
         let idx = self.kept.len() as u32;
-        let start = self.ops.len();
-        self.ops.extend_from_slice(&self.scratch[k]);
+        let start = self.push(k);
         let head = self.heads[k].insert(h, idx).unwrap_or(NONE);
         self.kept.push(Kept {
             start,
@@ -177,6 +184,23 @@ impl Pool {
             next: head,
         });
         Ok(idx)
+    }
+
+    /// Append `scratch[k]` to the kept ops, with its ordinals; where it
+    /// starts.
+    fn push(&mut self, k: usize) -> usize {
+        let start = self.ops.len();
+        self.counts.clear();
+        for &w in &self.scratch[k] {
+            let n = self
+                .counts
+                .entry(w & (RECV | PEER_MASK << PEER_SHIFT))
+                .or_insert(0);
+            self.ords.push(*n);
+            *n += 1;
+        }
+        self.ops.extend_from_slice(&self.scratch[k]);
+        start
     }
 
     /// Whether participant `me`'s schedule `s` is kept schedule `i` (in
@@ -251,6 +275,20 @@ impl Pool {
     pub(crate) fn op(&self, i: u32, j: usize) -> Cop {
         let e = &self.kept[i as usize];
         Cop(self.ops[e.start + j])
+    }
+
+    /// The ordinal of op `j` of kept schedule `i`: how many ops of its
+    /// kind (Send or Recv) with the same peer come before it.
+    #[inline]
+    pub(crate) fn ord(&self, i: u32, j: usize) -> u32 {
+        self.ords[self.kept[i as usize].start + j]
+    }
+
+    /// Op `j` of kept schedule `i` and its ordinal ([`Pool::ord`]).
+    #[inline]
+    pub(crate) fn op_ord(&self, i: u32, j: usize) -> (Cop, u32) {
+        let at = self.kept[i as usize].start + j;
+        (Cop(self.ops[at]), self.ords[at])
     }
 
     /// The peer of op `c` of kept schedule `i` for participant `me`.

@@ -9,7 +9,10 @@
 //! has arrived, whichever is later; the next round starts then. Local ops
 //! (Reduce, Copy) take no time, as in seed 001. Messages are eager: one
 //! that arrives before its Recv's round waits in a mailbox, and the k-th
-//! message from q to r matches r's k-th Recv from q (FIFO per pair).
+//! message from q to r matches r's k-th Recv from q (FIFO per pair), even
+//! where a later message overtakes an earlier one (a short one behind a
+//! long one when links are not contended): each message carries its
+//! ordinal among its pair's (kept beside each op by the pool).
 //!
 //! The events are the link requests of [`Fabric`]: a message over l links
 //! costs l queue operations (plus one when its receiver's port is
@@ -77,7 +80,13 @@ const MAIL: u32 = 4;
 struct Msg {
     flight: Flight,
     len: u32,
+    /// Its ordinal among the messages of its sender to its receiver.
+    ord: u32,
 }
+
+/// A message that arrived before its Recv's round: from, ordinal,
+/// length, time.
+type Early = (u32, u32, u32, f64);
 
 /// One participant's progress through its current round.
 #[derive(Debug, Clone, Copy)]
@@ -109,8 +118,8 @@ struct Sim<'a> {
     words_per_element: f64,
     nodes: Vec<Node>,
     finish: Vec<f64>,
-    /// Early messages (from, length, time), of nodes flagged MAIL.
-    mailbox: HashMap<usize, Vec<(u32, u32, f64)>>,
+    /// Early messages of nodes flagged MAIL.
+    mailbox: HashMap<usize, Vec<Early>>,
     wide: HashMap<usize, Wide>,
     done: usize,
     msgs: Vec<Msg>,
@@ -147,7 +156,7 @@ impl Sim<'_> {
                 if c.is_recv() {
                     let from = self.pool.peer(s, c, v);
                     let early = if n.flags & MAIL != 0 {
-                        self.take_early(v, from, c.len())?
+                        self.take_early(v, from, self.pool.ord(s, i), c.len())?
                     } else {
                         None
                     };
@@ -202,16 +211,22 @@ impl Sim<'_> {
         }
     }
 
-    /// An early message from `from` for a Recv of `len` elements, if one
-    /// waits in `v`'s mailbox: its arrival time.
-    fn take_early(&mut self, v: usize, from: usize, len: u32) -> Result<Option<f64>, SimError> {
+    /// The early message from `from` of ordinal `ord` for a Recv of `len`
+    /// elements, if it waits in `v`'s mailbox: its arrival time.
+    fn take_early(
+        &mut self,
+        v: usize,
+        from: usize,
+        ord: u32,
+        len: u32,
+    ) -> Result<Option<f64>, SimError> {
         let Some(mb) = self.mailbox.get_mut(&v) else {
             return Ok(None);
         };
-        let Some(k) = mb.iter().position(|e| e.0 as usize == from) else {
+        let Some(k) = mb.iter().position(|e| e.0 as usize == from && e.1 == ord) else {
             return Ok(None);
         };
-        let (_, sent, at) = mb.remove(k);
+        let (_, _, sent, at) = mb.remove(k);
         if mb.is_empty() {
             self.mailbox.remove(&v);
             self.nodes[v].flags &= !MAIL;
@@ -230,36 +245,41 @@ impl Sim<'_> {
     /// Start `v`'s Send at op `i` at time `t`; returns when the send port
     /// is free again, if that is known now.
     fn start_send(&mut self, v: usize, i: usize, t: f64) -> Option<f64> {
-        let (flight, len) = self.flight(v, i);
+        let msg = self.msg(v, i);
         self.messages += 1;
-        self.words += flight.words;
-        let started = self.fabric.start(&flight, t);
+        self.words += msg.flight.words;
+        let started = self.fabric.start(&msg.flight, t);
         if let Next::Port(_) = started.next {
             unreachable!("a start never reaches a port");
         }
-        self.follow(started.next, v, i, flight, len);
+        self.follow(started.next, v, i, msg);
         started.free
     }
 
-    /// The message of `v`'s Send at op `i`, and its length in elements.
-    #[inline]
-    fn flight(&self, v: usize, i: usize) -> (Flight, u32) {
-        let c = self.op(v, i);
-        let to = self.pool.peer(self.nodes[v].sched, c, v);
+    /// The message of `v`'s Send at op `i`, not started.
+    #[inline(always)]
+    fn msg(&self, v: usize, i: usize) -> Msg {
+        let s = self.nodes[v].sched;
+        let (c, ord) = self.pool.op_ord(s, i);
+        let to = self.pool.peer(s, c, v);
         let words = f64::from(c.len()) * self.words_per_element;
-        (Flight::new(v, to, words), c.len())
+        Msg {
+            flight: Flight::new(v, to, words),
+            len: c.len(),
+            ord,
+        }
     }
 
     /// Queue what comes next for a message that has started: its next hop,
     /// its arrival, or the wait for its sender's core.
     #[inline]
-    fn follow(&mut self, next: Next, v: usize, i: usize, flight: Flight, len: u32) {
+    fn follow(&mut self, next: Next, v: usize, i: usize, msg: Msg) {
         match next {
             Next::Hop(at) => self
                 .queue
                 .push(at, v as u64, FIRST | (v as u64) << 32 | i as u64),
             Next::Arrive(at) => {
-                let id = self.keep(flight, len);
+                let id = self.keep(msg);
                 self.queue.push(at, v as u64, ARRIVE | u64::from(id));
             }
             Next::Core(at) => {
@@ -274,12 +294,12 @@ impl Sim<'_> {
     #[cold]
     #[inline(never)]
     fn cored(&mut self, v: usize, i: usize, now: f64) -> Result<(), SimError> {
-        let (flight, len) = self.flight(v, i);
-        let started = self.fabric.core(&flight, now);
+        let msg = self.msg(v, i);
+        let started = self.fabric.core(&msg.flight, now);
         if let Next::Port(_) | Next::Core(_) = started.next {
             unreachable!("a core starts the message");
         }
-        self.follow(started.next, v, i, flight, len);
+        self.follow(started.next, v, i, msg);
         match started.free {
             Some(free) => self.sent(v, free),
             None => Ok(()),
@@ -287,8 +307,7 @@ impl Sim<'_> {
     }
 
     /// Keep a message in flight; its id.
-    fn keep(&mut self, flight: Flight, len: u32) -> u32 {
-        let msg = Msg { flight, len };
+    fn keep(&mut self, msg: Msg) -> u32 {
         match self.free_msgs.pop() {
             Some(id) => {
                 self.msgs[id as usize] = msg;
@@ -355,25 +374,32 @@ impl Sim<'_> {
         Ok(())
     }
 
-    /// A message of `len` elements from `from` arrived whole at `v` at `t`.
-    fn arrived(&mut self, v: usize, from: usize, len: u32, t: f64) -> Result<(), SimError> {
+    /// `msg` arrived whole at its receiver at `t`.
+    fn arrived(&mut self, msg: Msg, t: f64) -> Result<(), SimError> {
+        let (v, from, len) = (msg.flight.dst as usize, msg.flight.src as usize, msg.len);
         let n = self.nodes[v];
         let s = n.sched;
         let (start, end) = (n.pos as usize, n.end as usize);
         let mut hit = None;
         if n.flags & FINISHED == 0 {
-            // The earliest unmatched Recv from `from`: among the round's
-            // first 64 ops, else in the index of a longer round.
+            // The unmatched Recv from `from` of the message's ordinal:
+            // among the round's first 64 ops, else in the index of a
+            // longer round.
             let last = end.min(start + 64);
             hit = (start..last).find(|&i| {
-                let c = self.pool.op(s, i);
+                let (c, ord) = self.pool.op_ord(s, i);
                 c.is_recv()
                     && n.matched & (1 << (i - start)) == 0
+                    && ord == msg.ord
                     && self.pool.peer(s, c, v) == from
             });
             if hit.is_none() && n.flags & WIDE != 0 {
-                if let Some(w) = self.wide.get_mut(&v) {
-                    hit = w.get_mut(&from).and_then(|q| q.pop_front());
+                let pool = self.pool;
+                if let Some(q) = self.wide.get_mut(&v).and_then(|w| w.get_mut(&from)) {
+                    hit = q
+                        .iter()
+                        .position(|&i| pool.ord(s, i) == msg.ord)
+                        .and_then(|k| q.remove(k));
                 }
             }
         }
@@ -382,7 +408,7 @@ impl Sim<'_> {
             self.mailbox
                 .entry(v)
                 .or_default()
-                .push((from as u32, len, t));
+                .push((from as u32, msg.ord, len, t));
             return Ok(());
         };
         let expected = self.pool.op(s, i).len();
@@ -403,59 +429,52 @@ impl Sim<'_> {
         self.round_progress(v)
     }
 
-    /// On shared cores: `flight` (`len` elements; `id` its kept copy, if
-    /// any) has arrived at `t`; its receiver's core is asked then.
+    /// On shared cores: `msg` (`id` its kept copy, if any) has arrived at
+    /// `t`; its receiver's core is asked then.
     #[cold]
     #[inline(never)]
-    fn wake_later(&mut self, flight: Flight, len: u32, id: Option<u32>, t: f64) {
-        let id = match id {
-            Some(id) => {
-                self.msgs[id as usize].flight = flight;
-                id
-            }
-            None => self.keep(flight, len),
-        };
+    fn wake_later(&mut self, msg: Msg, id: Option<u32>, t: f64) {
+        let id = self.kept(msg, id);
         self.queue
-            .push(t, u64::from(flight.src), ARRIVE | CORE | u64::from(id));
+            .push(t, u64::from(msg.flight.src), ARRIVE | CORE | u64::from(id));
     }
 
-    /// What happens after a hop of `flight` (`len` elements; `id` its kept
-    /// copy, if any).
-    fn after_hop(
-        &mut self,
-        flight: Flight,
-        len: u32,
-        id: Option<u32>,
-        next: Next,
-    ) -> Result<(), SimError> {
-        let arrive = |sim: &mut Self, t: f64| {
-            if sim.fabric.shares_cores() {
-                sim.wake_later(flight, len, id, t);
-                return Ok(());
+    /// `msg` kept with its flight as it is now: in its kept copy `id` if
+    /// it has one, else in a new one; the id.
+    #[inline]
+    fn kept(&mut self, msg: Msg, id: Option<u32>) -> u32 {
+        match id {
+            Some(id) => {
+                self.msgs[id as usize].flight = msg.flight;
+                id
             }
-            if let Some(id) = id {
-                sim.free_msgs.push(id);
-            }
-            sim.arrived(flight.dst as usize, flight.src as usize, len, t)
-        };
+            None => self.keep(msg),
+        }
+    }
+
+    /// What happens after a hop of `msg` (`id` its kept copy, if any).
+    fn after_hop(&mut self, msg: Msg, id: Option<u32>, next: Next) -> Result<(), SimError> {
         match next {
-            Next::Arrive(at) => arrive(self, at),
+            Next::Arrive(at) => {
+                if self.fabric.shares_cores() {
+                    self.wake_later(msg, id, at);
+                    return Ok(());
+                }
+                if let Some(id) = id {
+                    self.free_msgs.push(id);
+                }
+                self.arrived(msg, at)
+            }
             Next::Core(_) => unreachable!("a hop never asks for a core"),
             Next::Hop(at) | Next::Port(at) => {
-                let id = match id {
-                    Some(id) => {
-                        self.msgs[id as usize].flight = flight;
-                        id
-                    }
-                    None => self.keep(flight, len),
-                };
+                let id = self.kept(msg, id);
                 let kind = if matches!(next, Next::Hop(_)) {
                     HOP
                 } else {
                     PORT
                 };
                 self.queue
-                    .push(at, u64::from(flight.src), kind | u64::from(id));
+                    .push(at, u64::from(msg.flight.src), kind | u64::from(id));
                 Ok(())
             }
         }
@@ -472,44 +491,41 @@ impl Sim<'_> {
                 }
                 FIRST => {
                     let (v, i) = ((ev >> 32) as usize, ev as u32 as usize);
-                    let c = self.op(v, i);
-                    let to = self.pool.peer(self.nodes[v].sched, c, v);
-                    let words = f64::from(c.len()) * self.words_per_element;
-                    let mut f = Flight::new(v, to, words);
-                    let h = self.fabric.hop(&mut f, now);
+                    let mut msg = self.msg(v, i);
+                    let h = self.fabric.hop(&mut msg.flight, now);
                     if let Some(free) = h.free {
                         self.sent(v, free)?;
                     }
-                    self.after_hop(f, c.len(), None, h.next)?;
+                    self.after_hop(msg, None, h.next)?;
                 }
                 HOP => {
                     let id = (ev & !KIND) as u32;
-                    let Msg { mut flight, len } = self.msgs[id as usize];
-                    let h = self.fabric.hop(&mut flight, now);
-                    self.after_hop(flight, len, Some(id), h.next)?;
+                    let mut msg = self.msgs[id as usize];
+                    let h = self.fabric.hop(&mut msg.flight, now);
+                    self.after_hop(msg, Some(id), h.next)?;
                 }
                 PORT => {
                     let id = (ev & !KIND) as u32;
-                    let Msg { flight, len } = self.msgs[id as usize];
-                    let at = self.fabric.port(&flight, now);
+                    let msg = self.msgs[id as usize];
+                    let at = self.fabric.port(&msg.flight, now);
                     if self.fabric.shares_cores() {
-                        let src = u64::from(flight.src);
+                        let src = u64::from(msg.flight.src);
                         self.queue.push(at, src, ARRIVE | CORE | u64::from(id));
                         continue;
                     }
                     self.free_msgs.push(id);
-                    self.arrived(flight.dst as usize, flight.src as usize, len, at)?;
+                    self.arrived(msg, at)?;
                 }
                 _ => {
                     let id = (ev & !(KIND | CORE)) as u32;
-                    let Msg { flight, len } = self.msgs[id as usize];
+                    let msg = self.msgs[id as usize];
                     self.free_msgs.push(id);
                     let at = if ev & CORE != 0 {
-                        self.fabric.wake(&flight, now)
+                        self.fabric.wake(&msg.flight, now)
                     } else {
                         now
                     };
-                    self.arrived(flight.dst as usize, flight.src as usize, len, at)?;
+                    self.arrived(msg, at)?;
                 }
             }
         }

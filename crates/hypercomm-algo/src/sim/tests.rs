@@ -410,6 +410,73 @@ proptest! {
     }
 }
 
+/// FIFO per pair holds when the network does not keep it: without
+/// contention an empty message (no time on a link) overtakes a 1-element
+/// one sent before it to the same receiver three hops away (2 per hop),
+/// yet each matches the Recv of its own rank in the sender's order. `n`
+/// messages alternate 1 and 0 elements; the receiver takes them in one
+/// round (past the 64 Recvs a round matches by bit mask, too) or one round
+/// each (early ones wait in its mailbox). When `late`, the receiver first
+/// waits for 20 elements from participant 1 (two hops: 80), so that every
+/// message from 0 waits in its mailbox, overtakers first; its ports are
+/// all open then (its one receive port would take the messages one after
+/// another), so every message starts at 0 and all are there by 6.
+#[test]
+fn a_message_overtaken_still_matches_in_send_order() {
+    use crate::schedule::{output, recv, send};
+    let c = Costs {
+        ts: 0.0,
+        tw: 2.0,
+        th: 0.0,
+    };
+    let mut model = Model::new(Network::Hypercube, 8, c).unwrap();
+    model.contention = false;
+    let cases = [
+        (2, false, false),
+        (2, true, false),
+        (2, true, true),
+        (70, false, false),
+        (70, true, false),
+        (70, true, true),
+    ];
+    for (n, rounds, late) in cases {
+        model.ports = if late { Ports::All } else { Ports::One };
+        let len = |k: usize| 1 - k % 2;
+        let mut gen = |me: usize| {
+            let mut s = crate::Schedule::new();
+            match me {
+                0 => s.push((0..n).map(|k| send(7, output(0, len(k)))).collect()),
+                1 if late => s.push(vec![send(7, output(0, 20))]),
+                7 => {
+                    if late {
+                        s.push(vec![recv(1, output(0, 20))]);
+                    }
+                    if rounds {
+                        (0..n).for_each(|k| s.push(vec![recv(0, output(0, len(k)))]));
+                    } else {
+                        s.push((0..n).map(|k| recv(0, output(0, len(k)))).collect());
+                    }
+                }
+                _ => {}
+            }
+            s
+        };
+        let out = simulate(&model, 8, &mut gen, 1.0).unwrap();
+        // One port: the k-th 1-element message leaves the port at 2k and
+        // arrives three hops later (6); the empty ones arrive as they
+        // leave.
+        let expected = if late {
+            80.0
+        } else {
+            2.0 * ((n - 1) / 2) as f64 + 6.0
+        };
+        assert_eq!(
+            out.finish[7], expected,
+            "{n} messages, a round each: {rounds}, late: {late}"
+        );
+    }
+}
+
 /// Schedules that do not fit each other are errors that say why.
 #[test]
 fn broken_schedules_are_named() {
