@@ -18,6 +18,13 @@
 //! checks the element type, so a type mismatch is an error at that target
 //! and never leaves its subtree waiting.
 //!
+//! A root whose target list is invalid (a node out of range, the root
+//! itself, a node listed twice) returns the error and sends the nodes the
+//! list names validly the error's text instead of data (element code
+//! [`REFUSED`]), over the same tree: each of them gets exactly one message
+//! for the call and its `multicast_recv` fails naming the root's mistake,
+//! instead of waiting for data that never comes.
+//!
 //! Ordering: messages between two nodes are FIFO, so successive multicasts
 //! from one root arrive in order; multicasts from different roots to a
 //! common target may be received in either order (as with SPGRCW).
@@ -39,6 +46,9 @@ use std::collections::HashSet;
 pub const MULTICAST_TAG: u32 = 0x7fff_ffff;
 
 const HEADER: usize = 32;
+
+/// The element code of a refused multicast: its data is the root's error.
+const REFUSED: u8 = 0xff;
 const MAGIC: u64 = 0x4d43_0000; // "MC"
 
 fn encode(elem: u8, count: usize, root: usize, list: &[usize], data: &[u8]) -> Vec<u8> {
@@ -102,7 +112,7 @@ impl Comm {
         let mut seen = HashSet::new();
         for &t in targets {
             if t >= p || t == parts.me || !seen.insert(t) {
-                return Err(Error::InvalidArgument {
+                let e = Error::InvalidArgument {
                     op: "multicast",
                     what: format!(
                         "target {t} is {} (targets must be distinct nodes of 0..{p} other than the root {})",
@@ -115,7 +125,28 @@ impl Comm {
                         },
                         parts.me
                     ),
-                });
+                };
+                // The nodes named validly wait in `multicast_recv`: they
+                // get the error instead of the data. Failing to tell them
+                // is secondary to the error itself.
+                let mut named = HashSet::new();
+                let valid: Vec<usize> = targets
+                    .iter()
+                    .copied()
+                    .filter(|&t| t < p && t != parts.me && named.insert(t))
+                    .collect();
+                if !valid.is_empty() {
+                    let text = e.to_string();
+                    let _ = self.multicast_forward(
+                        REFUSED,
+                        text.len(),
+                        parts.me,
+                        parts.me,
+                        &valid,
+                        text.as_bytes(),
+                    );
+                }
+                return Err(e);
             }
         }
         self.multicast_forward(
@@ -130,6 +161,8 @@ impl Comm {
 
     /// Receive a multicast (SPGRCW) from whichever node sends it, forward it
     /// to this node's part of the tree, and return the data and the root.
+    /// Fails when the data is not of type `T`, and when the root's call
+    /// failed on its target list (the error names the root's mistake).
     pub fn multicast_recv<T: Element>(&self) -> Result<(Vec<T>, usize)> {
         let parts = self.node_parts("multicast_recv")?;
         let m = Match {
@@ -144,6 +177,13 @@ impl Comm {
         let d = decode(&bytes)?;
         // Forward first, so our subtree completes whatever we think of the data.
         self.multicast_forward(d.elem, d.count, d.root, parts.me, &d.list, d.data)?;
+        if d.elem == REFUSED {
+            return Err(Error::CollectiveMismatch(format!(
+                "multicast from {}: the root's call failed ({})",
+                Rank::Node(d.root),
+                String::from_utf8_lossy(d.data)
+            )));
+        }
         if d.elem != T::CODE || d.data.len() != d.count * std::mem::size_of::<T>() {
             return Err(Error::CollectiveMismatch(format!(
                 "multicast from {}: {} elements of type {} were sent, received as {}",
