@@ -97,6 +97,8 @@ macro_rules! collectives_suite {
             sparse_multicast_reaches_exactly_the_targets,
             multicast_bad_targets_and_type_mismatch,
             nonblocking_gather_scatter_allgather_alltoall_reduce_scatter_scan,
+            nonblocking_variable_count_collectives,
+            nonblocking_variable_counts_that_disagree_fail_everywhere,
             reproducible_mode_is_bitwise_identical_across_algorithms_and_topologies,
             user_wildcard_receives_never_take_collective_traffic,
             mismatches_of_new_collectives_are_errors_on_every_rank,
@@ -156,6 +158,7 @@ macro_rules! unchecked_suite {
             host_rooted_gather_and_scatter,
             sparse_multicast_reaches_exactly_the_targets,
             nonblocking_gather_scatter_allgather_alltoall_reduce_scatter_scan,
+            nonblocking_variable_count_collectives,
             reproducible_mode_is_bitwise_identical_across_algorithms_and_topologies,
             user_wildcard_receives_never_take_collective_traffic,
             equal_non_default_options_match_a_serial_fold
@@ -1310,6 +1313,95 @@ pub(crate) fn nonblocking_gather_scatter_allgather_alltoall_reduce_scatter_scan<
                 .collect();
             assert_eq!(rs, &want);
         }
+    }
+}
+
+/// What node `from` sends node `to` in the all-to-allv tests.
+fn pair_block(from: usize, to: usize) -> Vec<i64> {
+    (0..(from + 2 * to) % 4)
+        .map(|k| (from * 100 + to * 10 + k) as i64)
+        .collect()
+}
+
+/// The variable-count collectives started together, waited for in
+/// opposite orders on odd and even nodes, against serial results.
+pub(crate) fn nonblocking_variable_count_collectives<L: Matrix>() {
+    for &n in L::NS {
+        let counts: Vec<usize> = (0..n).map(|r| vc(r, 5)).collect();
+        let total: usize = counts.iter().sum();
+        let offset = |r: usize| counts[..r].iter().sum::<usize>();
+        let out = launch::<L, _, _>(n, |comm| {
+            let me = comm.rank();
+            let mine: Vec<i64> = (0..counts[me]).map(|i| val(me, i)).collect();
+            let scattered: Vec<i64> = if me == 0 {
+                (0..total).map(|j| 1000 + j as i64).collect()
+            } else {
+                Vec::new()
+            };
+            let send_counts: Vec<usize> = (0..n).map(|q| pair_block(me, q).len()).collect();
+            let recv_counts: Vec<usize> = (0..n).map(|q| pair_block(q, me).len()).collect();
+            let sent: Vec<i64> = (0..n).flat_map(|q| pair_block(me, q)).collect();
+            let long: Vec<i64> = (0..total).map(|j| val(me, j)).collect();
+            let mut g = vec![0i64; if me == n - 1 { total } else { 0 }];
+            let mut sc = vec![0i64; counts[me]];
+            let mut ag = vec![0i64; total];
+            let mut a2a = vec![0i64; recv_counts.iter().sum()];
+            let mut rs = vec![0i64; counts[me]];
+            hypercomm::scope(|s| -> Result<(), Error> {
+                let mut reqs = vec![
+                    comm.igatherv(s, &mine, &mut g, &counts, n - 1)?,
+                    comm.iscatterv(s, &scattered, &counts, &mut sc, 0)?,
+                    comm.iallgatherv(s, &mine, &mut ag, &counts)?,
+                    comm.ialltoallv(s, &sent, &send_counts, &mut a2a, &recv_counts)?,
+                    comm.ireduce_scatterv(s, &long, &counts, &mut rs, Sum)?,
+                ];
+                if me % 2 == 1 {
+                    reqs.reverse();
+                }
+                for r in reqs {
+                    r.wait()?;
+                }
+                Ok(())
+            })?;
+            Ok::<_, Error>((g, sc, ag, a2a, rs))
+        })
+        .unwrap();
+        let cat = concat((0..n).map(|r| (0..counts[r]).map(|i| val(r, i)).collect()));
+        for (r, (g, sc, ag, a2a, rs)) in out.iter().enumerate() {
+            if r == n - 1 {
+                assert_eq!(g, &cat, "n={n}: gatherv at the root");
+            }
+            let block = offset(r)..offset(r) + counts[r];
+            let want: Vec<i64> = block.clone().map(|j| 1000 + j as i64).collect();
+            assert_eq!(sc, &want, "n={n}: scatterv at {r}");
+            assert_eq!(ag, &cat, "n={n}: allgatherv at {r}");
+            let want: Vec<i64> = (0..n).flat_map(|q| pair_block(q, r)).collect();
+            assert_eq!(a2a, &want, "n={n}: alltoallv at {r}");
+            let want: Vec<i64> = block.map(|j| (0..n).map(|q| val(q, j)).sum()).collect();
+            assert_eq!(rs, &want, "n={n}: reduce_scatterv at {r}");
+        }
+    }
+}
+
+/// Bad counts in a non-blocking variable-count call: an error on the node
+/// whose arguments are wrong and on every other node, none waits.
+pub(crate) fn nonblocking_variable_counts_that_disagree_fail_everywhere<L: Matrix>() {
+    let out = launch::<L, _, _>(3, |comm| {
+        let me = comm.rank();
+        let counts = [2usize, 1, 3];
+        // Node 1 gives an input one element too long.
+        let input = vec![me as u32; counts[me] + usize::from(me == 1)];
+        let mut output = vec![0u32; 6];
+        let e = hypercomm::scope(|s| -> Result<(), Error> {
+            comm.iallgatherv(s, &input, &mut output, &counts)?.wait()
+        })
+        .unwrap_err();
+        Ok::<_, Error>(e.to_string())
+    })
+    .unwrap();
+    assert!(out[1].contains("input"), "{out:?}");
+    for e in &out {
+        assert!(e.contains("allgatherv"), "{out:?}");
     }
 }
 

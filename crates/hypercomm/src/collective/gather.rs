@@ -239,17 +239,13 @@ impl Comm {
                 opts,
             );
         }
-        let me = self.node_parts("gatherv")?.me;
         let total: usize = counts.iter().sum();
-        let built = if counts.len() == self.size() {
-            need_len("gatherv", "input", input.len(), counts[me])
-        } else {
-            Ok(())
-        }
-        .and_then(|()| {
-            let kind = Collective::Gatherv;
-            self.gatherv_call(input, counts, output, root, kind, total, opts)
-        });
+        let built = self
+            .own_block("gatherv", input.len(), counts)
+            .and_then(|()| {
+                let kind = Collective::Gatherv;
+                self.gatherv_call(input, counts, output, root, kind, total, opts)
+            });
         let call = self.announce_bad(Collective::Gatherv, "gatherv", built, false)?;
         self.run_blocking(call, opts)
     }
@@ -311,6 +307,17 @@ impl Comm {
         let mut out = vec![T::zeroed(); if at_root { total } else { 0 }];
         self.gatherv_into(input, &mut out, &counts, root)?;
         Ok(at_root.then_some((out, counts)))
+    }
+
+    /// Whether this node's block of a gatherv or allgatherv (`len`
+    /// elements) is as long as `counts` says (the other checks are the
+    /// call's; a node outside the job is an error here).
+    pub(crate) fn own_block(&self, what: &'static str, len: usize, counts: &[usize]) -> Result<()> {
+        let me = self.node_parts(what)?.me;
+        match counts.get(me) {
+            Some(&c) if counts.len() == self.size() => need_len(what, "input", len, c),
+            _ => Ok(()),
+        }
     }
 
     /// Every node's `mine`, in rank order, on every node (allgather of one
@@ -485,13 +492,9 @@ impl Comm {
         counts: &[usize],
         opts: &CollOpts,
     ) -> Result<()> {
-        let me = self.node_parts("allgatherv")?.me;
-        let built = if counts.len() == self.size() {
-            need_len("allgatherv", "input", input.len(), counts[me])
-        } else {
-            Ok(())
-        }
-        .and_then(|()| self.allgatherv_call(input, counts, output, opts));
+        let built = self
+            .own_block("allgatherv", input.len(), counts)
+            .and_then(|()| self.allgatherv_call(input, counts, output, opts));
         let call = self.announce_bad(Collective::Allgatherv, "allgatherv", built, false)?;
         self.run_blocking(call, opts)
     }

@@ -96,11 +96,11 @@
 //! | barrier | `barrier`, `barrier_with_host` | `ibarrier` | host+nodes barrier |
 //! | broadcast | `bcast` | `ibcast` | yes |
 //! | reduce / allreduce | `reduce(_into)`, `allreduce(_into)` | `ireduce`, `iallreduce` | reduce |
-//! | gather(v) | `gather(_into)`, `gatherv(_into)` (gather.rs) | `igather` | yes |
-//! | allgather(v) | `allgather(_into)`, `allgatherv(_into)` | `iallgather` | — |
-//! | scatter(v) | `scatter_into`, `scatterv(_into)` | `iscatter` | yes |
-//! | all-to-all(v) | `alltoall(_into)`, `alltoallv(_into)` (alltoall.rs) | `ialltoall` | — |
-//! | reduce-scatter(v) | `reduce_scatter(_into)`, `reduce_scatterv_into` | `ireduce_scatter` | — |
+//! | gather(v) | `gather(_into)`, `gatherv(_into)` (gather.rs) | `igather`, `igatherv` | yes |
+//! | allgather(v) | `allgather(_into)`, `allgatherv(_into)` | `iallgather`, `iallgatherv` | — |
+//! | scatter(v) | `scatter_into`, `scatterv(_into)` | `iscatter`, `iscatterv` | yes |
+//! | all-to-all(v) | `alltoall(_into)`, `alltoallv(_into)` (alltoall.rs) | `ialltoall`, `ialltoallv` | — |
+//! | reduce-scatter(v) | `reduce_scatter(_into)`, `reduce_scatterv_into` | `ireduce_scatter`, `ireduce_scatterv` | — |
 //! | scans ([`Scan`]) | `scan`, `exscan`, `scan_with`, `scan_into(_with)` (scan.rs) | `iscan` | — |
 //! | sparse multicast | `multicast`, `multicast_recv` (multicast.rs) | — | — |
 //! | PICL bcast1 split phase, setarc0 announcement, GCAT order | `bcast_forward`, `bcast_recv_into`, `announce_arch`, `await_arch`, `gatherv_ordered` (legacy.rs) | — | yes |
@@ -112,8 +112,10 @@
 //!
 //! Not done yet:
 //!
-//! * non-blocking forms of the host-rooted, variable-count and multicast
-//!   calls;
+//! * non-blocking forms of the host-rooted calls, of the variable-count
+//!   calls that learn their counts first and of the multicast (the
+//!   variable-count forms with counts given, `igatherv` and the rest, are
+//!   done);
 //! * collectives with the host as a member (allgather, scans) other than
 //!   the host+nodes barrier;
 //! * a multicast rooted at the host;

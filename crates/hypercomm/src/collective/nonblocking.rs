@@ -9,7 +9,10 @@
 //!
 //! Non-blocking forms: `ibarrier`, `ibcast`, `ireduce`, `iallreduce`,
 //! `igather`, `iscatter`, `iallgather`, `ialltoall`, `ireduce_scatter`,
-//! `iscan` (any direction, inclusion and segmentation).
+//! `iscan` (any direction, inclusion and segmentation), and the
+//! variable-count forms whose counts every node knows (as MPI's):
+//! `igatherv`, `iscatterv`, `iallgatherv`, `ialltoallv`,
+//! `ireduce_scatterv`.
 //!
 //! Each form fills the same [`Call`] as its blocking counterpart, starts it
 //! with [`Comm::start`] into a task that borrows the buffers for `'env`,
@@ -18,7 +21,9 @@
 //! (or withdraws it) and unregisters it, whatever became of the request.
 //!
 //! Not done yet: non-blocking forms of the host-rooted variants, of the
-//! variable-count calls and of the multicast.
+//! variable-count calls that learn the counts first (`gatherv`,
+//! `allgatherv`, `scatterv`, `alltoallv` without counts) and of the
+//! multicast.
 
 use super::call::Call;
 use super::ops::{Element, Operator};
@@ -234,6 +239,96 @@ impl Comm {
         let built = self.reduce_scatterv_call(input, &counts, output, op, &CollOpts::default());
         let call = self.announce_bad(Collective::ReduceScatter, "ireduce_scatter", built, true)?;
         self.start_in(s, call, "ireduce_scatter")
+    }
+
+    /// Non-blocking gatherv to a node ([`Comm::gatherv_into`]): node i's
+    /// `input` has `counts[i]` elements, `counts` is given on every node,
+    /// `output` has `Σ counts` elements at the root (unused elsewhere).
+    pub fn igatherv<'scope, 'env, T: Element>(
+        &self,
+        s: &'scope Scope<'scope, 'env>,
+        input: &'env [T],
+        output: &'env mut [T],
+        counts: &[usize],
+        root: usize,
+    ) -> Result<CollRequest<'scope>> {
+        let (kind, what) = (Collective::Gatherv, "igatherv");
+        let total = counts.iter().sum();
+        let opts = CollOpts::default();
+        let built = self.own_block(what, input.len(), counts).and_then(|()| {
+            self.gatherv_call(input, counts, output, Rank::Node(root), kind, total, &opts)
+        });
+        let call = self.announce_bad(kind, what, built, true)?;
+        self.start_in(s, call, what)
+    }
+
+    /// Non-blocking scatterv from a node ([`Comm::scatterv_into`]): node i
+    /// receives `counts[i]` elements into `output`; `counts` is given on
+    /// every node, the root's `input` has `Σ counts` elements.
+    pub fn iscatterv<'scope, 'env, T: Element>(
+        &self,
+        s: &'scope Scope<'scope, 'env>,
+        input: &'env [T],
+        counts: &[usize],
+        output: &'env mut [T],
+        root: usize,
+    ) -> Result<CollRequest<'scope>> {
+        let (kind, what) = (Collective::Scatterv, "iscatterv");
+        let total = counts.iter().sum();
+        let opts = CollOpts::default();
+        let built = self.scatterv_call(input, counts, output, Rank::Node(root), kind, total, &opts);
+        let call = self.announce_bad(kind, what, built, true)?;
+        self.start_in(s, call, what)
+    }
+
+    /// Non-blocking allgatherv ([`Comm::allgatherv_into`]): `counts` (one
+    /// per node) given on every node, `output` has `Σ counts` elements.
+    pub fn iallgatherv<'scope, 'env, T: Element>(
+        &self,
+        s: &'scope Scope<'scope, 'env>,
+        input: &'env [T],
+        output: &'env mut [T],
+        counts: &[usize],
+    ) -> Result<CollRequest<'scope>> {
+        let (kind, what) = (Collective::Allgatherv, "iallgatherv");
+        let built = self
+            .own_block(what, input.len(), counts)
+            .and_then(|()| self.allgatherv_call(input, counts, output, &CollOpts::default()));
+        let call = self.announce_bad(kind, what, built, true)?;
+        self.start_in(s, call, what)
+    }
+
+    /// Non-blocking all-to-all with variable counts
+    /// ([`Comm::alltoallv_into`]).
+    pub fn ialltoallv<'scope, 'env, T: Element>(
+        &self,
+        s: &'scope Scope<'scope, 'env>,
+        input: &'env [T],
+        send_counts: &[usize],
+        output: &'env mut [T],
+        recv_counts: &[usize],
+    ) -> Result<CollRequest<'scope>> {
+        let (kind, what) = (Collective::Alltoallv, "ialltoallv");
+        let opts = CollOpts::default();
+        let built = self.alltoallv_call(input, send_counts, output, recv_counts, &opts);
+        let call = self.announce_bad(kind, what, built, true)?;
+        self.start_in(s, call, what)
+    }
+
+    /// Non-blocking reduce-scatter with blocks of different lengths
+    /// ([`Comm::reduce_scatterv_into`]).
+    pub fn ireduce_scatterv<'scope, 'env, T: Element, O: Operator<T> + 'static>(
+        &self,
+        s: &'scope Scope<'scope, 'env>,
+        input: &'env [T],
+        counts: &[usize],
+        output: &'env mut [T],
+        op: O,
+    ) -> Result<CollRequest<'scope>> {
+        let (kind, what) = (Collective::ReduceScatter, "ireduce_scatterv");
+        let built = self.reduce_scatterv_call(input, counts, output, op, &CollOpts::default());
+        let call = self.announce_bad(kind, what, built, true)?;
+        self.start_in(s, call, what)
     }
 
     /// Non-blocking scan of any kind (see [`Scan`]).
