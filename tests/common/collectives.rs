@@ -1234,6 +1234,18 @@ pub(crate) fn multicast_bad_targets_and_type_mismatch<L: Matrix>() {
     }
 }
 
+/// Wait for `reqs` in order on even nodes and in reverse on odd ones (the
+/// collectives must not depend on the order their requests are waited in).
+fn wait_in_turn(
+    me: usize,
+    mut reqs: Vec<hypercomm::collective::CollRequest<'_>>,
+) -> Result<(), Error> {
+    if me % 2 == 1 {
+        reqs.reverse();
+    }
+    reqs.into_iter().try_for_each(|r| r.wait())
+}
+
 pub(crate) fn nonblocking_gather_scatter_allgather_alltoall_reduce_scatter_scan<L: Matrix>() {
     for &n in L::NS {
         let out = launch::<L, _, _>(n, |comm| {
@@ -1264,14 +1276,7 @@ pub(crate) fn nonblocking_gather_scatter_allgather_alltoall_reduce_scatter_scan<
                 let r6 = comm.igather(sc_, &input, &mut g, 0)?;
                 let r7 = comm.iscatter(sc_, &all, &mut s, n - 1)?;
                 let r8 = comm.ireduce_scatter(sc_, &all, &mut rs, Sum)?;
-                let mut reqs = vec![r1, r2, r3, r4, r5, r6, r7, r8];
-                if me % 2 == 1 {
-                    reqs.reverse();
-                }
-                for r in reqs {
-                    r.wait()?;
-                }
-                Ok(())
+                wait_in_turn(me, vec![r1, r2, r3, r4, r5, r6, r7, r8])
             })?;
             Ok::<_, Error>((ag, a2a, sc, ex, seg, g, s, rs))
         })
@@ -1348,20 +1353,14 @@ pub(crate) fn nonblocking_variable_count_collectives<L: Matrix>() {
             let mut a2a = vec![0i64; recv_counts.iter().sum()];
             let mut rs = vec![0i64; counts[me]];
             hypercomm::scope(|s| -> Result<(), Error> {
-                let mut reqs = vec![
+                let reqs = vec![
                     comm.igatherv(s, &mine, &mut g, &counts, n - 1)?,
                     comm.iscatterv(s, &scattered, &counts, &mut sc, 0)?,
                     comm.iallgatherv(s, &mine, &mut ag, &counts)?,
                     comm.ialltoallv(s, &sent, &send_counts, &mut a2a, &recv_counts)?,
                     comm.ireduce_scatterv(s, &long, &counts, &mut rs, Sum)?,
                 ];
-                if me % 2 == 1 {
-                    reqs.reverse();
-                }
-                for r in reqs {
-                    r.wait()?;
-                }
-                Ok(())
+                wait_in_turn(me, reqs)
             })?;
             Ok::<_, Error>((g, sc, ag, a2a, rs))
         })
