@@ -363,7 +363,9 @@ impl MpiEndpoint {
         }
     }
 
-    /// Cancel the posted receives and finalise MPI (when ours).
+    /// Cancel the posted receives, free our communicators (a program that
+    /// initialised MPI itself goes on with it) and finalise MPI (when
+    /// ours).
     fn shut_down(&self) {
         self.free_natives();
         self.end_direct();
@@ -373,6 +375,13 @@ impl MpiEndpoint {
             unsafe { sys::cancel(&mut p.req) };
         }
         self.posted.borrow_mut().clear();
+        for c in [&self.u.user, &self.u.bulk, &self.comm] {
+            // SAFETY: made by `new` and freed only here; `close`, the one
+            // caller, runs once and nothing sends or receives after it.
+            if let Err(e) = unsafe { sys::comm_free(c) } {
+                eprintln!("hypercomm: {e}");
+            }
+        }
         if self.ours {
             if let Err(e) = sys::finalize() {
                 eprintln!("hypercomm: {e}");

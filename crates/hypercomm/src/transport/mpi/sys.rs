@@ -475,6 +475,20 @@ pub(crate) fn comm_dup(comm: &Handle) -> Result<Handle> {
     Ok(out)
 }
 
+/// Free `comm` (`MPI_Comm_free`; collective over its ranks, as its
+/// duplication was). Operations still pending on it complete normally.
+///
+/// # Safety
+///
+/// `comm` is a communicator made by [`init`] or [`comm_dup`], freed once
+/// and not used afterwards (by any copy of the handle).
+pub(crate) unsafe fn comm_free(comm: &Handle) -> Result<()> {
+    let mut c = *comm;
+    let _g = lock();
+    // SAFETY: the caller's contract.
+    check(unsafe { hc_comm_free(c.mut_ptr()) }, "MPI_Comm_free")
+}
+
 /// The largest tag MPI takes on `comm` (`MPI_TAG_UB`).
 pub(crate) fn tag_ub(comm: &Handle) -> Result<i32> {
     let mut ub = 0;
