@@ -37,6 +37,21 @@ mod shm_world2 {
     );
 }
 
+// The bodies of three and four nodes and the host's on worlds of as many
+// processes, over TCP and over shared memory (as over MPI).
+crate::common::conformance::world_bodies!(
+    tcp_world3,
+    tcp_world4,
+    tcp_world3_host,
+    crate::common::procs::Tcp
+);
+crate::common::conformance::world_bodies!(
+    shm_world3,
+    shm_world4,
+    shm_world3_host,
+    crate::common::procs::Shm
+);
+
 /// A transport from outside the library, to show that the boundary is the
 /// whole contract: it wraps the thread transport and turns every payload
 /// into owned bytes on the way (as a byte-stream transport would), so the

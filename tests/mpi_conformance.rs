@@ -26,28 +26,11 @@ mod mpi_world2 {
     );
 }
 
-/// The bodies of three nodes on the world of a three-process job.
-mod mpi_world3 {
-    crate::common::conformance::conformance_suite!(@tests
-        crate::common::World<crate::common::procs::Mpi, 3>;
-        a_receive_from_any_source_takes_nothing_out_of_turn,
-        nonblocking_wait_any_test
-    );
-}
-
-/// Receives from any source and with any tag on the world of four.
-mod mpi_world4 {
-    crate::common::conformance::conformance_suite!(@tests
-        crate::common::World<crate::common::procs::Mpi, 4>;
-        wildcards
-    );
-}
-
-/// Nodes and the host (the last MPI rank) on the world of three and a
-/// host.
-mod mpi_world3_host {
-    crate::common::conformance::conformance_suite!(@tests
-        crate::common::World<crate::common::procs::Mpi, 3, true>;
-        host_messages
-    );
-}
+// The bodies of three and four nodes and the host's on worlds of as many
+// processes.
+crate::common::conformance::world_bodies!(
+    mpi_world3,
+    mpi_world4,
+    mpi_world3_host,
+    crate::common::procs::Mpi
+);

@@ -78,6 +78,40 @@ macro_rules! conformance_suite {
 #[allow(unused_imports)]
 pub(crate) use conformance_suite;
 
+/// The bodies of three and four nodes, and the host's, on the world of a
+/// job of as many processes over transport `$t`, as three modules.
+#[allow(unused_macros)]
+macro_rules! world_bodies {
+    ($three:ident, $four:ident, $host:ident, $t:ty) => {
+        /// The bodies of three nodes on the world of three.
+        mod $three {
+            crate::common::conformance::conformance_suite!(@tests
+                crate::common::World<$t, 3>;
+                a_receive_from_any_source_takes_nothing_out_of_turn,
+                nonblocking_wait_any_test
+            );
+        }
+
+        /// Receives from any source and with any tag on the world of four.
+        mod $four {
+            crate::common::conformance::conformance_suite!(@tests
+                crate::common::World<$t, 4>;
+                wildcards
+            );
+        }
+
+        /// Nodes and the host on the world of three and a host.
+        mod $host {
+            crate::common::conformance::conformance_suite!(@tests
+                crate::common::World<$t, 3, true>;
+                host_messages
+            );
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use world_bodies;
+
 fn node(r: usize) -> Rank {
     Rank::Node(r)
 }
