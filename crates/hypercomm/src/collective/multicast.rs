@@ -46,10 +46,10 @@ use std::collections::HashSet;
 pub const MULTICAST_TAG: u32 = 0x7fff_ffff;
 
 const HEADER: usize = 32;
+const MAGIC: u64 = 0x4d43_0000; // "MC"
 
 /// The element code of a refused multicast: its data is the root's error.
 const REFUSED: u8 = 0xff;
-const MAGIC: u64 = 0x4d43_0000; // "MC"
 
 fn encode(elem: u8, count: usize, root: usize, list: &[usize], data: &[u8]) -> Vec<u8> {
     let mut b = Vec::with_capacity(HEADER + 8 * list.len() + data.len());
