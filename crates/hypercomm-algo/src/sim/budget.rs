@@ -119,6 +119,42 @@ pub(crate) fn mib(bytes: u64) -> u64 {
     bytes.div_ceil(1 << 20)
 }
 
+/// Whether `messages` of `p` participants are within [`MAX_MESSAGES`].
+pub(super) fn within(p: usize, messages: u64) -> Result<(), SimError> {
+    if messages > MAX_MESSAGES {
+        return Err(SimError::Messages {
+            p,
+            at_least: messages,
+            limit: MAX_MESSAGES,
+        });
+    }
+    Ok(())
+}
+
+/// Whether `ops` operations of `p` participants' schedules are within
+/// [`MAX_OPS`].
+pub(super) fn generable(p: usize, ops: u64) -> Result<(), SimError> {
+    if ops > MAX_OPS {
+        return Err(SimError::Ops {
+            p,
+            at_least: ops,
+            limit: MAX_OPS,
+        });
+    }
+    Ok(())
+}
+
+/// Whether `messages` of `p` participants are within [`MAX_MESSAGES`] and
+/// `model`'s state with the links they use within [`MAX_STATE_BYTES`].
+pub(super) fn affordable(model: &Model, p: usize, messages: u64) -> Result<(), SimError> {
+    within(p, messages)?;
+    let bytes = state_bytes(model).saturating_add(sparse_links(model, messages));
+    if bytes > MAX_STATE_BYTES {
+        return Err(SimError::State { p, bytes });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{simulate, simulate_entry, Call, Costs, ModelError, SimError};

@@ -21,10 +21,7 @@
 //! served in order of the message's sender, and a sender's in the order
 //! they were made.
 
-use super::budget::{
-    crossable, hops, sparse_links, state_bytes, MAX_MESSAGES, MAX_OPS, MAX_PARTICIPANT_MESSAGES,
-    MAX_STATE_BYTES,
-};
+use super::budget::{affordable, crossable, generable, hops, MAX_PARTICIPANT_MESSAGES};
 use super::error::SimError;
 use super::fabric::{Fabric, Flight, Next};
 use super::network::{Model, MAX_COST, MAX_NODES};
@@ -537,11 +534,12 @@ impl Sim<'_> {
 /// `model` (participant i on endpoint i), each element `words_per_element`
 /// words long. Errors: more participants than endpoints, words per element
 /// that are not a number from 0 to [`MAX_COST`], schedules that send more
-/// than [`MAX_MESSAGES`] messages or hold more than [`MAX_OPS`] operations
-/// in all (counted as they are generated)
-/// or whose links on the fully connected network exceed the state budget
-/// ([`MAX_STATE_BYTES`]), schedules that address a participant that does
-/// not exist, disagree on a message's length or never finish.
+/// than [`MAX_MESSAGES`](super::MAX_MESSAGES) messages or hold more than
+/// [`MAX_OPS`](super::MAX_OPS) operations in all (counted as they are
+/// generated) or whose links on the fully connected network exceed the
+/// state budget ([`MAX_STATE_BYTES`](super::MAX_STATE_BYTES)), schedules
+/// that address a participant that does not exist, disagree on a
+/// message's length or never finish.
 pub fn simulate(
     model: &Model,
     p: usize,
@@ -587,42 +585,6 @@ fn messages(s: &Schedule) -> (u64, u64) {
         Op::Recv { .. } => (a, b + 1),
         _ => (a, b),
     })
-}
-
-/// Whether `messages` of `p` participants are within [`MAX_MESSAGES`].
-fn within(p: usize, messages: u64) -> Result<(), SimError> {
-    if messages > MAX_MESSAGES {
-        return Err(SimError::Messages {
-            p,
-            at_least: messages,
-            limit: MAX_MESSAGES,
-        });
-    }
-    Ok(())
-}
-
-/// Whether `ops` operations of `p` participants' schedules are within
-/// [`MAX_OPS`].
-fn generable(p: usize, ops: u64) -> Result<(), SimError> {
-    if ops > MAX_OPS {
-        return Err(SimError::Ops {
-            p,
-            at_least: ops,
-            limit: MAX_OPS,
-        });
-    }
-    Ok(())
-}
-
-/// Whether `messages` of `p` participants are within [`MAX_MESSAGES`] and
-/// `model`'s state with the links they use within [`MAX_STATE_BYTES`].
-fn affordable(model: &Model, p: usize, messages: u64) -> Result<(), SimError> {
-    within(p, messages)?;
-    let bytes = state_bytes(model).saturating_add(sparse_links(model, messages));
-    if bytes > MAX_STATE_BYTES {
-        return Err(SimError::State { p, bytes });
-    }
-    Ok(())
 }
 
 /// Simulate `p` participants, participant `v` running kept schedule
@@ -710,9 +672,10 @@ fn run(
 /// [`simulate`](fn@simulate), and p times the segments of a pipelined
 /// algorithm above [`MAX_PARTICIPANT_MESSAGES`] (one participant's
 /// schedule may address every other once per segment); a sampled
-/// participant's messages times p above [`MAX_MESSAGES`], or its
-/// operations times p above [`MAX_OPS`], are refused before the others'
-/// schedules are generated.
+/// participant's messages times p above
+/// [`MAX_MESSAGES`](super::MAX_MESSAGES), or its operations times p above
+/// [`MAX_OPS`](super::MAX_OPS), are refused before the others' schedules
+/// are generated.
 pub fn simulate_entry(
     model: &Model,
     entry: &Entry,
