@@ -120,6 +120,16 @@ macro_rules! collectives_suite {
                     >,
                 );
             }
+
+            #[test]
+            fn random_variable_counts_nonblocking() {
+                <$launcher as $crate::common::Launcher>::test(
+                    "props::random_variable_counts_nonblocking",
+                    $crate::common::collectives::props::random_variable_counts_nonblocking::<
+                        $launcher,
+                    >,
+                );
+            }
         }
     };
     (@tests $launcher:ty; $($name:ident),* $(,)?) => {
@@ -2117,6 +2127,101 @@ pub(crate) mod props {
                     Ok(())
                 },
             )
+            .unwrap();
+    }
+    /// A small count drawn from `seed` for the pair (a, b), 0 to `below - 1`.
+    fn drawn(seed: u64, a: usize, b: usize, below: u64) -> usize {
+        let x = seed
+            .wrapping_add((a as u64) << 32 | b as u64)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        ((x >> 33) % below) as usize
+    }
+
+    /// The non-blocking variable-count collectives with random job sizes,
+    /// counts (zeros included), roots and operators, started together and
+    /// waited for in either order, against serial results: 32 cases.
+    pub(crate) fn random_variable_counts_nonblocking<L: Launcher>() {
+        let strategy = (
+            1usize..=9,
+            0usize..100,
+            prop_oneof![Just(OpKind::Sum), Just(OpKind::Max), Just(OpKind::Affine)],
+            any::<u64>(),
+        );
+        let mut runner = TestRunner::new(Config {
+            cases: 32,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        runner
+            .run(&strategy, |(n, root_pick, op, seed)| {
+                let root = root_pick % n;
+                let counts: Vec<usize> = (0..n).map(|q| drawn(seed, q, n, 12)).collect();
+                let total: usize = counts.iter().sum();
+                let at = |r: usize| counts[..r].iter().sum::<usize>();
+                let sends = |a: usize, b: usize| drawn(seed, a, b + 64, 6);
+                let out = launch::<L, _, _>(n, |comm| {
+                    let me = comm.rank();
+                    let mine: Vec<LocU> = (0..counts[me]).map(|i| elem(me, i, seed)).collect();
+                    let all: Vec<LocU> = if me == root {
+                        (0..total).map(|i| elem(n + root, i, seed)).collect()
+                    } else {
+                        Vec::new()
+                    };
+                    let long: Vec<LocU> = (0..total).map(|i| elem(me, i, seed)).collect();
+                    let send_counts: Vec<usize> = (0..n).map(|q| sends(me, q)).collect();
+                    let recv_counts: Vec<usize> = (0..n).map(|q| sends(q, me)).collect();
+                    let sent: Vec<LocU> = (0..n)
+                        .flat_map(|q| (0..sends(me, q)).map(move |i| elem(me, q * 100 + i, seed)))
+                        .collect();
+                    let zero = LocU::default();
+                    let mut g = vec![zero; if me == root { total } else { 0 }];
+                    let mut sc = vec![zero; counts[me]];
+                    let mut ag = vec![zero; total];
+                    let mut a2a = vec![zero; recv_counts.iter().sum()];
+                    let mut rs = vec![zero; counts[me]];
+                    hypercomm::scope(|s| -> Result<(), Error> {
+                        let reqs = vec![
+                            comm.igatherv(s, &mine, &mut g, &counts, root)?,
+                            comm.iscatterv(s, &all, &counts, &mut sc, root)?,
+                            comm.iallgatherv(s, &mine, &mut ag, &counts)?,
+                            comm.ialltoallv(s, &sent, &send_counts, &mut a2a, &recv_counts)?,
+                            comm.ireduce_scatterv(s, &long, &counts, &mut rs, user_op(op))?,
+                        ];
+                        wait_in_turn(me, reqs)
+                    })?;
+                    Ok::<_, Error>((pairs(&g), pairs(&sc), pairs(&ag), pairs(&a2a), pairs(&rs)))
+                })
+                .unwrap();
+                let cat: Vec<(u64, u64)> = (0..n)
+                    .flat_map(|q| (0..counts[q]).map(move |i| pair(elem(q, i, seed))))
+                    .collect();
+                for (r, (g, sc, ag, a2a, rs)) in out.iter().enumerate() {
+                    if r == root {
+                        prop_assert_eq!(g, &cat);
+                    }
+                    let block = at(r)..at(r) + counts[r];
+                    let want: Vec<_> = block
+                        .clone()
+                        .map(|i| pair(elem(n + root, i, seed)))
+                        .collect();
+                    prop_assert_eq!(sc, &want);
+                    prop_assert_eq!(ag, &cat);
+                    let want: Vec<_> = (0..n)
+                        .flat_map(|q| {
+                            (0..sends(q, r)).map(move |i| pair(elem(q, r * 100 + i, seed)))
+                        })
+                        .collect();
+                    prop_assert_eq!(a2a, &want);
+                    let want: Vec<_> = block
+                        .map(|i| {
+                            let v: Vec<LocU> = (0..n).map(|q| elem(q, i, seed)).collect();
+                            pair(v.into_iter().reduce(|a, b| serial(op, a, b)).unwrap())
+                        })
+                        .collect();
+                    prop_assert_eq!(rs, &want, "n={} counts {:?}", n, &counts);
+                }
+                Ok(())
+            })
             .unwrap();
     }
 }
