@@ -22,30 +22,17 @@ mod shm {
     );
 }
 
-/// The two-node bodies again on the world of a two-process job (not a
-/// communicator split off a pool), over TCP and over shared memory.
-mod tcp_world2 {
-    crate::common::conformance::conformance_suite!(@world2
-        crate::common::World<crate::common::procs::Tcp, 2>
-    );
-}
-
-/// See `tcp_world2`.
-mod shm_world2 {
-    crate::common::conformance::conformance_suite!(@world2
-        crate::common::World<crate::common::procs::Shm, 2>
-    );
-}
-
-// The bodies of three and four nodes and the host's on worlds of as many
-// processes, over TCP and over shared memory (as over MPI).
+// The bodies of two, three and four nodes and the host's on worlds of as
+// many processes, over TCP and over shared memory (as over MPI).
 crate::common::conformance::world_bodies!(
+    tcp_world2,
     tcp_world3,
     tcp_world4,
     tcp_world3_host,
     crate::common::procs::Tcp
 );
 crate::common::conformance::world_bodies!(
+    shm_world2,
     shm_world3,
     shm_world4,
     shm_world3_host,

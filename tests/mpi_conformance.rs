@@ -19,16 +19,10 @@ mod mpi {
     );
 }
 
-/// The bodies of two nodes on the world of a two-process job.
-mod mpi_world2 {
-    crate::common::conformance::conformance_suite!(@world2
-        crate::common::World<crate::common::procs::Mpi, 2>
-    );
-}
-
-// The bodies of three and four nodes and the host's on worlds of as many
-// processes.
+// The bodies of two, three and four nodes and the host's on worlds of as
+// many processes.
 crate::common::conformance::world_bodies!(
+    mpi_world2,
     mpi_world3,
     mpi_world4,
     mpi_world3_host,

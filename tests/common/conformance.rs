@@ -78,11 +78,19 @@ macro_rules! conformance_suite {
 #[allow(unused_imports)]
 pub(crate) use conformance_suite;
 
-/// The bodies of three and four nodes, and the host's, on the world of a
-/// job of as many processes over transport `$t`, as three modules.
+/// The bodies of two, three and four nodes, and the host's, on the world
+/// of a job of as many processes over transport `$t` (not a communicator
+/// split off a pool), as four modules.
 #[allow(unused_macros)]
 macro_rules! world_bodies {
-    ($three:ident, $four:ident, $host:ident, $t:ty) => {
+    ($two:ident, $three:ident, $four:ident, $host:ident, $t:ty) => {
+        /// The bodies of two nodes on the world of two.
+        mod $two {
+            crate::common::conformance::conformance_suite!(@world2
+                crate::common::World<$t, 2>
+            );
+        }
+
         /// The bodies of three nodes on the world of three.
         mod $three {
             crate::common::conformance::conformance_suite!(@tests
