@@ -553,17 +553,26 @@ fn abort_from_host() {
 
 // ------------------------------------------------------------------ timeout
 
-/// A deadlock of a threads program — every rank receives first, from its
-/// right neighbour, and nobody sends — ends on every rank with
-/// `Error::Deadlock` within a second, with no timeout set (it used to hang
-/// for ever), and the error says what every rank waits for. The program
-/// may go on afterwards. Then a subtler one: rank 3 is blocked in a
-/// synchronous send that rank 0 will never match.
+/// A deadlock — every rank receives first, from its right neighbour, and
+/// nobody sends — ends on every rank with `Error::Deadlock` within a
+/// second, with no timeout set (it used to hang for ever), and the error
+/// says what every rank waits for. The program may go on afterwards. Then
+/// a subtler one: rank 3 is blocked in a synchronous send that rank 0 will
+/// never match. On threads, and over TCP (where the endpoints must ask
+/// each other).
 #[test]
 fn deadlock_is_an_error_on_every_rank_by_default() {
     watchdog("deadlock", || {
-        // Errors are not serde types: the threads-only entry point.
-        let out = hypercomm::run_on(TransportKind::Thread, 4, |comm| {
+        for kind in [TransportKind::Thread, TransportKind::Tcp] {
+            deadlock_on(kind);
+        }
+    });
+}
+
+fn deadlock_on(kind: TransportKind) {
+    {
+        // Errors are not serde types: the in-process entry point.
+        let out = hypercomm::run_on(kind, 4, |comm| {
             assert_eq!(
                 comm.timeout(),
                 None,
@@ -595,6 +604,7 @@ fn deadlock_is_an_error_on_every_rank_by_default() {
         })
         .unwrap();
         for (r, (e, took, _, e2, took2)) in out.iter().enumerate() {
+            let who = format!("rank {r} over {}", kind.name());
             let Error::Deadlock {
                 rank,
                 op,
@@ -602,9 +612,9 @@ fn deadlock_is_an_error_on_every_rank_by_default() {
                 waits,
             } = e
             else {
-                panic!("rank {r}: {e:?}")
+                panic!("{who}: {e:?}")
             };
-            assert_eq!((*rank, op.as_str()), (node(r), "recv"), "{e}");
+            assert_eq!((*rank, op.as_str()), (node(r), "recv"), "{who}: {e}");
             assert!(
                 waiting_for.contains(&format!("a message from rank {} with tag 1", (r + 1) % 4)),
                 "{e}"
@@ -615,17 +625,17 @@ fn deadlock_is_an_error_on_every_rank_by_default() {
                         "endpoint {q}: rank {q} is in recv, waiting for a message from rank {} with tag 1",
                         (q + 1) % 4
                     )),
-                    "rank {r} does not say what rank {q} waits for: {e}"
+                    "{who} does not say what rank {q} waits for: {e}"
                 );
             }
-            assert!(*took < Duration::from_secs(1), "rank {r} after {took:?}");
-            assert!(matches!(e2, Error::Deadlock { .. }), "rank {r}: {e2:?}");
-            assert!(*took2 < Duration::from_secs(1), "rank {r} after {took2:?}");
+            assert!(*took < Duration::from_secs(1), "{who} after {took:?}");
+            assert!(matches!(e2, Error::Deadlock { .. }), "{who}: {e2:?}");
+            assert!(*took2 < Duration::from_secs(1), "{who} after {took2:?}");
         }
         assert!(out[3].3.to_string().contains("ssend"), "{}", out[3].3);
         let tokens: Vec<u64> = out.iter().map(|x| x.2).collect();
         assert_eq!(tokens, [4, 1, 2, 3]);
-    });
+    }
 }
 
 /// What flow control costs a program that relies on unbounded buffering

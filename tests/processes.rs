@@ -483,6 +483,52 @@ fn a_panicking_rank_is_named_and_its_exit_code_passed_on() {
     }
 }
 
+/// A deadlock of rank processes (every rank receives from its right
+/// neighbour, nobody sends), with no timeout set: every rank reports it
+/// within seconds, naming what it and every other rank waits for, over
+/// TCP (where the ranks must ask each other) as over shared memory, and
+/// the job ends.
+#[test]
+fn a_deadlock_of_processes_is_reported_by_every_rank() {
+    const N: usize = 3;
+    for transport in ["tcp", "shm"] {
+        let mut c = launcher();
+        c.env("HYPERCOMM_TIMEOUT", "")
+            .args([
+                "-n",
+                &N.to_string(),
+                "--timeout",
+                "50",
+                "--transport",
+                transport,
+            ])
+            .arg(example_bin("faults"))
+            .arg("deadlock");
+        let out = run(c);
+        let all = format!("{transport}:\n{}", out.both());
+        assert!(!out.status.success(), "{all}");
+        for r in 0..N {
+            let line = out
+                .stdout
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("[{r}] rank {r} after ")))
+                .unwrap_or_else(|| panic!("rank {r} reported nothing: {all}"));
+            let (ms, e) = line.split_once(" ms: ").expect("a time");
+            assert!(e.starts_with("deadlock: "), "rank {r}: {all}");
+            for q in 0..N {
+                let waits = format!(
+                    "rank {q} is in recv, waiting for a message from rank {} with tag 9",
+                    (q + 1) % N
+                );
+                assert!(e.contains(&waits), "rank {r} does not say {waits:?}: {all}");
+            }
+            let ms: u64 = ms.parse().expect("milliseconds");
+            assert!(ms < 5000, "rank {r} after {ms} ms: {all}");
+        }
+        assert!(out.elapsed < Duration::from_secs(20), "{all}");
+    }
+}
+
 #[test]
 fn abort_is_printed_and_ends_every_rank() {
     let mut c = launcher();

@@ -143,6 +143,25 @@ fn chain(comm: &Comm, v: usize) -> i32 {
     }
 }
 
+/// Every rank receives from its right neighbour, which never sends: a
+/// deadlock, reported on every rank (with no timeout set) after the time
+/// printed.
+fn deadlock(comm: &Comm) -> i32 {
+    let (me, n) = (comm.rank(), comm.size());
+    ring(comm).expect("first ring");
+    let t = std::time::Instant::now();
+    match comm.recv::<u64>((me + 1) % n, 9) {
+        Ok(_) => {
+            println!("rank {me} got a message nobody sent");
+            5
+        }
+        Err(e) => {
+            println!("rank {me} after {} ms: {e}", t.elapsed().as_millis());
+            6
+        }
+    }
+}
+
 fn panic_at(comm: &Comm, p: usize) -> i32 {
     let (me, n) = (comm.rank(), comm.size());
     ring(comm).expect("first ring");
@@ -306,6 +325,7 @@ fn main() {
         "abort" => abort(&comm, num(2)),
         "chain" => chain(&comm, num(2)),
         "panic" => panic_at(&comm, num(2)),
+        "deadlock" => deadlock(&comm),
         "wait-file" => wait_file(&comm, &arg(2)),
         "choices" => choices(&comm),
         "where" => {

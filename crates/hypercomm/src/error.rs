@@ -121,9 +121,9 @@ pub enum Error {
     },
     /// Every rank of the job is blocked — waiting with no timeout — or has
     /// ended, and no message is in flight, so no rank can ever go on
-    /// (detected on the thread and shared-memory transports, on by
-    /// default; every blocked rank gets it). `waits` says what each rank
-    /// waits for.
+    /// (detected on the thread, shared-memory and TCP transports, on by
+    /// default; every blocked rank gets it; not over MPI). `waits` says
+    /// what each rank waits for.
     Deadlock {
         /// The rank that reports it (in the communicator of its operation).
         rank: Rank,

@@ -63,6 +63,18 @@ pub enum Kind {
     /// something there while the receiver was asleep (`transport/board.rs`).
     /// The payload is empty; the frame itself carries nothing.
     Wake = 10,
+    /// Deadlock detection on byte-stream transports: is the receiver
+    /// blocked, and what has it sent and taken in? Answered by the
+    /// receiving transport itself with a [`Kind::DeadlockReply`]; `id` is
+    /// the asker's round. The payload is empty.
+    DeadlockQuery = 11,
+    /// The answer to a [`Kind::DeadlockQuery`], with its `id`: the payload
+    /// is the sender's state as its transport encodes it.
+    DeadlockReply = 12,
+    /// The job is deadlocked (every endpoint blocked or ended, nothing in
+    /// flight): the payload is the UTF-8 text of what every endpoint waits
+    /// for.
+    Deadlock = 13,
 }
 
 impl Kind {
@@ -78,6 +90,9 @@ impl Kind {
             8 => Kind::WaitQuery,
             9 => Kind::WaitReply,
             10 => Kind::Wake,
+            11 => Kind::DeadlockQuery,
+            12 => Kind::DeadlockReply,
+            13 => Kind::Deadlock,
             _ => return None,
         })
     }
@@ -244,7 +259,10 @@ mod tests {
             Just(Kind::Credit),
             Just(Kind::WaitQuery),
             Just(Kind::WaitReply),
-            Just(Kind::Wake)
+            Just(Kind::Wake),
+            Just(Kind::DeadlockQuery),
+            Just(Kind::DeadlockReply),
+            Just(Kind::Deadlock)
         ]
     }
 

@@ -193,7 +193,11 @@ impl Engine {
                 self.send_waiting();
             }
             // Answered by the transports that use them.
-            Kind::WaitQuery | Kind::WaitReply => {}
+            Kind::WaitQuery
+            | Kind::WaitReply
+            | Kind::DeadlockQuery
+            | Kind::DeadlockReply
+            | Kind::Deadlock => {}
             // Its arrival woke the wait that looks at the board.
             Kind::Wake => {}
             Kind::Gone => {

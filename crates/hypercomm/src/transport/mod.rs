@@ -23,7 +23,8 @@
 //! defaults
 //! ([`Transport::set_waiting`], [`Transport::describe_waits`],
 //! [`Transport::deadlock`]: transports that see the whole job detect a
-//! deadlock with the double collect of `deadlock.rs`).
+//! deadlock with the double collect of `deadlock.rs`; TCP does it with
+//! questions to the peers, `tcp/deadlock.rs`).
 //!
 //! A transport is made in two steps (timely's `AllocateBuilder`): a
 //! [`Builder`] is `Send` and travels to the thread that will use the

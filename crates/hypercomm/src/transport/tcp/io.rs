@@ -2,6 +2,7 @@
 //! queue (and turns goodbyes, aborts, ends of stream and malformed bytes
 //! into peer states); writes go straight to the peer's socket.
 
+use super::deadlock::control;
 use super::framing::{read_frame, write_frame, ReadOutcome};
 use super::{lock, Shared, TcpEndpoint, ALIVE};
 use crate::error::Error;
@@ -28,24 +29,22 @@ pub(super) fn reader(sh: Arc<Shared>, peer: usize, mut s: TcpStream) {
                         k if (k as usize) <= sh.peers.len() => k as usize - 1,
                         _ => peer,
                     };
-                    let text = match &f.payload {
-                        Payload::Inline(i) => String::from_utf8_lossy(i.bytes()).into_owned(),
-                        Payload::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-                        _ => String::new(),
-                    };
-                    sh.set_abort(origin, text);
+                    sh.set_abort(origin, text(&f.payload));
                 }
                 Kind::WaitQuery => sh.answer_wait_query(peer),
                 Kind::WaitReply => {
-                    let text = match &f.payload {
-                        Payload::Inline(i) => String::from_utf8_lossy(i.bytes()).into_owned(),
-                        Payload::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-                        _ => String::new(),
-                    };
                     if let Some(r) = lock(&sh.replies).get_mut(peer) {
-                        *r = Some(text);
+                        *r = Some(text(&f.payload));
                     }
                     sh.wake();
+                }
+                Kind::DeadlockQuery => sh.answer_census(peer, f.header.id),
+                Kind::DeadlockReply => {
+                    sh.census_answer(peer, f.header.id, bytes(&f.payload).to_vec())
+                }
+                Kind::Deadlock => {
+                    let what = (!bytes(&f.payload).is_empty()).then(|| text(&f.payload));
+                    sh.deadlock_news(f.header.tag as usize, f.header.id, what)
                 }
                 _ if goodbye => {
                     sh.protocol_error(peer, "a frame after its goodbye".into());
@@ -82,6 +81,21 @@ pub(super) fn reader(sh: Arc<Shared>, peer: usize, mut s: TcpStream) {
     }
 }
 
+/// A frame's payload bytes as read from a connection (empty for a payload
+/// that a reader never makes).
+fn bytes(p: &Payload) -> &[u8] {
+    match p {
+        Payload::Inline(i) => i.bytes(),
+        Payload::Bytes(b) => b,
+        _ => &[],
+    }
+}
+
+/// A payload as text (what a control frame carries).
+fn text(p: &Payload) -> String {
+    String::from_utf8_lossy(bytes(p)).into_owned()
+}
+
 impl TcpEndpoint {
     pub(super) fn writers(&self) -> &[Option<Mutex<TcpStream>>] {
         self.shared
@@ -97,6 +111,9 @@ impl TcpEndpoint {
         };
         if self.shared.peers[j].state.load(Ordering::Acquire) != ALIVE {
             return; // dropped: a borrowed payload tells its sender
+        }
+        if !control(frame.header.kind) {
+            self.shared.census.sending(j);
         }
         let mut w = lock(w);
         if let Err(e) = write_frame(&mut *w, frame) {

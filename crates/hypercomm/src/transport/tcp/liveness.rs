@@ -17,12 +17,13 @@ pub(super) struct PeerSlot {
 
 impl Shared {
     pub(super) fn finished(&self, peer: usize) {
-        let _ = self.peers[peer].state.compare_exchange(
-            ALIVE,
-            FINISHED,
-            Ordering::SeqCst,
-            Ordering::SeqCst,
-        );
+        if self.peers[peer]
+            .state
+            .compare_exchange(ALIVE, FINISHED, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            self.census.ends.fetch_add(1, Ordering::SeqCst);
+        }
         self.wake();
     }
 
@@ -30,7 +31,13 @@ impl Shared {
         let slot = &self.peers[peer];
         if slot.state.load(Ordering::SeqCst) == ALIVE {
             *lock(&slot.why) = Some(why);
-            slot.state.store(FAILED, Ordering::SeqCst);
+            if slot
+                .state
+                .compare_exchange(ALIVE, FAILED, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                self.census.ends.fetch_add(1, Ordering::SeqCst);
+            }
         }
         self.wake();
     }

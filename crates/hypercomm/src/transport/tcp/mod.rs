@@ -37,21 +37,26 @@
 //! * **What the peers wait for** (timeout messages): a
 //!   [`Kind::WaitQuery`] to every peer, answered by its reader thread from
 //!   what its engine published, even while that engine is blocked.
+//! * **Deadlocks.** When every endpoint is blocked with no deadline, or
+//!   has ended, and no frame is in flight, every blocked endpoint fails
+//!   with `Deadlock`, as on threads and shared memory: the lowest live
+//!   endpoint asks the others what they have sent and taken in, twice
+//!   (`deadlock.rs`).
 //!
 //! * **Files**: `mod.rs` (the endpoint and its `Transport` impl),
 //!   `connection.rs` (connecting and accepting, the listener), `auth.rs`
 //!   (the handshake), `framing.rs` (frames on a byte stream), `io.rs`
 //!   (reader threads, writes), `liveness.rs` (peer states, abort),
-//!   `setup.rs` (joining a launched job, jobs of threads over loopback).
+//!   `setup.rs` (joining a launched job, jobs of threads over loopback),
+//!   `deadlock.rs` (deadlock detection).
 //!
 //! Not done yet: TCP keep-alive tuning for machines that vanish without a
 //! reset (a powered-off host is noticed only through the launcher), lazy
-//! connection set-up for very large jobs, encryption; deadlock detection
-//! (the endpoints cannot see each other's waits without asking; a
-//! timeout's message asks).
+//! connection set-up for very large jobs, encryption.
 
 pub(crate) mod auth;
 mod connection;
+mod deadlock;
 mod framing;
 mod io;
 mod liveness;
@@ -111,6 +116,8 @@ struct Shared {
     waiting: Mutex<String>,
     /// The peers' answers to this endpoint's last question.
     replies: Mutex<Vec<Option<String>>>,
+    /// Deadlock detection: frame counts, blocked state, answers.
+    census: deadlock::Census,
 }
 
 impl Shared {
@@ -118,6 +125,7 @@ impl Shared {
         self.owner.unpark();
     }
     fn push(&self, f: Frame) {
+        debug_assert!(!deadlock::control(f.header.kind), "{:?}", f.header.kind);
         lock(&self.queue).push_back(f);
         self.queued.fetch_add(1, Ordering::SeqCst);
         self.wake();
@@ -156,6 +164,7 @@ impl Transport for TcpEndpoint {
                 // The sender withdrew the buffer: nothing to send.
                 return Ok(());
             };
+            self.shared.census.sending(self.me);
             self.shared.push(Frame { header, payload });
             return Ok(());
         }
@@ -173,17 +182,20 @@ impl Transport for TcpEndpoint {
         if self.shared.queued.load(Ordering::SeqCst) == 0 {
             return None;
         }
-        let f = lock(&self.shared.queue).pop_front();
-        if f.is_some() {
-            self.shared.queued.fetch_sub(1, Ordering::SeqCst);
-        }
-        f
+        let f = lock(&self.shared.queue).pop_front()?;
+        self.shared.queued.fetch_sub(1, Ordering::SeqCst);
+        self.shared.census.took(f.header.src as usize);
+        Some(f)
     }
 
     fn wait(&self, deadline: Option<Instant>) {
         if self.shared.queued.load(Ordering::SeqCst) > 0
             || self.shared.abort_flag.load(Ordering::SeqCst)
         {
+            return;
+        }
+        // With no deadline this wait may be part of a deadlock.
+        if deadline.is_none() && (!self.block() || self.look_for_deadlock()) {
             return;
         }
         let mut d = MAX_SLEEP;
@@ -230,6 +242,13 @@ impl Transport for TcpEndpoint {
 
     fn set_waiting(&self, what: Option<&str>) {
         *lock(&self.shared.waiting) = what.unwrap_or("").to_string();
+        if what.is_none() {
+            self.unblock();
+        }
+    }
+
+    fn deadlock(&self) -> Option<String> {
+        self.deadlock_report()
     }
 
     fn describe_waits(&self) -> String {

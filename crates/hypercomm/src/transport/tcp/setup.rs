@@ -65,6 +65,7 @@ impl TcpEndpoint {
             writers: OnceLock::new(),
             waiting: Mutex::new(String::new()),
             replies: Mutex::new(vec![None; n]),
+            census: super::deadlock::Census::new(n),
         });
 
         // Accept connections from the higher endpoints (and refuse strangers
