@@ -642,28 +642,31 @@ fn deadlock_on(kind: TransportKind) {
 /// (MPI calls it unsafe): both ranks send each other more than their
 /// credit before either receives. Each waits for credit the other would
 /// give back only by receiving: the deadlock detector says so on both
-/// (naming the credit), rather than hanging.
+/// (naming the credit), rather than hanging, on threads and over TCP.
 #[test]
 fn relying_on_unbounded_buffering_is_a_deadlock_not_a_hang() {
     watchdog("buffering_deadlock", || {
         let big = vec![0u8; EAGER_LIMIT];
         let count = hypercomm::SENDER_CREDIT / EAGER_LIMIT + 2;
-        let out = hypercomm::run_on(TransportKind::Thread, 2, |comm| {
-            let other = 1 - comm.rank();
-            let r = (0..count)
-                .try_for_each(|_| comm.send(&big, other, 1))
-                .and_then(|()| comm.recv::<u8>(other, 2).map(|_| ()));
-            Ok::<_, Error>(r.unwrap_err())
-        })
-        .unwrap();
-        for (r, e) in out.iter().enumerate() {
-            assert!(matches!(e, Error::Deadlock { .. }), "rank {r}: {e:?}");
-            let text = e.to_string();
-            for (me, to) in [(0, 1), (1, 0)] {
-                let want = format!(
-                    "rank {me} is in send, waiting for credit to send 16384 bytes with tag 1 to rank {to}"
-                );
-                assert!(text.contains(&want), "rank {r}: {text}");
+        for kind in [TransportKind::Thread, TransportKind::Tcp] {
+            let out = hypercomm::run_on(kind, 2, |comm| {
+                let other = 1 - comm.rank();
+                let r = (0..count)
+                    .try_for_each(|_| comm.send(&big, other, 1))
+                    .and_then(|()| comm.recv::<u8>(other, 2).map(|_| ()));
+                Ok::<_, Error>(r.unwrap_err())
+            })
+            .unwrap();
+            for (r, e) in out.iter().enumerate() {
+                let who = format!("rank {r} over {}", kind.name());
+                assert!(matches!(e, Error::Deadlock { .. }), "{who}: {e:?}");
+                let text = e.to_string();
+                for (me, to) in [(0, 1), (1, 0)] {
+                    let want = format!(
+                        "rank {me} is in send, waiting for credit to send 16384 bytes with tag 1 to rank {to}"
+                    );
+                    assert!(text.contains(&want), "{who}: {text}");
+                }
             }
         }
     });

@@ -236,6 +236,18 @@ fn frame(src: usize, dst: usize, kind: Kind, tag: u32, id: u64, payload: Vec<u8>
     }
 }
 
+/// Whether two rounds of answers (every endpoint's state, in order) show
+/// a deadlock: the same answers twice, every endpoint quiet, everyone
+/// agreeing on who ended, and as many frames taken as sent.
+fn deadlocked(first: &[State], second: &[State]) -> bool {
+    let Some(one) = second.first() else {
+        return false;
+    };
+    let sent: u64 = second.iter().map(|s| s.sent).sum();
+    let drained: u64 = second.iter().map(|s| s.drained).sum();
+    first == second && second.iter().all(|s| s.quiet && s.ended == one.ended) && sent == drained
+}
+
 impl Shared {
     /// This endpoint's state, as an answer says it.
     fn state(&self) -> State {
@@ -442,21 +454,16 @@ impl TcpEndpoint {
         let Some(first) = self.census_round() else {
             return false;
         };
-        let ended = &first[self.me].ended;
-        if first.iter().any(|s| !s.quiet || &s.ended != ended) {
-            return false;
+        if !deadlocked(&first, &first) {
+            return false; // no need for a second round
         }
         let Some(second) = self.census_round() else {
             return false;
         };
-        if first != second {
+        if !deadlocked(&first, &second) {
             return false;
         }
-        let sent: u64 = second.iter().map(|s| s.sent).sum();
-        let drained: u64 = second.iter().map(|s| s.drained).sum();
-        if sent != drained {
-            return false;
-        }
+        let ended = &second[self.me].ended;
         let mut what = String::new();
         for (i, s) in second.iter().enumerate() {
             let st = if ended.contains(&(i as u32)) {
@@ -563,6 +570,43 @@ impl TcpEndpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn quiet(sent: u64, drained: u64) -> State {
+        State {
+            quiet: true,
+            sent,
+            drained,
+            ended: vec![],
+            waiting: "in recv".into(),
+        }
+    }
+
+    #[test]
+    fn blocked_everywhere_with_nothing_in_flight_twice_is_a_deadlock() {
+        let job = vec![quiet(2, 1), quiet(0, 1), quiet(1, 1)];
+        assert!(deadlocked(&job, &job));
+        // A frame in flight (sent, not yet taken).
+        let flying = vec![quiet(2, 1), quiet(0, 0), quiet(1, 1)];
+        assert!(!deadlocked(&flying, &flying));
+        // One endpoint running.
+        let mut running = job.clone();
+        running[1].quiet = false;
+        assert!(!deadlocked(&running, &running));
+        // One endpoint moved between the rounds (took a frame, sent one):
+        // the sums still agree, the answers do not.
+        let moved = vec![quiet(2, 1), quiet(1, 2), quiet(1, 1)];
+        assert!(deadlocked(&moved, &moved));
+        assert!(!deadlocked(&job, &moved));
+        // Endpoints that disagree on who ended.
+        let mut ended = job.clone();
+        ended[2].ended = vec![3];
+        assert!(!deadlocked(&ended, &ended));
+        for s in &mut ended {
+            s.ended = vec![3];
+        }
+        assert!(deadlocked(&ended, &ended));
+        assert!(!deadlocked(&[], &[]));
+    }
 
     #[test]
     fn a_state_survives_its_encoding_and_short_bytes_are_refused() {
