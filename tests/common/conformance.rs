@@ -58,6 +58,7 @@ macro_rules! conformance_suite {
             receives_for_later_messages_pass_the_credit,
             typed_and_objects,
             ssend_completes_after_match,
+            cancel_withdraws_an_unmatched_receive,
             strided_vectors,
             flow_control_bounds_a_sleeping_receiver,
             timeout_says_what_the_other_ranks_wait_for
@@ -1323,6 +1324,50 @@ pub(crate) fn ssend_completes_after_match<L: Launcher>() {
             comm.recv_into::<u8>(&mut [], 0, 3)?;
             let (v, _) = comm.recv_vec::<u64>(0, 2)?;
             assert_eq!(v, [7; 4]);
+        }
+        Ok(())
+    })
+    .unwrap();
+}
+
+/// `Request::cancel`: a receive that no message matched is withdrawn (its
+/// buffer untouched, and the message sent later goes to the next receive,
+/// not to it), one with any source and tag too; a receive that its message
+/// already matched completes with it, and so does a send.
+pub(crate) fn cancel_withdraws_an_unmatched_receive<L: Launcher>() {
+    launch::<L, _, _>(2, |comm| {
+        if comm.rank() == 0 {
+            let (mut a, mut b) = ([9u32; 3], [8u8; 5]);
+            scope(|s| {
+                // Rank 1 sends nothing before the barrier.
+                let r = comm.irecv(s, &mut a, 1, 1)?;
+                assert_eq!(r.cancel()?, None);
+                let r = comm.irecv(s, &mut b, ANY_SOURCE, ANY_TAG)?;
+                assert_eq!(r.cancel()?, None);
+                Ok::<_, Error>(())
+            })?;
+            assert_eq!((a, b), ([9; 3], [8; 5]), "a cancelled receive wrote");
+            barrier(comm)?;
+            assert_eq!(
+                comm.recv_vec::<u32>(1, 1)?,
+                (vec![1, 2, 3], st(node(1), 1, 12))
+            );
+            // Here before the receive is posted: it matches at once.
+            assert_eq!(comm.probe(1, 2)?, st(node(1), 2, 12));
+            let mut c = [0u32; 3];
+            scope(|s| {
+                let r = comm.irecv(s, &mut c, 1, 2)?;
+                assert_eq!(r.cancel()?, Some(st(node(1), 2, 12)));
+                let w = comm.isend(s, &[7u32], 1, 3)?;
+                assert_eq!(w.cancel()?.map(|s| s.len), Some(4));
+                Ok::<_, Error>(())
+            })?;
+            assert_eq!(c, [4, 5, 6]);
+        } else {
+            barrier(comm)?;
+            comm.send(&[1u32, 2, 3], 0, 1)?;
+            comm.send(&[4u32, 5, 6], 0, 2)?;
+            assert_eq!(comm.recv_vec::<u32>(0, 3)?.0, [7]);
         }
         Ok(())
     })

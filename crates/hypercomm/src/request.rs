@@ -204,6 +204,36 @@ impl<'scope> Request<'scope> {
         Ok(st)
     }
 
+    /// Cancel the request, as MPI's `MPI_Cancel` followed by `MPI_Wait`
+    /// and `MPI_Test_cancelled`: a receive that no message has matched yet
+    /// is withdrawn — its buffer is left as it was, and a message that
+    /// comes later waits for another receive — and `Ok(None)` says so. A
+    /// receive that a message has already matched, and a send (whose
+    /// message may be on its way: MPI 4 deprecates cancelling sends),
+    /// cannot be cancelled: they complete as [`Request::wait`] would, and
+    /// `Ok(Some(status))` says what they did.
+    ///
+    /// ```
+    /// hypercomm::run(2, |comm| {
+    ///     let mut buf = [0u32; 2];
+    ///     hypercomm::scope(|s| {
+    ///         // Nobody sends with tag 7: the receive is cancelled.
+    ///         let r = comm.irecv(s, &mut buf, 1 - comm.rank(), 7)?;
+    ///         assert_eq!(r.cancel()?, None);
+    ///         Ok::<_, hypercomm::Error>(())
+    ///     })?;
+    ///     assert_eq!(buf, [0, 0]);
+    ///     Ok::<_, hypercomm::Error>(())
+    /// }).unwrap();
+    /// ```
+    pub fn cancel(mut self) -> Result<Option<Status>> {
+        if self.done.is_none() && self.comm.engine.cancel(self.id) {
+            self.waited = true;
+            return Ok(None);
+        }
+        self.finish().map(Some)
+    }
+
     /// Complete the request if it can be without blocking.
     pub fn test(&mut self) -> Option<Result<Status>> {
         if let Some(d) = &self.done {

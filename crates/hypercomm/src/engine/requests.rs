@@ -689,6 +689,17 @@ impl Engine {
         st.posted.retain(|p| p.req != id);
     }
 
+    /// Cancel a receive that no message has matched yet: withdraw it
+    /// (true). False for anything else — a receive that a message matched
+    /// (complete, or being filled), a send — which the caller waits for.
+    pub(crate) fn cancel(&self, id: ReqId) -> bool {
+        let posted = self.st.borrow().posted.iter().any(|p| p.req == id);
+        if posted {
+            self.withdraw(id);
+        }
+        posted
+    }
+
     /// Is the request still active?
     pub(crate) fn active(&self, id: ReqId) -> bool {
         self.st.borrow().reqs.contains(id)
