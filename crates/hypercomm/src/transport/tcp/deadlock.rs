@@ -7,7 +7,7 @@
 //!   engine takes from its queue (`drained`, per source). For a pair,
 //!   drained never exceeds sent, and they are equal when nothing is in
 //!   flight between the two. The frames the transport handles itself
-//!   (goodbyes, aborts, questions and answers: [`control`]) are not
+//!   (goodbyes, aborts, questions and answers: [`handled_here`]) are not
 //!   counted.
 //! * **Quiet.** An endpoint is quiet while it is in a blocking call that
 //!   has blocked with no deadline (from its first `wait(None)` to the
@@ -52,9 +52,10 @@
 //! Not done yet: a job whose lowest live endpoint waits with a deadline
 //! (a timeout) is not looked at, even if all the others block without one.
 
+use super::liveness::{control, ANSWER_WITHIN};
 use super::{lock, Shared, TcpEndpoint, ALIVE};
-use crate::transport::{Frame, Payload, PeerState, Transport};
-use crate::wire::{Header, Kind};
+use crate::transport::{PeerState, Transport};
+use crate::wire::Kind;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -63,12 +64,10 @@ use std::time::{Duration, Instant};
 pub(super) const FIRST_LOOK: Duration = Duration::from_millis(50);
 /// The longest pause between two rounds of questions.
 const MAX_PAUSE: Duration = Duration::from_millis(500);
-/// How long a round waits for its answers.
-const ANSWER_WITHIN: Duration = Duration::from_secs(1);
 
 /// Frames the transport handles itself: never queued for the engine, not
 /// counted for deadlock detection.
-pub(super) fn control(kind: Kind) -> bool {
+pub(super) fn handled_here(kind: Kind) -> bool {
     matches!(
         kind,
         Kind::Goodbye
@@ -219,23 +218,6 @@ struct Declared {
     relayed: bool,
 }
 
-/// A control frame from `src` to `dst`, with `tag` and `id`.
-fn frame(src: usize, dst: usize, kind: Kind, tag: u32, id: u64, payload: Vec<u8>) -> Frame {
-    Frame {
-        header: Header {
-            kind,
-            flags: 0,
-            src: src as u32,
-            dst: dst as u32,
-            context: 0,
-            tag,
-            id,
-            len: payload.len() as u64,
-        },
-        payload: Payload::Bytes(payload),
-    }
-}
-
 /// Whether two rounds of answers (every endpoint's state, in order) show
 /// a deadlock: the same answers twice, every endpoint quiet, everyone
 /// agreeing on who ended, and as many frames taken as sent.
@@ -284,7 +266,7 @@ impl Shared {
             return;
         };
         let bytes = self.state().encode();
-        let f = frame(self.me, peer, Kind::DeadlockReply, 0, round, bytes);
+        let f = control(self.me, peer, Kind::DeadlockReply, 0, round, bytes);
         let _ = super::framing::write_frame(&mut *lock(w), f);
     }
 
@@ -338,7 +320,7 @@ impl Shared {
                     if j == asker || self.peers[j].state.load(Ordering::SeqCst) != ALIVE {
                         continue;
                     }
-                    let f = frame(self.me, j, Kind::Deadlock, asker as u32, round, Vec::new());
+                    let f = control(self.me, j, Kind::Deadlock, asker as u32, round, Vec::new());
                     let _ = super::framing::write_frame(&mut *lock(w), f);
                 }
             }
@@ -483,7 +465,7 @@ impl TcpEndpoint {
         lock(&c.heard).known[self.me] = round;
         for j in (0..self.n).filter(|&j| j != self.me && !ended.contains(&(j as u32))) {
             let me = self.me as u32;
-            let f = frame(
+            let f = control(
                 self.me,
                 j,
                 Kind::Deadlock,
@@ -516,7 +498,7 @@ impl TcpEndpoint {
         for &j in &asked {
             self.send_to(
                 j,
-                frame(self.me, j, Kind::DeadlockQuery, 0, round, Vec::new()),
+                control(self.me, j, Kind::DeadlockQuery, 0, round, Vec::new()),
             );
         }
         let end = Instant::now() + ANSWER_WITHIN;

@@ -2,7 +2,7 @@
 //! queue (and turns goodbyes, aborts, ends of stream and malformed bytes
 //! into peer states); writes go straight to the peer's socket.
 
-use super::deadlock::control;
+use super::deadlock::handled_here;
 use super::framing::{read_frame, write_frame, ReadOutcome};
 use super::{lock, Shared, TcpEndpoint, ALIVE};
 use crate::error::Error;
@@ -112,7 +112,7 @@ impl TcpEndpoint {
         if self.shared.peers[j].state.load(Ordering::Acquire) != ALIVE {
             return; // dropped: a borrowed payload tells its sender
         }
-        if !control(frame.header.kind) {
+        if !handled_here(frame.header.kind) {
             self.shared.census.sending(j);
         }
         let mut w = lock(w);

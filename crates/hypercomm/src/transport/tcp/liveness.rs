@@ -73,19 +73,7 @@ impl Shared {
                 continue;
             }
             let bytes = message.as_bytes().to_vec();
-            let f = Frame {
-                header: Header {
-                    kind: Kind::Abort,
-                    flags: 0,
-                    src: self.me as u32,
-                    dst: j as u32,
-                    context: 0,
-                    tag: 0,
-                    id: origin as u64 + 1,
-                    len: bytes.len() as u64,
-                },
-                payload: Payload::Bytes(bytes),
-            };
+            let f = control(self.me, j, Kind::Abort, 0, origin as u64 + 1, bytes);
             let _ = write_frame(&mut *lock(w), f);
         }
     }
@@ -125,7 +113,7 @@ impl TcpEndpoint {
             .collect();
         lock(&sh.replies).iter_mut().for_each(|r| *r = None);
         for &i in &asked {
-            self.send_to(i, control(self.me, i, Kind::WaitQuery, Vec::new()));
+            self.send_to(i, control(self.me, i, Kind::WaitQuery, 0, 0, Vec::new()));
         }
         let end = Instant::now() + ANSWER_WITHIN;
         while Instant::now() < end
@@ -153,12 +141,20 @@ impl TcpEndpoint {
     }
 }
 
-/// How long a timeout message waits for the peers to say what they wait
-/// for.
-const ANSWER_WITHIN: Duration = Duration::from_secs(1);
+/// How long a question to the peers (what they wait for, whether they
+/// are blocked) waits for their answers.
+pub(super) const ANSWER_WITHIN: Duration = Duration::from_secs(1);
 
-/// A control frame (no data semantics) from `src` to `dst`.
-fn control(src: usize, dst: usize, kind: Kind, payload: Vec<u8>) -> Frame {
+/// A control frame (one the transports handle themselves) from `src` to
+/// `dst`, with `tag` and `id`.
+pub(super) fn control(
+    src: usize,
+    dst: usize,
+    kind: Kind,
+    tag: u32,
+    id: u64,
+    payload: Vec<u8>,
+) -> Frame {
     Frame {
         header: Header {
             kind,
@@ -166,8 +162,8 @@ fn control(src: usize, dst: usize, kind: Kind, payload: Vec<u8>) -> Frame {
             src: src as u32,
             dst: dst as u32,
             context: 0,
-            tag: 0,
-            id: 0,
+            tag,
+            id,
             len: payload.len() as u64,
         },
         payload: Payload::Bytes(payload),
@@ -182,6 +178,9 @@ impl Shared {
             return;
         };
         let text = lock(&self.waiting).clone().into_bytes();
-        let _ = write_frame(&mut *lock(w), control(self.me, peer, Kind::WaitReply, text));
+        let _ = write_frame(
+            &mut *lock(w),
+            control(self.me, peer, Kind::WaitReply, 0, 0, text),
+        );
     }
 }

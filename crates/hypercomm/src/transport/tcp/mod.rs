@@ -125,7 +125,11 @@ impl Shared {
         self.owner.unpark();
     }
     fn push(&self, f: Frame) {
-        debug_assert!(!deadlock::control(f.header.kind), "{:?}", f.header.kind);
+        debug_assert!(
+            !deadlock::handled_here(f.header.kind),
+            "{:?}",
+            f.header.kind
+        );
         lock(&self.queue).push_back(f);
         self.queued.fetch_add(1, Ordering::SeqCst);
         self.wake();
