@@ -16,7 +16,8 @@
 //!   to node 0 (canonical bracketing) followed by a scatter, so its bits do
 //!   not depend on the algorithm or topology.
 //!
-//! Not done yet: Bruck for variable counts; non-blocking all-to-allv.
+//! Not done yet: Bruck for variable counts; a non-blocking all-to-allv
+//! that learns its receive counts (`ialltoallv` takes them on every node).
 
 use super::call::{Call, Check, Plan};
 use super::executor::{Input, Output};

@@ -25,8 +25,10 @@
 //! broadcasts the counts). The host passes an empty input (gather) or
 //! output (scatter) and never contributes a block.
 //!
-//! Not done yet: non-blocking forms of the variable-count and host-rooted
-//! calls; the host as a member of an allgather.
+//! Not done yet: non-blocking forms of the host-rooted calls and of the
+//! variable-count calls that learn their counts (`igatherv`,
+//! `iallgatherv` and `iscatterv` take them on every node); the host as a
+//! member of an allgather.
 
 use super::call::{Call, Check, Parts, Plan};
 use super::executor::{Input, Output};
