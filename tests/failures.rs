@@ -1422,3 +1422,200 @@ fn a_node_with_invalid_arguments_fails_the_others_at_once() {
         }
     });
 }
+
+// ------------------------------------------------------- deadlocks, at random
+
+/// One step of a random program: a blocking send or receive of one small
+/// message (eager, far below the credit: sends never wait).
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Send { to: usize, tag: u32 },
+    Recv { from: usize, tag: u32 },
+}
+
+/// How a rank of a random program ends, worked out serially.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    Finished,
+    /// Waits, through a chain of waiting ranks, for one that finished: it
+    /// fails because that rank (or one on the chain) ended.
+    PeerEnded,
+    /// Waits, through a chain of waiting ranks, for a cycle of them: when
+    /// the others have ended, every live rank is blocked.
+    Deadlock,
+}
+
+/// Run the programs serially (sends never block; a receive takes the
+/// first message of its source with its tag), then follow each blocked
+/// rank's chain of waits. Also: whether a message stays unreceived by a
+/// rank that ends (finished or failed), whose sender may then find it
+/// gone and fail, or not, as the timing goes.
+fn serial_ends(progs: &[Vec<Step>]) -> (Vec<End>, bool) {
+    let n = progs.len();
+    let mut queues = vec![vec![Vec::<u32>::new(); n]; n]; // [from][to]: tags
+    let mut pc = vec![0usize; n];
+    loop {
+        let mut moved = false;
+        for r in 0..n {
+            while let Some(&step) = progs[r].get(pc[r]) {
+                match step {
+                    Step::Send { to, tag } => queues[r][to].push(tag),
+                    Step::Recv { from, tag } => {
+                        let q = &mut queues[from][r];
+                        let Some(i) = q.iter().position(|&t| t == tag) else {
+                            break;
+                        };
+                        q.remove(i);
+                    }
+                }
+                pc[r] += 1;
+                moved = true;
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+    let waits_on = |r: usize| match progs[r].get(pc[r]) {
+        Some(Step::Recv { from, .. }) => Some(*from),
+        _ => None,
+    };
+    let ends: Vec<End> = (0..n)
+        .map(|r| {
+            let (mut at, mut seen) = (r, vec![false; n]);
+            loop {
+                let Some(next) = waits_on(at) else {
+                    return if at == r {
+                        End::Finished
+                    } else {
+                        End::PeerEnded
+                    };
+                };
+                if seen[at] {
+                    return End::Deadlock;
+                }
+                seen[at] = true;
+                at = next;
+            }
+        })
+        .collect();
+    let racy =
+        (0..n).any(|to| ends[to] != End::Deadlock && queues.iter().any(|q| !q[to].is_empty()));
+    (ends, racy)
+}
+
+/// Random steps, each a send or a receive to or from a random peer: most
+/// such programs deadlock or wait for a rank that finished.
+fn loose_programs() -> impl proptest::strategy::Strategy<Value = Vec<Vec<Step>>> {
+    use proptest::prelude::*;
+    (2usize..=5).prop_flat_map(|n| {
+        let step = (0..n - 1, 0u32..2, any::<bool>());
+        proptest::collection::vec(proptest::collection::vec(step, 0..6), n).prop_map(move |progs| {
+            progs
+                .into_iter()
+                .enumerate()
+                .map(|(me, steps)| {
+                    steps
+                        .into_iter()
+                        .map(|(k, tag, send)| {
+                            let peer = (me + 1 + k) % n; // never itself
+                            if send {
+                                Step::Send { to: peer, tag }
+                            } else {
+                                Step::Recv { from: peer, tag }
+                            }
+                        })
+                        .collect()
+                })
+                .collect()
+        })
+    })
+}
+
+/// Random programs: messages between random pairs, each rank's sends and
+/// receives in the order of random keys — or, half the time, in the
+/// messages' order (send then receive of the first, of the second, …),
+/// which always completes.
+fn paired_programs() -> impl proptest::strategy::Strategy<Value = Vec<Vec<Step>>> {
+    use proptest::prelude::*;
+    let message = |n: usize| (0..n, 1..n, 0u32..2, 0u32..100, 0u32..100);
+    (2usize..=5)
+        .prop_flat_map(move |n| {
+            (
+                Just(n),
+                proptest::collection::vec(message(n), 0..12),
+                any::<bool>(),
+            )
+        })
+        .prop_map(|(n, msgs, in_order)| {
+            let mut ops: Vec<Vec<(u32, Step)>> = vec![Vec::new(); n];
+            for (i, &(src, k, tag, a, b)) in msgs.iter().enumerate() {
+                let dst = (src + k) % n; // never itself
+                let (ks, kr) = if in_order {
+                    (2 * i as u32, 2 * i as u32 + 1)
+                } else {
+                    (a, b)
+                };
+                ops[src].push((ks, Step::Send { to: dst, tag }));
+                ops[dst].push((kr, Step::Recv { from: src, tag }));
+            }
+            ops.into_iter()
+                .map(|mut o| {
+                    o.sort_by_key(|&(k, _)| k);
+                    o.into_iter().map(|(_, s)| s).collect()
+                })
+                .collect()
+        })
+}
+
+/// Random programs of blocking sends and receives, on threads, shared
+/// memory and TCP, with no timeout: every rank ends as the serial run says — finished,
+/// failed because a rank it waits for (through others) ended, or told of
+/// a deadlock when the ranks it waits for wait in a cycle. No correct
+/// program is called deadlocked, and no deadlock hangs. (Programs that
+/// leave a message unreceived by a rank that ends are left out: its
+/// sender fails or not as the timing goes.)
+#[test]
+fn random_programs_end_as_their_serial_run_says() {
+    use proptest::test_runner::{Config, TestRunner};
+    watchdog("random_deadlocks", || {
+        for kind in [
+            TransportKind::Thread,
+            TransportKind::Shm,
+            TransportKind::Tcp,
+        ] {
+            let mut runner = TestRunner::new(Config {
+                cases: 48,
+                failure_persistence: None,
+                ..Config::default()
+            });
+            runner
+                .run(
+                    &proptest::prop_oneof![loose_programs(), paired_programs()],
+                    |progs| {
+                        let (want, racy) = serial_ends(&progs);
+                        proptest::prop_assume!(!racy);
+                        let got = hypercomm::run_on(kind, progs.len(), |comm| {
+                            let comm = comm.with_timeout(None);
+                            let mine = &progs[comm.rank()];
+                            let r = mine.iter().try_for_each(|&s| match s {
+                                Step::Send { to, tag } => comm.send(&[tag], to, tag),
+                                Step::Recv { from, tag } => {
+                                    comm.recv::<u32>(from, tag).map(|(v, _)| assert_eq!(v, tag))
+                                }
+                            });
+                            Ok::<_, Error>(match r {
+                                Ok(()) => End::Finished,
+                                Err(Error::Deadlock { .. }) => End::Deadlock,
+                                Err(_) => End::PeerEnded,
+                            })
+                        })
+                        .unwrap();
+                        proptest::prop_assert_eq!(&got, &want, "{} {:?}", kind.name(), progs);
+                        Ok(())
+                    },
+                )
+                .unwrap();
+        }
+    });
+}
