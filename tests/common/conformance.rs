@@ -59,6 +59,7 @@ macro_rules! conformance_suite {
             typed_and_objects,
             ssend_completes_after_match,
             cancel_withdraws_an_unmatched_receive,
+            test_any_test_all_and_wait_some,
             strided_vectors,
             flow_control_bounds_a_sleeping_receiver,
             timeout_says_what_the_other_ranks_wait_for
@@ -1375,6 +1376,96 @@ pub(crate) fn cancel_withdraws_an_unmatched_receive<L: Launcher>() {
 }
 
 // --------------------------------------------------------------- nonblocking
+
+/// MPI's `MPI_Testany`, `MPI_Testall` and `MPI_Waitsome`: nothing is
+/// complete before rank 1 is told to send; `wait_some` returns the one
+/// message it then sends (by its index among the three receives, removed);
+/// after the last two are sent, `test_any` and `test_all` complete them;
+/// empty vectors are complete at once.
+pub(crate) fn test_any_test_all_and_wait_some<L: Launcher>() {
+    use hypercomm::{test_all, test_any, wait_some};
+    launch::<L, _, _>(2, |comm| {
+        if comm.rank() == 1 {
+            comm.recv_into::<u8>(&mut [], 0, 9)?; // go
+            comm.send(&[2u16; 2], 0, 2)?;
+            comm.recv_into::<u8>(&mut [], 0, 8)?; // go again
+            comm.send(&[3u16; 3], 0, 3)?;
+            comm.send(&[1u16; 1], 0, 1)?;
+            comm.recv_into::<u8>(&mut [], 0, 7)?; // go a third time
+            for tag in [6, 4, 5] {
+                comm.send(&[tag as u16; 4], 0, tag)?;
+            }
+            return Ok(());
+        }
+        let (mut a, mut b, mut c) = ([0u16; 1], [0u16; 2], [0u16; 3]);
+        scope(|s| {
+            let mut reqs = vec![
+                comm.irecv(s, &mut a, 1, 1)?,
+                comm.irecv(s, &mut b, 1, 2)?,
+                comm.irecv(s, &mut c, 1, 3)?,
+            ];
+            assert!(test_any(&mut reqs).is_none(), "nothing was sent");
+            assert!(test_all(&mut reqs).is_none(), "nothing was sent");
+            assert_eq!(
+                reqs.len(),
+                3,
+                "a test that completes nothing removes nothing"
+            );
+            comm.send::<u8>(&[], 1, 9)?;
+            let some = wait_some(&mut reqs)?;
+            assert_eq!(some.len(), 1, "{some:?}");
+            assert_eq!(some[0].0, 1);
+            assert_eq!(some[0].1.as_ref().ok(), Some(&st(node(1), 2, 4)));
+            assert_eq!(reqs.len(), 2);
+            comm.send::<u8>(&[], 1, 8)?;
+            // The first complete of a (former index 0) and c (former 1).
+            let mut any = None;
+            poll_until(Duration::from_secs(30), "test_any", || {
+                any = test_any(&mut reqs);
+                any.is_some()
+            });
+            let (i, got) = any.expect("polled")?;
+            let want = [st(node(1), 1, 2), st(node(1), 3, 6)];
+            assert_eq!(got, want[i]);
+            let mut all = None;
+            poll_until(Duration::from_secs(30), "test_all", || {
+                all = test_all(&mut reqs);
+                all.is_some()
+            });
+            assert_eq!(all.expect("polled")?, [want[1 - i]]);
+            assert!(reqs.is_empty());
+            assert!(test_any(&mut reqs).is_none());
+            assert_eq!(test_all(&mut reqs).map(|r| r.ok()), Some(Some(vec![])));
+            assert!(wait_some(&mut reqs)?.is_empty());
+            Ok::<_, Error>(())
+        })?;
+        assert_eq!((a, b, c), ([1], [2; 2], [3; 3]));
+        // Three sent back to back: each `wait_some` reports one or more,
+        // by their indices in the vector it was given.
+        let mut bufs = [[0u16; 4]; 3];
+        scope(|s| {
+            let mut reqs = Vec::new();
+            for (k, b) in bufs.iter_mut().enumerate() {
+                reqs.push(comm.irecv(s, b, 1, 4 + k as u32)?);
+            }
+            let mut labels = vec![0, 1, 2];
+            comm.send::<u8>(&[], 1, 7)?;
+            while !labels.is_empty() {
+                let some = wait_some(&mut reqs)?;
+                assert!(!some.is_empty());
+                for (i, r) in some.iter().rev() {
+                    let k = labels.remove(*i);
+                    assert_eq!(r.as_ref().ok(), Some(&st(node(1), 4 + k as u32, 8)));
+                }
+                assert_eq!(reqs.len(), labels.len());
+            }
+            Ok::<_, Error>(())
+        })?;
+        assert_eq!(bufs, [[4; 4], [5; 4], [6; 4]]);
+        Ok(())
+    })
+    .unwrap();
+}
 
 /// Request::test, wait_any and wait_all.
 pub(crate) fn nonblocking_wait_any_test<L: Launcher>() {

@@ -133,7 +133,7 @@ pub use launch::{finalize, init, job_shape, start_rank, JobShape};
 pub use launch::{run_processes, spawn, Processes};
 pub use primitives::{clock, MESSAGE_CHARS};
 pub use rank::{Partial, Rank, Source, Status, Tag, ANY_SOURCE, ANY_TAG, PICL_HOST};
-pub use request::{scope, wait_all, wait_any, Request, Scope};
+pub use request::{scope, test_all, test_any, wait_all, wait_any, wait_some, Request, Scope};
 pub use run::{
     run, run_builders, run_builders_with_host, run_on, run_with_host, run_with_host_on, BoxError,
 };
@@ -146,8 +146,8 @@ pub mod prelude {
         BitAnd, BitOr, BitXor, Element, LogicalAnd, LogicalOr, Max, MaxLoc, Min, MinLoc, Prod, Sum,
     };
     pub use crate::{
-        finalize, init, job_shape, run, run_with_host, scope, wait_all, wait_any, Comm, Error,
-        Rank, Result, Status, ANY_SOURCE, ANY_TAG,
+        finalize, init, job_shape, run, run_with_host, scope, test_all, test_any, wait_all,
+        wait_any, wait_some, Comm, Error, Rank, Result, Status, ANY_SOURCE, ANY_TAG,
     };
 }
 

@@ -338,6 +338,80 @@ pub fn wait_any(reqs: &mut Vec<Request<'_>>) -> Option<Result<(usize, Status)>> 
     )
 }
 
+/// Complete one of `reqs` if one can be without blocking (MPI's
+/// `MPI_Testany`) and remove it from the vector: `Some(Ok((index,
+/// status)))` for request `index` (its former index; the first that is
+/// complete), `Some(Err(Error::RequestFailed { index, .. }))` when it
+/// failed (it is removed too; a failure of the whole job, an abort, is
+/// returned as it is), `None` while none is complete (or `reqs` is empty).
+pub fn test_any(reqs: &mut Vec<Request<'_>>) -> Option<Result<(usize, Status)>> {
+    let count = reqs.len();
+    let i = reqs.iter_mut().position(|r| r.test().is_some())?;
+    let mut req = reqs.remove(i);
+    Some(req.finish().map(|s| (i, s)).map_err(|e| match e {
+        e @ (Error::Aborted { .. } | Error::Protocol(_)) => e,
+        e => Error::RequestFailed {
+            index: i,
+            count,
+            error: Box::new(e),
+        },
+    }))
+}
+
+/// Complete every one of `reqs` if all can be without blocking (MPI's
+/// `MPI_Testall`): `Some` with what [`wait_all`] returns (their statuses in
+/// order; the vector is emptied), `None` while one is still pending (the
+/// vector keeps them all, and those that completed keep their outcome for
+/// a later wait or test). An empty `reqs` is complete.
+pub fn test_all(reqs: &mut Vec<Request<'_>>) -> Option<Result<Vec<Status>>> {
+    // Every request is tested, also after one that is pending.
+    let all = reqs
+        .iter_mut()
+        .fold(true, |all, r| r.test().is_some() && all);
+    all.then(|| wait_all(std::mem::take(reqs)))
+}
+
+/// Wait until at least one of `reqs` completes, then remove every one that
+/// is complete (MPI's `MPI_Waitsome`): their former indices, ascending,
+/// each with its outcome (its own failure as [`Request::wait`] returns it).
+/// `Err` when the wait itself ended before any request did (a timeout, an
+/// abort): then no request was removed. An empty `reqs` gives an empty
+/// list at once.
+pub fn wait_some(reqs: &mut Vec<Request<'_>>) -> Result<Vec<(usize, Result<Status>)>> {
+    let mut out = Vec::new();
+    let mut taken = None;
+    let any = reqs
+        .iter_mut()
+        .fold(false, |any, r| r.test().is_some() || any);
+    if !any {
+        let (i, r) = match wait_any(reqs) {
+            None => return Ok(out),
+            Some(Ok((i, s))) => (i, Ok(s)),
+            Some(Err(Error::RequestFailed { index, error, .. })) => (index, Err(*error)),
+            Some(Err(e)) => return Err(e),
+        };
+        out.push((i, r));
+        taken = Some(i);
+        reqs.iter_mut().for_each(|r| {
+            let _ = r.test();
+        });
+    }
+    // Indices in `reqs` before `wait_any` removed one.
+    let former = |j: usize| match taken {
+        Some(t) if j >= t => j + 1,
+        _ => j,
+    };
+    let ready: Vec<usize> = (0..reqs.len())
+        .filter(|&j| reqs[j].done.is_some())
+        .collect();
+    for &j in ready.iter().rev() {
+        let mut req = reqs.remove(j);
+        out.push((former(j), req.finish()));
+    }
+    out.sort_by_key(|&(i, _)| i);
+    Ok(out)
+}
+
 impl Comm {
     /// Start a non-blocking send of `buf` (borrowed until complete).
     pub fn isend<'scope, 'env, T: Pod>(
