@@ -365,10 +365,11 @@ pub fn test_any(reqs: &mut Vec<Request<'_>>) -> Option<Result<(usize, Status)>> 
 /// a later wait or test). An empty `reqs` is complete.
 pub fn test_all(reqs: &mut Vec<Request<'_>>) -> Option<Result<Vec<Status>>> {
     // Every request is tested, also after one that is pending.
-    let all = reqs
+    let pending = reqs
         .iter_mut()
-        .fold(true, |all, r| r.test().is_some() && all);
-    all.then(|| wait_all(std::mem::take(reqs)))
+        .map(|r| r.test().is_none() as usize)
+        .sum::<usize>();
+    (pending == 0).then(|| wait_all(std::mem::take(reqs)))
 }
 
 /// Wait until at least one of `reqs` completes, then remove every one that
@@ -380,10 +381,11 @@ pub fn test_all(reqs: &mut Vec<Request<'_>>) -> Option<Result<Vec<Status>>> {
 pub fn wait_some(reqs: &mut Vec<Request<'_>>) -> Result<Vec<(usize, Result<Status>)>> {
     let mut out = Vec::new();
     let mut taken = None;
-    let any = reqs
+    let ready = reqs
         .iter_mut()
-        .fold(false, |any, r| r.test().is_some() || any);
-    if !any {
+        .map(|r| r.test().is_some() as usize)
+        .sum::<usize>();
+    if ready == 0 {
         let (i, r) = match wait_any(reqs) {
             None => return Ok(out),
             Some(Ok((i, s))) => (i, Ok(s)),
