@@ -125,7 +125,9 @@ impl<'env> Scope<'_, 'env> {
 }
 
 /// A non-blocking operation in flight. Wait for it with [`Request::wait`],
-/// poll it with [`Request::test`]; dropping it waits.
+/// poll it with [`Request::test`], withdraw a receive that nothing matched
+/// with [`Request::cancel`]; dropping it waits. For several: [`wait_all`],
+/// [`wait_any`], [`wait_some`], [`test_all`], [`test_any`].
 #[must_use = "a request must be waited for"]
 pub struct Request<'scope> {
     /// The communicator's shared part: its engine and group (one
