@@ -337,26 +337,28 @@ impl Shared {
 
 impl TcpEndpoint {
     /// Before a wait with no deadline: false when a peer ended since the
-    /// engine last looked (return, so that it looks); else this endpoint
-    /// is blocked (until its call ends).
+    /// engine last looked (return, so that it looks: not blocked until its
+    /// next wait); else this endpoint is blocked (until its call ends).
     pub(super) fn block(&self) -> bool {
         let c = &self.shared.census;
         let ends = c.ends.load(Ordering::SeqCst);
-        if c.ends_seen.swap(ends, Ordering::SeqCst) != ends {
+        if c.ends_seen.load(Ordering::SeqCst) != ends {
+            c.blocked.store(false, Ordering::SeqCst);
+            c.ends_seen.store(ends, Ordering::SeqCst);
             return false;
         }
         c.blocked.store(true, Ordering::SeqCst);
         true
     }
 
-    /// The blocking call ended (or ran on): not blocked, and the next
-    /// round comes [`FIRST_LOOK`] after the next block.
+    /// A blocking call ended: not blocked, a declaration that came in it
+    /// is stale, and the next round comes [`FIRST_LOOK`] after the next
+    /// block.
     pub(super) fn unblock(&self) {
         let c = &self.shared.census;
-        if c.blocked.swap(false, Ordering::SeqCst) {
-            c.calls.fetch_add(1, Ordering::SeqCst);
-            *lock(&c.next) = (None, FIRST_LOOK);
-        }
+        c.blocked.store(false, Ordering::SeqCst);
+        c.calls.fetch_add(1, Ordering::SeqCst);
+        *lock(&c.next) = (None, FIRST_LOOK);
     }
 
     /// Whether a deadlock was declared in this blocked call.
@@ -372,10 +374,12 @@ impl TcpEndpoint {
     /// The deadlock declared while this endpoint was blocked in this call,
     /// once: what every endpoint waits for (waiting a little for the
     /// asker's account when a peer's notice came first, and for the relay
-    /// to the peers to be written).
+    /// to the peers to be written). Also after a peer's end made its last
+    /// wait return unblocked: that peer may have ended after reporting the
+    /// deadlock.
     pub(super) fn deadlock_report(&self) -> Option<String> {
         let c = &self.shared.census;
-        if !c.blocked.load(Ordering::SeqCst) || !self.declared() {
+        if !self.declared() {
             return None;
         }
         let end = Instant::now() + ANSWER_WITHIN;
