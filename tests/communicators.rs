@@ -8,7 +8,6 @@ mod common;
 use common::{launch, launch_with_host, watchdog, Threads};
 use hypercomm::{Comm, Error, Rank, Status, ANY_SOURCE, ANY_TAG};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
 use std::collections::HashSet;
 
 type L = Threads;
@@ -147,11 +146,7 @@ fn split_orders_by_key_then_rank() {
         let strategy = (1usize..=7).prop_flat_map(|n| {
             proptest::collection::vec((proptest::option::weighted(0.8, 0u32..3), -2i64..3), n)
         });
-        let mut runner = TestRunner::new(Config {
-            cases: 32,
-            failure_persistence: None,
-            ..Config::default()
-        });
+        let mut runner = common::runner(32);
         runner
             .run(&strategy, |input| {
                 let n = input.len();

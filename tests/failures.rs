@@ -1577,18 +1577,13 @@ fn paired_programs() -> impl proptest::strategy::Strategy<Value = Vec<Vec<Step>>
 /// sender fails or not as the timing goes.)
 #[test]
 fn random_programs_end_as_their_serial_run_says() {
-    use proptest::test_runner::{Config, TestRunner};
     watchdog("random_deadlocks", || {
         for kind in [
             TransportKind::Thread,
             TransportKind::Shm,
             TransportKind::Tcp,
         ] {
-            let mut runner = TestRunner::new(Config {
-                cases: 48,
-                failure_persistence: None,
-                ..Config::default()
-            });
+            let mut runner = common::runner(48);
             runner
                 .run(
                     &proptest::prop_oneof![loose_programs(), paired_programs()],

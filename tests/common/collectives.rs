@@ -1927,7 +1927,6 @@ pub(crate) mod props {
     use super::*;
     use hypercomm::collective::Loc;
     use proptest::prelude::*;
-    use proptest::test_runner::{Config, TestRunner};
 
     /// The operators drawn: sum, max, min, xor, and a non-commutative
     /// affine composition (x -> a*x + b, applied in order).
@@ -2020,11 +2019,7 @@ pub(crate) mod props {
             0u8..3,
             any::<u16>(),
         );
-        let mut runner = TestRunner::new(Config {
-            cases: 48,
-            failure_persistence: None,
-            ..Config::default()
-        });
+        let mut runner = crate::common::runner(48);
         runner
             .run(
                 &strategy,
@@ -2147,11 +2142,7 @@ pub(crate) mod props {
             prop_oneof![Just(OpKind::Sum), Just(OpKind::Max), Just(OpKind::Affine)],
             any::<u64>(),
         );
-        let mut runner = TestRunner::new(Config {
-            cases: 32,
-            failure_persistence: None,
-            ..Config::default()
-        });
+        let mut runner = crate::common::runner(32);
         runner
             .run(&strategy, |(n, root_pick, op, seed)| {
                 let root = root_pick % n;

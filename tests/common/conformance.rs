@@ -18,7 +18,6 @@ use hypercomm::{
     MESSAGE_COST, SENDER_CREDIT,
 };
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
 use std::time::{Duration, Instant};
 
 /// Instantiate the whole conformance suite for a launcher type, one
@@ -200,11 +199,7 @@ pub(crate) fn ordering<L: Launcher>() {
         Just(vec![0u32, 1, 2, 3]).prop_shuffle(),
         any::<bool>(),
     );
-    let mut runner = TestRunner::new(Config {
-        cases: 24,
-        failure_persistence: None,
-        ..Config::default()
-    });
+    let mut runner = super::runner(24);
     runner
         .run(&strategy, |(msgs, tag_order, any_tag)| {
             let bufs: Vec<Vec<u8>> = msgs

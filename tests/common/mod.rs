@@ -260,6 +260,18 @@ pub(crate) fn barrier(comm: &Comm) -> hypercomm::Result<()> {
     Ok(())
 }
 
+/// A property-test runner of `cases` cases that writes no regression
+/// files (the suites' runs are all in-process jobs, cheap to repeat).
+#[allow(dead_code)]
+pub(crate) fn runner(cases: u32) -> proptest::test_runner::TestRunner {
+    use proptest::test_runner::{Config, TestRunner};
+    TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    })
+}
+
 /// Poll `cond` until it holds; panics after `limit` with `what`.
 pub(crate) fn poll_until(limit: Duration, what: &str, mut cond: impl FnMut() -> bool) {
     let end = Instant::now() + limit;

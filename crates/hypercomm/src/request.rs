@@ -279,14 +279,7 @@ pub fn wait_all(reqs: Vec<Request<'_>>) -> Result<Vec<Status>> {
         match r.wait() {
             Ok(s) => out.push(s),
             Err(e) => {
-                first_err.get_or_insert(match e {
-                    e @ (Error::Aborted { .. } | Error::Protocol(_)) => e,
-                    e => Error::RequestFailed {
-                        index,
-                        count,
-                        error: Box::new(e),
-                    },
-                });
+                first_err.get_or_insert(failed_at(index, count, e));
             }
         }
     }
@@ -350,14 +343,25 @@ pub fn test_any(reqs: &mut Vec<Request<'_>>) -> Option<Result<(usize, Status)>> 
     let count = reqs.len();
     let i = reqs.iter_mut().position(|r| r.test().is_some())?;
     let mut req = reqs.remove(i);
-    Some(req.finish().map(|s| (i, s)).map_err(|e| match e {
+    Some(
+        req.finish()
+            .map(|s| (i, s))
+            .map_err(|e| failed_at(i, count, e)),
+    )
+}
+
+/// Request `index` of `count` failed with `e`: [`Error::RequestFailed`],
+/// except a failure of the whole job (an abort, a protocol error), which
+/// is the news as it is.
+fn failed_at(index: usize, count: usize, e: Error) -> Error {
+    match e {
         e @ (Error::Aborted { .. } | Error::Protocol(_)) => e,
         e => Error::RequestFailed {
-            index: i,
+            index,
             count,
             error: Box::new(e),
         },
-    }))
+    }
 }
 
 /// Complete every one of `reqs` if all can be without blocking (MPI's
