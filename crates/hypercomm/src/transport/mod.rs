@@ -23,8 +23,9 @@
 //! defaults
 //! ([`Transport::set_waiting`], [`Transport::describe_waits`],
 //! [`Transport::deadlock`]: transports that see the whole job detect a
-//! deadlock with the double collect of `deadlock.rs`; TCP does it with
-//! questions to the peers, `tcp/deadlock.rs`).
+//! deadlock with the double collect of `deadlock.rs`; TCP and MPI do it
+//! with questions to the peers, `census.rs`, `tcp/deadlock.rs`,
+//! `mpi/deadlock.rs`).
 //!
 //! A transport is made in two steps (timely's `AllocateBuilder`): a
 //! [`Builder`] is `Send` and travels to the thread that will use the
@@ -73,6 +74,7 @@
 //! folder and one line in `transports!`.
 
 pub mod board;
+pub(crate) mod census;
 pub(crate) mod deadlock;
 mod frame;
 #[cfg(feature = "mpi")]

@@ -52,87 +52,18 @@
 //! Not done yet: a job whose lowest live endpoint waits with a deadline
 //! (a timeout) is not looked at, even if all the others block without one.
 
-use super::liveness::{control, ANSWER_WITHIN};
+use super::liveness::control;
 use super::{lock, Shared, TcpEndpoint, ALIVE};
+pub(super) use crate::transport::census::handled_here;
+use crate::transport::census::{
+    census_twice, collect, gather, Answer, Asker, Heard, Report, State, ANSWER_WITHIN, FIRST_LOOK,
+    MAX_PAUSE,
+};
 use crate::transport::{PeerState, Transport};
 use crate::wire::Kind;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-/// How long the asker is blocked before it first asks.
-pub(super) const FIRST_LOOK: Duration = Duration::from_millis(50);
-/// The longest pause between two rounds of questions.
-const MAX_PAUSE: Duration = Duration::from_millis(500);
-
-/// Frames the transport handles itself: never queued for the engine, not
-/// counted for deadlock detection.
-pub(super) fn handled_here(kind: Kind) -> bool {
-    matches!(
-        kind,
-        Kind::Goodbye
-            | Kind::Abort
-            | Kind::WaitQuery
-            | Kind::WaitReply
-            | Kind::DeadlockQuery
-            | Kind::DeadlockReply
-            | Kind::Deadlock
-    )
-}
-
-/// What an endpoint says of itself when asked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct State {
-    quiet: bool,
-    /// Frames handed to the endpoints alive in its view (itself included).
-    sent: u64,
-    /// Frames taken from them.
-    drained: u64,
-    /// The endpoints that have ended, in its view, ascending.
-    ended: Vec<u32>,
-    /// What it waits for.
-    waiting: String,
-}
-
-impl State {
-    fn encode(&self) -> Vec<u8> {
-        let mut b = Vec::with_capacity(21 + 4 * self.ended.len() + self.waiting.len());
-        b.push(self.quiet as u8);
-        b.extend_from_slice(&self.sent.to_le_bytes());
-        b.extend_from_slice(&self.drained.to_le_bytes());
-        b.extend_from_slice(&(self.ended.len() as u32).to_le_bytes());
-        for e in &self.ended {
-            b.extend_from_slice(&e.to_le_bytes());
-        }
-        b.extend_from_slice(self.waiting.as_bytes());
-        b
-    }
-
-    /// `None` for bytes that are not an encoded state.
-    fn decode(b: &[u8]) -> Option<State> {
-        let (&quiet, b) = b.split_first()?;
-        let u64_at = |b: &[u8], i: usize| -> Option<u64> {
-            Some(u64::from_le_bytes(b.get(i..i + 8)?.try_into().ok()?))
-        };
-        let u32_at = |b: &[u8], i: usize| -> Option<u32> {
-            Some(u32::from_le_bytes(b.get(i..i + 4)?.try_into().ok()?))
-        };
-        let sent = u64_at(b, 0)?;
-        let drained = u64_at(b, 8)?;
-        let k = u32_at(b, 16)? as usize;
-        let ended = (0..k)
-            .map(|i| u32_at(b, 20 + 4 * i))
-            .collect::<Option<Vec<u32>>>()?;
-        let rest = b.get(20 + 4 * k..)?;
-        Some(State {
-            quiet: quiet == 1,
-            sent,
-            drained,
-            ended,
-            waiting: String::from_utf8_lossy(rest).into_owned(),
-        })
-    }
-}
 
 /// One endpoint's part in deadlock detection (in [`Shared`]).
 pub(super) struct Census {
@@ -168,10 +99,7 @@ impl Census {
             blocked: AtomicBool::new(false),
             answers: Mutex::new(vec![None; n]),
             calls: AtomicU64::new(0),
-            heard: Mutex::new(Heard {
-                known: vec![0; n],
-                declared: None,
-            }),
+            heard: Mutex::new(Heard::new(n)),
             round: AtomicU64::new(0),
             next: Mutex::new((None, FIRST_LOOK)),
         }
@@ -192,42 +120,6 @@ impl Census {
             c.fetch_add(1, Ordering::SeqCst);
         }
     }
-}
-
-/// A peer's answer: the round it answers, and its encoded [`State`].
-type Answer = (u64, Vec<u8>);
-
-/// What an endpoint heard of deadlocks.
-struct Heard {
-    /// Per asker, the last round it declared a deadlock in that we know of.
-    known: Vec<u64>,
-    /// A deadlock declared, not yet reported.
-    declared: Option<Declared>,
-}
-
-/// A deadlock this endpoint heard of.
-struct Declared {
-    /// The blocking call it was in ([`Census::calls`]).
-    call: u64,
-    /// Who found it, and in which round.
-    asker: usize,
-    round: u64,
-    /// What every endpoint waits for, once the asker's account is here.
-    text: Option<String>,
-    /// Whether every peer has been told (so that this endpoint may end).
-    relayed: bool,
-}
-
-/// Whether two rounds of answers (every endpoint's state, in order) show
-/// a deadlock: the same answers twice, every endpoint quiet, everyone
-/// agreeing on who ended, and as many frames taken as sent.
-fn deadlocked(first: &[State], second: &[State]) -> bool {
-    let Some(one) = second.first() else {
-        return false;
-    };
-    let sent: u64 = second.iter().map(|s| s.sent).sum();
-    let drained: u64 = second.iter().map(|s| s.drained).sum();
-    first == second && second.iter().all(|s| s.quiet && s.ended == one.ended) && sent == drained
 }
 
 impl Shared {
@@ -283,35 +175,12 @@ impl Shared {
     /// news of it is relayed to every other peer before anything else.
     pub(super) fn deadlock_news(&self, asker: usize, round: u64, what: Option<String>) {
         let c = &self.census;
+        // The call first: a call that ends meanwhile, and the next that
+        // blocks, do not take it for theirs.
         let new = {
-            let mut h = lock(&c.heard);
-            let h = &mut *h;
-            match h.known.get_mut(asker) {
-                Some(k) if *k < round => {
-                    *k = round;
-                    // The call first: a call that ends meanwhile, and the
-                    // next that blocks, do not take it for theirs.
-                    let call = c.calls.load(Ordering::SeqCst);
-                    if c.blocked.load(Ordering::SeqCst) {
-                        h.declared = Some(Declared {
-                            call,
-                            asker,
-                            round,
-                            text: what,
-                            relayed: false,
-                        });
-                    }
-                    true
-                }
-                Some(_) => {
-                    let same = |d: &&mut Declared| d.asker == asker && d.round == round;
-                    if let (Some(d), Some(t)) = (h.declared.as_mut().filter(same), what) {
-                        d.text.get_or_insert(t);
-                    }
-                    false
-                }
-                None => return,
-            }
+            let call = c.calls.load(Ordering::SeqCst);
+            let blocked = c.blocked.load(Ordering::SeqCst);
+            lock(&c.heard).hear(asker, round, what, call, blocked)
         };
         if new {
             if let Some(writers) = self.writers.get() {
@@ -324,12 +193,7 @@ impl Shared {
                     let _ = super::framing::write_frame(&mut *lock(w), f);
                 }
             }
-            let mut h = lock(&c.heard);
-            if let Some(d) = h.declared.as_mut() {
-                if d.asker == asker && d.round == round {
-                    d.relayed = true;
-                }
-            }
+            lock(&c.heard).relayed(asker, round);
         }
         self.wake();
     }
@@ -365,10 +229,7 @@ impl TcpEndpoint {
     fn declared(&self) -> bool {
         let c = &self.shared.census;
         let call = c.calls.load(Ordering::SeqCst);
-        lock(&c.heard)
-            .declared
-            .as_ref()
-            .is_some_and(|d| d.call == call)
+        lock(&c.heard).declared_in(call)
     }
 
     /// The deadlock declared while this endpoint was blocked in this call,
@@ -384,19 +245,14 @@ impl TcpEndpoint {
         }
         let end = Instant::now() + ANSWER_WITHIN;
         loop {
-            let asker = {
-                let mut h = lock(&c.heard);
-                let d = h.declared.as_ref()?;
-                if d.relayed && d.text.is_some() {
-                    return h.declared.take()?.text;
-                }
-                d.asker
+            let call = c.calls.load(Ordering::SeqCst);
+            let asker = match lock(&c.heard).report(call) {
+                Report::None => return None,
+                Report::Ready(text) => return Some(text),
+                Report::Pending { asker } => asker,
             };
             if Instant::now() >= end || self.peer_state(asker) != PeerState::Alive {
-                lock(&c.heard).declared.take();
-                return Some(format!(
-                    "; endpoint {asker} found it, but its account of what every endpoint waits for did not arrive"
-                ));
+                return Some(lock(&c.heard).without_account(asker));
             }
             std::thread::park_timeout(Duration::from_millis(5));
         }
@@ -429,69 +285,39 @@ impl TcpEndpoint {
                 }
             }
         }
-        let declared = self.census_twice();
+        let declared = census_twice(self);
         let mut next = lock(&sh.census.next);
         next.0 = Some(Instant::now() + next.1);
         declared
     }
+}
 
-    /// Two rounds of questions; on a deadlock, tell everyone.
-    fn census_twice(&self) -> bool {
-        let Some(first) = self.census_round() else {
-            return false;
-        };
-        if !deadlocked(&first, &first) {
-            return false; // no need for a second round
-        }
-        let Some(second) = self.census_round() else {
-            return false;
-        };
-        if !deadlocked(&first, &second) {
-            return false;
-        }
-        let ended = &second[self.me].ended;
-        let mut what = String::new();
-        for (i, s) in second.iter().enumerate() {
-            let st = if ended.contains(&(i as u32)) {
-                match self.peer_state(i) {
-                    PeerState::Failed(m) => format!("failed ({m})"),
-                    _ => "finished".to_string(),
-                }
-            } else if s.waiting.is_empty() {
-                "running".to_string()
-            } else {
-                s.waiting.clone()
-            };
-            what.push_str(&format!("; endpoint {i}: {st}"));
-        }
-        let c = &self.shared.census;
-        let round = c.round.load(Ordering::SeqCst);
-        lock(&c.heard).known[self.me] = round;
-        for j in (0..self.n).filter(|&j| j != self.me && !ended.contains(&(j as u32))) {
-            let me = self.me as u32;
-            let f = control(
-                self.me,
-                j,
-                Kind::Deadlock,
-                me,
-                round,
-                what.clone().into_bytes(),
-            );
-            self.send_to(j, f);
-        }
-        lock(&c.heard).declared = Some(Declared {
-            call: c.calls.load(Ordering::SeqCst),
-            asker: self.me,
-            round,
-            text: Some(what),
-            relayed: true,
-        });
-        true
+impl Asker for TcpEndpoint {
+    fn me(&self) -> usize {
+        self.me
     }
 
-    /// One round: every endpoint's state (ours included, the ended ones
-    /// as we know them), or `None` when the round went wrong.
-    fn census_round(&self) -> Option<Vec<State>> {
+    fn state_of(&self, i: usize) -> PeerState {
+        self.peer_state(i)
+    }
+
+    fn tell(&self, j: usize, round: u64, what: &str) {
+        let what = what.as_bytes().to_vec();
+        self.send_to(
+            j,
+            control(self.me, j, Kind::Deadlock, self.me as u32, round, what),
+        );
+    }
+
+    fn declare(&self, round: u64, what: String) {
+        let c = &self.shared.census;
+        let call = c.calls.load(Ordering::SeqCst);
+        lock(&c.heard).declare(self.me, round, call, what);
+    }
+
+    /// One round (an answer not back in time, a frame arriving for us, an
+    /// abort, an end spoil it).
+    fn census_round(&self) -> Option<(u64, Vec<State>)> {
         let sh = &self.shared;
         let c = &sh.census;
         let round = c.round.fetch_add(1, Ordering::SeqCst) + 1;
@@ -508,19 +334,7 @@ impl TcpEndpoint {
         let end = Instant::now() + ANSWER_WITHIN;
         let mut states: Vec<Option<State>> = vec![None; self.n];
         loop {
-            {
-                let answers = lock(&c.answers);
-                for &j in &asked {
-                    if states[j].is_none() {
-                        if let Some((r, b)) = &answers[j] {
-                            if *r == round {
-                                states[j] = Some(State::decode(b)?);
-                            }
-                        }
-                    }
-                }
-            }
-            if asked.iter().all(|&j| states[j].is_some()) {
+            if collect(&mut states, &asked, &lock(&c.answers), round)? {
                 break;
             }
             let moved = sh.queued.load(Ordering::SeqCst) > 0
@@ -532,88 +346,9 @@ impl TcpEndpoint {
             std::thread::park_timeout(Duration::from_millis(5));
         }
         // Our own state last: we were blocked throughout if it is unchanged.
-        let now = sh.state();
-        if now != mine {
+        if sh.state() != mine {
             return None;
         }
-        states[self.me] = Some(now);
-        (0..self.n)
-            .map(|i| {
-                states[i].take().or_else(|| {
-                    mine.ended.contains(&(i as u32)).then(|| State {
-                        quiet: true,
-                        sent: 0,
-                        drained: 0,
-                        ended: mine.ended.clone(),
-                        waiting: String::new(),
-                    })
-                })
-            })
-            .collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn quiet(sent: u64, drained: u64) -> State {
-        State {
-            quiet: true,
-            sent,
-            drained,
-            ended: vec![],
-            waiting: "in recv".into(),
-        }
-    }
-
-    #[test]
-    fn blocked_everywhere_with_nothing_in_flight_twice_is_a_deadlock() {
-        let job = vec![quiet(2, 1), quiet(0, 1), quiet(1, 1)];
-        assert!(deadlocked(&job, &job));
-        // A frame in flight (sent, not yet taken).
-        let flying = vec![quiet(2, 1), quiet(0, 0), quiet(1, 1)];
-        assert!(!deadlocked(&flying, &flying));
-        // One endpoint running.
-        let mut running = job.clone();
-        running[1].quiet = false;
-        assert!(!deadlocked(&running, &running));
-        // One endpoint moved between the rounds (took a frame, sent one):
-        // the sums still agree, the answers do not.
-        let moved = vec![quiet(2, 1), quiet(1, 2), quiet(1, 1)];
-        assert!(deadlocked(&moved, &moved));
-        assert!(!deadlocked(&job, &moved));
-        // Endpoints that disagree on who ended.
-        let mut ended = job.clone();
-        ended[2].ended = vec![3];
-        assert!(!deadlocked(&ended, &ended));
-        for s in &mut ended {
-            s.ended = vec![3];
-        }
-        assert!(deadlocked(&ended, &ended));
-        assert!(!deadlocked(&[], &[]));
-    }
-
-    #[test]
-    fn a_state_survives_its_encoding_and_short_bytes_are_refused() {
-        let s = State {
-            quiet: true,
-            sent: 7,
-            drained: 1 << 40,
-            ended: vec![2, 9],
-            waiting: "rank 1 is in recv, waiting for ümlauts".into(),
-        };
-        let b = s.encode();
-        assert_eq!(State::decode(&b), Some(s.clone()));
-        for cut in [0, 1, 9, 17, 21, 24] {
-            assert_eq!(State::decode(&b[..cut]), None, "cut at {cut}");
-        }
-        let empty = State {
-            quiet: false,
-            ended: vec![],
-            waiting: String::new(),
-            ..s
-        };
-        assert_eq!(State::decode(&empty.encode()), Some(empty));
+        Some((round, gather(states, self.me, mine)?))
     }
 }

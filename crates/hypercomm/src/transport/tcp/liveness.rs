@@ -4,6 +4,7 @@
 
 use super::framing::write_frame;
 use super::{lock, Shared, TcpEndpoint, ALIVE, FAILED, FINISHED};
+use crate::transport::census::{waits_text, ANSWER_WITHIN};
 use crate::transport::{Frame, Payload, PeerState, Transport};
 use crate::wire::{Header, Kind};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -124,26 +125,9 @@ impl TcpEndpoint {
             std::thread::park_timeout(Duration::from_millis(5));
         }
         let replies = lock(&sh.replies).clone();
-        let mut out = String::new();
-        for i in (0..self.n).filter(|&i| i != self.me) {
-            let st = match self.peer_state(i) {
-                PeerState::Finished => "finished".to_string(),
-                PeerState::Failed(m) => format!("failed ({m})"),
-                PeerState::Alive => match &replies[i] {
-                    Some(w) if w.is_empty() => "running".to_string(),
-                    Some(w) => w.clone(),
-                    None => format!("no answer within {} s", ANSWER_WITHIN.as_secs()),
-                },
-            };
-            out.push_str(&format!("; endpoint {i}: {st}"));
-        }
-        out
+        waits_text(self.me, &replies, |i| self.peer_state(i))
     }
 }
-
-/// How long a question to the peers (what they wait for, whether they
-/// are blocked) waits for their answers.
-pub(super) const ANSWER_WITHIN: Duration = Duration::from_secs(1);
 
 /// A control frame (one the transports handle themselves) from `src` to
 /// `dst`, with `tag` and `id`.
