@@ -19,7 +19,8 @@
 mod common;
 
 use common::procs::{
-    example_bin, gone_within, hypercomm_bin, profile_dir, run_limited, victim_job, Output,
+    assert_every_rank_reports_the_deadlock, example_bin, gone_within, hypercomm_bin, profile_dir,
+    run_limited, victim_job, Output,
 };
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -496,6 +497,55 @@ fn a_killed_rank_ends_the_job_and_is_named() {
         }
         gone_within(&pids, Duration::from_secs(15));
     }
+}
+
+/// Every rank receives from its right neighbour, nobody sends, no timeout
+/// set: under `mpirun` (Open MPI and MPICH) every rank reports the
+/// deadlock, naming what every rank waits for, instead of hanging.
+#[test]
+fn a_deadlock_under_mpirun_is_reported_by_every_rank() {
+    const N: usize = 3;
+    let _g = serial();
+    for mpi in [&OPENMPI, &MPICH] {
+        if !mpi.wanted() {
+            continue;
+        }
+        let mut c = mpi.mpirun(N, &mpi.example("faults"), &["deadlock"]);
+        c.env("HYPERCOMM_TIMEOUT", "");
+        let out = run_limited(c, LIMIT);
+        let all = format!("{}:\n{}", mpi.name, out.both());
+        assert_every_rank_reports_the_deadlock(&out, N, |_| String::new(), &all);
+        assert!(out.elapsed < Duration::from_secs(60), "{all}");
+    }
+}
+
+/// A timeout over MPI says what the other ranks wait for: rank 2 sleeps
+/// outside the library (it cannot answer), rank 1 waits for it, rank 0
+/// for rank 1; rank 0's error names rank 1's wait and rank 2's silence.
+#[test]
+fn a_timeout_under_mpirun_says_what_the_others_wait_for() {
+    if !OPENMPI.wanted() {
+        return;
+    }
+    let _g = serial();
+    let mut c = OPENMPI.mpirun(3, &OPENMPI.example("faults"), &["chain", "2"]);
+    c.env("HYPERCOMM_TIMEOUT", "1");
+    let out = run_limited(c, LIMIT);
+    let all = out.both();
+    assert!(!out.status.success(), "{all}");
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("rank 0 detected Timeout"))
+        .unwrap_or_else(|| panic!("rank 0 reported no timeout: {all}"));
+    assert!(
+        line.contains(
+            "endpoint 1: rank 1 is in recv, waiting for a message from rank 2 with tag 7"
+        ),
+        "{all}"
+    );
+    assert!(line.contains("endpoint 2: no answer within 1 s"), "{all}");
+    assert!(out.elapsed < Duration::from_secs(60), "{all}");
 }
 
 /// Without the feature, or without mpirun, `--transport mpi` says what is

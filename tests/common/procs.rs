@@ -688,3 +688,35 @@ pub(crate) fn sorted_lines(s: &str) -> Vec<String> {
     v.sort();
     v
 }
+
+/// What the `faults` example's `deadlock` scenario must print on each of
+/// `n` ranks (every rank receives from its right neighbour with tag 9,
+/// nobody sends): `rank R after MS ms: deadlock: …`, after `prefix(R)`
+/// (a launcher's rank tag, or nothing), naming every rank's wait, within
+/// five seconds.
+pub(crate) fn assert_every_rank_reports_the_deadlock(
+    out: &Output,
+    n: usize,
+    prefix: impl Fn(usize) -> String,
+    all: &str,
+) {
+    assert!(!out.status.success(), "{all}");
+    for r in 0..n {
+        let line = out
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{}rank {r} after ", prefix(r))))
+            .unwrap_or_else(|| panic!("rank {r} reported nothing: {all}"));
+        let (ms, e) = line.split_once(" ms: ").expect("a time");
+        assert!(e.starts_with("deadlock: "), "rank {r}: {all}");
+        for q in 0..n {
+            let waits = format!(
+                "rank {q} is in recv, waiting for a message from rank {} with tag 9",
+                (q + 1) % n
+            );
+            assert!(e.contains(&waits), "rank {r} does not say {waits:?}: {all}");
+        }
+        let ms: u64 = ms.parse().expect("milliseconds");
+        assert!(ms < 5000, "rank {r} after {ms} ms: {all}");
+    }
+}

@@ -145,7 +145,8 @@ fn chain(comm: &Comm, v: usize) -> i32 {
 
 /// Every rank receives from its right neighbour, which never sends: a
 /// deadlock, reported on every rank (with no timeout set) after the time
-/// printed.
+/// printed. Every rank then finishes cleanly (so that under `mpirun` the
+/// first to exit with the error code stops none that has yet to print).
 fn deadlock(comm: &Comm) -> i32 {
     let (me, n) = (comm.rank(), comm.size());
     ring(comm).expect("first ring");
@@ -353,7 +354,7 @@ fn main() {
             2
         }
     };
-    if code == 0 {
+    if code == 0 || (arg(1) == "deadlock" && code == 6) {
         hypercomm::finalize(comm).expect("finalize");
     }
     std::process::exit(code);

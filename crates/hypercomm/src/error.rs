@@ -121,9 +121,9 @@ pub enum Error {
     },
     /// Every rank of the job is blocked — waiting with no timeout — or has
     /// ended, and no message is in flight, so no rank can ever go on
-    /// (detected on the thread, shared-memory and TCP transports, on by
-    /// default; every blocked rank gets it; not over MPI). `waits` says
-    /// what each rank waits for.
+    /// (detected on every transport, on by default; every blocked rank gets
+    /// it; over MPI not while a rank is inside a collective handed to the
+    /// MPI library). `waits` says what each rank waits for.
     Deadlock {
         /// The rank that reports it (in the communicator of its operation).
         rank: Rank,

@@ -65,12 +65,18 @@
 //!   `MPI_Abort`, which ends the job everywhere. `abort(msg)` sends an
 //!   abort frame to every peer first, so that they report `Aborted` with
 //!   the message.
+//! * **Diagnostics.** A timeout's message asks every live peer what it
+//!   waits for, and a job whose every rank is blocked with nothing in
+//!   flight is reported as a deadlock on every rank: questions and answers
+//!   as over TCP, answered from the asked rank's own polling
+//!   (`deadlock.rs`).
 //! * **Collectives.** By default our schedules run over these messages
 //!   (check mode, reproducible mode, topologies and tracing as on every
 //!   transport); a communicator may hand a collective to the MPI library's
 //!   own implementation (`native.rs`).
 //!
 //! Files: `mod.rs` (the endpoint), `send.rs` and `recv.rs` (frames),
+//! `deadlock.rs` (what the peers wait for, deadlocks),
 //! `user.rs` (the user context on MPI's matching), `sys.rs` (the shim's
 //! functions),
 //! `setup.rs` (the builder), `detect.rs` (was this process started by an
@@ -88,6 +94,7 @@
 //! (they are split). (A job with a host has it as its last MPI rank,
 //! `HYPERCOMM_HOST=1`; see `hypercomm::init`.)
 
+mod deadlock;
 mod detect;
 pub(crate) mod native;
 mod recv;
@@ -221,6 +228,10 @@ pub struct MpiEndpoint {
     supervisor: RefCell<Option<Box<dyn super::Supervisor>>>,
     protocol: RefCell<Option<String>>,
     closed: Cell<bool>,
+    /// Questions and answers: what the peers wait for, deadlocks
+    /// (`deadlock.rs`; boxed, as every transport's endpoint shares one
+    /// enum).
+    census: Box<deadlock::Census>,
     /// The library's collectives, per communicator context.
     pub(crate) native: native::Natives,
 }
@@ -261,6 +272,7 @@ impl MpiEndpoint {
             supervisor: RefCell::new(None),
             protocol: RefCell::new(None),
             closed: Cell::new(false),
+            census: Box::new(deadlock::Census::new(w.size)),
             native: native::Natives::default(),
         };
         for _ in 0..POSTED {
@@ -340,11 +352,41 @@ impl MpiEndpoint {
         any
     }
 
-    /// Forget the sends MPI is done with.
+    /// Poll until something arrives (or a peer's question is answered and
+    /// a deadlock declared), for at most [`POLL`] or until `deadline`.
+    fn poll_wait(&self, deadline: Option<Instant>) {
+        let start = Instant::now();
+        loop {
+            // A user message that came stays for the engine's next look,
+            // which offers it to its posted receives (taken here, one
+            // would be copied twice).
+            if self.closed.get()
+                || self.progress_frames()
+                || self.user_waiting()
+                || !self.queue.borrow().is_empty()
+                || self.shared.aborted.load(Ordering::Acquire)
+                || self.census.declared()
+                || self.census.stirred()
+            {
+                return;
+            }
+            let now = Instant::now();
+            if now - start >= POLL || deadline.is_some_and(|d| now >= d) {
+                return;
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    /// Forget the sends MPI is done with (the engine has news then: a
+    /// wait returns).
     fn test_sends(&self) {
-        self.in_flight
-            .borrow_mut()
-            .retain(|f| !matches!(f.test(), Ok(true)));
+        let mut f = self.in_flight.borrow_mut();
+        let before = f.len();
+        f.retain(|f| !matches!(f.test(), Ok(true)));
+        if f.len() != before {
+            self.census.stir();
+        }
     }
 
     fn control(&self, kind: Kind, dst: usize, id: u64, body: &[u8]) -> Frame {
@@ -442,6 +484,7 @@ impl Transport for MpiEndpoint {
             return self.send_user_copied(dst, header, data).map(|()| true);
         }
         // Header and bytes straight into the frame message: no frame.
+        self.census.sending(dst, header.kind);
         let mut buf = self.scratch_with(&header.encode(), data.len());
         buf.extend_from_slice(data);
         self.send_eager(&self.comm, TAG_FRAME, dst, buf)
@@ -535,25 +578,27 @@ impl Transport for MpiEndpoint {
     }
 
     fn wait(&self, deadline: Option<Instant>) {
-        let start = Instant::now();
-        loop {
-            // A user message that came stays for the engine's next look,
-            // which offers it to its posted receives (taken here, one
-            // would be copied twice).
-            if self.closed.get()
-                || self.progress_frames()
-                || self.user_waiting()
-                || !self.queue.borrow().is_empty()
-                || self.shared.aborted.load(Ordering::Acquire)
-            {
+        self.census.settle();
+        if deadline.is_none() {
+            if !self.block() {
                 return;
             }
-            let now = Instant::now();
-            if now - start >= POLL || deadline.is_some_and(|d| now >= d) {
-                return;
+            self.in_wait(true);
+            if !self.look_for_deadlock() {
+                self.poll_wait(None);
             }
-            std::thread::yield_now();
+            self.in_wait(false);
+        } else {
+            self.poll_wait(deadline);
         }
+    }
+
+    fn set_waiting(&self, what: Option<&str>) {
+        self.census.set_waiting(what);
+    }
+
+    fn deadlock(&self) -> Option<String> {
+        self.deadlock_report()
     }
 
     #[inline]
@@ -662,7 +707,7 @@ impl Transport for MpiEndpoint {
     }
 
     fn describe_waits(&self) -> String {
-        "; what the other ranks wait for is not visible over MPI".into()
+        self.waits_of_others()
     }
 
     fn native(&self) -> Option<&dyn super::native::Native> {

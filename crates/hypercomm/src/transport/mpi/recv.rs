@@ -58,6 +58,7 @@ impl MpiEndpoint {
             ));
             return None;
         }
+        self.census.took(src, h.kind);
         let want = h.stream_payload_len() as usize;
         let inline = &msg[Header::SIZE..];
         if let Some(t) = taker.filter(|_| h.kind == Kind::Data) {
@@ -156,6 +157,7 @@ impl MpiEndpoint {
                 let text = String::from_utf8_lossy(&payload.into_bytes()).into_owned();
                 self.shared.set_abort(origin, &text);
             }
+            k if super::deadlock::asks(k) => self.on_census(src, &h, payload.into_bytes()),
             _ => self
                 .queue
                 .borrow_mut()

@@ -98,6 +98,7 @@ impl MpiEndpoint {
         if header.kind == Kind::Data && header.context == 0 {
             return self.send_user(dst, header, payload);
         }
+        self.census.sending(dst, header.kind);
         let hdr = header.encode();
         let len = payload.len();
         if len <= EAGER {

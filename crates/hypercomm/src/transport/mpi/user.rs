@@ -113,6 +113,11 @@ impl Tally {
         self.said[src] == Some(self.got[src])
     }
 
+    /// User messages sent to and received from `peer`.
+    pub(super) fn counts(&self, peer: usize) -> (u64, u64) {
+        (self.sent[peer], self.got[peer])
+    }
+
     /// `src`'s goodbye says it sent `sent`: true when all have come.
     pub(super) fn bye(&mut self, src: usize, sent: u64) -> bool {
         self.said[src] = Some(sent);
@@ -374,6 +379,11 @@ impl MpiEndpoint {
     /// next look offers it to its receives; the transport's `wait`).
     pub(super) fn user_waiting(&self) -> bool {
         !matches!(self.poll_user(None, None), Polled::Empty)
+    }
+
+    /// Whether a user message waits in the receive's buffer to be taken.
+    pub(super) fn user_ready(&self) -> bool {
+        self.u.direct.borrow().ready.is_some()
     }
 
     /// The message the receive on `user` received, offered to `taker`
