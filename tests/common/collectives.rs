@@ -99,6 +99,7 @@ macro_rules! collectives_suite {
             nonblocking_gather_scatter_allgather_alltoall_reduce_scatter_scan,
             nonblocking_variable_count_collectives,
             nonblocking_variable_counts_that_disagree_fail_everywhere,
+            nonblocking_calls_with_bad_arguments_name_themselves,
             reproducible_mode_is_bitwise_identical_across_algorithms_and_topologies,
             user_wildcard_receives_never_take_collective_traffic,
             mismatches_of_new_collectives_are_errors_on_every_rank,
@@ -1411,6 +1412,61 @@ pub(crate) fn nonblocking_variable_counts_that_disagree_fail_everywhere<L: Matri
     assert!(out[1].contains("input"), "{out:?}");
     for e in &out {
         assert!(e.contains("allgatherv"), "{out:?}");
+    }
+}
+
+/// A non-blocking call given bad arguments (one count too many, a root
+/// outside the communicator, buffers of the wrong length) fails on every
+/// rank at once with an error that names the call the program made
+/// (`igatherv`, not the blocking `gatherv` whose checks found it), and the
+/// communicator goes on.
+pub(crate) fn nonblocking_calls_with_bad_arguments_name_themselves<L: Matrix>() {
+    const CALLS: [&str; 7] = [
+        "igatherv",
+        "iscatterv",
+        "iallgatherv",
+        "ialltoallv",
+        "ireduce_scatterv",
+        "ibcast",
+        "iallreduce",
+    ];
+    let out = launch::<L, _, _>(3, |comm| {
+        let counts = [1usize, 1, 1, 1];
+        let input = vec![7u32; 4];
+        let (mut g, mut sc, mut ag, mut a2a, mut rs) =
+            (vec![0u32; 4], [0u32], vec![0u32; 4], vec![0u32; 3], [0u32]);
+        let (mut b, mut ar) = ([0u32; 2], [0u32; 3]);
+        let errs: Vec<Option<Error>> = hypercomm::scope(|s| {
+            vec![
+                comm.igatherv(s, &input[..1], &mut g, &counts, 0).err(),
+                comm.iscatterv(s, &input, &counts, &mut sc, 0).err(),
+                comm.iallgatherv(s, &input[..1], &mut ag, &counts).err(),
+                comm.ialltoallv(s, &input[..3], &counts, &mut a2a, &counts[..3])
+                    .err(),
+                comm.ireduce_scatterv(s, &input, &counts, &mut rs, Sum)
+                    .err(),
+                comm.ibcast(s, &mut b, 5).err(),
+                comm.iallreduce(s, &input, &mut ar, Sum).err(),
+            ]
+        });
+        let mut v = [0u32; 1];
+        comm.allreduce_into(&[1u32], &mut v, Sum)?;
+        let errs: Vec<String> = errs
+            .into_iter()
+            .map(|e| e.map(|e| e.to_string()).unwrap_or_default())
+            .collect();
+        Ok::<_, Error>((v[0], errs))
+    })
+    .unwrap();
+    for (rank, (sum, errs)) in out.iter().enumerate() {
+        assert_eq!(*sum, 3, "rank {rank}: the communicator goes on");
+        for (call, e) in CALLS.iter().zip(errs) {
+            assert!(
+                e.starts_with(&format!("invalid argument to {call}: "))
+                    || e.starts_with(&format!("{call}: ")),
+                "rank {rank}, {call}: {e:?}"
+            );
+        }
     }
 }
 

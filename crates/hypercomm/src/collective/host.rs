@@ -135,7 +135,7 @@ impl Comm {
         task: bool,
     ) -> Result<C> {
         let e = match built {
-            Err(e @ (Error::InvalidArgument { .. } | Error::InvalidRank { .. })) => e,
+            Err(e @ (Error::InvalidArgument { .. } | Error::InvalidRank { .. })) => named(e, what),
             r => return r,
         };
         let Ok(parts) = self.node_parts(what) else {
@@ -628,5 +628,32 @@ pub(crate) fn bad_args_call(
             ..Check::default()
         },
         finish: None,
+    }
+}
+
+/// `e` found by the blocking form's checks, named for `what` when that is
+/// its non-blocking form (`igatherv` for `gatherv`, `ireduce_scatterv` for
+/// `reduce_scatter`): the user called `what`.
+fn named(e: Error, what: &'static str) -> Error {
+    let ours = |op: &str| {
+        what.strip_prefix('i')
+            .is_some_and(|b| op != what && (op.starts_with(b) || b.starts_with(op)))
+    };
+    match e {
+        Error::InvalidArgument { op, what: w } if ours(op) => {
+            Error::InvalidArgument { op: what, what: w }
+        }
+        Error::InvalidRank {
+            rank,
+            op,
+            size,
+            host,
+        } if ours(op) => Error::InvalidRank {
+            rank,
+            op: what,
+            size,
+            host,
+        },
+        e => e,
     }
 }
