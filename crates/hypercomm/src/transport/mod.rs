@@ -74,6 +74,8 @@
 //! folder and one line in `transports!`.
 
 pub mod board;
+// Only the transports that ask their peers (TCP, MPI) use it.
+#[cfg(any(processes, feature = "mpi"))]
 pub(crate) mod census;
 pub(crate) mod deadlock;
 mod frame;
