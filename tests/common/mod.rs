@@ -47,9 +47,8 @@ pub(crate) trait Launcher {
 
     /// Whether the ranks talk through a foreign library (MPI) rather than
     /// one of our own transports. The library buffers and progresses
-    /// messages itself, and its ranks cannot be asked what they wait for:
-    /// the flow-control bound and the timeout's report of the other ranks'
-    /// waits are tested on our transports only (not done over MPI yet).
+    /// messages itself: the flow-control bound is tested on our transports
+    /// only (not done over MPI yet).
     const LIBRARY_TRANSPORT: bool = false;
 
     /// Whether the ranks are threads of this test process (they share
