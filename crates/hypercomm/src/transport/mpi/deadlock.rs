@@ -44,19 +44,6 @@ use std::cell::{Cell, RefCell};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-/// Whether frames of `kind` are questions, answers or news of this
-/// module's ([`MpiEndpoint::on_census`]).
-pub(super) fn asks(kind: Kind) -> bool {
-    matches!(
-        kind,
-        Kind::WaitQuery
-            | Kind::WaitReply
-            | Kind::DeadlockQuery
-            | Kind::DeadlockReply
-            | Kind::Deadlock
-    )
-}
-
 /// One endpoint's part in asking and answering (in [`MpiEndpoint`]).
 pub(super) struct Census {
     /// Frames of counted kinds sent to and taken from each endpoint.

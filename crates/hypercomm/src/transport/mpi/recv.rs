@@ -5,6 +5,7 @@
 //! buffer), everything else queued as a frame or acted on.
 
 use super::{protocol, sys, Handle, MpiEndpoint, EAGER, PIECE, TAG_BULK};
+use crate::transport::census::handled_here;
 use crate::transport::{Arrival, Claim, Frame, Payload, Taker};
 use crate::wire::{Header, Kind};
 
@@ -157,7 +158,9 @@ impl MpiEndpoint {
                 let text = String::from_utf8_lossy(&payload.into_bytes()).into_owned();
                 self.shared.set_abort(origin, &text);
             }
-            k if super::deadlock::asks(k) => self.on_census(src, &h, payload.into_bytes()),
+            // The other kinds the transport handles itself: questions,
+            // answers, news (`deadlock.rs`).
+            k if handled_here(k) => self.on_census(src, &h, payload.into_bytes()),
             _ => self
                 .queue
                 .borrow_mut()
